@@ -1,0 +1,50 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// reqtop: HTTP requests as Operations over one shared URLSession, and a terminal monitor.
+// Module boundaries follow DESIGN.md: the engine depends on Foundation only; the fault
+// server is the only user of SwiftNIO; the command line ties them together.
+let package = Package(
+    name: "reqtop",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "RequestOperations", targets: ["RequestOperations"]),
+        .library(name: "FaultServer", targets: ["FaultServer"]),
+        .executable(name: "reqtop", targets: ["reqtop"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        .target(name: "RequestOperations"),
+        .target(
+            name: "FaultServer",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "ReqtopCLI",
+            dependencies: [
+                "RequestOperations",
+                "FaultServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "reqtop", dependencies: ["ReqtopCLI"]),
+        .executableTarget(
+            name: "reqtop-bench",
+            dependencies: ["RequestOperations", "FaultServer"],
+            path: "Benchmarks/ThroughputBenchmark"
+        ),
+        .testTarget(name: "RequestOperationsTests", dependencies: ["RequestOperations", "FaultServer"]),
+        .testTarget(name: "FaultServerTests", dependencies: ["FaultServer"]),
+        .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "FaultServer"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,195 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// Serves one connection: collects a request, then carries out its ``FaultRoute``.
+final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let counters: FaultCounters
+    private let logger: Logger
+    private var head: HTTPRequestHead?
+    private var body = ByteBuffer()
+
+    init(counters: FaultCounters, logger: Logger) {
+        self.counters = counters
+        self.logger = logger
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body.clear()
+        case .body(var chunk):
+            body.writeBuffer(&chunk)
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let path = URLComponents(string: head.uri)?.path ?? head.uri
+            counters.recordHit(path)
+            serve(FaultRoute.parse(head.uri), head: head, context: context)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        logger.debug("connection error", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+    }
+
+    private func serve(_ route: FaultRoute, head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let keepAlive = head.isKeepAlive
+        switch route {
+        case .index:
+            respond(context, status: 200, body: FaultRoute.routeList, keepAlive: keepAlive)
+        case .notFound(let path):
+            respond(context, status: 404, body: "no route \(path)\n\n" + FaultRoute.routeList, keepAlive: keepAlive)
+        case .status(let code, let retryAfter, let retryAfterDate, let scheme):
+            var headers: [(String, String)] = []
+            if let retryAfter { headers.append(("Retry-After", retryAfter)) }
+            if let retryAfterDate { headers.append(("Retry-After", Self.httpDate(Date().addingTimeInterval(retryAfterDate)))) }
+            if let scheme { headers.append(("WWW-Authenticate", "\(scheme) realm=\"reqtop\"")) }
+            respond(context, status: code, headers: headers, body: "status \(code)\n", keepAlive: keepAlive)
+        case .delay(let milliseconds, let status):
+            let loop = context.eventLoop.assumeIsolated()
+            loop.scheduleTask(in: .milliseconds(Int64(milliseconds))) { [self] in
+                respond(context, status: status, body: "delayed \(milliseconds) ms\n", keepAlive: keepAlive)
+            }
+        case .bytes(let count, let seed):
+            var buffer = context.channel.allocator.buffer(capacity: count)
+            buffer.writeBytes(FaultServer.expectedBytes(count: count, seed: seed))
+            respond(context, status: 200, headers: [("Content-Type", "application/octet-stream")], buffer: buffer, keepAlive: keepAlive)
+        case .drip(let bytes, let duration, let chunks):
+            drip(context, bytes: bytes, durationMilliseconds: duration, chunks: chunks, keepAlive: keepAlive)
+        case .redirect(let remaining, let status):
+            if remaining == 0 {
+                respond(context, status: 200, body: "end of the redirect chain\n", keepAlive: keepAlive)
+            } else {
+                respond(context, status: status, headers: [("Location", "/redirect/\(remaining - 1)?status=\(status)")],
+                        body: "", keepAlive: keepAlive)
+            }
+        case .flaky(let key, let failures, let failure, let retryAfter):
+            let hit = counters.nextFlakyHit(key)
+            guard hit <= failures else {
+                respond(context, status: 200, body: "ok after \(failures) failures (hit \(hit))\n", keepAlive: keepAlive)
+                return
+            }
+            switch failure {
+            case .status(let code):
+                let headers = retryAfter.map { [("Retry-After", $0)] } ?? []
+                respond(context, status: code, headers: headers, body: "failure \(hit) of \(failures)\n", keepAlive: keepAlive)
+            case .drop:
+                context.close(promise: nil)
+            case .reset:
+                reset(context)
+            }
+        case .closeMidBody(let bytes):
+            var head = HTTPResponseHead(version: .http1_1, status: .ok)
+            head.headers.add(name: "Content-Length", value: "\(bytes)")
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            var buffer = context.channel.allocator.buffer(capacity: bytes / 2)
+            buffer.writeRepeatingByte(UInt8(ascii: "x"), count: bytes / 2)
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).assumeIsolated().whenComplete { _ in
+                context.close(promise: nil)
+            }
+        case .reset:
+            reset(context)
+        case .hang:
+            break
+        case .echo:
+            echo(context, head: head, keepAlive: keepAlive)
+        }
+    }
+
+    private func respond(_ context: ChannelHandlerContext, status: Int, headers: [(String, String)] = [], body: String, keepAlive: Bool) {
+        var buffer = context.channel.allocator.buffer(capacity: body.utf8.count)
+        buffer.writeString(body)
+        respond(context, status: status, headers: [("Content-Type", "text/plain; charset=utf-8")] + headers, buffer: buffer, keepAlive: keepAlive)
+    }
+
+    private func respond(_ context: ChannelHandlerContext, status: Int, headers: [(String, String)], buffer: ByteBuffer, keepAlive: Bool) {
+        var head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status))
+        for (name, value) in headers { head.headers.add(name: name, value: value) }
+        head.headers.add(name: "Content-Length", value: "\(buffer.readableBytes)")
+        if !keepAlive { head.headers.add(name: "Connection", value: "close") }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if buffer.readableBytes > 0 {
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        }
+        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            done.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        }
+    }
+
+    private func drip(_ context: ChannelHandlerContext, bytes: Int, durationMilliseconds: Int, chunks: Int, keepAlive: Bool) {
+        var head = HTTPResponseHead(version: .http1_1, status: .ok)
+        head.headers.add(name: "Content-Type", value: "application/octet-stream")
+        head.headers.add(name: "Content-Length", value: "\(bytes)")
+        context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
+        let loop = context.eventLoop.assumeIsolated()
+        let pieces = min(chunks, max(1, bytes))
+        let interval = Int64(durationMilliseconds) / Int64(pieces)
+        var sent = 0
+        for index in 1...pieces {
+            let size = index == pieces ? bytes - sent : bytes / pieces
+            sent += size
+            loop.scheduleTask(in: .milliseconds(interval * Int64(index))) { [self] in
+                guard context.channel.isActive else { return }
+                if size > 0 {
+                    var buffer = context.channel.allocator.buffer(capacity: size)
+                    buffer.writeRepeatingByte(UInt8(ascii: "."), count: size)
+                    context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+                }
+                if index == pieces {
+                    let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+                    if !keepAlive { done.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
+                } else {
+                    context.flush()
+                }
+            }
+        }
+    }
+
+    private func reset(_ context: ChannelHandlerContext) {
+        // SO_LINGER with a zero timeout makes close() send RST instead of FIN.
+        guard let provider = context.channel as? SocketOptionProvider else {
+            context.close(promise: nil)
+            return
+        }
+        provider.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+            .assumeIsolated()
+            .whenComplete { _ in context.close(promise: nil) }
+    }
+
+    private func echo(_ context: ChannelHandlerContext, head: HTTPRequestHead, keepAlive: Bool) {
+        let components = URLComponents(string: head.uri)
+        var query: [String: String] = [:]
+        for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+        var headers: [String: String] = [:]
+        for (name, value) in head.headers { headers[name.lowercased()] = value }
+        let bodyText = body.getString(at: body.readerIndex, length: body.readableBytes) ?? ""
+        let object: [String: Any] = [
+            "method": head.method.rawValue,
+            "path": components?.path ?? head.uri,
+            "query": query,
+            "headers": headers,
+            "body": bodyText,
+        ]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        var buffer = context.channel.allocator.buffer(capacity: data.count)
+        buffer.writeBytes(data)
+        respond(context, status: 200, headers: [("Content-Type", "application/json")], buffer: buffer, keepAlive: keepAlive)
+    }
+
+    static func httpDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+
+/// The fault server's routes, parsed from a request target. Kept apart from SwiftNIO so
+/// the route table reads as a list.
+///
+/// | route | what it does |
+/// | --- | --- |
+/// | `/status/{code}` | answers with that status; `?retry-after=S`, `?retry-after-date=S` (an HTTP-date S seconds ahead), `?www-authenticate=SCHEME` add headers |
+/// | `/delay/{ms}` | answers 200 after `ms` milliseconds (`?status=` to change it) |
+/// | `/bytes/{n}` | `n` bytes; `?seed=S` picks the byte stream (see `FaultServer.expectedBytes`) |
+/// | `/drip` | `?bytes=N&duration=MS&chunks=K`: N bytes in K pieces spread over MS milliseconds |
+/// | `/redirect/{n}` | a chain of `n` redirects (`?status=301/302/307/308`) ending at 200 |
+/// | `/flaky/{key}` | fails the first `?failures=N` hits on `key` with `?status=` (a code, `drop` or `reset`; `?retry-after=` adds the header), then 200 |
+/// | `/close-mid-body` | promises `?bytes=N` and closes the connection after half |
+/// | `/reset` | resets the connection (TCP RST) without answering |
+/// | `/hang` | never answers |
+/// | `/echo` | the request as JSON: method, path, query, headers, body |
+/// | `/` | this list |
+public enum FaultRoute: Equatable, Sendable {
+    case status(Int, retryAfter: String?, retryAfterDate: Double?, wwwAuthenticate: String?)
+    case delay(milliseconds: Int, status: Int)
+    case bytes(count: Int, seed: UInt64)
+    case drip(bytes: Int, durationMilliseconds: Int, chunks: Int)
+    case redirect(remaining: Int, status: Int)
+    case flaky(key: String, failures: Int, failure: FlakyFailure, retryAfter: String?)
+    case closeMidBody(bytes: Int)
+    case reset
+    case hang
+    case echo
+    case index
+    case notFound(String)
+
+    public enum FlakyFailure: Equatable, Sendable {
+        case status(Int)
+        /// Close the connection without answering.
+        case drop
+        /// Reset the connection.
+        case reset
+    }
+
+    /// The text of `/`, and of a 404.
+    public static let routeList = """
+    reqtop fault server routes:
+      /status/{code}[?retry-after=S][&retry-after-date=S][&www-authenticate=SCHEME]
+      /delay/{ms}[?status=C]
+      /bytes/{n}[?seed=S]
+      /drip?bytes=N&duration=MS[&chunks=K]
+      /redirect/{n}[?status=302]
+      /flaky/{key}?failures=N[&status=503|drop|reset][&retry-after=S]
+      /close-mid-body?bytes=N
+      /reset
+      /hang
+      /echo
+
+    """
+
+    /// Parses a request target such as `/flaky/a?failures=2&status=503`.
+    public static func parse(_ target: String) -> FaultRoute {
+        let components = URLComponents(string: target)
+        let path = components?.path ?? target
+        var query: [String: String] = [:]
+        for item in components?.queryItems ?? [] {
+            query[item.name] = item.value ?? ""
+        }
+        func int(_ name: String, _ fallback: Int) -> Int { query[name].flatMap { Int($0) } ?? fallback }
+
+        let parts = path.split(separator: "/").map(String.init)
+        switch (parts.first, parts.count) {
+        case (nil, _):
+            return .index
+        case ("status", 2):
+            guard let code = Int(parts[1]), (100...599).contains(code) else { return .notFound(path) }
+            return .status(code, retryAfter: query["retry-after"], retryAfterDate: query["retry-after-date"].flatMap { Double($0) },
+                           wwwAuthenticate: query["www-authenticate"])
+        case ("delay", 2):
+            guard let milliseconds = Int(parts[1]), milliseconds >= 0 else { return .notFound(path) }
+            return .delay(milliseconds: milliseconds, status: int("status", 200))
+        case ("bytes", 2):
+            guard let count = Int(parts[1]), count >= 0 else { return .notFound(path) }
+            return .bytes(count: count, seed: query["seed"].flatMap { UInt64($0) } ?? 0)
+        case ("drip", 1):
+            return .drip(bytes: max(0, int("bytes", 1024)), durationMilliseconds: max(0, int("duration", 1000)),
+                         chunks: max(1, int("chunks", 10)))
+        case ("redirect", 2):
+            guard let remaining = Int(parts[1]), remaining >= 0 else { return .notFound(path) }
+            return .redirect(remaining: remaining, status: int("status", 302))
+        case ("flaky", 2):
+            let failure: FlakyFailure = switch query["status"] {
+            case "drop": .drop
+            case "reset": .reset
+            case let value?: .status(Int(value) ?? 503)
+            case nil: .status(503)
+            }
+            return .flaky(key: parts[1], failures: max(0, int("failures", 1)), failure: failure, retryAfter: query["retry-after"])
+        case ("close-mid-body", 1):
+            return .closeMidBody(bytes: max(2, int("bytes", 1024)))
+        case ("reset", 1):
+            return .reset
+        case ("hang", 1):
+            return .hang
+        case ("echo", _):
+            return .echo
+        default:
+            return .notFound(path)
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// An HTTP/1.1 server on loopback whose routes misbehave on purpose: statuses, delays,
+/// slow drips, redirect chains, flaky endpoints, `Retry-After`, cut and reset connections,
+/// hangs and an echo. The demo, the tests and the benchmarks run against it.
+///
+/// It binds to 127.0.0.1 only. Routes are listed in ``FaultRoutes`` and the README.
+public final class FaultServer: Sendable {
+    public let host = "127.0.0.1"
+    public let port: Int
+    /// `http://127.0.0.1:PORT`
+    public let baseURL: URL
+    public let counters: FaultCounters
+    private let channel: Channel
+
+    private init(channel: Channel, port: Int, counters: FaultCounters) {
+        self.channel = channel
+        self.port = port
+        self.counters = counters
+        self.baseURL = URL(string: "http://127.0.0.1:\(port)")!
+    }
+
+    /// Starts a server on 127.0.0.1. Blocks until it listens.
+    /// - Parameter port: 0 (the default) picks a free port; a fixed port lets a test
+    ///   stop a server and start it again where clients expect it.
+    public static func start(port: Int = 0, counters: FaultCounters = FaultCounters(),
+                             logger: Logger = Logger(label: "reqtop.fault-server")) throws -> FaultServer {
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(FaultHandler(counters: counters, logger: logger))
+                }
+            }
+        let channel = try bootstrap.bind(host: "127.0.0.1", port: port).wait()
+        guard let boundPort = channel.localAddress?.port else {
+            try? channel.close().wait()
+            throw FaultServerError.noPort
+        }
+        logger.debug("fault server listening", metadata: ["port": "\(boundPort)"])
+        return FaultServer(channel: channel, port: boundPort, counters: counters)
+    }
+
+    /// A URL on this server: `url("/status/503?retry-after=1")`.
+    public func url(_ pathAndQuery: String) -> URL {
+        URL(string: baseURL.absoluteString + (pathAndQuery.hasPrefix("/") ? "" : "/") + pathAndQuery)!
+    }
+
+    /// Stops listening. Connections already open are closed by their clients.
+    public func stop() {
+        try? channel.close().wait()
+    }
+
+    /// Blocks until the server is stopped (for `reqtop serve`).
+    public func waitUntilStopped() {
+        try? channel.closeFuture.wait()
+    }
+
+    /// The bytes `/bytes/N?seed=S` sends: a SplitMix64 stream, different for every seed.
+    public static func expectedBytes(count: Int, seed: UInt64) -> [UInt8] {
+        var state = seed
+        var out = [UInt8]()
+        out.reserveCapacity(count)
+        while out.count < count {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            z ^= z >> 31
+            for shift in stride(from: 0, to: 64, by: 8) where out.count < count {
+                out.append(UInt8(truncatingIfNeeded: z >> UInt64(shift)))
+            }
+        }
+        return out
+    }
+}
+
+public enum FaultServerError: Error, CustomStringConvertible {
+    case noPort
+
+    public var description: String { "the fault server bound no port" }
+}

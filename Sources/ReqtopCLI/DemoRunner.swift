@@ -1,0 +1,84 @@
+import FaultServer
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import RequestOperations
+import Synchronization
+
+/// Plays a ``DemoScenario`` on a ``RequestQueue`` against fault servers it starts.
+final class DemoRunner: Sendable {
+    private let queue: RequestQueue
+    private let servers: Mutex<[DemoScenario.DemoHost: FaultServer]>
+    private let downPort: Int
+    private let operations = Mutex<[String: RequestOperation]>([:])
+
+    /// Starts the demo's servers. The `down` host is started and stopped at once, so its
+    /// port is known and refuses connections until ``DemoScenario/Action/bringDownHostBack``.
+    init(queue: RequestQueue) throws {
+        self.queue = queue
+        var servers: [DemoScenario.DemoHost: FaultServer] = [:]
+        for host in [DemoScenario.DemoHost.api, .backend, .legacy] {
+            servers[host] = try FaultServer.start()
+        }
+        let down = try FaultServer.start()
+        downPort = down.port
+        down.stop()
+        self.servers = Mutex(servers)
+    }
+
+    deinit {
+        stopServers()
+    }
+
+    func stopServers() {
+        let running = servers.withLock { servers in
+            defer { servers = [:] }
+            return Array(servers.values)
+        }
+        running.forEach { $0.stop() }
+    }
+
+    func url(_ host: DemoScenario.DemoHost, _ path: String) -> URL {
+        let port = servers.withLock { $0[host]?.port } ?? downPort
+        return URL(string: "http://127.0.0.1:\(port)\(path)")!
+    }
+
+    /// Runs the scenario's timeline on this thread; returns when its last step is done
+    /// (operations may still be running). `shouldStop` is checked between steps.
+    func play(_ scenario: DemoScenario, onSend: (RequestOperation) -> Void, shouldStop: () -> Bool) {
+        let start = Date()
+        for step in scenario.steps.sorted(by: { $0.at < $1.at }) {
+            while !shouldStop() {
+                let wait = step.at - Date().timeIntervalSince(start)
+                if wait <= 0 { break }
+                Thread.sleep(forTimeInterval: min(wait, 0.1))
+            }
+            if shouldStop() { return }
+            perform(step.action, onSend: onSend)
+        }
+    }
+
+    private func perform(_ action: DemoScenario.Action, onSend: (RequestOperation) -> Void) {
+        switch action {
+        case .send(let demo):
+            var request = URLRequest(url: url(demo.host, demo.path))
+            request.httpMethod = demo.method
+            for (name, value) in demo.headers { request.setValue(value, forHTTPHeaderField: name) }
+            if demo.method == "POST" {
+                request.httpBody = Data(#"{"demo":true}"#.utf8)
+                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            }
+            let operation = queue.add(request, id: demo.id,
+                                      options: RequestOptions(retryPolicy: demo.retry, attemptTimeout: demo.attemptTimeout, deadline: 60))
+            operations.withLock { $0[demo.id] = operation }
+            onSend(operation)
+        case .cancel(let id):
+            operations.withLock { $0[id] }?.cancel(by: "demo")
+        case .bringDownHostBack:
+            if let server = try? FaultServer.start(port: downPort) {
+                servers.withLock { $0[.down] = server }
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import ArgumentParser
+import Foundation
+
+/// `reqtop`: the root command. Each subcommand is a small type in its own file.
+public struct Reqtop: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "reqtop",
+        abstract: "Run HTTP requests as operations with retries and backoff, and watch them.",
+        discussion: """
+        Without a terminal on stdout (or with --no-tui) every command prints its events as JSON \
+        lines on stdout and a one-line summary on stderr.
+
+        Exit status: 0 when every operation succeeded, 1 when any failed or was cancelled, \
+        2 for bad usage or bad input.
+        """,
+        version: "0.1.0",
+        subcommands: [DemoCommand.self, RunCommand.self, ServeCommand.self]
+    )
+
+    public init() {}
+}
+
+/// The process entry point: parses, runs, and maps every outcome to the documented exit
+/// status (ArgumentParser's own usage errors exit 64; ours is 2).
+public enum ReqtopMain {
+    public static func main(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+        do {
+            var command = try Reqtop.parseAsRoot(arguments)
+            try command.run()
+            exit(0)
+        } catch let error as PlanError {
+            printError("reqtop: \(error)")
+            exit(2)
+        } catch let error as InputError {
+            printError("reqtop: \(error.message)")
+            exit(2)
+        } catch let code as ExitCode {
+            exit(code.rawValue)
+        } catch {
+            let code = Reqtop.exitCode(for: error)
+            if code == .success {
+                Reqtop.exit(withError: error)
+            }
+            let message = Reqtop.fullMessage(for: error)
+            printError(message.hasPrefix("Error: ") ? "reqtop: " + message.dropFirst(7) : message)
+            if code == .validationFailure { exit(2) }
+            exit(code.rawValue)
+        }
+    }
+
+    static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
+
+/// Bad input that is not a plan's: a message that says what was wrong; exit status 2.
+struct InputError: Error {
+    var message: String
+}
+
+/// Whether to use the terminal monitor.
+enum OutputMode {
+    case headless
+
+    /// The live monitor comes with its own issue; until then every run is headless, and
+    /// a terminal user is told so once.
+    static func choose(noTUI: Bool) -> OutputMode {
+        if !noTUI, isatty(STDOUT_FILENO) == 1 {
+            ReqtopMain.printError("reqtop: the live monitor is not built yet; printing events as JSON lines (use --no-tui to silence this)")
+        }
+        return .headless
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import FaultServer
+import Foundation
+
+/// `reqtop serve`: the fault server on its own, to point other tools (or plans) at.
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the fault server on 127.0.0.1 until interrupted.",
+        discussion: "Prints the URL it listens on, then its routes. Stop it with Ctrl-C."
+    )
+
+    @Option(help: "The port to listen on (0 picks a free one).")
+    var port = 0
+
+    func validate() throws {
+        guard (0...65535).contains(port) else {
+            throw ValidationError("--port must be between 0 and 65535, not \(port)")
+        }
+    }
+
+    func run() throws {
+        let server: FaultServer
+        do {
+            server = try FaultServer.start(port: port)
+        } catch {
+            throw InputError(message: "cannot listen on 127.0.0.1:\(port) (\(error))")
+        }
+        // Written straight to the file handle: a script waiting for this line must not wait
+        // for a block-buffered stdout to fill.
+        FileHandle.standardOutput.write(Data("reqtop fault server listening on \(server.baseURL.absoluteString)\n\(FaultRoute.routeList)".utf8))
+        let stop = DispatchSemaphore(value: 0)
+        let sources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            return source
+        }
+        stop.wait()
+        sources.forEach { $0.cancel() }
+        server.stop()
+    }
+}

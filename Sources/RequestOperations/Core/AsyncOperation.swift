@@ -1,0 +1,64 @@
+import Foundation
+import Synchronization
+
+/// An `Operation` whose work ends later than `main()` returns: a subclass starts its work
+/// in ``execute()`` and calls ``finish()`` once, from any thread, when it is done.
+///
+/// On Linux the queue learns of state changes only through `willChangeValue` /
+/// `didChangeValue` for `isExecuting` and `isFinished`; without them it never drains.
+/// This class sends them exactly once each, so executing and finished each flip once.
+///
+/// `@unchecked Sendable`: `Operation` is not `Sendable`; this class's own state is one
+/// enum behind a lock. Every subclass must restate `@unchecked Sendable`.
+open class AsyncOperation: Operation, @unchecked Sendable {
+    private enum Stage {
+        case idle
+        case executing
+        case finished
+    }
+
+    private struct State {
+        var stage = Stage.idle
+        /// Set by the first `finish()`, so a second caller on another thread backs off
+        /// before it sends any change notification.
+        var finishClaimed = false
+    }
+
+    private let state = Mutex(State())
+
+    override open var isAsynchronous: Bool { true }
+    override open var isExecuting: Bool { state.withLock { $0.stage == .executing } }
+    override open var isFinished: Bool { state.withLock { $0.stage == .finished } }
+
+    override public final func start() {
+        let begin = state.withLock { $0.stage == .idle && !$0.finishClaimed }
+        guard begin else { return }
+        willChangeValue(forKey: "isExecuting")
+        state.withLock { $0.stage = .executing }
+        didChangeValue(forKey: "isExecuting")
+        execute()
+    }
+
+    override public final func main() {}
+
+    /// Starts the work. Called once, on the queue's thread; do not block it.
+    /// A cancelled operation is started too: it must still call ``finish()``.
+    open func execute() {
+        finish()
+    }
+
+    /// Ends the operation. Only the first call counts.
+    public final func finish() {
+        let wasExecuting = state.withLock { state -> Bool? in
+            guard !state.finishClaimed else { return nil }
+            state.finishClaimed = true
+            return state.stage == .executing
+        }
+        guard let wasExecuting else { return }
+        willChangeValue(forKey: "isFinished")
+        if wasExecuting { willChangeValue(forKey: "isExecuting") }
+        state.withLock { $0.stage = .finished }
+        if wasExecuting { didChangeValue(forKey: "isExecuting") }
+        didChangeValue(forKey: "isFinished")
+    }
+}

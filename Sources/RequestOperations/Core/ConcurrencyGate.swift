@@ -1,0 +1,121 @@
+import Synchronization
+
+/// Limits how many requests are in flight at once, and can pause starting new ones.
+///
+/// An operation takes a slot for each attempt and gives it back when the attempt ends, so
+/// an operation waiting out a backoff holds no slot: with a limit of 2 and two operations
+/// in backoff, a third one runs. (An `OperationQueue`'s own limit cannot do that: an
+/// executing operation holds its slot until it finishes.)
+///
+/// Waiters are served first in, first out.
+public final class ConcurrencyGate: Sendable {
+    public typealias Grant = @Sendable () -> Void
+
+    private struct Waiter {
+        let id: UInt64
+        let grant: Grant
+    }
+
+    private struct State {
+        var limit: Int
+        var inUse = 0
+        var paused = false
+        var nextID: UInt64 = 0
+        var waiters: [Waiter] = []
+        var head = 0
+
+        var waitingCount: Int { waiters.count - head }
+
+        mutating func popReady() -> [Grant] {
+            var grants: [Grant] = []
+            while !paused, inUse < limit, head < waiters.count {
+                grants.append(waiters[head].grant)
+                head += 1
+                inUse += 1
+            }
+            if head > 64, head * 2 > waiters.count {
+                waiters.removeFirst(head)
+                head = 0
+            }
+            return grants
+        }
+    }
+
+    private let state: Mutex<State>
+
+    /// - Parameter limit: requests in flight at once (at least 1); `Int.max` for no limit.
+    public init(limit: Int) {
+        state = Mutex(State(limit: max(1, limit)))
+    }
+
+    /// A ticket for a waiter, to withdraw it with ``withdraw(_:)``.
+    public struct Ticket: Sendable, Hashable {
+        fileprivate let id: UInt64
+    }
+
+    /// Asks for a slot. `grant` runs once a slot is the caller's: at once, on this thread,
+    /// when one is free; else later, on the thread that frees one. Call without holding locks.
+    @discardableResult
+    public func acquire(_ grant: @escaping Grant) -> Ticket {
+        let (ticket, now) = state.withLock { state -> (Ticket, Bool) in
+            state.nextID += 1
+            let id = state.nextID
+            if !state.paused, state.inUse < state.limit, state.waitingCount == 0 {
+                state.inUse += 1
+                return (Ticket(id: id), true)
+            }
+            state.waiters.append(Waiter(id: id, grant: grant))
+            return (Ticket(id: id), false)
+        }
+        if now { grant() }
+        return ticket
+    }
+
+    /// Withdraws a waiter that has not been granted yet. Returns false when it was already
+    /// granted (the caller then holds a slot and must release it).
+    public func withdraw(_ ticket: Ticket) -> Bool {
+        state.withLock { state in
+            guard let index = state.waiters[state.head...].firstIndex(where: { $0.id == ticket.id }) else { return false }
+            state.waiters.remove(at: index)
+            return true
+        }
+    }
+
+    /// Gives a slot back and hands it to the next waiter, if any.
+    public func release() {
+        let grants = state.withLock { state -> [Grant] in
+            state.inUse = max(0, state.inUse - 1)
+            return state.popReady()
+        }
+        grants.forEach { $0() }
+    }
+
+    /// While paused, slots are not handed out; attempts already running go on.
+    public var isPaused: Bool {
+        get { state.withLock { $0.paused } }
+        set {
+            let grants = state.withLock { state -> [Grant] in
+                state.paused = newValue
+                return state.popReady()
+            }
+            grants.forEach { $0() }
+        }
+    }
+
+    public var limit: Int {
+        get { state.withLock { $0.limit } }
+        set {
+            let grants = state.withLock { state -> [Grant] in
+                state.limit = max(1, newValue)
+                return state.popReady()
+            }
+            grants.forEach { $0() }
+        }
+    }
+
+    /// Slots taken now.
+    public var inUse: Int { state.withLock { $0.inUse } }
+
+    /// Waiters not yet granted.
+    public var waiting: Int { state.withLock { $0.waitingCount } }
+}

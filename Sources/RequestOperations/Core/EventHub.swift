@@ -1,0 +1,156 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Publishes every ``RequestEvent`` of one session to any number of subscribers.
+///
+/// - Publishing never blocks on a subscriber: an event is stamped and appended to each
+///   subscriber's pending list under a short lock, and each subscriber drains its list on
+///   its own serial queue, in batches (one dispatch per batch, not per event).
+/// - Nothing is lost and nothing is reordered: events are stamped and appended in one
+///   critical section, so every subscriber sees the same total order, and `t` never
+///   decreases along it. An operation publishes from inside its own state lock, so its
+///   events are in the order its state changed.
+public final class EventHub: Sendable {
+    /// The wall-clock time the session started, for the log's header line.
+    public let startedAt: Date
+    public let clock: RequestClock
+    private let origin: TimeInterval
+    private let subscribers = Mutex<[EventSubscriber]>([])
+    private let nextOperationNumber = Mutex(0)
+
+    public init(clock: RequestClock = SystemClock()) {
+        self.clock = clock
+        self.origin = clock.now()
+        self.startedAt = Date()
+    }
+
+    /// Seconds since the session started: the `t` of an event published now.
+    public func elapsed() -> TimeInterval {
+        clock.now() - origin
+    }
+
+    /// Converts a session time (`t`) back to the clock's time.
+    public func clockTime(forElapsed elapsed: TimeInterval) -> TimeInterval {
+        origin + elapsed
+    }
+
+    /// A new operation id, `op-1`, `op-2`, ... unique within this session.
+    public func makeOperationID() -> String {
+        "op-" + String(nextOperationNumber.withLock { number in
+            number += 1
+            return number
+        })
+    }
+
+    /// Stamps and publishes one event, and returns it.
+    @discardableResult
+    public func publish(operation: String, attempt: Int, _ payload: RequestEvent.Payload) -> RequestEvent {
+        subscribers.withLock { subscribers in
+            let event = RequestEvent(time: clock.now() - origin, operationID: operation, attempt: attempt, payload: payload)
+            for subscriber in subscribers {
+                subscriber.enqueue(event)
+            }
+            return event
+        }
+    }
+
+    /// Delivers events in batches, in order, on a serial queue of the subscription's own.
+    /// Keep the returned subscription: cancelling it (or dropping every reference and
+    /// calling ``EventSubscription/cancel()``) stops delivery.
+    public func subscribe(label: String = "reqtop.events", _ handler: @escaping @Sendable ([RequestEvent]) -> Void) -> EventSubscription {
+        let subscriber = EventSubscriber(queue: DispatchQueue(label: label), handler: handler)
+        subscribers.withLock { $0.append(subscriber) }
+        return EventSubscription(hub: self, subscriber: subscriber)
+    }
+
+    /// Delivers events one at a time, in order.
+    public func subscribe(label: String = "reqtop.events", each handler: @escaping @Sendable (RequestEvent) -> Void) -> EventSubscription {
+        subscribe(label: label) { batch in batch.forEach(handler) }
+    }
+
+    /// The number of active subscriptions.
+    public var subscriberCount: Int {
+        subscribers.withLock { $0.count }
+    }
+
+    /// Waits until every event published before this call has been handed to every subscriber.
+    public func waitUntilDelivered() {
+        let current = subscribers.withLock { $0 }
+        for subscriber in current {
+            subscriber.queue.sync {}
+        }
+    }
+
+    fileprivate func remove(_ subscriber: EventSubscriber) {
+        subscribers.withLock { $0.removeAll { $0 === subscriber } }
+    }
+}
+
+/// A subscription to an ``EventHub``: cancel it to stop delivery.
+public final class EventSubscription: Sendable {
+    private let hub: EventHub
+    fileprivate let subscriber: EventSubscriber
+
+    fileprivate init(hub: EventHub, subscriber: EventSubscriber) {
+        self.hub = hub
+        self.subscriber = subscriber
+    }
+
+    /// Stops delivery. Events already queued for this subscriber are dropped.
+    public func cancel() {
+        hub.remove(subscriber)
+        subscriber.close()
+    }
+}
+
+/// One subscriber's pending events and the serial queue that hands them over.
+final class EventSubscriber: Sendable {
+    private struct Pending {
+        var events: [RequestEvent] = []
+        var drainScheduled = false
+        var closed = false
+    }
+
+    let queue: DispatchQueue
+    private let handler: @Sendable ([RequestEvent]) -> Void
+    private let pending = Mutex(Pending())
+
+    init(queue: DispatchQueue, handler: @escaping @Sendable ([RequestEvent]) -> Void) {
+        self.queue = queue
+        self.handler = handler
+    }
+
+    func enqueue(_ event: RequestEvent) {
+        let scheduleDrain = pending.withLock { pending -> Bool in
+            guard !pending.closed else { return false }
+            pending.events.append(event)
+            guard !pending.drainScheduled else { return false }
+            pending.drainScheduled = true
+            return true
+        }
+        if scheduleDrain {
+            queue.async { self.drain() }
+        }
+    }
+
+    func close() {
+        pending.withLock { pending in
+            pending.closed = true
+            pending.events = []
+        }
+    }
+
+    private func drain() {
+        while true {
+            let batch = pending.withLock { pending -> [RequestEvent] in
+                let batch = pending.events
+                pending.events = []
+                if batch.isEmpty { pending.drainScheduled = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            handler(batch)
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Monotonic time and timers for the engine.
+///
+/// Backoff, countdowns, deadlines and probes read time only through this protocol, so a
+/// test can inject ``ManualClock`` and make every delay exact and instant. The default,
+/// ``SystemClock``, is the machine's monotonic clock.
+public protocol RequestClock: Sendable {
+    /// Seconds since a fixed, arbitrary origin. Never goes backwards.
+    func now() -> TimeInterval
+
+    /// Runs `work` once, at or after `deadline` (a value of ``now()``), on a background queue.
+    /// After ``ScheduledTimer/cancel()`` returns, `work` has either already started or will
+    /// never run.
+    func schedule(at deadline: TimeInterval, _ work: @escaping @Sendable () -> Void) -> ScheduledTimer
+}
+
+/// A pending piece of work scheduled on a ``RequestClock``.
+public protocol ScheduledTimer: Sendable {
+    func cancel()
+}
+
+/// The machine's monotonic clock (`CLOCK_MONOTONIC` through Dispatch) with Dispatch timers.
+public struct SystemClock: RequestClock {
+    private let queue: DispatchQueue
+
+    public init(queue: DispatchQueue = DispatchQueue(label: "reqtop.clock", qos: .userInitiated)) {
+        self.queue = queue
+    }
+
+    public func now() -> TimeInterval {
+        TimeInterval(DispatchTime.now().uptimeNanoseconds) / 1_000_000_000
+    }
+
+    public func schedule(at deadline: TimeInterval, _ work: @escaping @Sendable () -> Void) -> ScheduledTimer {
+        let timer = OneShotTimer(work)
+        let delay = max(0, deadline - now())
+        queue.asyncAfter(deadline: .now() + delay) { timer.fire() }
+        return timer
+    }
+}
+
+/// Runs its work at most once, and never after `cancel()` has won the race.
+final class OneShotTimer: ScheduledTimer {
+    private let work: Mutex<(@Sendable () -> Void)?>
+
+    init(_ work: @escaping @Sendable () -> Void) {
+        self.work = Mutex(work)
+    }
+
+    func fire() {
+        let body = work.withLock { slot -> (@Sendable () -> Void)? in
+            let body = slot
+            slot = nil
+            return body
+        }
+        body?()
+    }
+
+    func cancel() {
+        work.withLock { $0 = nil }
+    }
+}
+
+/// A clock that moves only when told to, for exact, instant tests of time-based logic.
+///
+/// ``advance(by:)`` fires every timer that falls due, in deadline order, on the calling
+/// thread. Work that a fired timer schedules is fired too if it falls within the same advance.
+public final class ManualClock: RequestClock {
+    private struct Pending {
+        let deadline: TimeInterval
+        let sequence: Int
+        let timer: OneShotTimer
+    }
+
+    private struct State {
+        var now: TimeInterval
+        var sequence = 0
+        var pending: [Pending] = []
+    }
+
+    private let state: Mutex<State>
+
+    public init(now: TimeInterval = 1_000) {
+        state = Mutex(State(now: now))
+    }
+
+    public func now() -> TimeInterval {
+        state.withLock { $0.now }
+    }
+
+    /// Timers scheduled and neither fired nor cancelled-and-collected yet.
+    public var pendingTimerCount: Int {
+        state.withLock { $0.pending.count }
+    }
+
+    /// The earliest deadline of a pending timer, if any.
+    public var nextDeadline: TimeInterval? {
+        state.withLock { $0.pending.map(\.deadline).min() }
+    }
+
+    public func schedule(at deadline: TimeInterval, _ work: @escaping @Sendable () -> Void) -> ScheduledTimer {
+        let timer = OneShotTimer(work)
+        state.withLock { state in
+            state.sequence += 1
+            state.pending.append(Pending(deadline: deadline, sequence: state.sequence, timer: timer))
+        }
+        return timer
+    }
+
+    /// Moves time forward by `seconds`, firing what falls due along the way.
+    public func advance(by seconds: TimeInterval) {
+        let target = state.withLock { $0.now + seconds }
+        while true {
+            let next = state.withLock { state -> OneShotTimer? in
+                guard let index = state.pending.indices
+                    .filter({ state.pending[$0].deadline <= target })
+                    .min(by: { (state.pending[$0].deadline, state.pending[$0].sequence) < (state.pending[$1].deadline, state.pending[$1].sequence) })
+                else { return nil }
+                let due = state.pending.remove(at: index)
+                state.now = max(state.now, due.deadline)
+                return due.timer
+            }
+            guard let next else { break }
+            next.fire()
+        }
+        state.withLock { $0.now = max($0.now, target) }
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+
+/// One thing that happened to one operation: the only thing that crosses from the engine
+/// to the monitor, recordings and other tools.
+///
+/// Serialised as one flat JSON object per line (see ``EventLog``): `t`, `op`, `attempt`,
+/// `event`, and the payload's own fields. Names here are a public contract: kinds and
+/// fields may be added, never renamed.
+public struct RequestEvent: Sendable, Equatable {
+    /// Seconds since the session started, on the monotonic clock (`t`).
+    public var time: TimeInterval
+    /// The operation's id (`op`).
+    public var operationID: String
+    /// 1 for the first try (`attempt`).
+    public var attempt: Int
+    public var payload: Payload
+
+    public init(time: TimeInterval, operationID: String, attempt: Int, payload: Payload) {
+        self.time = time
+        self.operationID = operationID
+        self.attempt = attempt
+        self.payload = payload
+    }
+
+    /// What happened. The comment on each case gives its `event` name and fields.
+    public enum Payload: Sendable, Equatable {
+        /// `queued`: `method`, `url`, `headers` (the request as first built).
+        case queued(method: String, url: String, headers: [String: String])
+        /// `started`: an attempt got a slot and begins to prepare its request.
+        case started
+        /// `preparationFailed`: `reason`. Preparing the request threw; the retry policy decides.
+        case preparationFailed(reason: String)
+        /// `taskCreated`: `task` (the URLSession task identifier), `url` as sent.
+        case taskCreated(taskIdentifier: Int, url: String)
+        /// `redirect`: `status`, `location`.
+        case redirect(status: Int, location: String)
+        /// `response`: `status`, `headers`, `expectedBytes` (absent when unknown).
+        case response(status: Int, headers: [String: String], expectedBytes: Int?)
+        /// `data`: `bytes` in this chunk.
+        case data(bytes: Int)
+        /// `taskCompleted`: `error`, null or `{"code": URLError code, "message": ...}`.
+        case taskCompleted(error: TransportError?)
+        /// `validationFailed`: `reason`.
+        case validationFailed(reason: String)
+        /// `retryScheduled`: `delay` in seconds, `reason`.
+        case retryScheduled(delay: TimeInterval, reason: String)
+        /// `earlyRetry`: `trigger` (`manual`, `probe`, `host-success:<op>`), `delay` until the attempt.
+        case earlyRetry(trigger: String, delay: TimeInterval)
+        /// `cancelled`: `by` (who cancelled: `caller`, `cancelAll`, `deadline`, ...).
+        case cancelled(by: String)
+        /// `finished`: `outcome`, `status` (null without a response), `attempts`, `duration`, `reason`.
+        case finished(outcome: RequestOutcome, status: Int?, attempts: Int, duration: TimeInterval, reason: String?)
+        /// Any kind this version does not know, kept by name so newer files still read.
+        case other(name: String)
+
+        /// The `event` field.
+        public var name: String {
+            switch self {
+            case .queued: "queued"
+            case .started: "started"
+            case .preparationFailed: "preparationFailed"
+            case .taskCreated: "taskCreated"
+            case .redirect: "redirect"
+            case .response: "response"
+            case .data: "data"
+            case .taskCompleted: "taskCompleted"
+            case .validationFailed: "validationFailed"
+            case .retryScheduled: "retryScheduled"
+            case .earlyRetry: "earlyRetry"
+            case .cancelled: "cancelled"
+            case .finished: "finished"
+            case .other(let name): name
+            }
+        }
+    }
+}
+
+/// How an operation ended.
+public enum RequestOutcome: String, Sendable, Equatable, Codable {
+    case success
+    case failure
+    case cancelled
+}
+
+/// A transport error as it appears in events: the `URLError` code and a message.
+///
+/// FoundationNetworking on Linux gives no localized text for most codes, so the message
+/// is made here from the code.
+public struct TransportError: Sendable, Equatable, Codable {
+    public var code: Int
+    public var message: String
+
+    public init(code: Int, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public init(_ error: Error) {
+        if let urlError = error as? URLError {
+            self.init(code: urlError.errorCode, message: TransportError.describe(urlError.code))
+        } else {
+            let nsError = error as NSError
+            self.init(code: nsError.code, message: "\(nsError.domain) \(nsError.code)")
+        }
+    }
+
+    /// A short English name for a `URLError` code.
+    public static func describe(_ code: URLError.Code) -> String {
+        switch code {
+        case .cancelled: "cancelled"
+        case .timedOut: "timed out"
+        case .cannotFindHost: "cannot find host"
+        case .cannotConnectToHost: "cannot connect to host"
+        case .networkConnectionLost: "network connection lost"
+        case .dnsLookupFailed: "DNS lookup failed"
+        case .notConnectedToInternet: "not connected to the internet"
+        case .badServerResponse: "bad server response"
+        case .secureConnectionFailed: "secure connection failed"
+        case .badURL: "bad URL"
+        case .unsupportedURL: "unsupported URL"
+        case .httpTooManyRedirects: "too many redirects"
+        case .zeroByteResource: "zero byte resource"
+        case .cannotParseResponse: "cannot parse response"
+        case .userAuthenticationRequired: "user authentication required"
+        case .resourceUnavailable: "resource unavailable"
+        default: "URL error \(code.rawValue)"
+        }
+    }
+}

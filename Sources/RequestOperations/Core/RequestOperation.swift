@@ -1,0 +1,551 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// One HTTP request as an `Operation`, with its whole life: wait for a slot, prepare the
+/// request, run the task on the shared session, validate the response as it arrives,
+/// collect the body, and on failure ask the retry policy whether and when to go again.
+///
+/// Every state change and every delegate callback is published on the environment's
+/// ``EventHub``. The operation ends exactly once, as success, failure or cancelled, and then
+/// calls its completion handler exactly once.
+///
+/// Stages and their override points (each with a documented default in ``RequestOptions``):
+/// ``RequestOptions/preparer``, ``RequestOptions/validator``,
+/// ``RequestOptions/retryPolicy``, ``RequestOptions/challengeHandler``.
+///
+/// `@unchecked Sendable`: `Operation` is not `Sendable`; all mutable state of this class is
+/// one struct behind a lock.
+open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Sendable {
+    /// Unique within the session; the `op` of its events.
+    public let id: String
+    /// The request as built, before any preparation.
+    public let request: URLRequest
+    public let options: RequestOptions
+    public let environment: RequestEnvironment
+    private let host: HostKey?
+    private let completion: (@Sendable (RequestResult) -> Void)?
+    private let state: Mutex<State>
+
+    /// - Parameters:
+    ///   - id: a unique id; by default the session makes one (`op-1`, ...).
+    ///   - completion: runs exactly once, when the operation ends, on the thread that ended it.
+    public init(request: URLRequest, id: String? = nil, options: RequestOptions = RequestOptions(),
+                environment: RequestEnvironment, completion: (@Sendable (RequestResult) -> Void)? = nil) {
+        self.id = id ?? environment.events.makeOperationID()
+        self.request = request
+        self.options = options
+        self.environment = environment
+        self.host = HostKey(url: request.url)
+        self.completion = completion
+        self.state = Mutex(State(createdAt: environment.clock.now()))
+        super.init()
+        name = self.id
+        environment.events.publish(operation: self.id, attempt: 1,
+                                   .queued(method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "",
+                                           headers: request.allHTTPHeaderFields ?? [:]))
+    }
+
+    // MARK: - What callers can read
+
+    public var phase: RequestPhase { state.withLock { $0.phase } }
+    /// The attempt running or next to run, from 1.
+    public var attempt: Int { state.withLock { $0.attempt } }
+    public var attempts: [AttemptRecord] { state.withLock { $0.records } }
+    /// Set once, when the operation ends.
+    public var result: RequestResult? { state.withLock { $0.result } }
+
+    // MARK: - Commands
+
+    /// Skips the rest of a backoff and starts the next attempt now. Returns false when the
+    /// operation is not waiting to retry.
+    @discardableResult
+    public func retryNow() -> Bool {
+        let token = state.withLock { state -> UInt64? in
+            guard case .waitingToRetry = state.phase, state.result == nil else { return nil }
+            publish(&state, .earlyRetry(trigger: "manual", delay: 0))
+            return state.token
+        }
+        guard let token else { return false }
+        beginAttempt(ifCurrent: token)
+        return true
+    }
+
+    override open func cancel() {
+        cancel(by: "caller")
+    }
+
+    /// Cancels in any stage: the task is cancelled, a pending backoff ends, no further
+    /// request is sent, and the operation ends as cancelled at once.
+    open func cancel(by who: String) {
+        super.cancel()
+        end(outcome: .cancelled, error: .cancelled(by: who), reason: "cancelled by \(who)", cancelledBy: who)
+    }
+
+    // MARK: - Lifecycle
+
+    override open func execute() {
+        let alreadyEnded = state.withLock { state -> Bool in
+            guard state.result == nil else { return true }
+            state.startedAt = environment.clock.now()
+            return false
+        }
+        if alreadyEnded {
+            finish()
+            return
+        }
+        if let deadline = options.deadline {
+            let timer = environment.clock.schedule(at: environment.clock.now() + deadline) { [weak self] in
+                self?.end(outcome: .failure, error: .deadlineExceeded(deadline),
+                          reason: "deadline of \(ExponentialBackoffRetryPolicy.format(deadline)) exceeded", cancelledBy: nil)
+            }
+            let stale = state.withLock { state -> Bool in
+                guard state.result == nil else { return true }
+                state.deadlineTimer = timer
+                return false
+            }
+            if stale { timer.cancel() }
+        }
+        beginAttempt()
+    }
+
+    /// Asks the gate for a slot for the current attempt. With `expected`, only if no other
+    /// path (timer, early retry, retryNow) has begun the attempt first.
+    private func beginAttempt(ifCurrent expected: UInt64? = nil) {
+        let begun = state.withLock { state -> (UInt64, Teardown)? in
+            guard state.result == nil else { return nil }
+            if let expected, state.token != expected { return nil }
+            let teardown = Teardown(timers: [state.retryTimer].compactMap { $0 }, observation: state.observation)
+            state.token += 1
+            state.phase = .waitingForSlot
+            state.retryTimer = nil
+            state.observation = nil
+            state.records.append(AttemptRecord(number: state.attempt, queuedAt: environment.clock.now()))
+            return (state.token, teardown)
+        }
+        guard let (token, teardown) = begun else { return }
+        teardown.perform(gate: nil)
+        guard let gate = environment.gate else {
+            slotGranted(token)
+            return
+        }
+        let ticket = gate.acquire { [self] in slotGranted(token) }
+        state.withLock { state in
+            if state.token == token, !state.slotHeld, state.result == nil { state.ticket = ticket }
+        }
+    }
+
+    private func slotGranted(_ token: UInt64) {
+        let granted = state.withLock { state -> URLRequest? in
+            guard state.token == token, state.result == nil else { return nil }
+            state.slotHeld = true
+            state.ticket = nil
+            state.phase = .preparing
+            state.records[state.records.count - 1].startedAt = environment.clock.now()
+            if state.firstAttemptAt == nil { state.firstAttemptAt = environment.clock.now() }
+            publish(&state, .started)
+            return request
+        }
+        guard let request = granted else {
+            // Ended (cancelled) while the slot was on its way: hand it straight back.
+            environment.gate?.release()
+            return
+        }
+        guard let preparer = options.preparer else {
+            send(request, token: token)
+            return
+        }
+        let attempt = state.withLock { $0.attempt }
+        let work = Task { [self] in
+            do {
+                let prepared = try await preparer.prepare(request, attempt: attempt)
+                send(prepared, token: token)
+            } catch {
+                attemptFailed(.preparation("\(error)"), token: token, taskError: nil)
+            }
+        }
+        let stale = state.withLock { state -> Bool in
+            guard state.token == token, state.result == nil else { return true }
+            state.preparation = work
+            return false
+        }
+        if stale { work.cancel() }
+    }
+
+    private func send(_ prepared: URLRequest, token: UInt64) {
+        let task = environment.session.makeDataTask(with: prepared, handler: self)
+        let started = state.withLock { state -> Bool in
+            guard state.token == token, state.result == nil else { return false }
+            state.preparation = nil
+            state.task = task
+            state.phase = .inFlight
+            state.response = nil
+            state.body = Data()
+            state.invalid = nil
+            state.cancelledAsInvalid = false
+            state.challengeRefused = false
+            state.timedOut = false
+            state.records[state.records.count - 1].sentAt = environment.clock.now()
+            publish(&state, .taskCreated(taskIdentifier: task.taskIdentifier, url: prepared.url?.absoluteString ?? ""))
+            if let timeout = options.attemptTimeout {
+                state.attemptTimer = environment.clock.schedule(at: environment.clock.now() + timeout) { [weak self] in
+                    self?.attemptTimedOut(token: token)
+                }
+            }
+            // Resumed under the lock so that a concurrent cancel() sees the task and cancels
+            // it after it started; resume() only schedules work and calls back nothing.
+            task.resume()
+            return true
+        }
+        if !started {
+            environment.session.unregister(task)
+        }
+    }
+
+    private func attemptTimedOut(token: UInt64) {
+        let task = state.withLock { state -> URLSessionDataTask? in
+            guard state.token == token, state.result == nil, let task = state.task else { return nil }
+            state.timedOut = true
+            return task
+        }
+        task?.cancel()
+    }
+
+    // MARK: - Session delegate callbacks (on the session's serial delegate queue)
+
+    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {
+        state.withLock { state -> URLRequest? in
+            guard state.isCurrent(task) else { return nil }
+            publish(&state, .redirect(status: response.statusCode, location: request.url?.absoluteString ?? ""))
+            return request
+        }
+    }
+
+    func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition {
+        state.withLock { state -> URLSession.ResponseDisposition in
+            guard state.isCurrent(task) else { return .cancel }
+            let now = environment.clock.now()
+            // Every response starts a new body: on Linux an authentication challenge
+            // delivers the 401 response before the real one.
+            state.body = Data()
+            state.invalid = nil
+            guard let http = response as? HTTPURLResponse else { return .allow }
+            state.response = http
+            state.records[state.records.count - 1].responseAt = now
+            state.records[state.records.count - 1].status = http.statusCode
+            state.records[state.records.count - 1].bytes = 0
+            let expected = response.expectedContentLength >= 0 ? Int(response.expectedContentLength) : nil
+            publish(&state, .response(status: http.statusCode, headers: http.headerDictionary, expectedBytes: expected))
+            guard let failure = options.validator.validate(http) else { return .allow }
+            state.invalid = failure
+            publish(&state, .validationFailed(reason: failure.summary))
+            if options.cancelOnInvalidResponse {
+                state.cancelledAsInvalid = true
+                return .cancel
+            }
+            return .allow
+        }
+    }
+
+    func task(_ task: Int, didReceive data: Data) {
+        state.withLock { state in
+            guard state.isCurrent(task) else { return }
+            if state.records[state.records.count - 1].firstByteAt == nil {
+                state.records[state.records.count - 1].firstByteAt = environment.clock.now()
+            }
+            state.body.append(data)
+            state.records[state.records.count - 1].bytes += data.count
+            publish(&state, .data(bytes: data.count))
+        }
+    }
+
+    func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        // Default handling can hang forever on Linux (swift-corelibs-foundation before PR
+        // 5457). With no credential to offer, the 401 itself is the answer.
+        let answer = options.challengeHandler?(challenge) ?? (.rejectProtectionSpace, nil)
+        if answer.0 == .rejectProtectionSpace || answer.0 == .cancelAuthenticationChallenge {
+            state.withLock { state in
+                if state.isCurrent(task) { state.challengeRefused = true }
+            }
+        }
+        return answer
+    }
+
+    func task(_ task: Int, didCompleteWithError error: Error?) {
+        let current = state.withLock { state -> (UInt64, AttemptFailure?, TransportError?, Bool)? in
+            guard state.isCurrent(task) else { return nil }
+            let failure: AttemptFailure?
+            var error = error
+            // A refused challenge ends the task as "cancelled" on Linux, after the 401
+            // response and its body arrived: that response is the answer.
+            if state.challengeRefused, state.response != nil, (error as? URLError)?.code == .cancelled {
+                error = nil
+            }
+            var reported = error.map(TransportError.init)
+            if state.timedOut {
+                failure = .transport(.timedOut)
+                reported = TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)")
+            } else if state.cancelledAsInvalid {
+                failure = state.invalid
+            } else if let error {
+                failure = .transport((error as? URLError)?.code ?? .unknown)
+            } else {
+                failure = state.invalid
+            }
+            state.task = nil
+            state.records[state.records.count - 1].endedAt = environment.clock.now()
+            publish(&state, .taskCompleted(error: reported))
+            return (state.token, failure, reported, failure == nil)
+        }
+        guard let (token, failure, reported, succeeded) = current else { return }
+        if succeeded {
+            end(outcome: .success, error: nil, reason: nil, cancelledBy: nil)
+            if let host { environment.recovery?.reportSuccess(host, by: id) }
+        } else if let failure {
+            attemptFailed(failure, token: token, taskError: reported)
+        }
+    }
+
+    // MARK: - Retry
+
+    /// Ends the current attempt with `failure` and either schedules the next or ends.
+    private func attemptFailed(_ failure: AttemptFailure, token: UInt64, taskError: TransportError?) {
+        let now = environment.clock.now()
+        let outcome = state.withLock { state -> (Teardown, ScheduledRetry?)? in
+            guard state.token == token, state.result == nil else { return nil }
+            var teardown = Teardown(timers: [state.attemptTimer].compactMap { $0 })
+            state.attemptTimer = nil
+            state.task = nil
+            state.preparation = nil
+            if state.slotHeld {
+                state.slotHeld = false
+                teardown.releaseSlot = true
+            }
+            let index = state.records.count - 1
+            state.records[index].endedAt = now
+            state.records[index].failure = failure
+            if case .preparation(let reason) = failure {
+                publish(&state, .preparationFailed(reason: reason))
+            }
+
+            let context = RetryContext(method: request.httpMethod ?? "GET", headers: request.allHTTPHeaderFields ?? [:],
+                                       attempt: state.attempt, failure: failure,
+                                       elapsed: now - (state.firstAttemptAt ?? now), previousDelay: state.lastDelay,
+                                       wallClockNow: Date(), random: environment.random)
+            var decision = options.retryPolicy.decide(context)
+            if case .retry(let delay, _, _) = decision, let deadline = options.deadline,
+               let startedAt = state.startedAt, now + delay >= startedAt + deadline {
+                decision = .stop(reason: "\(failure.summary); the next retry would start after the \(ExponentialBackoffRetryPolicy.format(deadline)) deadline")
+            }
+            state.records[index].decision = decision.reason
+
+            guard case .retry(let delay, let reason, let fromServer) = decision else {
+                let error = state.attempt > 1 ? RequestError.retriesExhausted(attempts: state.attempt, last: RequestError(failure)) : RequestError(failure)
+                teardown.merge(endLocked(&state, outcome: .failure, error: error, reason: decision.reason, cancelledBy: nil))
+                return (teardown, nil)
+            }
+            state.records[index].retryDelay = delay
+            state.lastDelay = delay
+            state.attempt += 1
+            state.phase = .waitingToRetry(until: now + delay)
+            publish(&state, .retryScheduled(delay: delay, reason: reason), attempt: state.attempt - 1)
+            return (teardown, ScheduledRetry(delay: delay, fromServer: fromServer, failure: failure))
+        }
+        guard let (teardown, retry) = outcome else { return }
+        teardown.perform(gate: environment.gate)
+        if let result = teardown.result { completed(result) }
+        if let retry { scheduleRetry(retry, token: token) }
+    }
+
+    private struct ScheduledRetry {
+        var delay: TimeInterval
+        var fromServer: Bool
+        var failure: AttemptFailure
+    }
+
+    private func scheduleRetry(_ retry: ScheduledRetry, token: UInt64) {
+        let clock = environment.clock
+        let timer = clock.schedule(at: clock.now() + retry.delay) { [weak self] in self?.retryDue(token: token) }
+        var observation: RecoveryObservation?
+        if let recovery = environment.recovery, let host {
+            let onSuccess = options.earlyRetryOnHostSuccess && !retry.fromServer
+            let probe = options.earlyRetryOnProbe && retry.failure.isConnectivityFailure
+            if onSuccess || probe {
+                observation = recovery.observe(host, onSuccess: onSuccess, probe: probe) { [weak self] trigger, delay in
+                    self?.hostRecovered(trigger: trigger, delay: delay, token: token)
+                }
+            }
+        }
+        let stale = state.withLock { state -> Bool in
+            guard state.token == token, state.result == nil, case .waitingToRetry = state.phase else { return true }
+            state.retryTimer = timer
+            state.observation = observation
+            return false
+        }
+        if stale {
+            timer.cancel()
+            observation?.cancel()
+        }
+    }
+
+    private func retryDue(token: UInt64) {
+        beginAttempt(ifCurrent: token)
+    }
+
+    private func hostRecovered(trigger: String, delay: TimeInterval, token: UInt64) {
+        let clock = environment.clock
+        let replaced = state.withLock { state -> ScheduledTimer?? in
+            guard state.token == token, state.result == nil, case .waitingToRetry(let until) = state.phase else { return .none }
+            let now = clock.now()
+            guard now + delay < until else { return .none }
+            state.phase = .waitingToRetry(until: now + delay)
+            state.observation = nil
+            publish(&state, .earlyRetry(trigger: trigger, delay: delay))
+            let old = state.retryTimer
+            state.retryTimer = clock.schedule(at: now + delay) { [weak self] in self?.retryDue(token: token) }
+            return .some(old)
+        }
+        if case .some(let old) = replaced { old?.cancel() }
+    }
+
+    // MARK: - Ending
+
+    /// Ends the operation (once): tears down whatever stage it is in, publishes the end,
+    /// calls the completion handler and finishes the `Operation`.
+    private func end(outcome: RequestOutcome, error: RequestError?, reason: String?, cancelledBy: String?) {
+        let teardown = state.withLock { state -> Teardown? in
+            guard state.result == nil else { return nil }
+            return endLocked(&state, outcome: outcome, error: error, reason: reason, cancelledBy: cancelledBy)
+        }
+        guard let teardown else { return }
+        teardown.perform(gate: environment.gate)
+        if let result = teardown.result { completed(result) }
+    }
+
+    private func endLocked(_ state: inout State, outcome: RequestOutcome, error: RequestError?, reason: String?,
+                           cancelledBy: String?) -> Teardown {
+        let now = environment.clock.now()
+        var teardown = Teardown(
+            timers: [state.attemptTimer, state.retryTimer, state.deadlineTimer].compactMap { $0 },
+            observation: state.observation)
+        teardown.task = state.task
+        teardown.preparation = state.preparation
+        if let ticket = state.ticket { teardown.ticket = ticket }
+        teardown.releaseSlot = state.slotHeld
+        state.slotHeld = false
+        state.task = nil
+        state.preparation = nil
+        state.ticket = nil
+        state.attemptTimer = nil
+        state.retryTimer = nil
+        state.deadlineTimer = nil
+        state.observation = nil
+        if let last = state.records.indices.last, state.records[last].endedAt == nil, state.records[last].startedAt != nil {
+            state.records[last].endedAt = now
+        }
+
+        let status = state.response?.statusCode
+        let duration = now - (state.startedAt ?? state.createdAt)
+        let attempts = state.records.filter { $0.startedAt != nil }.count
+        let result = RequestResult(outcome: outcome, status: status, headers: state.response?.headerDictionary ?? [:],
+                                   data: state.body, error: error, attempts: state.records, duration: duration)
+        state.result = result
+        state.phase = .finished(outcome)
+        if let cancelledBy { publish(&state, .cancelled(by: cancelledBy)) }
+        publish(&state, .finished(outcome: outcome, status: status, attempts: attempts, duration: duration, reason: reason))
+        teardown.result = result
+        return teardown
+    }
+
+    /// Runs the completion handler, then finishes the `Operation` if its queue started it
+    /// (one that was cancelled before it started is finished by `execute()`).
+    private func completed(_ result: RequestResult) {
+        completion?(result)
+        if state.withLock({ $0.startedAt != nil }) { finish() }
+    }
+
+    private func publish(_ state: inout State, _ payload: RequestEvent.Payload, attempt: Int? = nil) {
+        environment.events.publish(operation: id, attempt: attempt ?? state.attempt, payload)
+    }
+}
+
+extension RequestOperation {
+    /// The operation's mutable state, guarded by one lock.
+    fileprivate struct State {
+        let createdAt: TimeInterval
+        var startedAt: TimeInterval?
+        var firstAttemptAt: TimeInterval?
+        var phase = RequestPhase.pending
+        var attempt = 1
+        /// Bumped for each attempt, so late timers and callbacks of an earlier one are ignored.
+        var token: UInt64 = 0
+        var records: [AttemptRecord] = []
+        var ticket: ConcurrencyGate.Ticket?
+        var slotHeld = false
+        var preparation: Task<Void, Never>?
+        var task: URLSessionDataTask?
+        var attemptTimer: ScheduledTimer?
+        var retryTimer: ScheduledTimer?
+        var deadlineTimer: ScheduledTimer?
+        var observation: RecoveryObservation?
+        var response: HTTPURLResponse?
+        var body = Data()
+        var invalid: AttemptFailure?
+        var cancelledAsInvalid = false
+        var challengeRefused = false
+        var timedOut = false
+        var lastDelay: TimeInterval?
+        var result: RequestResult?
+
+        init(createdAt: TimeInterval) {
+            self.createdAt = createdAt
+        }
+
+        func isCurrent(_ taskIdentifier: Int) -> Bool {
+            result == nil && task?.taskIdentifier == taskIdentifier
+        }
+    }
+
+    /// What to undo after leaving the lock: side effects never run while holding it.
+    fileprivate struct Teardown {
+        var timers: [ScheduledTimer] = []
+        var observation: RecoveryObservation?
+        var task: URLSessionDataTask?
+        var preparation: Task<Void, Never>?
+        var ticket: ConcurrencyGate.Ticket?
+        var releaseSlot = false
+        var result: RequestResult?
+
+        mutating func merge(_ other: Teardown) {
+            timers += other.timers
+            observation = observation ?? other.observation
+            task = task ?? other.task
+            preparation = preparation ?? other.preparation
+            ticket = ticket ?? other.ticket
+            releaseSlot = releaseSlot || other.releaseSlot
+            result = result ?? other.result
+        }
+
+        func perform(gate: ConcurrencyGate?) {
+            timers.forEach { $0.cancel() }
+            observation?.cancel()
+            task?.cancel()
+            preparation?.cancel()
+            if let ticket, let gate {
+                // A waiter already granted holds a slot; its grant sees the end and releases it.
+                _ = gate.withdraw(ticket)
+            }
+            if releaseSlot { gate?.release() }
+        }
+    }
+}
+
+extension AttemptFailure {
+    /// The host could not be reached at all: worth probing for its return.
+    var isConnectivityFailure: Bool {
+        guard case .transport(let code) = self else { return false }
+        return [.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet].contains(code)
+    }
+}

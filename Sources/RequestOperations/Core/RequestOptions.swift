@@ -1,0 +1,98 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How one request operation behaves: each stage's override point, with its default.
+public struct RequestOptions: Sendable {
+    /// Decides whether and when to retry. Default: ``ExponentialBackoffRetryPolicy``.
+    public var retryPolicy: RetryPolicy
+    /// Checks the response when it arrives. Default: status 200..<300.
+    public var validator: ResponseValidator
+    /// Cancel the task as soon as the response fails validation, instead of reading its
+    /// body (which is kept for inspection by default).
+    public var cancelOnInvalidResponse: Bool
+    /// Makes the request ready for each attempt (sign it, add a header); may be slow, may
+    /// fail. Default: sends the request as it is.
+    public var preparer: RequestPreparer?
+    /// The most one attempt may take before it fails with "timed out" (`URLError.timedOut`,
+    /// which the retry policy may retry). Enforced by the operation itself, to the
+    /// millisecond; URLSession's own timeout on Linux is whole seconds of idleness.
+    public var attemptTimeout: TimeInterval?
+    /// The most the whole operation may take, all attempts and waits included. On Linux
+    /// `timeoutIntervalForResource` is not enforced, and some responses can hang a task
+    /// forever, so every operation has one. Default 300 s.
+    public var deadline: TimeInterval?
+    /// Retry early when another request to the same host succeeds.
+    public var earlyRetryOnHostSuccess: Bool
+    /// After a failure to connect, probe the host and retry early when it answers.
+    public var earlyRetryOnProbe: Bool
+    /// Called when the server asks for credentials. Default: no credentials (the 401 is
+    /// then the response), which does not hang on Linux as default handling can.
+    public var challengeHandler: (@Sendable (URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?))?
+    /// Kept on each operation for the caller: the plan's name for it, a tag, ...
+    public var userInfo: [String: String]
+
+    public init(retryPolicy: RetryPolicy = ExponentialBackoffRetryPolicy(),
+                validator: ResponseValidator = StandardResponseValidator(),
+                cancelOnInvalidResponse: Bool = false,
+                preparer: RequestPreparer? = nil,
+                attemptTimeout: TimeInterval? = nil,
+                deadline: TimeInterval? = 300,
+                earlyRetryOnHostSuccess: Bool = true,
+                earlyRetryOnProbe: Bool = true,
+                challengeHandler: (@Sendable (URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?))? = nil,
+                userInfo: [String: String] = [:]) {
+        self.retryPolicy = retryPolicy
+        self.validator = validator
+        self.cancelOnInvalidResponse = cancelOnInvalidResponse
+        self.preparer = preparer
+        self.attemptTimeout = attemptTimeout
+        self.deadline = deadline
+        self.earlyRetryOnHostSuccess = earlyRetryOnHostSuccess
+        self.earlyRetryOnProbe = earlyRetryOnProbe
+        self.challengeHandler = challengeHandler
+        self.userInfo = userInfo
+    }
+}
+
+/// Makes a request ready to send, once per attempt.
+public protocol RequestPreparer: Sendable {
+    /// The request to send for attempt `attempt` (from 1). Throwing fails the attempt; the
+    /// retry policy then decides.
+    func prepare(_ request: URLRequest, attempt: Int) async throws -> URLRequest
+}
+
+/// A preparer from a synchronous closure, run on a dispatch queue the caller names (for
+/// work that must stay on one queue, or that blocks).
+public struct QueuePreparer: RequestPreparer {
+    public let queue: DispatchQueue
+    public let body: @Sendable (URLRequest, Int) throws -> URLRequest
+
+    public init(queue: DispatchQueue, _ body: @escaping @Sendable (URLRequest, Int) throws -> URLRequest) {
+        self.queue = queue
+        self.body = body
+    }
+
+    public func prepare(_ request: URLRequest, attempt: Int) async throws -> URLRequest {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try body(request, attempt) })
+            }
+        }
+    }
+}
+
+/// A preparer from an async closure.
+public struct ClosurePreparer: RequestPreparer {
+    public let body: @Sendable (URLRequest, Int) async throws -> URLRequest
+
+    public init(_ body: @escaping @Sendable (URLRequest, Int) async throws -> URLRequest) {
+        self.body = body
+    }
+
+    public func prepare(_ request: URLRequest, attempt: Int) async throws -> URLRequest {
+        try await body(request, attempt)
+    }
+}

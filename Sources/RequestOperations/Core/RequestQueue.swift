@@ -1,0 +1,102 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What every operation of one session shares: the URLSession, the event hub (and its
+/// clock), the concurrency gate, early retry, and the random source for jitter.
+public struct RequestEnvironment: Sendable {
+    public let session: SharedSession
+    public let events: EventHub
+    /// `nil`: no limit of the engine's own (the `OperationQueue`'s limit, if any, applies).
+    public let gate: ConcurrencyGate?
+    /// `nil`: no early retry.
+    public let recovery: HostRecoveryCenter?
+    public let random: RandomSource
+
+    public var clock: RequestClock { events.clock }
+
+    public init(session: SharedSession = .shared, events: EventHub = EventHub(), gate: ConcurrencyGate? = nil,
+                recovery: HostRecoveryCenter? = nil, random: RandomSource = SystemRandomSource()) {
+        self.session = session
+        self.events = events
+        self.gate = gate
+        self.recovery = recovery
+        self.random = random
+    }
+}
+
+/// The usual way in: an `OperationQueue` for request operations, with one environment.
+///
+/// The `OperationQueue` itself runs every ready operation at once; the request limit is
+/// the ``ConcurrencyGate``, which operations hold only while an attempt runs, never while
+/// they wait out a backoff. Dependencies between operations work as with any `Operation`.
+///
+/// ```swift
+/// let queue = RequestQueue(maxConcurrentRequests: 4)
+/// let subscription = queue.events.subscribe(each: { print(EventLog.line(for: $0)) })
+/// let operation = queue.add(URLRequest(url: url), options: RequestOptions(
+///     retryPolicy: ExponentialBackoffRetryPolicy(maxAttempts: 5)))
+/// queue.waitUntilAllOperationsAreFinished()
+/// print(operation.result!.outcome)
+/// ```
+public final class RequestQueue: Sendable {
+    public let environment: RequestEnvironment
+    public let operationQueue: OperationQueue
+
+    public var events: EventHub { environment.events }
+
+    /// - Parameters:
+    ///   - maxConcurrentRequests: requests in flight at once.
+    ///   - session: the shared session (one per process is the point).
+    ///   - clock, random: inject ``ManualClock`` / ``SeededRandomSource`` for exact tests.
+    public init(maxConcurrentRequests: Int = 6, session: SharedSession = .shared, clock: RequestClock = SystemClock(),
+                random: RandomSource = SystemRandomSource(), earlyRetry: HostRecoveryCenter.Options? = .init(),
+                probe: HostProbe = TCPConnectProbe()) {
+        environment = RequestEnvironment(
+            session: session,
+            events: EventHub(clock: clock),
+            gate: ConcurrencyGate(limit: maxConcurrentRequests),
+            recovery: earlyRetry.map { HostRecoveryCenter(clock: clock, random: random, probe: probe, options: $0) },
+            random: random)
+        operationQueue = OperationQueue()
+        operationQueue.name = "reqtop.requests"
+    }
+
+    /// Creates an operation for `request` and adds it to the queue.
+    @discardableResult
+    public func add(_ request: URLRequest, id: String? = nil, options: RequestOptions = RequestOptions(),
+                    dependencies: [Operation] = [], completion: (@Sendable (RequestResult) -> Void)? = nil) -> RequestOperation {
+        let operation = RequestOperation(request: request, id: id, options: options, environment: environment, completion: completion)
+        dependencies.forEach(operation.addDependency)
+        operationQueue.addOperation(operation)
+        return operation
+    }
+
+    /// Adds an operation made elsewhere (it should share this queue's environment).
+    public func add(_ operation: Operation) {
+        operationQueue.addOperation(operation)
+    }
+
+    /// Request operations not yet finished.
+    public var operations: [RequestOperation] {
+        operationQueue.operations.compactMap { $0 as? RequestOperation }
+    }
+
+    /// Cancels every operation, in whatever stage.
+    public func cancelAll() {
+        for operation in operations {
+            operation.cancel(by: "cancelAll")
+        }
+    }
+
+    /// While suspended no attempt starts (running ones go on, backoffs keep counting).
+    public var isSuspended: Bool {
+        get { environment.gate?.isPaused ?? false }
+        set { environment.gate?.isPaused = newValue }
+    }
+
+    public func waitUntilAllOperationsAreFinished() {
+        operationQueue.waitUntilAllOperationsAreFinished()
+    }
+}

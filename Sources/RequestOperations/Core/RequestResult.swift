@@ -1,0 +1,92 @@
+import Foundation
+
+/// Where an operation is in its life. `waitingToRetry` carries the clock time at which
+/// the next attempt starts, for countdowns.
+public enum RequestPhase: Sendable, Equatable {
+    /// Created; not started by its queue yet.
+    case pending
+    /// Started, waiting for a concurrency slot.
+    case waitingForSlot
+    /// Preparing the request of the current attempt.
+    case preparing
+    /// The task is running.
+    case inFlight
+    case waitingToRetry(until: TimeInterval)
+    case finished(RequestOutcome)
+}
+
+/// Why an operation failed: the stage, and the detail.
+public indirect enum RequestError: Error, Sendable, Equatable, CustomStringConvertible {
+    case transport(TransportError)
+    case status(Int)
+    case validation(String)
+    case preparation(String)
+    case cancelled(by: String)
+    case deadlineExceeded(TimeInterval)
+    /// Retries ran out; `last` is the final attempt's failure.
+    case retriesExhausted(attempts: Int, last: RequestError)
+
+    init(_ failure: AttemptFailure) {
+        switch failure {
+        case .transport(let code): self = .transport(TransportError(code: code.rawValue, message: TransportError.describe(code)))
+        case .status(let status, _): self = .status(status)
+        case .validation(let reason): self = .validation(reason)
+        case .preparation(let reason): self = .preparation(reason)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .transport(let error): "transport error \(error.code) (\(error.message))"
+        case .status(let status): "status \(status)"
+        case .validation(let reason): "invalid response: \(reason)"
+        case .preparation(let reason): "preparation failed: \(reason)"
+        case .cancelled(let by): "cancelled by \(by)"
+        case .deadlineExceeded(let seconds): "deadline of \(ExponentialBackoffRetryPolicy.format(seconds)) exceeded"
+        case .retriesExhausted(let attempts, let last): "\(last) after \(attempts) attempts"
+        }
+    }
+}
+
+/// The timings and outcome of one attempt, in the clock's seconds.
+///
+/// On Linux URLSession never delivers task metrics, so the operation records these itself.
+public struct AttemptRecord: Sendable, Equatable {
+    public var number: Int
+    /// When the attempt asked for a concurrency slot.
+    public var queuedAt: TimeInterval
+    /// When it got one and began preparing its request.
+    public var startedAt: TimeInterval?
+    /// When its task was resumed.
+    public var sentAt: TimeInterval?
+    public var responseAt: TimeInterval?
+    public var firstByteAt: TimeInterval?
+    public var endedAt: TimeInterval?
+    public var status: Int?
+    public var bytes: Int = 0
+    public var failure: AttemptFailure?
+    /// The wait chosen after this attempt, and why (or why not).
+    public var retryDelay: TimeInterval?
+    public var decision: String?
+
+    public init(number: Int, queuedAt: TimeInterval) {
+        self.number = number
+        self.queuedAt = queuedAt
+    }
+}
+
+/// What an operation produced.
+public struct RequestResult: Sendable {
+    public var outcome: RequestOutcome
+    /// The last response's status, if any.
+    public var status: Int?
+    public var headers: [String: String]
+    /// The last response's body.
+    public var data: Data
+    public var error: RequestError?
+    public var attempts: [AttemptRecord]
+    /// Seconds from the first attempt's start (or from the operation's start) to the end.
+    public var duration: TimeInterval
+
+    public var isSuccess: Bool { outcome == .success }
+}

@@ -1,0 +1,110 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// What the shared session's delegate hands to the owner of one task.
+///
+/// Callbacks arrive on the session's serial delegate queue, in URLSession's order:
+/// redirect(s), response, data × N, completion. On Linux an authentication challenge
+/// delivers the 401 response first, then the challenge, then the real response.
+/// Each callback names its task, so a handler that ran several tasks in turn (one per
+/// attempt) can ignore a late callback of an earlier one.
+protocol SessionTaskHandler: AnyObject, Sendable {
+    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest?
+    func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition
+    func task(_ task: Int, didReceive data: Data)
+    func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?)
+    func task(_ task: Int, didCompleteWithError error: Error?)
+}
+
+/// One `URLSession` for every operation, with one delegate that routes each callback to
+/// the operation owning the task, by task identifier.
+///
+/// A handler is registered after the task is created and before it is resumed (setting
+/// `URLSessionTask.delegate` is ignored on Linux), and removed when the task completes, so
+/// the routing table holds only tasks in flight.
+public final class SharedSession: Sendable {
+    /// The process-wide default, created on first use.
+    public static let shared = SharedSession()
+
+    public let session: URLSession
+    private let router: SessionDelegateRouter
+
+    /// - Parameter configuration: copied. Its `httpMaximumConnectionsPerHost` (6 by
+    ///   default) is enforced by URLSession itself.
+    public init(configuration: URLSessionConfiguration = .default) {
+        let router = SessionDelegateRouter()
+        let delegateQueue = OperationQueue()
+        delegateQueue.name = "reqtop.session-delegate"
+        // Serial: one operation's callbacks must not overtake each other.
+        delegateQueue.maxConcurrentOperationCount = 1
+        self.router = router
+        self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
+    }
+
+    /// Tasks currently registered with the router. Zero when nothing is in flight.
+    public var routedTaskCount: Int {
+        router.count
+    }
+
+    /// Creates a data task whose callbacks go to `handler`. The caller resumes it.
+    func makeDataTask(with request: URLRequest, handler: SessionTaskHandler) -> URLSessionDataTask {
+        let task = session.dataTask(with: request)
+        router.register(handler, for: task.taskIdentifier)
+        return task
+    }
+
+    /// Removes a handler whose task never ran (it was created but not resumed).
+    func unregister(_ task: URLSessionTask) {
+        _ = router.remove(task.taskIdentifier)
+    }
+}
+
+/// The session delegate. Its only state is the routing table, behind a lock; it is
+/// `@unchecked Sendable` because `NSObject` (which a URLSession delegate must be) is not
+/// `Sendable` on Linux.
+final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let handlers = Mutex<[Int: SessionTaskHandler]>([:])
+
+    var count: Int {
+        handlers.withLock { $0.count }
+    }
+
+    func register(_ handler: SessionTaskHandler, for identifier: Int) {
+        handlers.withLock { $0[identifier] = handler }
+    }
+
+    func remove(_ identifier: Int) -> SessionTaskHandler? {
+        handlers.withLock { $0.removeValue(forKey: identifier) }
+    }
+
+    private func handler(for task: URLSessionTask) -> SessionTaskHandler? {
+        handlers.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        completionHandler(handler(for: task)?.task(task.taskIdentifier, willRedirect: response, to: request) ?? request)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        completionHandler(handler(for: dataTask)?.task(dataTask.taskIdentifier, didReceive: response) ?? .allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        handler(for: dataTask)?.task(dataTask.taskIdentifier, didReceive: data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        let (disposition, credential) = handler(for: task)?.task(task.taskIdentifier, didReceive: challenge) ?? (.performDefaultHandling, nil)
+        completionHandler(disposition, credential)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        remove(task.taskIdentifier)?.task(task.taskIdentifier, didCompleteWithError: error)
+    }
+}

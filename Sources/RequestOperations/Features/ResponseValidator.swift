@@ -1,0 +1,53 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Checks a response as soon as it arrives, before its body.
+///
+/// A failed check is an ``AttemptFailure`` that the retry policy judges. With
+/// ``RequestOptions/cancelOnInvalidResponse`` the task is cancelled at once instead of
+/// reading a body nobody wants.
+public protocol ResponseValidator: Sendable {
+    /// `nil` when the response is acceptable, else what is wrong with it.
+    func validate(_ response: HTTPURLResponse) -> AttemptFailure?
+}
+
+/// The default: a status in `acceptableStatusCodes` (200..<300) and, when given, a
+/// `Content-Type` whose media type is one of `acceptableContentTypes`
+/// (`application/json`, or `application/*` as a wildcard).
+public struct StandardResponseValidator: ResponseValidator {
+    public var acceptableStatusCodes: Set<Int>
+    public var acceptableContentTypes: [String]?
+
+    public init(acceptableStatusCodes: Set<Int> = Set(200..<300), acceptableContentTypes: [String]? = nil) {
+        self.acceptableStatusCodes = acceptableStatusCodes
+        self.acceptableContentTypes = acceptableContentTypes
+    }
+
+    public func validate(_ response: HTTPURLResponse) -> AttemptFailure? {
+        guard acceptableStatusCodes.contains(response.statusCode) else {
+            return .status(response.statusCode, headers: response.headerDictionary)
+        }
+        guard let acceptable = acceptableContentTypes else { return nil }
+        let contentType = response.headerDictionary.first { $0.key.lowercased() == "content-type" }?.value ?? ""
+        let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let accepted = acceptable.contains { pattern in
+            let pattern = pattern.lowercased()
+            if pattern.hasSuffix("/*") { return mediaType.hasPrefix(pattern.dropLast()) }
+            return pattern == mediaType
+        }
+        return accepted ? nil : .validation("content type \"\(mediaType.isEmpty ? "none" : mediaType)\" is not one of \(acceptable.joined(separator: ", "))")
+    }
+}
+
+extension HTTPURLResponse {
+    /// Header fields as strings.
+    var headerDictionary: [String: String] {
+        var out: [String: String] = [:]
+        for (key, value) in allHeaderFields {
+            out["\(key)"] = "\(value)"
+        }
+        return out
+    }
+}

@@ -1,0 +1,3 @@
+import ReqtopCLI
+
+ReqtopMain.main()

@@ -1,0 +1,73 @@
+import FaultServer
+import Foundation
+@testable import RequestOperations
+import Synchronization
+import XCTest
+
+/// Collects every event of a hub, for assertions.
+final class EventRecorder: Sendable {
+    private let events = Mutex<[RequestEvent]>([])
+    private let subscription: Mutex<EventSubscription?> = Mutex(nil)
+    let hub: EventHub
+
+    init(_ hub: EventHub) {
+        self.hub = hub
+        let subscription = hub.subscribe(label: "test.recorder") { [weak self] batch in
+            self?.events.withLock { $0 += batch }
+        }
+        self.subscription.withLock { $0 = subscription }
+    }
+
+    /// Every event delivered so far (waits for delivery of what was published).
+    var all: [RequestEvent] {
+        hub.waitUntilDelivered()
+        return events.withLock { $0 }
+    }
+
+    func events(of operation: String) -> [RequestEvent] {
+        all.filter { $0.operationID == operation }
+    }
+
+    func names(of operation: String) -> [String] {
+        events(of: operation).map(\.payload.name)
+    }
+}
+
+/// Counts completions, to check "exactly once".
+final class CompletionCounter: Sendable {
+    private let results = Mutex<[RequestResult]>([])
+
+    var handler: @Sendable (RequestResult) -> Void {
+        { result in self.results.withLock { $0.append(result) } }
+    }
+
+    var count: Int { results.withLock { $0.count } }
+    var last: RequestResult? { results.withLock { $0.last } }
+}
+
+extension XCTestCase {
+    func startServer(port: Int = 0, counters: FaultCounters = FaultCounters()) throws -> FaultServer {
+        let server = try FaultServer.start(port: port, counters: counters)
+        addTeardownBlock { server.stop() }
+        return server
+    }
+
+    /// Polls `condition` every 5 ms until it holds or `timeout` passes.
+    @discardableResult
+    func waitFor(_ timeout: TimeInterval = 5, _ what: String = "condition", file: StaticString = #filePath, line: UInt = #line,
+                 _ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            if condition() { return true }
+            usleep(5_000)
+        }
+        let holds = condition()
+        if !holds { XCTFail("timed out waiting for \(what)", file: file, line: line) }
+        return holds
+    }
+}
+
+/// A fast policy for tests that use real time.
+func quickPolicy(maxAttempts: Int = 3, baseDelay: TimeInterval = 0.05, jitter: Jitter = .none) -> ExponentialBackoffRetryPolicy {
+    ExponentialBackoffRetryPolicy(maxAttempts: maxAttempts, baseDelay: baseDelay, multiplier: 2, maxDelay: 2, jitter: jitter)
+}
