@@ -33,9 +33,9 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     override public final func start() {
         let begin = state.withLock { $0.stage == .idle && !$0.finishClaimed }
         guard begin else { return }
-        willChangeValue(forKey: "isExecuting")
+        announce("isExecuting", will: true)
         state.withLock { $0.stage = .executing }
-        didChangeValue(forKey: "isExecuting")
+        announce("isExecuting", will: false)
         execute()
     }
 
@@ -55,10 +55,20 @@ open class AsyncOperation: Operation, @unchecked Sendable {
             return state.stage == .executing
         }
         guard let wasExecuting else { return }
-        willChangeValue(forKey: "isFinished")
-        if wasExecuting { willChangeValue(forKey: "isExecuting") }
+        announce("isFinished", will: true)
+        if wasExecuting { announce("isExecuting", will: true) }
         state.withLock { $0.stage = .finished }
-        if wasExecuting { didChangeValue(forKey: "isExecuting") }
-        didChangeValue(forKey: "isFinished")
+        if wasExecuting { announce("isExecuting", will: false) }
+        announce("isFinished", will: false)
+    }
+
+    /// Sends the change notification the queue listens for. The one place they are sent,
+    /// so a test can count them (on Linux `willChangeValue` cannot be overridden).
+    func announce(_ key: String, will: Bool) {
+        if will {
+            willChangeValue(forKey: key)
+        } else {
+            didChangeValue(forKey: key)
+        }
     }
 }

@@ -182,13 +182,20 @@ extension EventLog {
             return value
         }
 
+        /// A JSON number, not `true`/`false` (on Linux `1 is Bool` holds, so the NSNumber's
+        /// type code, "c" for booleans, tells them apart).
+        private func number(_ key: String) -> NSNumber? {
+            guard let value = object[key] as? NSNumber, value.objCType.pointee != 99 else { return nil }
+            return value
+        }
+
         func double(_ key: String) throws -> Double {
-            guard let value = object[key] as? NSNumber, !(object[key] is Bool) else { throw missing(key, "a number") }
+            guard let value = number(key) else { throw missing(key, "a number") }
             return value.doubleValue
         }
 
         func int(_ key: String) throws -> Int {
-            guard let value = object[key] as? NSNumber, !(object[key] is Bool) else { throw missing(key, "an integer") }
+            guard let value = number(key), value.doubleValue == value.doubleValue.rounded() else { throw missing(key, "an integer") }
             return value.intValue
         }
 

@@ -95,13 +95,26 @@ public struct TransportError: Sendable, Equatable, Codable {
         self.message = message
     }
 
+    /// The code and message of a task's error. The message is libcurl's own text when
+    /// FoundationNetworking passes it on ("Recv failure: Connection reset by peer"), else a
+    /// name for the code.
+    ///
+    /// On Linux a body cut short by the server arrives as code -1 (unknown) with curl's
+    /// "transfer closed with N bytes remaining to read": it is reported here as -1005
+    /// (network connection lost), which is what it is, so retry policies can judge it.
     public init(_ error: Error) {
-        if let urlError = error as? URLError {
-            self.init(code: urlError.errorCode, message: TransportError.describe(urlError.code))
-        } else {
-            let nsError = error as NSError
-            self.init(code: nsError.code, message: "\(nsError.domain) \(nsError.code)")
+        let nsError = error as NSError
+        let detail = nsError.userInfo[NSLocalizedDescriptionKey] as? String
+        guard nsError.domain == NSURLErrorDomain || error is URLError else {
+            self.init(code: nsError.code, message: detail ?? "\(nsError.domain) \(nsError.code)")
+            return
         }
+        var code = URLError.Code(rawValue: nsError.code) ?? .unknown
+        if code == .unknown, let detail, detail.hasPrefix("transfer closed with") {
+            code = .networkConnectionLost
+        }
+        let usable = detail.flatMap { $0.isEmpty || $0.hasPrefix("The operation could not be completed") ? nil : $0 }
+        self.init(code: code.rawValue, message: usable ?? TransportError.describe(code))
     }
 
     /// A short English name for a `URLError` code.

@@ -126,7 +126,7 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             return (state.token, teardown)
         }
         guard let (token, teardown) = begun else { return }
-        teardown.perform(gate: nil)
+        teardown.perform(session: environment.session, gate: nil)
         guard let gate = environment.gate else {
             slotGranted(token)
             return
@@ -210,7 +210,7 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             state.timedOut = true
             return task
         }
-        task?.cancel()
+        if let task { environment.session.cancel(task) }
     }
 
     // MARK: - Session delegate callbacks (on the session's serial delegate queue)
@@ -224,29 +224,31 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
     }
 
     func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition {
-        state.withLock { state -> URLSession.ResponseDisposition in
-            guard state.isCurrent(task) else { return .cancel }
+        let invalidTask = state.withLock { state -> URLSessionDataTask? in
+            guard state.isCurrent(task) else { return nil }
             let now = environment.clock.now()
             // Every response starts a new body: on Linux an authentication challenge
             // delivers the 401 response before the real one.
             state.body = Data()
             state.invalid = nil
-            guard let http = response as? HTTPURLResponse else { return .allow }
+            guard let http = response as? HTTPURLResponse else { return nil }
             state.response = http
             state.records[state.records.count - 1].responseAt = now
             state.records[state.records.count - 1].status = http.statusCode
             state.records[state.records.count - 1].bytes = 0
             let expected = response.expectedContentLength >= 0 ? Int(response.expectedContentLength) : nil
             publish(&state, .response(status: http.statusCode, headers: http.headerDictionary, expectedBytes: expected))
-            guard let failure = options.validator.validate(http) else { return .allow }
+            guard let failure = options.validator.validate(http) else { return nil }
             state.invalid = failure
             publish(&state, .validationFailed(reason: failure.summary))
-            if options.cancelOnInvalidResponse {
-                state.cancelledAsInvalid = true
-                return .cancel
-            }
-            return .allow
+            guard options.cancelOnInvalidResponse else { return nil }
+            state.cancelledAsInvalid = true
+            return state.task
         }
+        // The `.cancel` disposition is ignored on Linux (the body is read to the end),
+        // so the task is cancelled outright.
+        if let invalidTask { environment.session.cancel(invalidTask) }
+        return .allow
     }
 
     func task(_ task: Int, didReceive data: Data) {
@@ -290,7 +292,9 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             } else if state.cancelledAsInvalid {
                 failure = state.invalid
             } else if let error {
-                failure = .transport((error as? URLError)?.code ?? .unknown)
+                let transport = TransportError(error)
+                reported = transport
+                failure = .transport(URLError.Code(rawValue: transport.code) ?? .unknown)
             } else {
                 failure = state.invalid
             }
@@ -354,7 +358,7 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             return (teardown, ScheduledRetry(delay: delay, fromServer: fromServer, failure: failure))
         }
         guard let (teardown, retry) = outcome else { return }
-        teardown.perform(gate: environment.gate)
+        teardown.perform(session: environment.session, gate: environment.gate)
         if let result = teardown.result { completed(result) }
         if let retry { scheduleRetry(retry, token: token) }
     }
@@ -420,7 +424,7 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             return endLocked(&state, outcome: outcome, error: error, reason: reason, cancelledBy: cancelledBy)
         }
         guard let teardown else { return }
-        teardown.perform(gate: environment.gate)
+        teardown.perform(session: environment.session, gate: environment.gate)
         if let result = teardown.result { completed(result) }
     }
 
@@ -528,10 +532,10 @@ extension RequestOperation {
             result = result ?? other.result
         }
 
-        func perform(gate: ConcurrencyGate?) {
+        func perform(session: SharedSession, gate: ConcurrencyGate?) {
             timers.forEach { $0.cancel() }
             observation?.cancel()
-            task?.cancel()
+            if let task { session.cancel(task) }
             preparation?.cancel()
             if let ticket, let gate {
                 // A waiter already granted holds a slot; its grant sees the end and releases it.

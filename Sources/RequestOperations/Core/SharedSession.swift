@@ -60,33 +60,58 @@ public final class SharedSession: Sendable {
     func unregister(_ task: URLSessionTask) {
         _ = router.remove(task.taskIdentifier)
     }
+
+    /// Cancels a task safely.
+    ///
+    /// On Linux, `cancel()` that lands while a redirect's completion handler is pending
+    /// crashes the process (swift-corelibs-foundation `HTTPURLProtocol`: "Received callback
+    /// for HTTP redirection, but we're not waiting for it"). So the cancel runs on the
+    /// session's serial delegate queue, and the router never answers a redirect callback
+    /// for a task it was asked to cancel: a redirect answered before runs its completion on
+    /// the task's work queue ahead of the cancel, and one not answered never runs it.
+    func cancel(_ task: URLSessionTask) {
+        router.markCancelled(task.taskIdentifier)
+        session.delegateQueue.addOperation { task.cancel() }
+    }
 }
 
 /// The session delegate. Its only state is the routing table, behind a lock; it is
 /// `@unchecked Sendable` because `NSObject` (which a URLSession delegate must be) is not
 /// `Sendable` on Linux.
 final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    private let handlers = Mutex<[Int: SessionTaskHandler]>([:])
+    private struct Route {
+        var handler: SessionTaskHandler
+        var cancelled = false
+    }
+
+    private let routes = Mutex<[Int: Route]>([:])
 
     var count: Int {
-        handlers.withLock { $0.count }
+        routes.withLock { $0.count }
     }
 
     func register(_ handler: SessionTaskHandler, for identifier: Int) {
-        handlers.withLock { $0[identifier] = handler }
+        routes.withLock { $0[identifier] = Route(handler: handler) }
     }
 
     func remove(_ identifier: Int) -> SessionTaskHandler? {
-        handlers.withLock { $0.removeValue(forKey: identifier) }
+        routes.withLock { $0.removeValue(forKey: identifier)?.handler }
+    }
+
+    func markCancelled(_ identifier: Int) {
+        routes.withLock { $0[identifier]?.cancelled = true }
     }
 
     private func handler(for task: URLSessionTask) -> SessionTaskHandler? {
-        handlers.withLock { $0[task.taskIdentifier] }
+        routes.withLock { $0[task.taskIdentifier]?.handler }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
-        completionHandler(handler(for: task)?.task(task.taskIdentifier, willRedirect: response, to: request) ?? request)
+        let route = routes.withLock { $0[task.taskIdentifier] }
+        // A cancelled task must not get an answer: see `SharedSession.cancel(_:)`.
+        if route?.cancelled == true { return }
+        completionHandler(route?.handler.task(task.taskIdentifier, willRedirect: response, to: request) ?? request)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,

@@ -142,8 +142,6 @@ public struct ExponentialBackoffRetryPolicy: RetryPolicy {
         self.retryBudget = retryBudget
     }
 
-    /// Never retries.
-    public static let never = ExponentialBackoffRetryPolicy(maxAttempts: 1)
 
     public func decide(_ context: RetryContext) -> RetryDecision {
         if let notRetryable = whyNotRetryable(context.failure) {
@@ -215,4 +213,9 @@ public struct ExponentialBackoffRetryPolicy: RetryPolicy {
         let rounded = (seconds * 100).rounded() / 100
         return rounded == rounded.rounded() ? "\(Int(rounded))s" : "\(rounded)s"
     }
+}
+
+extension RetryPolicy where Self == ExponentialBackoffRetryPolicy {
+    /// Never retries.
+    public static var never: ExponentialBackoffRetryPolicy { ExponentialBackoffRetryPolicy(maxAttempts: 1) }
 }

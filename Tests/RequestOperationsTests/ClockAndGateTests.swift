@@ -1,0 +1,88 @@
+@testable import RequestOperations
+import Synchronization
+import XCTest
+
+final class ManualClockTests: XCTestCase {
+    func testTimersFireInDeadlineOrderOnlyWhenTimeReachesThem() {
+        let clock = ManualClock(now: 100)
+        let fired = Mutex<[String]>([])
+        _ = clock.schedule(at: 102) { fired.withLock { $0.append("b") } }
+        _ = clock.schedule(at: 101) { fired.withLock { $0.append("a") } }
+        let cancelled = clock.schedule(at: 101.5) { fired.withLock { $0.append("x") } }
+        cancelled.cancel()
+        clock.advance(by: 0.999)
+        XCTAssertEqual(fired.withLock { $0 }, [])
+        clock.advance(by: 0.001)
+        XCTAssertEqual(fired.withLock { $0 }, ["a"])
+        clock.advance(by: 5)
+        XCTAssertEqual(fired.withLock { $0 }, ["a", "b"])
+        XCTAssertEqual(clock.now(), 106)
+    }
+
+    func testWorkScheduledByAFiredTimerFiresInTheSameAdvance() {
+        let clock = ManualClock(now: 0)
+        let fired = Mutex(0)
+        _ = clock.schedule(at: 1) {
+            fired.withLock { $0 += 1 }
+            _ = clock.schedule(at: 2) { fired.withLock { $0 += 1 } }
+        }
+        clock.advance(by: 3)
+        XCTAssertEqual(fired.withLock { $0 }, 2)
+    }
+
+    func testSystemClockTimersFireAndCanBeCancelled() {
+        let clock = SystemClock()
+        let fired = expectation(description: "fired")
+        _ = clock.schedule(at: clock.now() + 0.02) { fired.fulfill() }
+        let never = clock.schedule(at: clock.now() + 0.01) { XCTFail("a cancelled timer fired") }
+        never.cancel()
+        wait(for: [fired], timeout: 2)
+        usleep(30_000)
+    }
+}
+
+final class ConcurrencyGateTests: XCTestCase {
+    func testSlotsAreGrantedUpToTheLimitThenFirstInFirstOut() {
+        let gate = ConcurrencyGate(limit: 2)
+        let granted = Mutex<[Int]>([])
+        for index in 1...4 {
+            gate.acquire { granted.withLock { $0.append(index) } }
+        }
+        XCTAssertEqual(granted.withLock { $0 }, [1, 2])
+        XCTAssertEqual(gate.waiting, 2)
+        gate.release()
+        XCTAssertEqual(granted.withLock { $0 }, [1, 2, 3])
+        gate.release()
+        gate.release()
+        XCTAssertEqual(granted.withLock { $0 }, [1, 2, 3, 4])
+        XCTAssertEqual(gate.inUse, 1)
+    }
+
+    func testAWithdrawnWaiterIsNeverGranted() {
+        let gate = ConcurrencyGate(limit: 1)
+        gate.acquire {}
+        let ticket = gate.acquire { XCTFail("withdrawn waiter granted") }
+        XCTAssertTrue(gate.withdraw(ticket))
+        XCTAssertFalse(gate.withdraw(ticket))
+        gate.release()
+        XCTAssertEqual(gate.inUse, 0)
+    }
+
+    func testPausingHoldsNewGrantsUntilResumed() {
+        let gate = ConcurrencyGate(limit: 5)
+        gate.isPaused = true
+        let granted = Mutex(0)
+        gate.acquire { granted.withLock { $0 += 1 } }
+        XCTAssertEqual(granted.withLock { $0 }, 0)
+        gate.isPaused = false
+        XCTAssertEqual(granted.withLock { $0 }, 1)
+    }
+
+    func testRaisingTheLimitGrantsWaiters() {
+        let gate = ConcurrencyGate(limit: 1)
+        let granted = Mutex(0)
+        for _ in 1...3 { gate.acquire { granted.withLock { $0 += 1 } } }
+        gate.limit = 3
+        XCTAssertEqual(granted.withLock { $0 }, 3)
+    }
+}
