@@ -64,13 +64,13 @@ struct DemoScenario {
         var steps: [Step] = [
             send(0, DemoRequest(id: "\(w)-profile", host: .api, path: "/echo")),
             send(0, DemoRequest(id: "\(w)-redirects", host: .api, path: "/redirect/3")),
-            send(0, DemoRequest(id: "\(w)-download", host: .api, path: "/drip?bytes=900000&duration=18000&chunks=90")),
+            send(0, DemoRequest(id: "\(w)-download", host: .api, path: "/drip?bytes=1000000&duration=20000&chunks=100")),
             send(0, DemoRequest(id: "\(w)-flaky", host: .backend, path: "/flaky/\(w)-a?failures=2&status=503")),
             send(0, DemoRequest(id: "\(w)-rate-limited", host: .backend, path: "/flaky/\(w)-b?failures=1&status=429&retry-after=3")),
             send(0, DemoRequest(id: "\(w)-not-found", host: .api, path: "/status/404")),
             send(0, DemoRequest(id: "\(w)-hanging", host: .api, path: "/hang")),
             send(0, DemoRequest(id: "\(w)-reconnect", host: .down, path: "/echo",
-                                retry: ExponentialBackoffRetryPolicy(maxAttempts: 8, baseDelay: 1, multiplier: 2, maxDelay: 6, jitter: .equal),
+                                retry: ExponentialBackoffRetryPolicy(maxAttempts: 8, baseDelay: 2, multiplier: 2, maxDelay: 8, jitter: .equal),
                                 attemptTimeout: 2)),
             send(1, DemoRequest(id: "\(w)-exhausted", host: .legacy, path: "/status/500",
                                 retry: ExponentialBackoffRetryPolicy(maxAttempts: 4, baseDelay: 1.5, multiplier: 2, maxDelay: 8, jitter: .equal))),
@@ -80,7 +80,9 @@ struct DemoScenario {
             send(3, DemoRequest(id: "\(w)-dropped", host: .backend, path: "/flaky/\(w)-e?failures=1&status=drop")),
             send(3, DemoRequest(id: "\(w)-reset", host: .backend, path: "/flaky/\(w)-f?failures=2&status=reset")),
             Step(at: 5, action: .cancel(id: "\(w)-hanging")),
-            Step(at: 6, action: .bringDownHostBack),
+            // Attempt 3 of `reconnect` starts by 6 s and the next not before 10 s, so it is
+            // the probe, not the backoff, that notices the host is back.
+            Step(at: 7.5, action: .bringDownHostBack),
             send(12, DemoRequest(id: "\(w)-slow", host: .api, path: "/delay/3000")),
         ]
         for index in 1...8 {

@@ -26,9 +26,6 @@ struct ServeCommand: ParsableCommand {
         } catch {
             throw InputError(message: "cannot listen on 127.0.0.1:\(port) (\(error))")
         }
-        // Written straight to the file handle: a script waiting for this line must not wait
-        // for a block-buffered stdout to fill.
-        FileHandle.standardOutput.write(Data("reqtop fault server listening on \(server.baseURL.absoluteString)\n\(FaultRoute.routeList)".utf8))
         let stop = DispatchSemaphore(value: 0)
         let sources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
             signal(number, SIG_IGN)
@@ -37,6 +34,10 @@ struct ServeCommand: ParsableCommand {
             source.resume()
             return source
         }
+        // Announced only once the signal handlers are in place, so a script that stops
+        // the server as soon as it reads this line gets a clean exit. Written straight to the file handle: a script waiting for this line must not wait
+        // for a block-buffered stdout to fill.
+        FileHandle.standardOutput.write(Data("reqtop fault server listening on \(server.baseURL.absoluteString)\n\(FaultRoute.routeList)".utf8))
         stop.wait()
         sources.forEach { $0.cancel() }
         server.stop()

@@ -1,0 +1,161 @@
+import FaultServer
+import Foundation
+import RequestOperations
+import XCTest
+
+/// The real `reqtop` binary, run as a user would, headless.
+final class CommandLineTests: XCTestCase {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+
+        var events: [[String: Any]] {
+            stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+    }
+
+    /// The binary sits next to the test bundle in the build folder.
+    static var binary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("reqtop")
+    }
+
+    func reqtop(_ arguments: [String], timeout: TimeInterval = 120) throws -> Run {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read both pipes while the process runs, so a full pipe cannot block it.
+        nonisolated(unsafe) var stdout = Data(), stderr = Data()
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { stdout = out.fileHandleForReading.readDataToEndOfFile() }
+        DispatchQueue.global().async(group: group) { stderr = err.fileHandleForReading.readDataToEndOfFile() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            process.terminate()
+            XCTFail("reqtop \(arguments) ran past \(timeout) s")
+        }
+        process.waitUntilExit()
+        group.wait()
+        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                   stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    func writePlan(_ json: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID().uuidString).json").path
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        return path
+    }
+
+    func testRunPrintsJSONLinesAndASummaryAndExitsZeroWhenAllSucceed() throws {
+        let plan = try writePlan("""
+        {"retry": {"baseDelay": 0.05, "jitter": "none"},
+         "requests": [{"id": "a", "url": "{{fault}}/echo"}, {"id": "b", "url": "{{fault}}/flaky/cli-b?failures=1"}]}
+        """)
+        let run = try reqtop(["run", plan, "--no-tui"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let events = run.events
+        XCTAssertEqual(events.first?["event"] as? String, "session")
+        XCTAssertEqual(events.first?["version"] as? Int, 1)
+        XCTAssertNotNil(events.first?["startedAt"] as? String)
+        for event in events.dropFirst() {
+            XCTAssertNotNil(event["t"] as? Double)
+            XCTAssertNotNil(event["op"] as? String)
+            XCTAssertNotNil(event["attempt"] as? Int)
+        }
+        let finished = events.filter { $0["event"] as? String == "finished" }
+        XCTAssertEqual(finished.map { $0["op"] as? String }, ["a", "b"])
+        XCTAssertEqual(finished.last?["attempts"] as? Int, 2)
+        XCTAssertEqual(run.stderr, "reqtop: 2 operations in " + run.stderr.split(separator: " ")[4] + " 2 succeeded, 0 failed, 0 cancelled (3 attempts)\n")
+    }
+
+    func testRunExitsOneWhenARequestFails() throws {
+        let plan = try writePlan(#"{"requests": [{"id": "gone", "url": "{{fault}}/status/404"}, {"url": "{{fault}}/echo"}]}"#)
+        let run = try reqtop(["run", plan])
+        XCTAssertEqual(run.status, 1)
+        XCTAssert(run.stderr.contains("1 succeeded, 1 failed, 0 cancelled"), run.stderr)
+        XCTAssert(run.stdout.contains(#""reason":"status 404 is not retryable""#))
+    }
+
+    func testADeadHostIsAFailureWithItsTransportError() throws {
+        let dead = try FaultServer.start()
+        let port = dead.port
+        dead.stop()
+        let plan = try writePlan(#"{"retry": {"maxAttempts": 2, "baseDelay": 0.05}, "requests": [{"url": "http://127.0.0.1:\#(port)/x"}]}"#)
+        let run = try reqtop(["run", plan])
+        XCTAssertEqual(run.status, 1)
+        XCTAssert(run.stdout.contains(#""code":-1004"#), run.stdout)
+    }
+
+    func testBadPlansAndBadUsageExitTwoWithAClearMessage() throws {
+        let broken = try writePlan(#"{"requests": [{"url": "http://a/", "method": "FETCH"}]}"#)
+        let run = try reqtop(["run", broken])
+        XCTAssertEqual(run.status, 2)
+        XCTAssertEqual(run.stdout, "", "nothing runs on a bad plan")
+        XCTAssert(run.stderr.hasPrefix("reqtop: \(broken): requests[0].method: unknown method \"FETCH\""), run.stderr)
+
+        let notJSON = try writePlan("this is not json")
+        XCTAssertEqual(try reqtop(["run", notJSON]).status, 2)
+        let missing = try reqtop(["run", "/no/such/plan.json"])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertEqual(missing.stderr, "reqtop: /no/such/plan.json: cannot read the file (no such file)\n")
+
+        let flag = try reqtop(["demo", "--frobnicate"])
+        XCTAssertEqual(flag.status, 2)
+        XCTAssert(flag.stderr.contains("--frobnicate"), flag.stderr)
+        let scenario = try reqtop(["demo", "--scenario", "nope"])
+        XCTAssertEqual(scenario.status, 2)
+        XCTAssert(scenario.stderr.contains("unknown scenario 'nope'"), scenario.stderr)
+        XCTAssertEqual(try reqtop(["serve", "--port", "70000"]).status, 2)
+    }
+
+    func testHelpExitsZero() throws {
+        let help = try reqtop(["--help"])
+        XCTAssertEqual(help.status, 0)
+        XCTAssert(help.stdout.contains("demo"))
+        XCTAssert(help.stdout.contains("Exit status"))
+    }
+
+    func testTheDemoRunsItsWholeFlowHeadless() throws {
+        let run = try reqtop(["demo", "--no-tui"], timeout: 90)
+        XCTAssertEqual(run.status, 1, "the demo fails some requests on purpose: \(run.stderr)")
+        let events = run.events
+        let names = Set(events.compactMap { $0["event"] as? String })
+        for name in ["queued", "started", "taskCreated", "redirect", "response", "data", "taskCompleted", "validationFailed",
+                     "retryScheduled", "earlyRetry", "cancelled", "finished"] {
+            XCTAssert(names.contains(name), "the demo never published \(name)")
+        }
+        let triggers = Set(events.filter { $0["event"] as? String == "earlyRetry" }.compactMap { $0["trigger"] as? String })
+        XCTAssert(triggers.contains("probe"), "\(triggers)")
+        XCTAssert(triggers.contains { $0.hasPrefix("host-success:") }, "\(triggers)")
+        let outcomes = Dictionary(events.filter { $0["event"] as? String == "finished" }.map { ($0["op"] as! String, $0["outcome"] as! String) },
+                                  uniquingKeysWith: { a, _ in a })
+        XCTAssertEqual(outcomes["w1-hanging"], "cancelled")
+        XCTAssertEqual(outcomes["w1-exhausted"], "failure")
+        XCTAssertEqual(outcomes["w1-reconnect"], "success")
+        XCTAssertEqual(outcomes["w1-flaky"], "success")
+        XCTAssertEqual(outcomes["w1-post"], "failure")
+        XCTAssertEqual(outcomes["w1-post-idempotent"], "success")
+        let duration = (events.last?["t"] as? Double) ?? 0
+        XCTAssert((19...60).contains(duration), "one wave of 20 to 60 seconds, got \(duration)")
+    }
+
+    func testServePrintsWhereItListensAndStopsOnSIGTERM() throws {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        XCTAssert(line.hasPrefix("reqtop fault server listening on http://127.0.0.1:"), line)
+        process.terminate()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+@testable import ReqtopCLI
+import RequestOperations
+import XCTest
+
+final class PlanParserTests: XCTestCase {
+    private func parse(_ json: String) throws -> Plan {
+        try PlanParser(file: "plan.json").parse(Data(json.utf8))
+    }
+
+    private func error(_ json: String, file: StaticString = #filePath, line: UInt = #line) -> String {
+        do {
+            _ = try parse(json)
+            XCTFail("parsed", file: file, line: line)
+            return ""
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    func testAFullPlanWithDefaultsAndOverrides() throws {
+        let plan = try parse("""
+        {"maxConcurrent": 3, "timeout": 4, "deadline": 50,
+         "retry": {"maxAttempts": 5, "baseDelay": 0.25, "jitter": "full", "retryBudget": null},
+         "requests": [
+           {"url": "http://a.test/x"},
+           {"id": "up", "method": "post", "url": "{{fault}}/echo", "headers": {"X-A": "1"}, "body": {"k": [1, 2]},
+            "retry": {"maxAttempts": 2, "retryNonIdempotent": true}, "timeout": 1, "deadline": 9}
+         ]}
+        """)
+        XCTAssertEqual(plan.maxConcurrent, 3)
+        XCTAssertTrue(plan.usesFaultServer)
+        let first = plan.requests[0]
+        XCTAssertEqual(first.id, "req-1")
+        XCTAssertEqual(first.method, "GET")
+        XCTAssertEqual(first.attemptTimeout, 4)
+        XCTAssertEqual(first.deadline, 50)
+        XCTAssertEqual(first.retry, RetrySettings(maxAttempts: 5, baseDelay: 0.25, jitter: .full, retryBudget: nil))
+        let second = plan.requests[1]
+        XCTAssertEqual(second.method, "POST")
+        XCTAssertEqual(second.retry.maxAttempts, 2)
+        XCTAssertEqual(second.retry.baseDelay, 0.25, "a request's retry overrides only what it names")
+        XCTAssertTrue(second.retry.retryNonIdempotent)
+        XCTAssertEqual(second.headers, ["X-A": "1", "Content-Type": "application/json"])
+        XCTAssertEqual(second.body, Data(#"{"k":[1,2]}"#.utf8))
+        XCTAssertEqual((second.attemptTimeout, second.deadline).0, 1)
+        let request = second.urlRequest(faultServer: URL(string: "http://127.0.0.1:9")!)
+        XCTAssertEqual(request.url?.absoluteString, "http://127.0.0.1:9/echo")
+        XCTAssertEqual(request.httpMethod, "POST")
+    }
+
+    func testEveryErrorNamesThePlaceAndWhatWasExpected() {
+        XCTAssertEqual(error("{\n  \"requests\": [\n    {\"url\": }\n  ]\n}"), "plan.json: not valid JSON (invalid value at line 3, column 13)")
+        XCTAssertEqual(error("[1]"), #"plan.json: expected a JSON object with a "requests" array, found an array"#)
+        XCTAssertEqual(error("{}"), "plan.json: requests: missing; expected an array of requests")
+        XCTAssertEqual(error(#"{"requests": []}"#), "plan.json: requests: empty; expected at least one request")
+        XCTAssertEqual(error(#"{"requests": [{"id": "a"}]}"#), "plan.json: requests[0].url: missing; expected an absolute http or https URL")
+        XCTAssertEqual(error(#"{"requests": [{"url": "ftp://x/y"}]}"#), #"plan.json: requests[0].url: "ftp://x/y" is not an absolute http or https URL"#)
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "method": "FETCH"}]}"#),
+                       #"plan.json: requests[0].method: unknown method "FETCH"; expected one of DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT, TRACE"#)
+        XCTAssertEqual(error(#"{"retry": {"baseDelay": -1}, "requests": [{"url": "http://a/"}]}"#),
+                       "plan.json: retry.baseDelay: -1 is negative; expected a number of seconds, 0 or more")
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "retry": {"maxAttemps": 3}}]}"#),
+                       #"plan.json: requests[0].retry.maxAttemps: unknown field (did you mean "maxAttempts"?); expected one of baseDelay, jitter, maxAttempts, maxDelay, multiplier, retryBudget, retryNonIdempotent"#)
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "retry": {"maxAttempts": 0}}]}"#),
+                       "plan.json: requests[0].retry.maxAttempts: expected a whole number of at least 1, found 0")
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "retry": {"jitter": "lots"}}]}"#),
+                       #"plan.json: requests[0].retry.jitter: expected one of none, full, equal, decorrelated, found "lots""#)
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "timeout": "5"}]}"#),
+                       #"plan.json: requests[0].timeout: expected a number, found "5""#)
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "headers": {"X": 1}}]}"#),
+                       "plan.json: requests[0].headers.X: expected a string, found a number")
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "id": "x"}, {"url": "http://b/", "id": "x"}]}"#),
+                       #"plan.json: requests[1].id: "x" is already the id of requests[0]; ids must be unique"#)
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "retry": {"retryNonIdempotent": 1}}]}"#),
+                       "plan.json: requests[0].retry.retryNonIdempotent: expected true or false, found 1")
+        XCTAssertEqual(error(#"{"maxConcurrent": true, "requests": [{"url": "http://a/"}]}"#),
+                       "plan.json: maxConcurrent: expected a number, found true")
+    }
+
+    func testAMissingFileIsNamed() {
+        XCTAssertThrowsError(try PlanParser.load(path: "/no/such/plan.json")) { error in
+            XCTAssertEqual("\(error)", "/no/such/plan.json: cannot read the file (no such file)")
+        }
+    }
+}

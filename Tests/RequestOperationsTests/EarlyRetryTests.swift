@@ -1,0 +1,114 @@
+import FaultServer
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import RequestOperations
+import Synchronization
+import XCTest
+
+final class EarlyRetryTests: XCTestCase {
+    private let longWait = ExponentialBackoffRetryPolicy(maxAttempts: 3, baseDelay: 30, jitter: .none, retryBudget: nil)
+
+    private func earlyRetries(_ recorder: EventRecorder, _ operation: String) -> [String] {
+        recorder.events(of: operation).compactMap { event in
+            if case .earlyRetry(let trigger, _) = event.payload { return trigger }
+            return nil
+        }
+    }
+
+    func testASuccessOnTheSameHostCutsABackoffShort() throws {
+        let server = try startServer()
+        let queue = RequestQueue()
+        let recorder = EventRecorder(queue.events)
+        let waiting = queue.add(URLRequest(url: server.url("/flaky/e?failures=1")), id: "waiting", options: RequestOptions(retryPolicy: longWait))
+        waitFor(5, "the backoff") { if case .waitingToRetry = waiting.phase { true } else { false } }
+        XCTAssertEqual(queue.environment.recovery?.observerCount, 1)
+        let start = Date()
+        queue.add(URLRequest(url: server.url("/echo")), id: "other")
+        waitFor(5, "the early retry") { waiting.result != nil }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 2)
+        XCTAssertEqual(waiting.result?.outcome, .success)
+        XCTAssertEqual(earlyRetries(recorder, "waiting"), ["host-success:other"])
+        XCTAssertEqual(queue.environment.recovery?.observerCount, 0)
+    }
+
+    func testAServersRetryAfterIsRespectedEvenWhenTheHostSucceeds() throws {
+        let server = try startServer()
+        let queue = RequestQueue()
+        let recorder = EventRecorder(queue.events)
+        let waiting = queue.add(URLRequest(url: server.url("/flaky/ra?failures=1&status=503&retry-after=1")), id: "ra")
+        waitFor(5, "the backoff") { if case .waitingToRetry = waiting.phase { true } else { false } }
+        queue.add(URLRequest(url: server.url("/echo")))
+        queue.waitUntilAllOperationsAreFinished()
+        XCTAssertEqual(earlyRetries(recorder, "ra"), [])
+        XCTAssertEqual(waiting.result?.outcome, .success)
+        XCTAssertGreaterThanOrEqual(waiting.result?.duration ?? 0, 0.99)
+    }
+
+    func testAProbeNoticesTheHostIsBack() throws {
+        let counters = FaultCounters()
+        let first = try FaultServer.start(counters: counters)
+        let port = first.port
+        first.stop()
+        let queue = RequestQueue()
+        let recorder = EventRecorder(queue.events)
+        let waiting = queue.add(URLRequest(url: URL(string: "http://127.0.0.1:\(port)/echo")!), id: "down",
+                                options: RequestOptions(retryPolicy: longWait))
+        waitFor(5, "the backoff") { if case .waitingToRetry = waiting.phase { true } else { false } }
+        XCTAssertEqual(waiting.attempts.first?.failure, .transport(.cannotConnectToHost))
+        XCTAssertEqual(queue.environment.recovery?.activeProbeCount, 1)
+        usleep(300_000)
+        let again = try startServer(port: port, counters: counters)
+        let start = Date()
+        waitFor(10, "the probe to notice") { waiting.result != nil }
+        XCTAssertLessThan(Date().timeIntervalSince(start), 5)
+        XCTAssertEqual(waiting.result?.outcome, .success)
+        XCTAssertEqual(earlyRetries(recorder, "down"), ["probe"])
+        XCTAssertEqual(again.counters.hits("/echo"), 1)
+        XCTAssertEqual(queue.environment.recovery?.observerCount, 0)
+        XCTAssertEqual(queue.environment.recovery?.activeProbeCount, 0)
+    }
+
+    func testRetryNowSkipsTheWait() throws {
+        let server = try startServer()
+        let queue = RequestQueue()
+        let recorder = EventRecorder(queue.events)
+        let waiting = queue.add(URLRequest(url: server.url("/flaky/now?failures=1")), id: "now",
+                                options: RequestOptions(retryPolicy: longWait, earlyRetryOnHostSuccess: false))
+        XCTAssertFalse(waiting.retryNow(), "nothing to skip yet")
+        waitFor(5, "the backoff") { if case .waitingToRetry = waiting.phase { true } else { false } }
+        XCTAssertTrue(waiting.retryNow())
+        queue.waitUntilAllOperationsAreFinished()
+        XCTAssertEqual(waiting.result?.outcome, .success)
+        XCTAssertEqual(earlyRetries(recorder, "now"), ["manual"])
+        XCTAssertEqual(waiting.attempts.count, 2)
+    }
+
+    func testEveryObserverAndProbeIsTornDownWhenOperationsEnd() throws {
+        let server = try startServer()
+        let dead = try FaultServer.start()
+        let deadPort = dead.port
+        dead.stop()
+        let queue = RequestQueue()
+        let recovery = try XCTUnwrap(queue.environment.recovery)
+        var operations = (0..<10).map { index in
+            queue.add(URLRequest(url: server.url("/flaky/obs\(index)?failures=5")), options: RequestOptions(retryPolicy: longWait))
+        }
+        operations += (0..<5).map { _ in
+            queue.add(URLRequest(url: URL(string: "http://127.0.0.1:\(deadPort)/x")!), options: RequestOptions(retryPolicy: longWait))
+        }
+        waitFor(5, "every operation in backoff") {
+            operations.allSatisfy { if case .waitingToRetry = $0.phase { true } else { false } }
+        }
+        XCTAssertEqual(recovery.observerCount, 15)
+        XCTAssertEqual(recovery.activeProbeCount, 1, "one probe loop per host, shared")
+        queue.cancelAll()
+        queue.waitUntilAllOperationsAreFinished()
+        XCTAssertEqual(recovery.observerCount, 0)
+        XCTAssertEqual(recovery.activeProbeCount, 0)
+        let probes = recovery.probesSent
+        usleep(600_000)
+        XCTAssertEqual(recovery.probesSent, probes, "a probe ran after its waiters ended")
+    }
+}
