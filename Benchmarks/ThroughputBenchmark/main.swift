@@ -1,1 +1,131 @@
-print("x")
+// reqtop-bench: the cost of running requests as operations.
+//
+// Sends small GETs to the loopback fault server, at 1 and at 8 in flight, three ways in
+// the same process and against the same server:
+//   - reference: plain data tasks with completion handlers on URLSession.shared;
+//   - bare delegate session: the least any delegate-based design does (a second reference);
+//   - operations: RequestOperations on a RequestQueue, with events on and one subscriber.
+// Runs alternate (reference, operations, reference, ...) and the best of each is kept, so
+// that drift on the machine hits both sides alike. Prints both rates and their ratio.
+//
+//   swift run -c release reqtop-bench [--requests N] [--rounds R]
+import FaultServer
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import RequestOperations
+import Synchronization
+
+func argument(_ name: String, default value: Int) -> Int {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let number = Int(arguments[index + 1]) else { return value }
+    return number
+}
+
+let requests = argument("--requests", default: 2_000)
+let rounds = argument("--rounds", default: 5)
+let server = try FaultServer.start()
+let url = server.url("/bytes/64")
+
+/// Plain data tasks, `inFlight` at a time; returns requests per second.
+func reference(inFlight: Int) -> Double {
+    let started = Mutex(0)
+    let group = DispatchGroup()
+    @Sendable func next() {
+        let go = started.withLock { count -> Bool in
+            guard count < requests else { return false }
+            count += 1
+            return true
+        }
+        guard go else { return }
+        group.enter()
+        URLSession.shared.dataTask(with: url) { data, _, error in
+            precondition(error == nil && data?.count == 64, "reference request failed: \(String(describing: error))")
+            next()
+            group.leave()
+        }.resume()
+    }
+    let start = DispatchTime.now()
+    for _ in 0..<inFlight { next() }
+    group.wait()
+    return Double(requests) / (Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
+}
+
+/// The least a delegate-based session does: collect the body, start the next on completion.
+/// The second reference: on Linux each delegate callback is one `OperationQueue` operation,
+/// where a completion handler gets one in all, so this is the floor for any design that
+/// sees responses and data as they arrive.
+final class BareDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: NSObject is not Sendable on Linux; state is behind the lock.
+    let state = Mutex((started: 0, bodies: [Int: Data]()))
+    let group = DispatchGroup()
+    var session: URLSession!
+
+    func next() {
+        let go = state.withLock { state -> Bool in
+            guard state.started < requests else { return false }
+            state.started += 1
+            return true
+        }
+        guard go else { return }
+        group.enter()
+        session.dataTask(with: url).resume()
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        state.withLock { $0.bodies[dataTask.taskIdentifier, default: Data()].append(data) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        let body = state.withLock { $0.bodies.removeValue(forKey: task.taskIdentifier) }
+        precondition(error == nil && body?.count == 64, "delegate request failed")
+        next()
+        group.leave()
+    }
+}
+
+func delegateReference(inFlight: Int) -> Double {
+    let delegate = BareDelegate()
+    let queue = OperationQueue()
+    queue.maxConcurrentOperationCount = 1
+    delegate.session = URLSession(configuration: .default, delegate: delegate, delegateQueue: queue)
+    let start = DispatchTime.now()
+    for _ in 0..<inFlight { delegate.next() }
+    delegate.group.wait()
+    delegate.session.finishTasksAndInvalidate()
+    return Double(requests) / (Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
+}
+
+/// Request operations, `inFlight` at a time, events on and one subscriber; requests per second.
+func operations(inFlight: Int) -> Double {
+    let queue = RequestQueue(maxConcurrentRequests: inFlight)
+    let events = Mutex(0)
+    let subscription = queue.events.subscribe { batch in events.withLock { $0 += batch.count } }
+    let start = DispatchTime.now()
+    for _ in 0..<requests {
+        queue.add(URLRequest(url: url), options: RequestOptions(retryPolicy: .never))
+    }
+    queue.waitUntilAllOperationsAreFinished()
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    queue.events.waitUntilDelivered()
+    subscription.cancel()
+    precondition(events.withLock { $0 } >= requests * 6, "events were lost")
+    return Double(requests) / seconds
+}
+
+print("reqtop-bench: \(requests) GETs of 64 bytes on 127.0.0.1, best of \(rounds) alternating rounds")
+_ = reference(inFlight: 8)
+_ = operations(inFlight: 8)
+for inFlight in [1, 8] {
+    var best = (reference: 0.0, delegate: 0.0, operations: 0.0)
+    for _ in 0..<rounds {
+        best.reference = max(best.reference, reference(inFlight: inFlight))
+        best.delegate = max(best.delegate, delegateReference(inFlight: inFlight))
+        best.operations = max(best.operations, operations(inFlight: inFlight))
+    }
+    print(String(format: "in flight %d: plain data tasks %.0f req/s | bare delegate session %.0f req/s (%.2f) | request operations %.0f req/s (%.2f of plain, %.2f of delegate)",
+                 inFlight, best.reference, best.delegate, best.delegate / best.reference, best.operations,
+                 best.operations / best.reference, best.operations / best.delegate))
+}
+server.stop()

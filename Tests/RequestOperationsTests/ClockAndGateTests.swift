@@ -43,7 +43,7 @@ final class ManualClockTests: XCTestCase {
 
 final class ConcurrencyGateTests: XCTestCase {
     func testSlotsAreGrantedUpToTheLimitThenFirstInFirstOut() {
-        let gate = ConcurrencyGate(limit: 2)
+        let gate = ConcurrencyGate(limit: 2, handoff: nil)
         let granted = Mutex<[Int]>([])
         for index in 1...4 {
             gate.acquire { granted.withLock { $0.append(index) } }
@@ -59,7 +59,7 @@ final class ConcurrencyGateTests: XCTestCase {
     }
 
     func testAWithdrawnWaiterIsNeverGranted() {
-        let gate = ConcurrencyGate(limit: 1)
+        let gate = ConcurrencyGate(limit: 1, handoff: nil)
         gate.acquire {}
         let ticket = gate.acquire { XCTFail("withdrawn waiter granted") }
         XCTAssertTrue(gate.withdraw(ticket))
@@ -69,7 +69,7 @@ final class ConcurrencyGateTests: XCTestCase {
     }
 
     func testPausingHoldsNewGrantsUntilResumed() {
-        let gate = ConcurrencyGate(limit: 5)
+        let gate = ConcurrencyGate(limit: 5, handoff: nil)
         gate.isPaused = true
         let granted = Mutex(0)
         gate.acquire { granted.withLock { $0 += 1 } }
@@ -79,10 +79,27 @@ final class ConcurrencyGateTests: XCTestCase {
     }
 
     func testRaisingTheLimitGrantsWaiters() {
-        let gate = ConcurrencyGate(limit: 1)
+        let gate = ConcurrencyGate(limit: 1, handoff: nil)
         let granted = Mutex(0)
         for _ in 1...3 { gate.acquire { granted.withLock { $0 += 1 } } }
         gate.limit = 3
         XCTAssertEqual(granted.withLock { $0 }, 3)
+    }
+
+    func testDeferredGrantsRunOnTheHandoffQueueNotTheReleasingThread() {
+        let handoff = DispatchQueue(label: "test.handoff")
+        let key = DispatchSpecificKey<Bool>()
+        handoff.setSpecific(key: key, value: true)
+        let gate = ConcurrencyGate(limit: 1, handoff: handoff)
+        let onHandoff = Mutex<Bool?>(nil)
+        let granted = expectation(description: "granted")
+        gate.acquire {}
+        gate.acquire {
+            onHandoff.withLock { $0 = DispatchQueue.getSpecific(key: key) ?? false }
+            granted.fulfill()
+        }
+        gate.release()
+        wait(for: [granted], timeout: 2)
+        XCTAssertEqual(onHandoff.withLock { $0 }, true)
     }
 }

@@ -6,7 +6,9 @@ import Synchronization
 ///
 /// - Publishing never blocks on a subscriber: an event is stamped and appended to each
 ///   subscriber's pending list under a short lock, and each subscriber drains its list on
-///   its own serial queue, in batches (one dispatch per batch, not per event).
+///   its own serial queue, in batches: the first event of a batch schedules delivery
+///   ``deliveryDelay`` later (2 ms by default), so a request's half-dozen events cost one
+///   thread wake-up, not six. 2 ms is far below what a person or a 10 fps screen notices.
 /// - Nothing is lost and nothing is reordered: events are stamped and appended in one
 ///   critical section, so every subscriber sees the same total order, and `t` never
 ///   decreases along it. An operation publishes from inside its own state lock, so its
@@ -16,13 +18,16 @@ public final class EventHub: Sendable {
     public let startedAt: Date
     public let clock: RequestClock
     private let origin: TimeInterval
+    /// How long the first event of a batch waits for company before delivery.
+    public let deliveryDelay: TimeInterval
     private let subscribers = Mutex<[EventSubscriber]>([])
     private let nextOperationNumber = Mutex(0)
 
-    public init(clock: RequestClock = SystemClock()) {
+    public init(clock: RequestClock = SystemClock(), deliveryDelay: TimeInterval = 0.002) {
         self.clock = clock
         self.origin = clock.now()
         self.startedAt = Date()
+        self.deliveryDelay = deliveryDelay
     }
 
     /// Seconds since the session started: the `t` of an event published now.
@@ -59,7 +64,7 @@ public final class EventHub: Sendable {
     /// Keep the returned subscription: cancelling it (or dropping every reference and
     /// calling ``EventSubscription/cancel()``) stops delivery.
     public func subscribe(label: String = "reqtop.events", _ handler: @escaping @Sendable ([RequestEvent]) -> Void) -> EventSubscription {
-        let subscriber = EventSubscriber(queue: DispatchQueue(label: label), handler: handler)
+        let subscriber = EventSubscriber(queue: DispatchQueue(label: label), delay: deliveryDelay, handler: handler)
         subscribers.withLock { $0.append(subscriber) }
         return EventSubscription(hub: self, subscriber: subscriber)
     }
@@ -78,7 +83,7 @@ public final class EventHub: Sendable {
     public func waitUntilDelivered() {
         let current = subscribers.withLock { $0 }
         for subscriber in current {
-            subscriber.queue.sync {}
+            subscriber.deliverNow()
         }
     }
 
@@ -113,12 +118,20 @@ final class EventSubscriber: Sendable {
     }
 
     let queue: DispatchQueue
+    private let delay: TimeInterval
     private let handler: @Sendable ([RequestEvent]) -> Void
     private let pending = Mutex(Pending())
 
-    init(queue: DispatchQueue, handler: @escaping @Sendable ([RequestEvent]) -> Void) {
+    init(queue: DispatchQueue, delay: TimeInterval, handler: @escaping @Sendable ([RequestEvent]) -> Void) {
         self.queue = queue
+        self.delay = delay
         self.handler = handler
+    }
+
+    /// Delivers what is pending now, on the subscriber's queue, and returns when done.
+    /// A drain scheduled earlier then finds nothing left, which is harmless.
+    func deliverNow() {
+        queue.sync { drain() }
     }
 
     func enqueue(_ event: RequestEvent) {
@@ -130,7 +143,11 @@ final class EventSubscriber: Sendable {
             return true
         }
         if scheduleDrain {
-            queue.async { self.drain() }
+            if delay > 0 {
+                queue.asyncAfter(deadline: .now() + delay) { self.drain() }
+            } else {
+                queue.async { self.drain() }
+            }
         }
     }
 
