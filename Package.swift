@@ -10,6 +10,7 @@ let package = Package(
     products: [
         .library(name: "RequestOperations", targets: ["RequestOperations"]),
         .library(name: "FaultServer", targets: ["FaultServer"]),
+        .library(name: "RequestMonitor", targets: ["RequestMonitor"]),
         .executable(name: "reqtop", targets: ["reqtop"]),
     ],
     dependencies: [
@@ -19,6 +20,12 @@ let package = Package(
     ],
     targets: [
         .target(name: "RequestOperations"),
+        .systemLibrary(
+            name: "CNCurses",
+            pkgConfig: "ncursesw",
+            providers: [.apt(["libncurses-dev"])]
+        ),
+        .target(name: "RequestMonitor", dependencies: ["RequestOperations", "CNCurses"]),
         .target(
             name: "FaultServer",
             dependencies: [
@@ -32,6 +39,7 @@ let package = Package(
             name: "ReqtopCLI",
             dependencies: [
                 "RequestOperations",
+                "RequestMonitor",
                 "FaultServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -44,6 +52,7 @@ let package = Package(
         ),
         .testTarget(name: "RequestOperationsTests", dependencies: ["RequestOperations", "FaultServer"]),
         .testTarget(name: "FaultServerTests", dependencies: ["FaultServer"]),
+        .testTarget(name: "RequestMonitorTests", dependencies: ["RequestMonitor", "RequestOperations"]),
         .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "FaultServer"]),
     ],
     swiftLanguageModes: [.v6]

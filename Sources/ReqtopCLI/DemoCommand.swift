@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RequestOperations
+import Synchronization
 
 /// `reqtop demo`: the built-in flow on in-process fault servers.
 struct DemoCommand: ParsableCommand {
@@ -24,6 +25,12 @@ struct DemoCommand: ParsableCommand {
     @Flag(name: .customLong("no-tui"), help: "Print events as JSON lines instead of opening the monitor.")
     var noTUI = false
 
+    @Flag(help: "In the monitor, run one wave of the demo instead of starting new waves until you quit.")
+    var once = false
+
+    @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
+    var noColor = false
+
     @Option(help: "Requests in flight at once.")
     var maxConcurrent = 6
 
@@ -37,10 +44,29 @@ struct DemoCommand: ParsableCommand {
     }
 
     func run() throws {
-        _ = OutputMode.choose(noTUI: noTUI)
         let queue = RequestQueue(maxConcurrentRequests: maxConcurrent)
         let demo = try DemoRunner(queue: queue)
         defer { demo.stopServers() }
+        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
+            let session = try MonitorSession(queue: queue, source: "demo (\(scenario))", color: color)
+            let scenario = self.scenario, once = self.once
+            let summary = session.run {
+                var wave = 1
+                repeat {
+                    let operations = Mutex<[RequestOperation]>([])
+                    demo.play(DemoScenario.named(scenario, wave: wave)!, onSend: { operation in
+                        session.track(operation)
+                        operations.withLock { $0.append(operation) }
+                    }, shouldStop: { session.hasQuit })
+                    // The next wave starts a few seconds after this one has ended.
+                    while !session.hasQuit, operations.withLock({ $0.contains { $0.result == nil } }) { Thread.sleep(forTimeInterval: 0.2) }
+                    for _ in 0..<15 where !session.hasQuit { Thread.sleep(forTimeInterval: 0.2) }
+                    wave += 1
+                } while !once && !session.hasQuit
+            }
+            ReqtopMain.printError(summary.line)
+            throw ExitCode(summary.exitStatus)
+        }
         let session = HeadlessSession(queue: queue)
         let summary = session.run {
             demo.play(DemoScenario.named(scenario, wave: 1)!, onSend: session.track, shouldStop: { session.wasInterrupted })

@@ -75,6 +75,9 @@ final class DemoRunner: Sendable {
             onSend(operation)
         case .cancel(let id):
             operations.withLock { $0[id] }?.cancel(by: "demo")
+        case .takeDownHostDown:
+            let server = servers.withLock { $0.removeValue(forKey: .down) }
+            server?.stop()
         case .bringDownHostBack:
             if let server = try? FaultServer.start(port: downPort) {
                 servers.withLock { $0[.down] = server }

@@ -16,6 +16,7 @@ struct DemoScenario {
     enum Action {
         case send(DemoRequest)
         case cancel(id: String)
+        case takeDownHostDown
         case bringDownHostBack
     }
 
@@ -62,6 +63,7 @@ struct DemoScenario {
         let w = "w\(wave)"
         func send(_ at: TimeInterval, _ request: DemoRequest) -> Step { Step(at: at, action: .send(request)) }
         var steps: [Step] = [
+            Step(at: 0, action: .takeDownHostDown),
             send(0, DemoRequest(id: "\(w)-profile", host: .api, path: "/echo")),
             send(0, DemoRequest(id: "\(w)-redirects", host: .api, path: "/redirect/3")),
             send(0, DemoRequest(id: "\(w)-download", host: .api, path: "/drip?bytes=1000000&duration=20000&chunks=100")),

@@ -58,16 +58,16 @@ struct InputError: Error {
     var message: String
 }
 
-/// Whether to use the terminal monitor.
-enum OutputMode {
+/// Whether to open the terminal monitor: only when stdout and stdin are a terminal and
+/// `--no-tui` was not given; otherwise the headless JSON-lines output.
+enum OutputMode: Equatable {
     case headless
+    case monitor(color: Bool)
 
-    /// The live monitor comes with its own issue; until then every run is headless, and
-    /// a terminal user is told so once.
-    static func choose(noTUI: Bool) -> OutputMode {
-        if !noTUI, isatty(STDOUT_FILENO) == 1 {
-            ReqtopMain.printError("reqtop: the live monitor is not built yet; printing events as JSON lines (use --no-tui to silence this)")
-        }
-        return .headless
+    static func choose(noTUI: Bool, noColor: Bool = false) -> OutputMode {
+        guard !noTUI, isatty(STDOUT_FILENO) == 1, isatty(STDIN_FILENO) == 1 else { return .headless }
+        // https://no-color.org: any non-empty NO_COLOR turns colour off.
+        let environmentSaysNo = !(ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
+        return .monitor(color: !noColor && !environmentSaysNo)
     }
 }

@@ -22,20 +22,33 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .customLong("no-tui"), help: "Print events as JSON lines instead of opening the monitor.")
     var noTUI = false
 
+    @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
+    var noColor = false
+
     func run() throws {
         let plan = try PlanParser.load(path: self.plan)
-        _ = OutputMode.choose(noTUI: noTUI)
         let server = plan.usesFaultServer ? try FaultServer.start() : nil
         defer { server?.stop() }
-
         let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent)
-        let session = HeadlessSession(queue: queue)
-        let summary = session.run {
+        let faultServerURL = server?.baseURL
+
+        /// Adds the plan's operations, handing each to `track`.
+        @Sendable func addAll(_ track: (RequestOperation) -> Void) {
             for planned in plan.requests {
                 let options = RequestOptions(retryPolicy: planned.retry.policy, attemptTimeout: planned.attemptTimeout,
                                              deadline: planned.deadline)
-                session.track(queue.add(planned.urlRequest(faultServer: server?.baseURL), id: planned.id, options: options))
+                track(queue.add(planned.urlRequest(faultServer: faultServerURL), id: planned.id, options: options))
             }
+        }
+
+        let summary: RunSummary
+        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
+            // The monitor stays on the final state until the person quits.
+            let session = try MonitorSession(queue: queue, source: URL(fileURLWithPath: self.plan).lastPathComponent, color: color)
+            summary = session.run { addAll(session.track) }
+        } else {
+            let session = HeadlessSession(queue: queue)
+            summary = session.run { addAll(session.track) }
         }
         ReqtopMain.printError(summary.line)
         throw ExitCode(summary.exitStatus)

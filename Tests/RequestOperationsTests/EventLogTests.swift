@@ -10,7 +10,8 @@ final class EventLogTests: XCTestCase {
 
     func testEveryKindIsOneFlatJSONObjectThatReadsBack() throws {
         let payloads: [RequestEvent.Payload] = [
-            .queued(method: "GET", url: "http://h/a?b=1", headers: ["Accept": "*/*"]),
+            .queued(method: "GET", url: "http://h/a?b=1", headers: ["Accept": "*/*"], maxAttempts: 4),
+            .queued(method: "POST", url: "http://h/", headers: [:], maxAttempts: nil),
             .started,
             .preparationFailed(reason: "no token"),
             .taskCreated(taskIdentifier: 7, url: "http://h/a"),

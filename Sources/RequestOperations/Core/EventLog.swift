@@ -31,10 +31,11 @@ public enum EventLog {
             out += ",\"\(key)\":\(json)"
         }
         switch event.payload {
-        case .queued(let method, let url, let headers):
+        case .queued(let method, let url, let headers, let maxAttempts):
             field("method", quote(method))
             field("url", quote(url))
             if !headers.isEmpty { field("headers", object(headers)) }
+            if let maxAttempts { field("maxAttempts", "\(maxAttempts)") }
         case .started, .other:
             break
         case .preparationFailed(let reason):
@@ -136,7 +137,8 @@ extension EventLog {
         let payload: RequestEvent.Payload
         switch name {
         case "queued":
-            payload = .queued(method: try fields.string("method"), url: try fields.string("url"), headers: fields.headers("headers"))
+            payload = .queued(method: try fields.string("method"), url: try fields.string("url"), headers: fields.headers("headers"),
+                              maxAttempts: try? fields.int("maxAttempts"))
         case "started": payload = .started
         case "preparationFailed": payload = .preparationFailed(reason: try fields.string("reason"))
         case "taskCreated": payload = .taskCreated(taskIdentifier: try fields.int("task"), url: (try? fields.string("url")) ?? "")

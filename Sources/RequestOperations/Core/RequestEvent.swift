@@ -24,8 +24,9 @@ public struct RequestEvent: Sendable, Equatable {
 
     /// What happened. The comment on each case gives its `event` name and fields.
     public enum Payload: Sendable, Equatable {
-        /// `queued`: `method`, `url`, `headers` (the request as first built).
-        case queued(method: String, url: String, headers: [String: String])
+        /// `queued`: `method`, `url`, `headers` (the request as first built), `maxAttempts`
+        /// (when the retry policy has a fixed limit).
+        case queued(method: String, url: String, headers: [String: String], maxAttempts: Int?)
         /// `started`: an attempt got a slot and begins to prepare its request.
         case started
         /// `preparationFailed`: `reason`. Preparing the request threw; the retry policy decides.

@@ -45,7 +45,7 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
         name = self.id
         environment.events.publish(operation: self.id, attempt: 1,
                                    .queued(method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "",
-                                           headers: request.allHTTPHeaderFields ?? [:]))
+                                           headers: request.allHTTPHeaderFields ?? [:], maxAttempts: options.retryPolicy.attemptLimit))
     }
 
     // MARK: - What callers can read

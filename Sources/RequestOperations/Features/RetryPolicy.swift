@@ -9,6 +9,12 @@ import FoundationNetworking
 /// plain words; it goes into the `retryScheduled` or `finished` event as it is.
 public protocol RetryPolicy: Sendable {
     func decide(_ context: RetryContext) -> RetryDecision
+    /// The most attempts this policy allows, when it has a fixed limit (shown as "2/4").
+    var attemptLimit: Int? { get }
+}
+
+extension RetryPolicy {
+    public var attemptLimit: Int? { nil }
 }
 
 /// What went wrong with one attempt.
@@ -116,6 +122,8 @@ public struct ExponentialBackoffRetryPolicy: RetryPolicy {
     /// The most time, from the first attempt's start, within which a retry may begin;
     /// `nil` for no limit.
     public var retryBudget: TimeInterval?
+
+    public var attemptLimit: Int? { maxAttempts }
 
     public static let defaultRetryableMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
     public static let defaultRetryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504]

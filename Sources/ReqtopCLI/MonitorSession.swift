@@ -1,0 +1,48 @@
+import Foundation
+import RequestMonitor
+import RequestOperations
+import Synchronization
+
+/// Runs operations with the live monitor on the terminal: the monitor follows the queue's
+/// events and sends its commands back to the queue. Returns the summary once the person
+/// quits; operations still running then are cancelled, so nothing is left half done.
+final class MonitorSession: Sendable {
+    let queue: RequestQueue
+    let commands: LiveQueueCommands
+    private let operations = Mutex<[RequestOperation]>([])
+    private let screen: MonitorScreen
+    private let quitting = Mutex(false)
+
+    init(queue: RequestQueue, source: String, color: Bool) throws {
+        self.queue = queue
+        let commands = LiveQueueCommands(queue: queue)
+        self.commands = commands
+        let events = queue.events
+        screen = try MonitorScreen(options: .init(source: source, color: color, clock: { events.elapsed() }), commands: commands)
+    }
+
+    var hasQuit: Bool { quitting.withLock { $0 } }
+
+    func track(_ operation: RequestOperation) {
+        operations.withLock { $0.append(operation) }
+        commands.track(operation)
+    }
+
+    /// Shows the monitor until `q`; `body` runs on a background thread meanwhile (adding
+    /// operations, for as long as it likes: it should stop when ``hasQuit`` turns true).
+    func run(_ body: @escaping @Sendable () -> Void) -> RunSummary {
+        let start = Date()
+        let subscription = queue.events.subscribe(label: "reqtop.monitor") { [screen] batch in screen.feed(batch) }
+        let worker = Thread { body() }
+        worker.start()
+        screen.run()
+        quitting.withLock { $0 = true }
+        subscription.cancel()
+        for operation in operations.withLock({ $0 }) where operation.result == nil {
+            operation.cancel(by: "quit")
+        }
+        queue.waitUntilAllOperationsAreFinished()
+        let results = operations.withLock { $0 }.compactMap(\.result)
+        return RunSummary(results: results, duration: Date().timeIntervalSince(start))
+    }
+}

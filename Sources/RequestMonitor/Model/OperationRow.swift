@@ -1,0 +1,169 @@
+import Foundation
+import RequestOperations
+
+/// What one operation looks like to the monitor, built only from its events.
+public struct OperationRow: Sendable, Equatable {
+    /// The monitor's states: the engine's phases, as a person reads them.
+    public enum State: String, Sendable, CaseIterable {
+        case queued, preparing, running, backoff, succeeded, failed, cancelled
+
+        public var isFinished: Bool { self == .succeeded || self == .failed || self == .cancelled }
+    }
+
+    /// A span of the operation's life, for the bar and the Timing tab.
+    public struct Segment: Sendable, Equatable {
+        public enum Kind: Sendable, Equatable { case attempt(Int), wait }
+        public var kind: Kind
+        public var start: TimeInterval
+        /// `nil` while it lasts.
+        public var end: TimeInterval?
+    }
+
+    /// One attempt as the Retries tab shows it.
+    public struct Attempt: Sendable, Equatable {
+        public var number: Int
+        public var start: TimeInterval
+        public var end: TimeInterval?
+        public var status: Int?
+        public var error: String?
+        /// The wait chosen after it, and why (or why it was the last).
+        public var delay: TimeInterval?
+        public var decision: String?
+    }
+
+    public let id: String
+    /// Arrival order, for the default sort.
+    public let sequence: Int
+    public var method = "GET"
+    public var url = ""
+    public var host = ""
+    public var path = ""
+    public var requestHeaders: [String: String] = [:]
+    public var responseHeaders: [String: String] = [:]
+    public var state = State.queued
+    public var attempt = 1
+    public var maxAttempts: Int?
+    public var status: Int?
+    public var bytes = 0
+    public var expectedBytes: Int?
+    public var queuedAt: TimeInterval
+    public var finishedAt: TimeInterval?
+    /// When the current backoff ends, in session time.
+    public var retryAt: TimeInterval?
+    public var duration: TimeInterval?
+    public var lastError: String?
+    /// The `finished` event's reason, or the last retry's.
+    public var reason: String?
+    public var cancelledBy: String?
+    public var segments: [Segment] = []
+    public var attempts: [Attempt] = []
+    public var events: [RequestEvent] = []
+
+    init(id: String, sequence: Int, queuedAt: TimeInterval) {
+        self.id = id
+        self.sequence = sequence
+        self.queuedAt = queuedAt
+    }
+
+    /// Applies one of its own events.
+    mutating func apply(_ event: RequestEvent) {
+        events.append(event)
+        let t = event.time
+        switch event.payload {
+        case .queued(let method, let url, let headers, let maxAttempts):
+            self.method = method
+            self.url = url
+            self.requestHeaders = headers
+            self.maxAttempts = maxAttempts
+            let parsed = URLComponents(string: url)
+            host = parsed?.host.map { host in parsed?.port.map { "\(host):\($0)" } ?? host } ?? ""
+            path = (parsed?.percentEncodedPath ?? "") + (parsed?.percentEncodedQuery.map { "?" + $0 } ?? "")
+            if path.isEmpty { path = "/" }
+        case .started:
+            closeSegment(at: t)
+            state = .preparing
+            attempt = event.attempt
+            retryAt = nil
+            segments.append(Segment(kind: .attempt(event.attempt), start: t))
+            attempts.append(Attempt(number: event.attempt, start: t))
+        case .preparationFailed(let reason):
+            lastError = reason
+            updateAttempt { $0.error = reason }
+        case .taskCreated:
+            state = .running
+        case .redirect:
+            break
+        case .response(let status, let headers, let expected):
+            self.status = status
+            responseHeaders = headers
+            expectedBytes = expected
+            bytes = 0
+            updateAttempt { $0.status = status }
+        case .data(let count):
+            bytes += count
+        case .taskCompleted(let error):
+            if let error {
+                lastError = "\(error.code) \(error.message)"
+                updateAttempt { $0.error = "\(error.code) \(error.message)" }
+            }
+            updateAttempt { $0.end = t }
+        case .validationFailed(let reason):
+            updateAttempt { $0.error = $0.error ?? reason }
+        case .retryScheduled(let delay, let reason):
+            closeSegment(at: t)
+            state = .backoff
+            retryAt = t + delay
+            self.reason = reason
+            segments.append(Segment(kind: .wait, start: t))
+            updateAttempt(number: event.attempt) {
+                $0.end = $0.end ?? t
+                $0.delay = delay
+                $0.decision = reason
+            }
+        case .earlyRetry(let trigger, let delay):
+            retryAt = t + delay
+            updateAttempt(number: event.attempt - 1) { $0.decision = ($0.decision ?? "") + " · early retry (\(trigger))" }
+        case .cancelled(let by):
+            cancelledBy = by
+        case .finished(let outcome, let status, _, let duration, let reason):
+            closeSegment(at: t)
+            state = switch outcome {
+            case .success: .succeeded
+            case .failure: .failed
+            case .cancelled: .cancelled
+            }
+            if let status { self.status = status }
+            self.duration = duration
+            self.reason = reason
+            finishedAt = t
+            retryAt = nil
+            updateAttempt {
+                $0.end = $0.end ?? t
+                if outcome != .success, $0.decision == nil { $0.decision = reason }
+            }
+        case .other:
+            break
+        }
+    }
+
+    private mutating func closeSegment(at t: TimeInterval) {
+        if let last = segments.indices.last, segments[last].end == nil { segments[last].end = t }
+    }
+
+    private mutating func updateAttempt(number: Int? = nil, _ change: (inout Attempt) -> Void) {
+        let found: Int? = if let number { attempts.lastIndex { $0.number == number } } else { attempts.indices.last }
+        guard let found else { return }
+        change(&attempts[found])
+    }
+
+    /// Seconds left in the backoff at session time `now`.
+    public func countdown(at now: TimeInterval) -> TimeInterval? {
+        guard state == .backoff, let retryAt else { return nil }
+        return max(0, retryAt - now)
+    }
+
+    /// Elapsed time: final duration, or time since queued.
+    public func elapsed(at now: TimeInterval) -> TimeInterval {
+        duration ?? max(0, now - queuedAt)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import RequestOperations
+
+/// The queue as the monitor knows it: a pure function of the events.
+///
+/// Live monitoring, a replayed recording and (later) an attached process all feed events
+/// through ``apply(_:)``; the same events give the same model, whatever their source.
+public struct QueueModel: Sendable {
+    /// Where the events come from, for the header ("live demo", "plan.json", ...).
+    public var source: String
+    public private(set) var rows: [OperationRow] = []
+    private var index: [String: Int] = [:]
+    /// Rows per state, kept as events arrive so the header costs nothing per frame.
+    public private(set) var counts: [OperationRow.State: Int] = [:]
+    /// The latest event time seen.
+    public private(set) var latest: TimeInterval = 0
+    public private(set) var eventCount = 0
+    /// Bumped on every change, so views can cache what they derive.
+    public private(set) var version = 0
+    /// Finish times of the last few seconds, for requests per second.
+    private var recentFinishes: [TimeInterval] = []
+
+    public init(source: String) {
+        self.source = source
+    }
+
+    public func row(_ id: String) -> OperationRow? {
+        index[id].map { rows[$0] }
+    }
+
+    public mutating func apply(_ events: [RequestEvent]) {
+        for event in events { apply(event) }
+    }
+
+    public mutating func apply(_ event: RequestEvent) {
+        eventCount += 1
+        version += 1
+        latest = max(latest, event.time)
+        let position: Int
+        if let existing = index[event.operationID] {
+            position = existing
+        } else {
+            position = rows.count
+            index[event.operationID] = position
+            rows.append(OperationRow(id: event.operationID, sequence: position, queuedAt: event.time))
+            counts[.queued, default: 0] += 1
+        }
+        let before = rows[position].state
+        rows[position].apply(event)
+        let after = rows[position].state
+        if before != after {
+            counts[before, default: 0] -= 1
+            counts[after, default: 0] += 1
+        }
+        if case .finished = event.payload {
+            recentFinishes.append(event.time)
+            if recentFinishes.count > 4096 { recentFinishes.removeFirst(2048) }
+        }
+    }
+
+    /// Operations finished per second over the last `window` seconds before `now`.
+    public func requestsPerSecond(at now: TimeInterval, window: TimeInterval = 5) -> Double {
+        var count = 0
+        for time in recentFinishes.reversed() {
+            if time < now - window { break }
+            count += 1
+        }
+        return Double(count) / window
+    }
+}

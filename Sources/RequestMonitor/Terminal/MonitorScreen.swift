@@ -1,0 +1,165 @@
+import Dispatch
+import Foundation
+import RequestOperations
+import Synchronization
+
+/// The screen manager: owns the terminal, the model and the monitor state, and runs the
+/// input loop. Events come in from any thread through ``feed(_:)``; everything else
+/// happens on the thread that calls ``run()``.
+///
+/// The loop sleeps in `poll()` on stdin and on a self-pipe that ``feed(_:)`` and the
+/// signal handlers write to: idle, it costs nothing; while anything is running or counting
+/// down it draws about 12 frames a second.
+public final class MonitorScreen: Sendable {
+    public struct Options: Sendable {
+        public var source: String
+        public var color: Bool
+        /// Session time now (for countdowns); `nil` uses the latest event's time.
+        public var clock: (@Sendable () -> TimeInterval)?
+        /// Called once, from the loop, when the person quits.
+        public var onQuit: (@Sendable () -> Void)?
+
+        public init(source: String, color: Bool, clock: (@Sendable () -> TimeInterval)? = nil, onQuit: (@Sendable () -> Void)? = nil) {
+            self.source = source
+            self.color = color
+            self.clock = clock
+            self.onQuit = onQuit
+        }
+    }
+
+    private let options: Options
+    private let commands: QueueCommands?
+    private let inbox = Mutex<[RequestEvent]>([])
+    private let wake: WakePipe
+    private let stopRequested = Mutex(false)
+
+    public init(options: Options, commands: QueueCommands?) throws {
+        self.options = options
+        self.commands = commands
+        self.wake = try WakePipe()
+    }
+
+    /// Hands events to the screen (from any thread).
+    public func feed(_ events: [RequestEvent]) {
+        inbox.withLock { $0 += events }
+        wake.signal()
+    }
+
+    /// Ends the loop from another thread (or a signal).
+    public func stop() {
+        stopRequested.withLock { $0 = true }
+        wake.signal()
+    }
+
+    /// Runs until `q`, Ctrl-C or SIGTERM. The terminal is restored before it returns.
+    public func run() {
+        let signals = [SIGINT, SIGTERM, SIGHUP].map { number -> DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in stop() }
+            source.resume()
+            return source
+        }
+        defer {
+            signals.forEach { $0.cancel() }
+            for number in [SIGINT, SIGTERM, SIGHUP] { signal(number, SIG_DFL) }
+        }
+
+        let terminal = Terminal(wantColor: options.color)
+        defer { terminal.end() }
+        let theme = Theme(color: terminal.color, unicode: terminal.unicode)
+        var model = QueueModel(source: options.source)
+        var state = MonitorState()
+        var cache = VisibleCache()
+        var dirty = true
+
+        while true {
+            let events = inbox.withLock { inbox -> [RequestEvent] in
+                defer { inbox = [] }
+                return inbox
+            }
+            if !events.isEmpty {
+                model.apply(events)
+                dirty = true
+            }
+            let now = options.clock?() ?? model.latest
+            let (width, height) = terminal.size
+            let pageSize = MonitorView.pageSize(height: height)
+            var visibleIDs = cache.ids(model: model, state: state, now: now)
+
+            for key in terminal.readKeys() {
+                dirty = true
+                if key == .resize { continue }
+                guard let action = KeyMap.action(for: key, in: state) else { continue }
+                MonitorUpdate.apply(action, to: &state, visible: visibleIDs, pageSize: pageSize, model: model, commands: commands)
+                visibleIDs = cache.ids(model: model, state: state, now: now)
+            }
+            if state.quit || stopRequested.withLock({ $0 }) { break }
+
+            if state.follow, let last = visibleIDs.last { state.selectedID = last }
+            if state.selectedID == nil || !visibleIDs.contains(state.selectedID!) { state.selectedID = visibleIDs.last }
+            let selected = state.selectedID.flatMap { visibleIDs.firstIndex(of: $0) }
+            state.scroll = MonitorView.scroll(current: state.scroll, selected: selected, count: visibleIDs.count, pageSize: pageSize)
+
+            let active = model.counts[.running, default: 0] + model.counts[.backoff, default: 0] + model.counts[.preparing, default: 0] > 0
+            if dirty || active {
+                let view = MonitorView(model: model, state: state, visible: cache.indices, theme: theme, now: now)
+                terminal.draw(view.render(width: width, height: height))
+                dirty = false
+            }
+            wake.wait(stdinToo: true, timeoutMilliseconds: active ? 80 : 1000)
+        }
+        options.onQuit?()
+    }
+}
+
+/// The filtered, sorted rows, recomputed only when the model, filter or sort changed
+/// (durations change every frame, so that sort is recomputed each time).
+struct VisibleCache {
+    private var key: (version: Int, filter: String, sort: MonitorState.Sort)?
+    private(set) var indices: [Int] = []
+    private var idList: [String] = []
+
+    mutating func ids(model: QueueModel, state: MonitorState, now: TimeInterval) -> [String] {
+        if let key, key.version == model.version, key.filter == state.filter, key.sort == state.sort, state.sort != .duration {
+            return idList
+        }
+        indices = VisibleRows.compute(model, filter: state.filter, sort: state.sort, now: now)
+        idList = indices.map { model.rows[$0].id }
+        key = (model.version, state.filter, state.sort)
+        return idList
+    }
+}
+
+/// A self-pipe: other threads write a byte to wake the loop out of `poll()`.
+final class WakePipe: Sendable {
+    private let readEnd: Int32
+    private let writeEnd: Int32
+
+    init() throws {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
+        readEnd = fds[0]
+        writeEnd = fds[1]
+        for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+    }
+
+    deinit {
+        close(readEnd)
+        close(writeEnd)
+    }
+
+    func signal() {
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+    }
+
+    /// Sleeps until a wake, a key on stdin, a signal or the timeout; then empties the pipe.
+    func wait(stdinToo: Bool, timeoutMilliseconds: Int32) {
+        var fds = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)]
+        if stdinToo { fds.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
+        _ = poll(&fds, nfds_t(fds.count), timeoutMilliseconds)
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while read(readEnd, &buffer, buffer.count) > 0 {}
+    }
+}

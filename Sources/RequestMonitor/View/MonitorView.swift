@@ -1,0 +1,371 @@
+import Foundation
+import RequestOperations
+
+/// Draws the monitor into a ``CellGrid``: a pure function of the model, the monitor state,
+/// the size and the time. Only the rows on screen are drawn, whatever the queue's size.
+public struct MonitorView {
+    public var model: QueueModel
+    public var state: MonitorState
+    /// Indices into `model.rows`, filtered and sorted (see ``VisibleRows``).
+    public var visible: [Int]
+    public var theme: Theme
+    /// Session time now, for countdowns and running durations.
+    public var now: TimeInterval
+
+    /// Below this the monitor only says the terminal is too small.
+    public static let minimumSize = (width: 60, height: 12)
+    /// Rows above and below the table: two header lines, the column titles, the bottom bar.
+    static let chromeHeight = 4
+
+    public init(model: QueueModel, state: MonitorState, visible: [Int], theme: Theme, now: TimeInterval) {
+        self.model = model
+        self.state = state
+        self.visible = visible
+        self.theme = theme
+        self.now = now
+    }
+
+    /// Table rows that fit a terminal `height` high.
+    public static func pageSize(height: Int) -> Int {
+        max(1, height - chromeHeight)
+    }
+
+    /// The first row to show so that the selection is on screen.
+    public static func scroll(current: Int, selected: Int?, count: Int, pageSize: Int) -> Int {
+        var top = min(max(0, current), max(0, count - pageSize))
+        if let selected {
+            if selected < top { top = selected }
+            if selected >= top + pageSize { top = selected - pageSize + 1 }
+        }
+        return max(0, top)
+    }
+
+    public func render(width: Int, height: Int) -> CellGrid {
+        var grid = CellGrid(width: width, height: height)
+        guard width >= Self.minimumSize.width, height >= Self.minimumSize.height else {
+            let message = "terminal too small: \(width)×\(height), reqtop needs \(Self.minimumSize.width)×\(Self.minimumSize.height)"
+            grid.put(message, x: 0, y: height / 2, style: CellGrid.Style(bold: true))
+            return grid
+        }
+        drawHeader(&grid)
+        switch state.screen {
+        case .table:
+            drawTable(&grid)
+        case .detail(let id, let tab):
+            if let row = model.row(id) { drawDetail(&grid, row: row, tab: tab) }
+        }
+        drawBottomLine(&grid)
+        if state.showHelp { drawHelp(&grid) }
+        return grid
+    }
+
+    // MARK: - Header
+
+    private func drawHeader(_ grid: inout CellGrid) {
+        let bar = CellGrid.Style(reverse: true)
+        grid.fill(y: 0, style: bar)
+        var x = grid.put(" reqtop ", x: 0, y: 0, style: CellGrid.Style(bold: true, reverse: true))
+        x = grid.put("· \(model.source) ", x: x, y: 0, style: bar)
+        let mode = state.paused ? "PAUSED" : (state.follow ? "FOLLOW" : "")
+        if !mode.isEmpty {
+            x = grid.put(" \(mode) ", x: x + 1, y: 0, style: CellGrid.Style(color: theme.color ? (state.paused ? .yellow : .green) : .normal, bold: true, reverse: true))
+        }
+        x = grid.put("  sort: \(state.sort.rawValue)", x: x, y: 0, style: bar)
+        if !state.filter.isEmpty { x = grid.put("  filter: \(state.filter)", x: x, y: 0, style: CellGrid.Style(bold: true, reverse: true)) }
+        let clock = "t=\(Format.seconds(now)) "
+        grid.put(clock, x: grid.width - clock.count, y: 0, style: bar)
+
+        x = 1
+        for state in [OperationRow.State.running, .backoff, .queued, .preparing, .succeeded, .failed, .cancelled] {
+            let count = model.counts[state, default: 0]
+            if count == 0, state == .preparing { continue }
+            x = grid.put("\(theme.glyph(state)) \(count) \(theme.word(state))", x: x, y: 1, style: count > 0 ? theme.style(state) : CellGrid.Style(dim: true))
+            x += 2
+        }
+        let rate = String(format: "%.1f req/s", model.requestsPerSecond(at: now))
+        let totals = grid.width >= 110 ? "  \(model.rows.count) ops  \(model.eventCount) events" : ""
+        x = grid.put(rate + totals, x: x + 1, y: 1, style: CellGrid.Style(dim: true))
+    }
+
+    // MARK: - Table
+
+    private struct Column {
+        var title: String
+        var width: Int
+        var right = false
+    }
+
+    private func columns(width: Int) -> [Column] {
+        var columns = [Column(title: "ID", width: 12), Column(title: "STATE", width: 11), Column(title: "METH", width: 5)]
+        let showHost = width >= 100
+        let showBar = width >= 110
+        if showHost { columns.append(Column(title: "HOST", width: 15)) }
+        columns.append(Column(title: "PATH", width: 0))
+        columns += [Column(title: "STAT", width: 4, right: true), Column(title: "ATT", width: 5, right: true),
+                    Column(title: "WAIT", width: 6, right: true), Column(title: "DUR", width: 6, right: true),
+                    Column(title: "SIZE", width: 6, right: true)]
+        if showBar { columns.append(Column(title: "TIMELINE", width: 14)) }
+        let fixed = columns.reduce(0) { $0 + $1.width + 1 }
+        let index = columns.firstIndex { $0.title == "PATH" }!
+        columns[index].width = max(6, width - fixed - 1)
+        return columns
+    }
+
+    private func drawTable(_ grid: inout CellGrid) {
+        let columns = columns(width: grid.width)
+        let titleStyle = CellGrid.Style(bold: true, reverse: true)
+        grid.fill(y: 2, style: titleStyle)
+        var x = 1
+        for column in columns {
+            grid.put(column.right ? Format.right(column.title, column.width) : Format.fit(column.title, column.width), x: x, y: 2, style: titleStyle)
+            x += column.width + 1
+        }
+        let pageSize = Self.pageSize(height: grid.height)
+        if visible.isEmpty {
+            let message = model.rows.isEmpty ? "waiting for the first operation…" : "no operation matches the filter \"\(state.filter)\""
+            grid.put(message, x: 2, y: 4, style: CellGrid.Style(dim: true))
+            return
+        }
+        let selectedIndex = state.selectedID.flatMap { id in visible.firstIndex { model.rows[$0].id == id } }
+        let top = Self.scroll(current: state.scroll, selected: selectedIndex, count: visible.count, pageSize: pageSize)
+        for line in 0..<min(pageSize, visible.count - top) {
+            let row = model.rows[visible[top + line]]
+            let y = 3 + line
+            drawRow(&grid, row: row, y: y, columns: columns)
+            if top + line == selectedIndex {
+                for column in 0..<grid.width {
+                    var style = grid.cell(x: column, y: y).style
+                    style.reverse = true
+                    grid.fill(y: y, from: column, to: column + 1, style: style)
+                }
+            }
+        }
+        if visible.count > pageSize {
+            let position = " \(top + 1)–\(min(visible.count, top + pageSize)) of \(visible.count) "
+            grid.put(position, x: grid.width - position.count, y: 1, style: CellGrid.Style(bold: true))
+        }
+    }
+
+    private func drawRow(_ grid: inout CellGrid, row: OperationRow, y: Int, columns: [Column]) {
+        let stateStyle = theme.style(row.state)
+        var x = 1
+        for column in columns {
+            let width = column.width
+            var style = CellGrid.Style.plain
+            let text: String
+            switch column.title {
+            case "ID":
+                text = Format.fit(row.id, width, ellipsis: theme.ellipsis)
+                style.bold = true
+            case "STATE":
+                text = Format.fit("\(theme.glyph(row.state)) \(theme.word(row.state))", width)
+                style = stateStyle
+            case "METH": text = Format.fit(row.method, width)
+            case "HOST": text = Format.fit(row.host, width, ellipsis: theme.ellipsis)
+            case "PATH": text = Format.fit(row.path, width, ellipsis: theme.ellipsis)
+            case "STAT":
+                text = Format.right(row.status.map(String.init) ?? "-", width)
+                if let status = row.status, theme.color { style.color = status >= 500 ? .red : status >= 400 ? .yellow : status >= 300 ? .cyan : .green }
+            case "ATT": text = Format.right(row.maxAttempts.map { "\(row.attempt)/\($0)" } ?? "\(row.attempt)", width)
+            case "WAIT":
+                text = Format.right(row.countdown(at: now).map { String(format: "%.1fs", $0) } ?? "", width)
+                style = CellGrid.Style(color: theme.color ? .yellow : .normal, bold: true)
+            case "DUR": text = Format.right(Format.seconds(row.elapsed(at: now)), width)
+            case "SIZE":
+                if row.state == .running, let expected = row.expectedBytes, expected > 0 {
+                    text = Format.right("\(min(100, row.bytes * 100 / expected))%", width)
+                } else {
+                    text = Format.right(row.bytes > 0 ? Format.bytes(row.bytes) : "", width)
+                }
+            case "TIMELINE":
+                drawTimeline(&grid, row: row, x: x, y: y, width: width)
+                x += width + 1
+                continue
+            default: text = ""
+            }
+            grid.put(text, x: x, y: y, style: style)
+            x += width + 1
+        }
+    }
+
+    /// The operation's attempts (solid) and waits (light) across its own lifetime. Every
+    /// segment gets at least one cell, and attempts are drawn last, so a millisecond attempt
+    /// between two long waits still shows.
+    private func drawTimeline(_ grid: inout CellGrid, row: OperationRow, x: Int, y: Int, width: Int) {
+        let start = row.queuedAt
+        let span = max(row.finishedAt ?? now, start + 0.001) - start
+        func cells(_ segment: OperationRow.Segment) -> Range<Int> {
+            let from = min(width - 1, Int(Double(width) * (segment.start - start) / span))
+            let to = min(width, Int((Double(width) * ((segment.end ?? now) - start) / span).rounded(.up)))
+            return from..<max(from + 1, to)
+        }
+        for segment in row.segments where segment.kind == .wait {
+            grid.put(String(repeating: theme.waitBar, count: cells(segment).count), x: x + cells(segment).lowerBound, y: y,
+                     style: CellGrid.Style(color: theme.color ? .yellow : .normal))
+        }
+        for segment in row.segments where segment.kind != .wait {
+            let style = theme.style(row.state == .backoff ? .failed : row.state)
+            grid.put(String(repeating: theme.attemptBar, count: cells(segment).count), x: x + cells(segment).lowerBound, y: y, style: style)
+        }
+    }
+
+    // MARK: - Detail
+
+    private func drawDetail(_ grid: inout CellGrid, row: OperationRow, tab: MonitorState.DetailTab) {
+        var x = grid.put(" \(row.id) ", x: 0, y: 2, style: CellGrid.Style(bold: true))
+        x = grid.put("\(theme.glyph(row.state)) \(theme.word(row.state))", x: x, y: 2, style: theme.style(row.state))
+        let attempts = row.maxAttempts.map { "\(row.attempt)/\($0)" } ?? "\(row.attempt)"
+        grid.put("  \(row.method) \(row.url)  status \(row.status.map(String.init) ?? "-")  attempt \(attempts)  \(Format.seconds(row.elapsed(at: now)))",
+                 x: x, y: 2)
+        x = 1
+        for candidate in MonitorState.DetailTab.allCases {
+            let selected = candidate == tab
+            x = grid.put(" \(candidate.rawValue) ", x: x, y: 3, style: CellGrid.Style(bold: selected, reverse: selected))
+            x += 1
+        }
+        let lines = detailLines(row: row, tab: tab)
+        let room = grid.height - 5
+        let shown = lines.count > room ? Array(lines.suffix(room - 1)) : lines
+        var y = 4
+        if lines.count > room {
+            grid.put("  \(theme.ellipsis) \(lines.count - shown.count) earlier lines", x: 0, y: y, style: CellGrid.Style(dim: true))
+            y += 1
+        }
+        for (text, style) in shown {
+            grid.put(text, x: 1, y: y, style: style)
+            y += 1
+        }
+    }
+
+    private func detailLines(row: OperationRow, tab: MonitorState.DetailTab) -> [(String, CellGrid.Style)] {
+        switch tab {
+        case .events:
+            return row.events.map { event in
+                let time = String(format: "%8.3f", event.time - row.queuedAt)
+                return ("\(time)  #\(event.attempt)  \(Format.fit(event.payload.name, 17))\(Self.describe(event.payload))", Self.style(event.payload, theme))
+            }
+        case .request:
+            var lines: [(String, CellGrid.Style)] = [("\(row.method) \(row.url)", CellGrid.Style(bold: true))]
+            lines += row.requestHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
+            if row.requestHeaders.isEmpty { lines.append(("(no headers set by the caller)", CellGrid.Style(dim: true))) }
+            return lines
+        case .response:
+            guard let status = row.status else { return [("no response yet", CellGrid.Style(dim: true))] }
+            var lines: [(String, CellGrid.Style)] = [("status \(status)   \(Format.bytes(row.bytes)) received" + (row.expectedBytes.map { " of \(Format.bytes($0))" } ?? ""), CellGrid.Style(bold: true))]
+            lines += row.responseHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
+            if let error = row.lastError { lines.append(("last error: \(error)", theme.style(.failed))) }
+            return lines
+        case .retries:
+            var lines: [(String, CellGrid.Style)] = row.attempts.map { attempt in
+                let span = "\(String(format: "%7.3f", attempt.start - row.queuedAt))–\(attempt.end.map { String(format: "%.3f", $0 - row.queuedAt) } ?? "…")"
+                let outcome = attempt.status.map { "status \($0)" } ?? attempt.error ?? (attempt.end == nil ? "running" : "-")
+                let next = attempt.delay.map { " → wait \(String(format: "%.2f", $0))s" } ?? ""
+                return ("#\(attempt.number)  \(span)  \(outcome)\(next)  \(attempt.decision ?? "")", attempt.delay != nil ? theme.style(.backoff) : .plain)
+            }
+            if let reason = row.reason, row.state.isFinished { lines.append(("end: \(reason)", theme.style(row.state))) }
+            if lines.isEmpty { lines.append(("not started yet", CellGrid.Style(dim: true))) }
+            return lines
+        case .timing:
+            let start = row.queuedAt
+            let end = max(row.finishedAt ?? now, start + 0.001)
+            let barWidth = 40
+            return row.segments.map { segment in
+                let from = Int(Double(barWidth) * (segment.start - start) / (end - start))
+                let to = max(from + 1, Int(Double(barWidth) * ((segment.end ?? now) - start) / (end - start)))
+                let bar = String(repeating: " ", count: min(barWidth, from))
+                    + String(repeating: segment.kind == .wait ? theme.waitBar : theme.attemptBar, count: max(1, min(barWidth, to) - from))
+                let label = switch segment.kind {
+                case .attempt(let number): "attempt \(number)"
+                case .wait: "backoff"
+                }
+                let duration = Format.seconds((segment.end ?? now) - segment.start)
+                return ("\(Format.fit(label, 10)) \(Format.fit(bar, barWidth))  \(String(format: "%.3f", segment.start - start))  \(duration)",
+                        segment.kind == .wait ? theme.style(.backoff) : .plain)
+            }
+        }
+    }
+
+    static func describe(_ payload: RequestEvent.Payload) -> String {
+        switch payload {
+        case .queued(let method, let url, _, _): "\(method) \(url)"
+        case .started, .other: ""
+        case .preparationFailed(let reason), .validationFailed(let reason): reason
+        case .taskCreated(let task, _): "task \(task)"
+        case .redirect(let status, let location): "\(status) → \(location)"
+        case .response(let status, _, let expected): "status \(status)" + (expected.map { ", \($0) bytes expected" } ?? "")
+        case .data(let bytes): "\(bytes) bytes"
+        case .taskCompleted(let error): error.map { "error \($0.code) \($0.message)" } ?? "ok"
+        case .retryScheduled(let delay, let reason): String(format: "in %.2fs: ", delay) + reason
+        case .earlyRetry(let trigger, let delay): String(format: "%@ in %.2fs", trigger, delay)
+        case .cancelled(let by): "by \(by)"
+        case .finished(let outcome, let status, let attempts, let duration, let reason):
+            "\(outcome.rawValue), status \(status.map(String.init) ?? "-"), \(attempts) attempt\(attempts == 1 ? "" : "s"), \(Format.seconds(duration))"
+                + (reason.map { ": \($0)" } ?? "")
+        }
+    }
+
+    static func style(_ payload: RequestEvent.Payload, _ theme: Theme) -> CellGrid.Style {
+        switch payload {
+        case .retryScheduled, .earlyRetry: theme.style(.backoff)
+        case .validationFailed, .preparationFailed: theme.style(.failed)
+        case .taskCompleted(let error) where error != nil: theme.style(.failed)
+        case .cancelled: theme.style(.cancelled)
+        case .finished(let outcome, _, _, _, _): theme.style(outcome == .success ? .succeeded : outcome == .failure ? .failed : .cancelled)
+        default: .plain
+        }
+    }
+
+    // MARK: - Bottom line and help
+
+    private func drawBottomLine(_ grid: inout CellGrid) {
+        let y = grid.height - 1
+        if let draft = state.filterDraft {
+            grid.fill(y: y, style: CellGrid.Style(reverse: true))
+            grid.put(" filter: \(draft)_   (Enter apply · Esc cancel · e.g. state:failed status:5xx method:POST)", x: 0, y: y,
+                     style: CellGrid.Style(bold: true, reverse: true))
+            return
+        }
+        if let confirmation = state.confirmation {
+            let question = switch confirmation {
+            case .cancel(let id): " Cancel \(id)? (y/n) "
+            case .cancelAll: " Cancel every operation? (y/n) "
+            }
+            grid.put(question, x: 0, y: y, style: CellGrid.Style(color: theme.color ? .red : .normal, bold: true, reverse: true))
+            return
+        }
+        if let flash = state.flash {
+            grid.put(" \(flash)", x: 0, y: y, style: CellGrid.Style(bold: true))
+            return
+        }
+        let hints: [(String, String)] = switch state.screen {
+        case .table:
+            [("Enter", "Detail"), ("r", "Retry"), ("X", "Cancel"), ("C", "CancelAll"), ("p", state.paused ? "Resume" : "Pause"),
+             ("/", "Filter"), ("o", "Sort"), ("F", "Follow"), ("?", "Help"), ("q", "Quit")]
+        case .detail:
+            [("Tab", "NextTab"), ("Esc", "Back"), ("r", "Retry"), ("X", "Cancel"), ("p", state.paused ? "Resume" : "Pause"), ("?", "Help"), ("q", "Quit")]
+        }
+        var x = 0
+        for (key, label) in hints {
+            x = grid.put(key, x: x, y: y, style: CellGrid.Style(bold: true))
+            x = grid.put(label, x: x, y: y, style: CellGrid.Style(color: theme.color ? .cyan : .normal, reverse: true))
+            x += 1
+        }
+    }
+
+    private func drawHelp(_ grid: inout CellGrid) {
+        let lines = KeyMap.bindings.map { "\(Format.fit($0.label, 9)) \($0.help)" }
+        let width = min(grid.width - 4, (lines.map(\.count).max() ?? 0) + 4)
+        let height = min(grid.height - 2, lines.count + 4)
+        let left = (grid.width - width) / 2
+        let top = max(1, (grid.height - height) / 2)
+        let frame = CellGrid.Style(bold: true, reverse: true)
+        for y in top..<(top + height) {
+            grid.put(String(repeating: " ", count: width), x: left, y: y, style: .plain)
+        }
+        grid.put(Format.fit(" reqtop keys", width), x: left, y: top, style: frame)
+        for (offset, line) in lines.prefix(height - 4).enumerated() {
+            grid.put(line, x: left + 2, y: top + 2 + offset, limit: width - 3)
+        }
+        grid.put(Format.fit(" Esc or ? closes this help", width), x: left, y: top + height - 1, style: frame)
+    }
+}
