@@ -122,7 +122,7 @@ public struct OperationRow: Sendable, Equatable {
             }
         case .earlyRetry(let trigger, let delay):
             retryAt = t + delay
-            updateAttempt(number: event.attempt - 1) { $0.decision = ($0.decision ?? "") + " · early retry (\(trigger))" }
+            updateAttempt(number: event.attempt - 1) { $0.decision = ($0.decision ?? "") + "; early retry (\(trigger))" }
         case .cancelled(let by):
             cancelledBy = by
         case .finished(let outcome, let status, _, let duration, let reason):

@@ -25,6 +25,15 @@ public struct MonitorView {
         self.now = now
     }
 
+    private func fit(_ text: String, _ width: Int, ellipsis: String? = nil) -> String {
+        Format.fit(text, width, ellipsis: ellipsis ?? theme.ellipsis)
+    }
+
+    /// A countdown in tenths, rounded up, so it never reads 0.0 while still waiting.
+    static func countdown(_ seconds: TimeInterval) -> String {
+        String(format: "%.1fs", (seconds * 10).rounded(.up) / 10)
+    }
+
     /// Table rows that fit a terminal `height` high.
     public static func pageSize(height: Int) -> Int {
         max(1, height - chromeHeight)
@@ -43,7 +52,7 @@ public struct MonitorView {
     public func render(width: Int, height: Int) -> CellGrid {
         var grid = CellGrid(width: width, height: height)
         guard width >= Self.minimumSize.width, height >= Self.minimumSize.height else {
-            let message = "terminal too small: \(width)×\(height), reqtop needs \(Self.minimumSize.width)×\(Self.minimumSize.height)"
+            let message = "terminal too small: \(width)\(theme.times)\(height), reqtop needs \(Self.minimumSize.width)\(theme.times)\(Self.minimumSize.height)"
             grid.put(message, x: 0, y: height / 2, style: CellGrid.Style(bold: true))
             return grid
         }
@@ -65,7 +74,7 @@ public struct MonitorView {
         let bar = CellGrid.Style(reverse: true)
         grid.fill(y: 0, style: bar)
         var x = grid.put(" reqtop ", x: 0, y: 0, style: CellGrid.Style(bold: true, reverse: true))
-        x = grid.put("· \(model.source) ", x: x, y: 0, style: bar)
+        x = grid.put("\(theme.separator) \(model.source) ", x: x, y: 0, style: bar)
         let mode = state.paused ? "PAUSED" : (state.follow ? "FOLLOW" : "")
         if !mode.isEmpty {
             x = grid.put(" \(mode) ", x: x + 1, y: 0, style: CellGrid.Style(color: theme.color ? (state.paused ? .yellow : .green) : .normal, bold: true, reverse: true))
@@ -117,12 +126,12 @@ public struct MonitorView {
         grid.fill(y: 2, style: titleStyle)
         var x = 1
         for column in columns {
-            grid.put(column.right ? Format.right(column.title, column.width) : Format.fit(column.title, column.width), x: x, y: 2, style: titleStyle)
+            grid.put(column.right ? Format.right(column.title, column.width) : fit(column.title, column.width), x: x, y: 2, style: titleStyle)
             x += column.width + 1
         }
         let pageSize = Self.pageSize(height: grid.height)
         if visible.isEmpty {
-            let message = model.rows.isEmpty ? "waiting for the first operation…" : "no operation matches the filter \"\(state.filter)\""
+            let message = model.rows.isEmpty ? "waiting for the first operation" + theme.ellipsis : "no operation matches the filter \"\(state.filter)\""
             grid.put(message, x: 2, y: 4, style: CellGrid.Style(dim: true))
             return
         }
@@ -141,7 +150,7 @@ public struct MonitorView {
             }
         }
         if visible.count > pageSize {
-            let position = " \(top + 1)–\(min(visible.count, top + pageSize)) of \(visible.count) "
+            let position = " \(top + 1)\(theme.dash)\(min(visible.count, top + pageSize)) of \(visible.count) "
             grid.put(position, x: grid.width - position.count, y: 1, style: CellGrid.Style(bold: true))
         }
     }
@@ -155,20 +164,20 @@ public struct MonitorView {
             let text: String
             switch column.title {
             case "ID":
-                text = Format.fit(row.id, width, ellipsis: theme.ellipsis)
+                text = fit(row.id, width, ellipsis: theme.ellipsis)
                 style.bold = true
             case "STATE":
-                text = Format.fit("\(theme.glyph(row.state)) \(theme.word(row.state))", width)
+                text = fit("\(theme.glyph(row.state)) \(theme.word(row.state))", width)
                 style = stateStyle
-            case "METH": text = Format.fit(row.method, width)
-            case "HOST": text = Format.fit(row.host, width, ellipsis: theme.ellipsis)
-            case "PATH": text = Format.fit(row.path, width, ellipsis: theme.ellipsis)
+            case "METH": text = fit(row.method, width)
+            case "HOST": text = fit(row.host, width, ellipsis: theme.ellipsis)
+            case "PATH": text = fit(row.path, width, ellipsis: theme.ellipsis)
             case "STAT":
                 text = Format.right(row.status.map(String.init) ?? "-", width)
                 if let status = row.status, theme.color { style.color = status >= 500 ? .red : status >= 400 ? .yellow : status >= 300 ? .cyan : .green }
             case "ATT": text = Format.right(row.maxAttempts.map { "\(row.attempt)/\($0)" } ?? "\(row.attempt)", width)
             case "WAIT":
-                text = Format.right(row.countdown(at: now).map { String(format: "%.1fs", $0) } ?? "", width)
+                text = Format.right(row.countdown(at: now).map(Self.countdown) ?? "", width)
                 style = CellGrid.Style(color: theme.color ? .yellow : .normal, bold: true)
             case "DUR": text = Format.right(Format.seconds(row.elapsed(at: now)), width)
             case "SIZE":
@@ -242,7 +251,7 @@ public struct MonitorView {
         case .events:
             return row.events.map { event in
                 let time = String(format: "%8.3f", event.time - row.queuedAt)
-                return ("\(time)  #\(event.attempt)  \(Format.fit(event.payload.name, 17))\(Self.describe(event.payload))", Self.style(event.payload, theme))
+                return ("\(time)  #\(event.attempt)  \(fit(event.payload.name, 17))\(Self.describe(event.payload, theme))", Self.style(event.payload, theme))
             }
         case .request:
             var lines: [(String, CellGrid.Style)] = [("\(row.method) \(row.url)", CellGrid.Style(bold: true))]
@@ -257,9 +266,9 @@ public struct MonitorView {
             return lines
         case .retries:
             var lines: [(String, CellGrid.Style)] = row.attempts.map { attempt in
-                let span = "\(String(format: "%7.3f", attempt.start - row.queuedAt))–\(attempt.end.map { String(format: "%.3f", $0 - row.queuedAt) } ?? "…")"
+                let span = "\(String(format: "%7.3f", attempt.start - row.queuedAt))\(theme.dash)\(attempt.end.map { String(format: "%.3f", $0 - row.queuedAt) } ?? theme.ellipsis)"
                 let outcome = attempt.status.map { "status \($0)" } ?? attempt.error ?? (attempt.end == nil ? "running" : "-")
-                let next = attempt.delay.map { " → wait \(String(format: "%.2f", $0))s" } ?? ""
+                let next = attempt.delay.map { " \(theme.arrow) wait \(String(format: "%.2f", $0))s" } ?? ""
                 return ("#\(attempt.number)  \(span)  \(outcome)\(next)  \(attempt.decision ?? "")", attempt.delay != nil ? theme.style(.backoff) : .plain)
             }
             if let reason = row.reason, row.state.isFinished { lines.append(("end: \(reason)", theme.style(row.state))) }
@@ -279,19 +288,19 @@ public struct MonitorView {
                 case .wait: "backoff"
                 }
                 let duration = Format.seconds((segment.end ?? now) - segment.start)
-                return ("\(Format.fit(label, 10)) \(Format.fit(bar, barWidth))  \(String(format: "%.3f", segment.start - start))  \(duration)",
+                return ("\(fit(label, 10)) \(fit(bar, barWidth))  \(String(format: "%.3f", segment.start - start))  \(duration)",
                         segment.kind == .wait ? theme.style(.backoff) : .plain)
             }
         }
     }
 
-    static func describe(_ payload: RequestEvent.Payload) -> String {
+    static func describe(_ payload: RequestEvent.Payload, _ theme: Theme) -> String {
         switch payload {
         case .queued(let method, let url, _, _): "\(method) \(url)"
         case .started, .other: ""
         case .preparationFailed(let reason), .validationFailed(let reason): reason
         case .taskCreated(let task, _): "task \(task)"
-        case .redirect(let status, let location): "\(status) → \(location)"
+        case .redirect(let status, let location): "\(status) \(theme.arrow) \(location)"
         case .response(let status, _, let expected): "status \(status)" + (expected.map { ", \($0) bytes expected" } ?? "")
         case .data(let bytes): "\(bytes) bytes"
         case .taskCompleted(let error): error.map { "error \($0.code) \($0.message)" } ?? "ok"
@@ -353,7 +362,7 @@ public struct MonitorView {
     }
 
     private func drawHelp(_ grid: inout CellGrid) {
-        let lines = KeyMap.bindings.map { "\(Format.fit($0.label, 9)) \($0.help)" }
+        let lines = KeyMap.bindings.map { "\(fit($0.label, 9)) \($0.help)" }
         let width = min(grid.width - 4, (lines.map(\.count).max() ?? 0) + 4)
         let height = min(grid.height - 2, lines.count + 4)
         let left = (grid.width - width) / 2
@@ -362,10 +371,10 @@ public struct MonitorView {
         for y in top..<(top + height) {
             grid.put(String(repeating: " ", count: width), x: left, y: y, style: .plain)
         }
-        grid.put(Format.fit(" reqtop keys", width), x: left, y: top, style: frame)
+        grid.put(fit(" reqtop keys", width), x: left, y: top, style: frame)
         for (offset, line) in lines.prefix(height - 4).enumerated() {
             grid.put(line, x: left + 2, y: top + 2 + offset, limit: width - 3)
         }
-        grid.put(Format.fit(" Esc or ? closes this help", width), x: left, y: top + height - 1, style: frame)
+        grid.put(fit(" Esc or ? closes this help", width), x: left, y: top + height - 1, style: frame)
     }
 }

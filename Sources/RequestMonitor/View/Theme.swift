@@ -50,4 +50,8 @@ public struct Theme: Sendable, Equatable {
     public var attemptBar: String { unicode ? "█" : "#" }
     public var waitBar: String { unicode ? "░" : "." }
     public var ellipsis: String { unicode ? "…" : "~" }
+    public var separator: String { unicode ? "·" : "-" }
+    public var dash: String { unicode ? "–" : "-" }
+    public var arrow: String { unicode ? "→" : "->" }
+    public var times: String { unicode ? "×" : "x" }
 }

@@ -1,0 +1,210 @@
+@testable import RequestMonitor
+import RequestOperations
+import Synchronization
+import XCTest
+
+/// A scripted session: the events of a few operations in known states at t = 10.
+func scriptedModel() -> QueueModel {
+    var model = QueueModel(source: "test plan")
+    func event(_ t: TimeInterval, _ op: String, _ attempt: Int, _ payload: RequestEvent.Payload) {
+        model.apply(RequestEvent(time: t, operationID: op, attempt: attempt, payload: payload))
+    }
+    // ok: one attempt.
+    event(0, "ok-one", 1, .queued(method: "GET", url: "http://api.test:8080/users/1", headers: ["Accept": "application/json"], maxAttempts: 3))
+    event(0.1, "ok-one", 1, .started)
+    event(0.1, "ok-one", 1, .taskCreated(taskIdentifier: 1, url: "http://api.test:8080/users/1"))
+    event(0.3, "ok-one", 1, .response(status: 200, headers: ["Content-Type": "application/json"], expectedBytes: 2048))
+    event(0.4, "ok-one", 1, .data(bytes: 2048))
+    event(0.4, "ok-one", 1, .taskCompleted(error: nil))
+    event(0.4, "ok-one", 1, .finished(outcome: .success, status: 200, attempts: 1, duration: 0.4, reason: nil))
+    // backoff: failed once, waiting until t = 11.25.
+    event(1, "flaky", 1, .queued(method: "GET", url: "http://api.test:8080/flaky", headers: [:], maxAttempts: 4))
+    event(1, "flaky", 1, .started)
+    event(1, "flaky", 1, .taskCreated(taskIdentifier: 2, url: "http://api.test:8080/flaky"))
+    event(1.5, "flaky", 1, .response(status: 503, headers: ["Retry-After": "2"], expectedBytes: 15))
+    event(1.5, "flaky", 1, .validationFailed(reason: "status 503"))
+    event(1.5, "flaky", 1, .taskCompleted(error: nil))
+    event(9.0, "flaky", 1, .retryScheduled(delay: 2.25, reason: "status 503; attempt 1 of 4; backoff 2.25s"))
+    // running: a download half done.
+    event(2, "download", 1, .queued(method: "GET", url: "http://cdn.test/big.bin", headers: [:], maxAttempts: 3))
+    event(2, "download", 1, .started)
+    event(2, "download", 1, .taskCreated(taskIdentifier: 3, url: "http://cdn.test/big.bin"))
+    event(3, "download", 1, .response(status: 200, headers: [:], expectedBytes: 1000))
+    event(4, "download", 1, .data(bytes: 500))
+    // failed: connection refused, retries exhausted.
+    event(3, "down", 1, .queued(method: "POST", url: "http://db.test/write", headers: [:], maxAttempts: 1))
+    event(3, "down", 1, .started)
+    event(3, "down", 1, .taskCreated(taskIdentifier: 4, url: "http://db.test/write"))
+    event(3.1, "down", 1, .taskCompleted(error: TransportError(code: -1004, message: "cannot connect to host")))
+    event(3.1, "down", 1, .finished(outcome: .failure, status: nil, attempts: 1, duration: 0.1, reason: "transport error -1004 is not retryable"))
+    // cancelled while running.
+    event(4, "gone", 1, .queued(method: "GET", url: "http://api.test:8080/hang", headers: [:], maxAttempts: 3))
+    event(4, "gone", 1, .started)
+    event(4, "gone", 1, .taskCreated(taskIdentifier: 5, url: "http://api.test:8080/hang"))
+    event(6, "gone", 1, .cancelled(by: "monitor"))
+    event(6, "gone", 1, .finished(outcome: .cancelled, status: nil, attempts: 1, duration: 2, reason: "cancelled by monitor"))
+    // queued: not started.
+    event(9.5, "later", 1, .queued(method: "DELETE", url: "http://api.test:8080/items/7", headers: [:], maxAttempts: 3))
+    return model
+}
+
+final class MonitorViewTests: XCTestCase {
+    func render(_ model: QueueModel = scriptedModel(), state: MonitorState = MonitorState(), theme: Theme = Theme(),
+                width: Int = 120, height: Int = 30, now: TimeInterval = 10) -> CellGrid {
+        let visible = VisibleRows.compute(model, filter: state.filter, sort: state.sort, now: now)
+        return MonitorView(model: model, state: state, visible: visible, theme: theme, now: now).render(width: width, height: height)
+    }
+
+    func line(_ grid: CellGrid, containing text: String) -> String {
+        grid.text.split(separator: "\n").map(String.init).first { $0.contains(text) } ?? ""
+    }
+
+    func testTheTableShowsEveryOperationWithItsStateAttemptsCountdownAndSize() {
+        let grid = render()
+        let text = grid.text
+        XCTAssert(text.contains("test plan"))
+        XCTAssert(line(grid, containing: "▶ 1 running").contains("↻ 1 backoff"), text)
+        XCTAssert(line(grid, containing: "running").contains("✓ 1 ok"))
+        XCTAssert(line(grid, containing: "running").contains("✗ 1 failed"))
+        XCTAssert(line(grid, containing: "running").contains("⊘ 1 cancelled"))
+        XCTAssert(line(grid, containing: "ID ").contains("STATE"))
+
+        let flaky = line(grid, containing: "flaky ")
+        XCTAssert(flaky.contains("↻ backoff"), flaky)
+        XCTAssert(flaky.contains("1/4"), flaky)
+        XCTAssert(flaky.contains("1.3s"), "the countdown to t=11.25 at t=10, in tenths: \(flaky)")
+        XCTAssert(flaky.contains("503"), flaky)
+        XCTAssert(flaky.contains("api.test:8080"), flaky)
+
+        let download = line(grid, containing: "download")
+        XCTAssert(download.contains("▶ running"), download)
+        XCTAssert(download.contains("50%"), "progress of an expected length: \(download)")
+        XCTAssert(line(grid, containing: "ok-one").contains("2.0K"))
+        XCTAssert(line(grid, containing: "down ").contains("✗ failed"))
+        XCTAssert(line(grid, containing: "down ").contains("POST"))
+        XCTAssert(line(grid, containing: "gone").contains("⊘ cancelled"))
+        XCTAssert(line(grid, containing: "later").contains("· queued"))
+        XCTAssert(line(grid, containing: "Quit").contains("Retry"), "the key hints")
+    }
+
+    func testTheCountdownMovesWithTime() {
+        XCTAssert(line(render(now: 10), containing: "flaky ").contains("1.3s"))
+        XCTAssert(line(render(now: 10.9), containing: "flaky ").contains("0.4s"), "rounded up, never 0.0 while waiting")
+        XCTAssert(line(render(now: 11.24), containing: "flaky ").contains("0.1s"))
+    }
+
+    func testEightyByTwentyFourFitsAndDropsTheWideColumns() {
+        let grid = render(width: 80, height: 24)
+        let titles = line(grid, containing: "STATE")
+        for title in ["ID", "STATE", "METH", "PATH", "STAT", "ATT", "WAIT", "DUR", "SIZE"] {
+            XCTAssert(titles.contains(title), "\(title) missing at 80 columns: \(titles)")
+        }
+        XCTAssertFalse(titles.contains("HOST"))
+        XCTAssertFalse(titles.contains("TIMELINE"))
+        XCTAssert(grid.text.split(separator: "\n").allSatisfy { $0.count <= 80 })
+    }
+
+    func testATooSmallTerminalIsToldSo() {
+        let grid = render(width: 50, height: 10)
+        XCTAssertEqual(grid.text.trimmingCharacters(in: .whitespacesAndNewlines), "terminal too small: 50×10, reqtop needs 60×12")
+    }
+
+    func testMonochromeStillTellsStatesApartAndUsesNoColour() {
+        let grid = render(theme: Theme(color: false))
+        XCTAssert(grid.cells.allSatisfy { $0.style.color == .normal })
+        XCTAssert(line(grid, containing: "flaky ").contains("↻ backoff"))
+        XCTAssert(line(grid, containing: "down ").contains("✗ failed"))
+        let failedCell = grid.cells.first { $0.character == "✗" && !$0.style.reverse }
+        XCTAssertEqual(failedCell?.style.bold, true, "failed rows stand out by weight without colour")
+    }
+
+    func testANonUTF8TerminalGetsASCII() {
+        let grid = render(theme: Theme(unicode: false))
+        XCTAssert(grid.text.unicodeScalars.allSatisfy(\.isASCII), grid.text.unicodeScalars.filter { !$0.isASCII }.map(String.init).joined())
+        XCTAssert(line(grid, containing: "flaky ").contains("R backoff"))
+    }
+
+    func testOnlyVisibleRowsAreDrawnAndThePositionIsShown() {
+        var model = QueueModel(source: "big")
+        for index in 0..<500 {
+            model.apply(RequestEvent(time: Double(index), operationID: "op-\(index)", attempt: 1,
+                                     payload: .queued(method: "GET", url: "http://h/\(index)", headers: [:], maxAttempts: 3)))
+        }
+        var state = MonitorState()
+        state.selectedID = "op-499"
+        let grid = render(model, state: state, width: 120, height: 24, now: 500)
+        XCTAssert(grid.text.contains("op-499"))
+        XCTAssertFalse(grid.text.contains("op-10 "))
+        XCTAssert(grid.text.contains("481–500 of 500"), grid.text)
+    }
+
+    func testTheDetailViewTabs() {
+        var state = MonitorState()
+        state.screen = .detail(id: "flaky", tab: .events)
+        var grid = render(state: state)
+        XCTAssert(line(grid, containing: "retryScheduled").contains("in 2.25s: status 503"), grid.text)
+        XCTAssert(line(grid, containing: "validationFailed").contains("status 503"))
+
+        state.screen = .detail(id: "flaky", tab: .retries)
+        grid = render(state: state)
+        XCTAssert(line(grid, containing: "#1").contains("wait 2.25s"), grid.text)
+
+        state.screen = .detail(id: "ok-one", tab: .request)
+        XCTAssert(render(state: state).text.contains("Accept: application/json"))
+        state.screen = .detail(id: "ok-one", tab: .response)
+        XCTAssert(render(state: state).text.contains("Content-Type: application/json"))
+        state.screen = .detail(id: "down", tab: .response)
+        XCTAssert(render(state: state).text.contains("no response yet"))
+        state.screen = .detail(id: "flaky", tab: .timing)
+        grid = render(state: state)
+        let lines = grid.text.split(separator: "\n").map(String.init)
+        XCTAssert(lines.first { $0.hasPrefix(" attempt 1 ") }?.contains("█") == true, grid.text)
+        XCTAssert(lines.first { $0.hasPrefix(" backoff ") }?.contains("░") == true, grid.text)
+    }
+
+    func testTheHelpOverlayListsEveryKey() {
+        var state = MonitorState()
+        state.showHelp = true
+        let text = render(state: state, height: 40).text
+        for binding in KeyMap.bindings {
+            XCTAssert(text.contains(binding.help), binding.help)
+        }
+    }
+
+    func testTheBottomLineAsksBeforeCancelling() {
+        var state = MonitorState()
+        state.confirmation = .cancel(id: "download")
+        XCTAssert(render(state: state).text.hasSuffix("Cancel download? (y/n)"))
+        state.confirmation = nil
+        state.filterDraft = "state:fa"
+        XCTAssert(render(state: state).text.split(separator: "\n").last!.contains("filter: state:fa_"))
+    }
+}
+
+final class RowFilterTests: XCTestCase {
+    func ids(_ filter: String) -> [String] {
+        let model = scriptedModel()
+        return VisibleRows.compute(model, filter: filter, sort: .arrival, now: 10).map { model.rows[$0].id }
+    }
+
+    func testFilters() {
+        XCTAssertEqual(ids("state:failed"), ["down"])
+        XCTAssertEqual(ids("state:ok"), ["ok-one"])
+        XCTAssertEqual(ids("status:5xx"), ["flaky"])
+        XCTAssertEqual(ids("status:200"), ["ok-one", "download"])
+        XCTAssertEqual(ids("method:POST"), ["down"])
+        XCTAssertEqual(ids("api.test state:queued"), ["later"])
+        XCTAssertEqual(ids("FLAKY"), ["flaky"])
+        XCTAssertEqual(ids(""), ["ok-one", "flaky", "download", "down", "gone", "later"])
+    }
+
+    func testSorts() {
+        let model = scriptedModel()
+        func sorted(_ sort: MonitorState.Sort) -> [String] {
+            VisibleRows.compute(model, filter: "", sort: sort, now: 10).map { model.rows[$0].id }
+        }
+        XCTAssertEqual(sorted(.state), ["later", "download", "flaky", "ok-one", "down", "gone"])
+        XCTAssertEqual(sorted(.duration).first, "flaky")
+        XCTAssertEqual(sorted(.host).first, "ok-one")
+    }
+}
