@@ -5,44 +5,11 @@ import XCTest
 
 /// The real `reqtop` binary, run as a user would, headless.
 final class CommandLineTests: XCTestCase {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-
-        var events: [[String: Any]] {
-            stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        }
-    }
+    typealias Run = ReqtopRun
 
     /// The binary sits next to the test bundle in the build folder.
     static var binary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("reqtop")
-    }
-
-    func reqtop(_ arguments: [String], timeout: TimeInterval = 120) throws -> Run {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Read both pipes while the process runs, so a full pipe cannot block it.
-        nonisolated(unsafe) var stdout = Data(), stderr = Data()
-        let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) { stdout = out.fileHandleForReading.readDataToEndOfFile() }
-        DispatchQueue.global().async(group: group) { stderr = err.fileHandleForReading.readDataToEndOfFile() }
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            process.terminate()
-            XCTFail("reqtop \(arguments) ran past \(timeout) s")
-        }
-        process.waitUntilExit()
-        group.wait()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                   stderr: String(decoding: stderr, as: UTF8.self))
     }
 
     func writePlan(_ json: String) throws -> String {
@@ -158,4 +125,44 @@ final class CommandLineTests: XCTestCase {
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0)
     }
+}
+
+/// What a run of the binary printed and how it ended.
+struct ReqtopRun {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+
+        var events: [[String: Any]] {
+            stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+    }
+
+extension XCTestCase {
+    /// Runs the real `reqtop` binary with no terminal, as a script would.
+    func reqtop(_ arguments: [String], timeout: TimeInterval = 120) throws -> ReqtopRun {
+        let process = Process()
+        process.executableURL = CommandLineTests.binary
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read both pipes while the process runs, so a full pipe cannot block it.
+        nonisolated(unsafe) var stdout = Data(), stderr = Data()
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { stdout = out.fileHandleForReading.readDataToEndOfFile() }
+        DispatchQueue.global().async(group: group) { stderr = err.fileHandleForReading.readDataToEndOfFile() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            process.terminate()
+            XCTFail("reqtop \(arguments) ran past \(timeout) s")
+        }
+        process.waitUntilExit()
+        group.wait()
+        return ReqtopRun(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                   stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
 }

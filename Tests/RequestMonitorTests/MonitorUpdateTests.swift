@@ -85,6 +85,8 @@ final class MonitorUpdateTests: XCTestCase {
         XCTAssertNil(state.filterDraft)
         press([.character("/"), .character("z"), .escape], &state, nil)
         XCTAssertEqual(state.filter, "state:fa", "Esc keeps the filter that was there")
+        press([.character("/"), .character("\u{15}"), .enter], &state, nil)
+        XCTAssertEqual(state.filter, "", "Ctrl-U clears")
     }
 
     func testHelpSortAndQuit() {

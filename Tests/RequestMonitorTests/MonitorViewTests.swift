@@ -106,7 +106,7 @@ final class MonitorViewTests: XCTestCase {
 
     func testATooSmallTerminalIsToldSo() {
         let grid = render(width: 50, height: 10)
-        XCTAssertEqual(grid.text.trimmingCharacters(in: .whitespacesAndNewlines), "terminal too small: 50×10, reqtop needs 60×12")
+        XCTAssertEqual(grid.text.trimmingCharacters(in: .whitespacesAndNewlines), "terminal too small\n50×10, needs 60×12")
     }
 
     func testMonochromeStillTellsStatesApartAndUsesNoColour() {

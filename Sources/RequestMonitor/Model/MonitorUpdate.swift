@@ -79,6 +79,7 @@ public enum MonitorUpdate {
             state.filterDraft = state.filter
         case .filterInput(let key):
             switch key {
+            case .character("\u{15}"): state.filterDraft = "" // Ctrl-U clears, as in a shell
             case .character(let c): state.filterDraft = (state.filterDraft ?? "") + String(c)
             case .backspace: state.filterDraft = String((state.filterDraft ?? "").dropLast())
             case .enter:

@@ -32,6 +32,7 @@ public final class MonitorScreen: Sendable {
     private let inbox = Mutex<[RequestEvent]>([])
     private let wake: WakePipe
     private let stopRequested = Mutex(false)
+    private let resized = Mutex(false)
 
     public init(options: Options, commands: QueueCommands?) throws {
         self.options = options
@@ -60,12 +61,19 @@ public final class MonitorScreen: Sendable {
             source.resume()
             return source
         }
+        let terminal = Terminal(wantColor: options.color)
+        let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: .global())
+        resize.setEventHandler { [self] in
+            resized.withLock { $0 = true }
+            wake.signal()
+        }
+        resize.resume()
         defer {
+            resize.cancel()
             signals.forEach { $0.cancel() }
             for number in [SIGINT, SIGTERM, SIGHUP] { signal(number, SIG_DFL) }
         }
 
-        let terminal = Terminal(wantColor: options.color)
         defer { terminal.end() }
         let theme = Theme(color: terminal.color, unicode: terminal.unicode)
         var model = QueueModel(source: options.source)
@@ -80,6 +88,10 @@ public final class MonitorScreen: Sendable {
             }
             if !events.isEmpty {
                 model.apply(events)
+                dirty = true
+            }
+            if resized.withLock({ flag in defer { flag = false }; return flag }) {
+                terminal.updateSize()
                 dirty = true
             }
             let now = options.clock?() ?? model.latest

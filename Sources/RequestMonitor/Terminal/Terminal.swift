@@ -52,6 +52,16 @@ final class Terminal {
         (Int(reqtop_cols()), Int(reqtop_lines()))
     }
 
+    /// Reads the terminal's size from the kernel and tells ncurses. Called on SIGWINCH:
+    /// in a threaded process the signal often lands on another thread, where ncurses' own
+    /// handler cannot wake the loop that waits in `poll()`.
+    func updateSize() {
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0, size.ws_col > 0 else { return }
+        resizeterm(Int32(size.ws_row), Int32(size.ws_col))
+        wclear(reqtop_stdscr())
+    }
+
     /// Copies the grid to the screen; ncurses sends only what changed.
     func draw(_ grid: CellGrid) {
         let screen = reqtop_stdscr()

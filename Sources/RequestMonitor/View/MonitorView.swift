@@ -52,8 +52,9 @@ public struct MonitorView {
     public func render(width: Int, height: Int) -> CellGrid {
         var grid = CellGrid(width: width, height: height)
         guard width >= Self.minimumSize.width, height >= Self.minimumSize.height else {
-            let message = "terminal too small: \(width)\(theme.times)\(height), reqtop needs \(Self.minimumSize.width)\(theme.times)\(Self.minimumSize.height)"
-            grid.put(message, x: 0, y: height / 2, style: CellGrid.Style(bold: true))
+            // Short lines, so the message itself fits a tiny terminal.
+            grid.put("terminal too small", x: 0, y: max(0, height / 2 - 1), style: CellGrid.Style(bold: true))
+            grid.put("\(width)\(theme.times)\(height), needs \(Self.minimumSize.width)\(theme.times)\(Self.minimumSize.height)", x: 0, y: height / 2)
             return grid
         }
         drawHeader(&grid)
@@ -330,7 +331,7 @@ public struct MonitorView {
         let y = grid.height - 1
         if let draft = state.filterDraft {
             grid.fill(y: y, style: CellGrid.Style(reverse: true))
-            grid.put(" filter: \(draft)_   (Enter apply · Esc cancel · e.g. state:failed status:5xx method:POST)", x: 0, y: y,
+            grid.put(" filter: \(draft)_   (Enter apply, Esc cancel, Ctrl-U clear; e.g. state:failed status:5xx method:POST)", x: 0, y: y,
                      style: CellGrid.Style(bold: true, reverse: true))
             return
         }

@@ -1,0 +1,171 @@
+import Foundation
+import XCTest
+
+/// The real binary in a real terminal: tmux runs it, `send-keys` types, `capture-pane`
+/// reads the screen.
+final class MonitorEndToEndTests: XCTestCase {
+    private var session = ""
+
+    override func setUpWithError() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else {
+            throw XCTSkip("tmux is not installed (.ci/run installs it)")
+        }
+        session = "reqtop-e2e-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(6))"
+    }
+
+    override func tearDown() {
+        _ = try? tmux(["kill-session", "-t", session])
+    }
+
+    /// Runs a tmux command. Only `capture-pane` runs through `Process` with a pipe: the other
+    /// commands may start the tmux server, a daemon that keeps the descriptors it was given,
+    /// and Foundation's `Process.waitUntilExit()` on Linux then never returns. Those are
+    /// spawned with `posix_spawn` and waited for with `waitpid`.
+    @discardableResult
+    private func tmux(_ arguments: [String]) throws -> String {
+        guard arguments.first == "capture-pane" else {
+            try spawnAndWait(["/usr/bin/tmux"] + arguments)
+            return ""
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/tmux")
+        process.arguments = arguments
+        process.standardError = FileHandle.nullDevice
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private func screen() throws -> String {
+        try tmux(["capture-pane", "-t", session, "-p"])
+    }
+
+    private func keys(_ keys: String...) throws {
+        try tmux(["send-keys", "-t", session] + keys)
+    }
+
+    /// Polls the screen until `condition` holds.
+    @discardableResult
+    private func waitForScreen(_ what: String, timeout: TimeInterval = 15, file: StaticString = #filePath, line: UInt = #line,
+                               _ condition: (String) -> Bool) throws -> String {
+        let end = Date().addingTimeInterval(timeout)
+        var last = ""
+        while Date() < end {
+            last = try screen()
+            if condition(last) { return last }
+            usleep(100_000)
+        }
+        XCTFail("timed out waiting for \(what); the screen was:\n\(last)", file: file, line: line)
+        return last
+    }
+
+    func testTheDemoInTheMonitor() throws {
+        let binary = CommandLineTests.binary.path
+        // A shell, so that after quitting we can check the terminal still works.
+        try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "36", "env", "LANG=C.UTF-8", "TERM=screen-256color", "bash", "--norc", "--noprofile"])
+        // The markers are split in the typed command ("exit""-status") so that only the output matches.
+        try keys("\(binary) demo --once; echo \"exit\"\"-status-$?\"", "Enter")
+
+        // Rows and a live countdown.
+        try waitForScreen("operations") { $0.contains("w1-profile") && $0.contains("✓ ok") }
+        try waitForScreen("a backoff countdown") { screen in
+            screen.split(separator: "\n").contains { $0.contains("↻ backoff") && $0.range(of: #"\d+\.\ds +\d"#, options: .regularExpression) != nil }
+        }
+
+        // r on an operation in backoff retries it now.
+        try keys("/")
+        try tmux(["send-keys", "-t", session, "-l", "w1-exhausted"])
+        try keys("Enter")
+        try waitForScreen("the filter") { $0.contains("filter: w1-exhausted") }
+        try waitForScreen("w1-exhausted in backoff", timeout: 20) { $0.contains("↻ backoff") }
+        try keys("r")
+        try waitForScreen("the retry") { $0.contains("retrying w1-exhausted now") }
+
+        // X asks, y cancels.
+        try keys("/", "C-u")
+        try tmux(["send-keys", "-t", session, "-l", "download"])
+        try keys("Enter")
+        try waitForScreen("the download row") { $0.contains("w1-download") && $0.contains("▶ running") }
+        try keys("X")
+        try waitForScreen("the question") { $0.contains("Cancel w1-download? (y/n)") }
+        try keys("y")
+        try waitForScreen("the cancellation") { $0.contains("⊘ cancelled") && $0.contains("cancelled w1-download") }
+
+        // p pauses and resumes.
+        try keys("p")
+        try waitForScreen("PAUSED") { $0.contains("PAUSED") }
+        try keys("p")
+        try waitForScreen("resumed") { !$0.contains("PAUSED") }
+
+        // Clear the filter; the detail view and help.
+        try keys("/", "C-u", "Enter")
+        try waitForScreen("every row again") { $0.contains("w1-profile") && !$0.contains("filter:") }
+        try keys("Enter")
+        try waitForScreen("the detail view") { $0.contains("Events") && $0.contains("Retries") && $0.contains("queued") }
+        try keys("Escape", "?")
+        try waitForScreen("help") { $0.contains("reqtop keys") }
+        try keys("Escape")
+
+        // Resizing: down to 80×24, below the minimum, and back.
+        try tmux(["resize-window", "-t", session, "-x", "80", "-y", "24"])
+        let small = try waitForScreen("80×24") { $0.contains("STATE") && !$0.contains("TIMELINE") }
+        XCTAssert(small.split(separator: "\n").allSatisfy { $0.count <= 80 })
+        try tmux(["resize-window", "-t", session, "-x", "40", "-y", "8"])
+        try waitForScreen("too small") { $0.contains("terminal too small") }
+        try tmux(["resize-window", "-t", session, "-x", "120", "-y", "36"])
+        try waitForScreen("full size") { $0.contains("TIMELINE") }
+
+        // q quits, the terminal is restored, the shell works.
+        try keys("q")
+        let after = try waitForScreen("the exit status") { $0.range(of: "exit-status-[0-9]", options: .regularExpression) != nil }
+        XCTAssert(after.contains("exit-status-1"), "some demo requests fail or are cancelled on purpose:\n\(after)")
+        XCTAssert(after.contains("reqtop:") && after.contains("operations in"), "the summary after the monitor:\n\(after)")
+        try keys("echo shell-ok-$((40 + 2))", "Enter")
+        try waitForScreen("the shell to answer") { $0.contains("shell-ok-42") }
+    }
+
+    func testCtrlCAndSIGTERMRestoreTheTerminal() throws {
+        let binary = CommandLineTests.binary.path
+        try tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try keys("\(binary) demo --scenario quick; echo \"exit\"\"-status-$?\"", "Enter")
+        try waitForScreen("the monitor") { $0.contains("w1-profile") }
+        try keys("C-c")
+        let afterInterrupt = try waitForScreen("the exit after Ctrl-C") { $0.range(of: "exit-status-[0-9]", options: .regularExpression) != nil }
+        XCTAssert(afterInterrupt.contains("operations in"), "the summary after Ctrl-C:\n\(afterInterrupt)")
+        // SIGTERM from outside, to a monitor in the foreground (a full-screen program in the
+        // background would be stopped by the terminal). `--max-concurrent 5` marks this run.
+        try keys("clear; \(binary) demo --max-concurrent 5; echo \"term\"\"-status-$?\"", "Enter")
+        try waitForScreen("the monitor again") { $0.contains("w1-profile") }
+        try spawnAndWait(["/usr/bin/pkill", "-TERM", "-f", "reqtop demo --max-concurrent 5"])
+        let afterTerm = try waitForScreen("the exit after SIGTERM", timeout: 20) { $0.range(of: "term-status-[0-9]", options: .regularExpression) != nil }
+        XCTAssert(afterTerm.contains("operations in"), "the summary after SIGTERM:\n\(afterTerm)")
+        try keys("echo shell-ok-$((40 + 2))", "Enter")
+        try waitForScreen("the shell to answer") { $0.contains("shell-ok-42") }
+    }
+
+    func testNoTerminalMeansNoMonitor() throws {
+        let run = try reqtop(["demo", "--scenario", "quick"])
+        XCTAssert(run.stdout.hasPrefix(#"{"event":"session""#), "JSON lines, not a screen, when stdout is a pipe")
+        XCTAssertFalse(run.stdout.contains("\u{1B}["), "no terminal escapes in the headless output")
+    }
+}
+
+/// Runs a program with stdin, stdout and stderr on /dev/null and waits for it.
+private func spawnAndWait(_ argv: [String]) throws {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for fd in [Int32(0), 1, 2] {
+        posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+    }
+    var cArguments = argv.map { strdup($0) } + [nil]
+    defer { cArguments.forEach { free($0) } }
+    var pid: pid_t = 0
+    let result = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
+    guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL) }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+}
