@@ -143,11 +143,8 @@ public struct MonitorView {
             let y = 3 + line
             drawRow(&grid, row: row, y: y, columns: columns)
             if top + line == selectedIndex {
-                for column in 0..<grid.width {
-                    var style = grid.cell(x: column, y: y).style
-                    style.reverse = true
-                    grid.fill(y: y, from: column, to: column + 1, style: style)
-                }
+                // One even bar, as in htop: colours inside a reversed row read as patches.
+                grid.fill(y: y, style: CellGrid.Style(color: theme.color ? .cyan : .normal, bold: true, reverse: true))
             }
         }
         if visible.count > pageSize {
@@ -369,8 +366,9 @@ public struct MonitorView {
         let left = (grid.width - width) / 2
         let top = max(1, (grid.height - height) / 2)
         let frame = CellGrid.Style(bold: true, reverse: true)
+        let border = theme.unicode ? "│" : "|"
         for y in top..<(top + height) {
-            grid.put(String(repeating: " ", count: width), x: left, y: y, style: .plain)
+            grid.put(border + String(repeating: " ", count: width - 2) + border, x: left, y: y, style: .plain)
         }
         grid.put(fit(" reqtop keys", width), x: left, y: top, style: frame)
         for (offset, line) in lines.prefix(height - 4).enumerated() {

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Makes the README's pictures of the monitor from the real binary: runs `reqtop demo` in
+# tmux, presses keys as a person would, captures the screen with its colours and renders
+# it to PNG (scripts/ansi_to_png.py). Needs tmux, Pillow and the DejaVu fonts; installs
+# what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v tmux >/dev/null || { apt-get update -qq && apt-get install -y -qq tmux; }
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || { apt-get update -qq && apt-get install -y -qq fonts-dejavu-core; }
+python3 -c "import PIL" 2>/dev/null || pip install -q pillow
+
+swift build --product reqtop
+binary="$(swift build --show-bin-path)/reqtop"
+session="reqtop-shots-$$"
+cols=120
+rows=36
+out=Screenshots
+mkdir -p "$out"
+trap 'tmux kill-session -t "$session" 2>/dev/null || true' EXIT
+
+shot() { # name
+  tmux capture-pane -t "$session" -p -e > "/tmp/$session.ansi"
+  python3 scripts/ansi_to_png.py "/tmp/$session.ansi" "$out/$1.png" "$cols" "$rows"
+  echo "wrote $out/$1.png"
+}
+
+tmux new-session -d -s "$session" -x "$cols" -y "$rows" "env LANG=C.UTF-8 TERM=xterm-256color $binary demo"
+# About 4 s in: retries counting down, a download in progress, failures and successes.
+sleep 4.2
+shot monitor
+# The detail view of an operation that retried: its Retries tab.
+tmux send-keys -t "$session" / C-u
+tmux send-keys -t "$session" -l "w1-flaky"
+tmux send-keys -t "$session" Enter
+sleep 0.3
+tmux send-keys -t "$session" Enter Tab Tab Tab
+sleep 0.5
+shot detail-retries
+tmux send-keys -t "$session" Tab
+sleep 0.3
+shot detail-timing
+tmux send-keys -t "$session" Escape / C-u Enter
+sleep 0.3
+tmux send-keys -t "$session" '?'
+sleep 0.5
+shot help
+tmux send-keys -t "$session" Escape q
