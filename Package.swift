@@ -50,6 +50,11 @@ let package = Package(
             dependencies: ["RequestOperations", "FaultServer"],
             path: "Benchmarks/ThroughputBenchmark"
         ),
+        .executableTarget(
+            name: "reqtop-monitor-bench",
+            dependencies: ["RequestMonitor", "RequestOperations"],
+            path: "Benchmarks/MonitorBenchmark"
+        ),
         .testTarget(name: "RequestOperationsTests", dependencies: ["RequestOperations", "FaultServer"]),
         .testTarget(name: "FaultServerTests", dependencies: ["FaultServer"]),
         .testTarget(name: "RequestMonitorTests", dependencies: ["RequestMonitor", "RequestOperations"]),

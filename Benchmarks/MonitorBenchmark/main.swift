@@ -1,0 +1,91 @@
+// reqtop-monitor-bench: the monitor's model and view at scale, without a terminal.
+//
+// Builds 100,000 operations from 1,000,000 events (10 each: queued, started, taskCreated,
+// response, data, taskCompleted, retryScheduled, started, ..., finished), then measures:
+//   - events per second through QueueModel.apply, against a reference run in the same
+//     process that only appends the same events to an array;
+//   - time per frame of MonitorView.render at 200×50, and of recomputing the visible rows
+//     (done only when the model, filter or sort changes);
+//   - memory per finished operation (resident set size before and after).
+//
+//   swift run -c release reqtop-monitor-bench [--operations N]
+import Foundation
+import RequestMonitor
+import RequestOperations
+
+func argument(_ name: String, default value: Int) -> Int {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let number = Int(arguments[index + 1]) else { return value }
+    return number
+}
+
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+          let pages = Int(text.split(separator: " ")[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+func seconds(_ body: () -> Void) -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+let operations = argument("--operations", default: 100_000)
+var events: [RequestEvent] = []
+events.reserveCapacity(operations * 10)
+for index in 0..<operations {
+    let id = "op-\(index)"
+    let t = Double(index) * 0.001
+    let url = "http://api-\(index % 7).test:8080/items/\(index)?page=\(index % 13)"
+    events.append(RequestEvent(time: t, operationID: id, attempt: 1, payload: .queued(method: "GET", url: url, headers: ["Accept": "application/json"], maxAttempts: 3)))
+    events.append(RequestEvent(time: t + 0.001, operationID: id, attempt: 1, payload: .started))
+    events.append(RequestEvent(time: t + 0.001, operationID: id, attempt: 1, payload: .taskCreated(taskIdentifier: index * 2, url: url)))
+    events.append(RequestEvent(time: t + 0.004, operationID: id, attempt: 1, payload: .response(status: 503, headers: ["Retry-After": "1"], expectedBytes: 15)))
+    events.append(RequestEvent(time: t + 0.005, operationID: id, attempt: 1, payload: .taskCompleted(error: nil)))
+    events.append(RequestEvent(time: t + 0.005, operationID: id, attempt: 1, payload: .retryScheduled(delay: 0.5, reason: "status 503; attempt 1 of 3; backoff 0.5s")))
+    events.append(RequestEvent(time: t + 0.505, operationID: id, attempt: 2, payload: .started))
+    events.append(RequestEvent(time: t + 0.509, operationID: id, attempt: 2, payload: .response(status: 200, headers: ["Content-Type": "application/json"], expectedBytes: 2048)))
+    events.append(RequestEvent(time: t + 0.510, operationID: id, attempt: 2, payload: .data(bytes: 2048)))
+    events.append(RequestEvent(time: t + 0.510, operationID: id, attempt: 2, payload: .finished(outcome: .success, status: 200, attempts: 2, duration: 0.51, reason: nil)))
+}
+print("reqtop-monitor-bench: \(operations) operations, \(events.count) events")
+
+var reference: [RequestEvent] = []
+let referenceTime = seconds {
+    reference.reserveCapacity(events.count)
+    for event in events { reference.append(event) }
+}
+reference = []
+
+let before = residentBytes()
+var model = QueueModel(source: "bench")
+let modelTime = seconds { model.apply(events) }
+let after = residentBytes()
+precondition(model.counts[.succeeded] == operations)
+
+print(String(format: "model: %.0f events/s (%.2f s); reference (append only): %.0f events/s; ratio %.2f",
+             Double(events.count) / modelTime, modelTime, Double(events.count) / referenceTime, referenceTime / modelTime))
+print(String(format: "memory: %.1f KiB per finished operation (10 events each, kept for the detail view)",
+             Double(after - before) / Double(operations) / 1024))
+
+let now = model.latest
+var visible: [Int] = []
+let filterTime = seconds { visible = VisibleRows.compute(model, filter: "", sort: .arrival, now: now) }
+let filteredTime = seconds { _ = VisibleRows.compute(model, filter: "status:5xx api-3", sort: .arrival, now: now) }
+let sortedTime = seconds { _ = VisibleRows.compute(model, filter: "", sort: .duration, now: now) }
+var state = MonitorState()
+state.selectedID = model.rows.last?.id
+state.follow = false
+let frames = 200
+var grid = CellGrid(width: 0, height: 0)
+let frameTime = seconds {
+    for frame in 0..<frames {
+        state.selectedID = model.rows[model.rows.count - 1 - frame].id
+        grid = MonitorView(model: model, state: state, visible: visible, theme: Theme(), now: now).render(width: 200, height: 50)
+    }
+} / Double(frames)
+precondition(grid.text.contains("op-"))
+print(String(format: "frame at 200x50: %.2f ms (goal: at most 5 ms)", frameTime * 1000))
+print(String(format: "visible rows, recomputed only on change: %.1f ms all, %.1f ms filtered, %.1f ms sorted by duration",
+             filterTime * 1000, filteredTime * 1000, sortedTime * 1000))
