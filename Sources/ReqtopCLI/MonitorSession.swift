@@ -33,11 +33,17 @@ final class MonitorSession: Sendable {
     func run(_ body: @escaping @Sendable () -> Void) -> RunSummary {
         let start = Date()
         let subscription = queue.events.subscribe(label: "reqtop.monitor") { [screen] batch in screen.feed(batch) }
-        let worker = Thread { body() }
+        let workerDone = DispatchSemaphore(value: 0)
+        let worker = Thread {
+            body()
+            workerDone.signal()
+        }
         worker.start()
         screen.run()
         quitting.withLock { $0 = true }
         subscription.cancel()
+        // Wait for `body` to see the quit, so that it adds nothing after the sweep below.
+        workerDone.wait()
         for operation in operations.withLock({ $0 }) where operation.result == nil {
             operation.cancel(by: "quit")
         }
