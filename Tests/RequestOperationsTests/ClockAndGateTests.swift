@@ -90,9 +90,10 @@ final class ConcurrencyGateTests: XCTestCase {
         let handoff = DispatchQueue(label: "test.handoff")
         let key = DispatchSpecificKey<Bool>()
         handoff.setSpecific(key: key, value: true)
-        let gate = ConcurrencyGate(limit: 1, handoff: handoff)
+        let gate = ConcurrencyGate(limit: 2, handoff: handoff)
         let onHandoff = Mutex<Bool?>(nil)
         let granted = expectation(description: "granted")
+        gate.acquire {}
         gate.acquire {}
         gate.acquire {
             onHandoff.withLock { $0 = DispatchQueue.getSpecific(key: key) ?? false }
@@ -101,5 +102,15 @@ final class ConcurrencyGateTests: XCTestCase {
         gate.release()
         wait(for: [granted], timeout: 2)
         XCTAssertEqual(onHandoff.withLock { $0 }, true)
+    }
+
+    func testWhenNothingElseIsInFlightTheNextWaiterStartsOnTheReleasingThread() {
+        let gate = ConcurrencyGate(limit: 1, handoff: DispatchQueue(label: "test.unused"))
+        let granted = Mutex(false)
+        gate.acquire {}
+        gate.acquire { granted.withLock { $0 = true } }
+        gate.release()
+        XCTAssertTrue(granted.withLock { $0 }, "granted before release() returned")
+        XCTAssertEqual(gate.inUse, 1)
     }
 }
