@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "RequestOperations", targets: ["RequestOperations"]),
         .library(name: "FaultServer", targets: ["FaultServer"]),
         .library(name: "RequestMonitor", targets: ["RequestMonitor"]),
+        .library(name: "RequestArchive", targets: ["RequestArchive"]),
         .executable(name: "reqtop", targets: ["reqtop"]),
     ],
     dependencies: [
@@ -26,6 +27,7 @@ let package = Package(
             providers: [.apt(["libncurses-dev"])]
         ),
         .target(name: "RequestMonitor", dependencies: ["RequestOperations", "CNCurses"]),
+        .target(name: "RequestArchive", dependencies: ["RequestOperations"]),
         .target(
             name: "FaultServer",
             dependencies: [
@@ -40,6 +42,7 @@ let package = Package(
             dependencies: [
                 "RequestOperations",
                 "RequestMonitor",
+                "RequestArchive",
                 "FaultServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -58,6 +61,7 @@ let package = Package(
         .testTarget(name: "RequestOperationsTests", dependencies: ["RequestOperations", "FaultServer"]),
         .testTarget(name: "FaultServerTests", dependencies: ["FaultServer"]),
         .testTarget(name: "RequestMonitorTests", dependencies: ["RequestMonitor", "RequestOperations"]),
+        .testTarget(name: "RequestArchiveTests", dependencies: ["RequestArchive", "RequestOperations"]),
         .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "FaultServer"]),
     ],
     swiftLanguageModes: [.v6]

@@ -34,6 +34,8 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Requests in flight at once.")
     var maxConcurrent = 6
 
+    @OptionGroup var recording: RecordingOptions
+
     func validate() throws {
         guard DemoScenario.names.contains(scenario) else {
             throw ValidationError("unknown scenario '\(scenario)'; expected one of: \(DemoScenario.names.joined(separator: ", "))")
@@ -47,6 +49,7 @@ struct DemoCommand: ParsableCommand {
         let queue = RequestQueue(maxConcurrentRequests: maxConcurrent)
         let demo = try DemoRunner(queue: queue)
         defer { demo.stopServers() }
+        let recorder = try recording.start(queue.events)
         if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
             let session = try MonitorSession(queue: queue, source: "demo (\(scenario))", color: color)
             let scenario = self.scenario, once = self.once
@@ -64,6 +67,7 @@ struct DemoCommand: ParsableCommand {
                     wave += 1
                 } while !once && !session.hasQuit
             }
+            try RecordingOptions.finish(recorder, hub: queue.events)
             ReqtopMain.printError(summary.line)
             throw ExitCode(summary.exitStatus)
         }
@@ -71,6 +75,7 @@ struct DemoCommand: ParsableCommand {
         let summary = session.run {
             demo.play(DemoScenario.named(scenario, wave: 1)!, onSend: session.track, shouldStop: { session.wasInterrupted })
         }
+        try RecordingOptions.finish(recorder, hub: queue.events)
         ReqtopMain.printError(summary.line)
         throw ExitCode(summary.exitStatus)
     }

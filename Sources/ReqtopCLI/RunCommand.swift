@@ -25,12 +25,15 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
     var noColor = false
 
+    @OptionGroup var recording: RecordingOptions
+
     func run() throws {
         let plan = try PlanParser.load(path: self.plan)
         let server = plan.usesFaultServer ? try FaultServer.start() : nil
         defer { server?.stop() }
         let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent)
         let faultServerURL = server?.baseURL
+        let recorder = try recording.start(queue.events)
 
         /// Adds the plan's operations, handing each to `track`.
         @Sendable func addAll(_ track: (RequestOperation) -> Void) {
@@ -50,6 +53,7 @@ struct RunCommand: ParsableCommand {
             let session = HeadlessSession(queue: queue)
             summary = session.run { addAll(session.track) }
         }
+        try RecordingOptions.finish(recorder, hub: queue.events)
         ReqtopMain.printError(summary.line)
         throw ExitCode(summary.exitStatus)
     }

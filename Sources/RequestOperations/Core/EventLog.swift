@@ -10,9 +10,11 @@ public enum EventLog {
     /// The format version written in the header line.
     public static let version = 1
 
-    /// The first line of a log.
-    public static func headerLine(startedAt: Date) -> String {
-        "{\"event\":\"session\",\"version\":\(version),\"startedAt\":\(quote(iso8601(startedAt)))}"
+    /// The first line of a log. `redacted` is written when known (recordings say whether
+    /// secrets were taken out).
+    public static func headerLine(startedAt: Date, redacted: Bool? = nil) -> String {
+        "{\"event\":\"session\",\"version\":\(version),\"startedAt\":\(quote(iso8601(startedAt)))"
+            + (redacted.map { ",\"redacted\":\($0)" } ?? "") + "}"
     }
 
     static func iso8601(_ date: Date) -> String {

@@ -1,0 +1,93 @@
+import Foundation
+import RequestOperations
+import Synchronization
+
+/// Records a session's events to a file as they happen, in the JSON-lines event format.
+///
+/// Each batch of events is written with one `write(2)` of whole lines, straight to the
+/// file (no user-space buffer), so a process killed with SIGKILL leaves a file that reads
+/// up to its last complete line. Secrets are redacted unless told otherwise, and the header
+/// line says which.
+public final class EventLogWriter: Sendable {
+    public let path: String
+    public let redacted: Bool
+    private let descriptor: Int32
+    private let redactor: Redactor?
+    private let subscription = Mutex<EventSubscription?>(nil)
+    private let failure = Mutex<String?>(nil)
+
+    /// Creates (or truncates) the file and writes the header line.
+    public init(path: String, hub: EventHub, redact: Bool = true) throws {
+        self.path = path
+        self.redacted = redact
+        self.redactor = redact ? Redactor() : nil
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw ArchiveError(file: path, message: "cannot write the recording (\(String(cString: strerror(errno))))")
+        }
+        descriptor = fd
+        try writeAll(EventLog.headerLine(startedAt: hub.startedAt, redacted: redact) + "\n")
+        let subscription = hub.subscribe(label: "reqtop.record") { [self] batch in
+            var text = ""
+            for event in batch {
+                text += EventLog.line(for: redactor?.redact(event) ?? event)
+                text += "\n"
+            }
+            do {
+                try writeAll(text)
+            } catch {
+                failure.withLock { $0 = $0 ?? "\(error)" }
+            }
+        }
+        self.subscription.withLock { $0 = subscription }
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Waits until every event published so far is written, stops recording and closes.
+    /// Throws the first write error, if any happened (a full disk must not pass silently).
+    public func finish(hub: EventHub) throws {
+        hub.waitUntilDelivered()
+        subscription.withLock { $0?.cancel() }
+        fsync(descriptor)
+        if let failure = failure.withLock({ $0 }) {
+            throw ArchiveError(file: path, message: failure)
+        }
+    }
+
+    private func writeAll(_ text: String) throws {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { buffer in
+                Glibc_write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw ArchiveError(file: path, message: "writing the recording failed (\(String(cString: strerror(errno))))")
+            }
+            offset += written
+        }
+        bytes.removeAll()
+    }
+}
+
+/// `write` under a name that does not clash with this module's own methods.
+private func Glibc_write(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    write(fd, buffer, count)
+}
+
+/// A problem with an archive file: which file, and what (with the line, when known).
+public struct ArchiveError: Error, Equatable, CustomStringConvertible {
+    public var file: String
+    public var message: String
+
+    public init(file: String, message: String) {
+        self.file = file
+        self.message = message
+    }
+
+    public var description: String { "\(file): \(message)" }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import XCTest
+
+/// `--record` and `replay` through the real binary.
+final class RecordingTests: XCTestCase {
+    func temporaryPath(_ name: String) -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString)-\(name)").path
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        return path
+    }
+
+    func testARecordingHoldsWhatTheLiveRunPrintedAndReplaysToTheSameOutcomes() throws {
+        let recording = temporaryPath("demo.jsonl")
+        let live = try reqtop(["demo", "--scenario", "quick", "--no-tui", "--record", recording])
+        XCTAssertEqual(live.status, 1, live.stderr)
+        XCTAssert(live.stderr.contains("recorded to \(recording) (secrets redacted)"), live.stderr)
+        let recorded = try String(contentsOfFile: recording, encoding: .utf8)
+        XCTAssertEqual(Array(recorded.split(separator: "\n").dropFirst()), Array(live.stdout.split(separator: "\n").dropFirst()),
+                       "the recording holds the same events as the live output")
+
+        let replay = try reqtop(["replay", recording])
+        XCTAssertEqual(replay.status, live.status)
+        XCTAssertEqual(Array(replay.stdout.split(separator: "\n").dropFirst()), Array(recorded.split(separator: "\n").dropFirst()))
+        XCTAssert(replay.stderr.contains("replayed 6 operations"), replay.stderr)
+        XCTAssert(replay.stderr.contains("3 succeeded, 2 failed, 1 cancelled"), replay.stderr)
+    }
+
+    func testARecordingKilledWithSIGKILLReadsUpToItsLastCompleteLine() throws {
+        let recording = temporaryPath("killed.jsonl")
+        let process = Process()
+        process.executableURL = CommandLineTests.binary
+        process.arguments = ["demo", "--no-tui", "--record", recording]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 3)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+
+        let text = try String(contentsOfFile: recording, encoding: .utf8)
+        XCTAssertGreaterThan(text.split(separator: "\n").count, 20, "events were written as they happened")
+        let replay = try reqtop(["replay", recording])
+        XCTAssertEqual(replay.status, 1, "operations were still running when it was killed: \(replay.stderr)")
+        XCTAssert(replay.stderr.contains("unfinished when the recording ends"), replay.stderr)
+    }
+
+    func testReplayErrors() throws {
+        let broken = temporaryPath("broken.jsonl")
+        try #"{"event":"session","version":1}"#.appending("\nnot json\n{\"t\":1}\n").write(toFile: broken, atomically: true, encoding: .utf8)
+        let run = try reqtop(["replay", broken])
+        XCTAssertEqual(run.status, 2)
+        XCTAssertEqual(run.stderr, "reqtop: \(broken): line 2: not a JSON object\n")
+        XCTAssertEqual(try reqtop(["replay", "/no/such.jsonl"]).status, 2)
+        let har = try reqtop(["replay", "chrome.har"])
+        XCTAssertEqual(har.status, 2)
+        XCTAssert(har.stderr.contains("HAR files are not read yet"), har.stderr)
+        XCTAssertEqual(try reqtop(["demo", "--record", "/no/such/dir/x.jsonl"]).status, 2)
+    }
+}
