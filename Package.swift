@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "FaultServerTests", dependencies: ["FaultServer"]),
         .testTarget(name: "RequestMonitorTests", dependencies: ["RequestMonitor", "RequestOperations"]),
         .testTarget(name: "RequestArchiveTests", dependencies: ["RequestArchive", "RequestOperations"]),
-        .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "FaultServer"]),
+        .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "RequestMonitor", "RequestArchive", "FaultServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

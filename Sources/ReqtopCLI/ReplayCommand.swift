@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import RequestArchive
+import RequestMonitor
 import RequestOperations
+import Synchronization
 
 /// `reqtop replay FILE.jsonl`: what a recorded session did.
 struct ReplayCommand: ParsableCommand {
@@ -9,10 +11,13 @@ struct ReplayCommand: ParsableCommand {
         commandName: "replay",
         abstract: "Replay a recording made with --record.",
         discussion: """
-        Reads a reqtop event log (JSON lines). Without a terminal, or with --no-tui, prints its \
-        events as JSON lines and a summary of the recorded outcomes; the exit status follows \
-        them (0 when every operation succeeded). A recording cut off by a crash is read up to \
-        its last complete line. HAR files are not read yet.
+        Reads a reqtop event log (JSON lines). In a terminal it plays the recording in the \
+        monitor on its original timeline: p or Space pauses, + and - change the speed (0.25× to \
+        16×), n steps to the next event, < and > jump to the start and the end; q quits. \
+        Without a terminal, or with --no-tui, it prints the events as JSON lines. Either way a \
+        summary of the recorded outcomes goes to stderr and the exit status follows them (0 when \
+        every operation succeeded). A recording cut off by a crash is read up to its last \
+        complete line. HAR files are not read yet.
         """
     )
 
@@ -22,7 +27,16 @@ struct ReplayCommand: ParsableCommand {
     @Flag(name: .customLong("no-tui"), help: "Print the events as JSON lines.")
     var noTUI = false
 
+    @Option(help: "Playback speed in the monitor: 0.25, 0.5, 1, 2, 4, 8 or 16.")
+    var speed = 1.0
+
+    @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
+    var noColor = false
+
     func validate() throws {
+        guard ReplayPlayer.speeds.contains(speed) else {
+            throw ValidationError("--speed must be one of 0.25, 0.5, 1, 2, 4, 8, 16, not \(speed)")
+        }
         if file.lowercased().hasSuffix(".har") {
             throw ValidationError("'\(file)': HAR files are not read yet; replay reads reqtop event logs (.jsonl)")
         }
@@ -38,14 +52,49 @@ struct ReplayCommand: ParsableCommand {
         if let torn = log.tornLastLine {
             ReqtopMain.printError("reqtop: \(file): line \(torn) is incomplete (the recording was cut off); replaying the \(log.events.count) events before it")
         }
+        let summary = ReplaySummary(log.events)
+        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
+            try playInMonitor(log, color: color)
+            ReqtopMain.printError(summary.line)
+            throw ExitCode(summary.exitStatus)
+        }
         var out = EventLog.headerLine(startedAt: log.startedAt ?? Date(), redacted: log.redacted) + "\n"
         for event in log.events {
             out += EventLog.line(for: event) + "\n"
         }
         FileHandle.standardOutput.write(Data(out.utf8))
-        let summary = ReplaySummary(log.events)
         ReqtopMain.printError(summary.line)
         throw ExitCode(summary.exitStatus)
+    }
+
+    /// The recording through the same model and view as a live run, on its timeline.
+    private func playInMonitor(_ log: EventLogFile, color: Bool) throws {
+        let screenBox = ScreenBox()
+        let player = ReplayPlayer(events: log.events, speed: speed) { output in
+            switch output {
+            case .events(let events): screenBox.screen?.feed(events)
+            case .reset: screenBox.screen?.reset()
+            }
+        }
+        let commands = ReplayCommands(player: player)
+        let screen = try MonitorScreen(options: .init(source: "replay \(URL(fileURLWithPath: file).lastPathComponent)", color: color,
+                                                      clock: { player.playhead }, playbackStatus: { commands.status() }),
+                                       commands: commands)
+        screenBox.screen = screen
+        player.start()
+        screen.run()
+        player.stop()
+    }
+}
+
+/// Lets the player's output closure reach the screen, which is made after the player
+/// (the screen's clock and commands need the player).
+private final class ScreenBox: Sendable {
+    private let stored = Mutex<MonitorScreen?>(nil)
+
+    var screen: MonitorScreen? {
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
     }
 }
 

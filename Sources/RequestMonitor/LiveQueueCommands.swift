@@ -54,7 +54,8 @@ public final class LiveQueueCommands: QueueCommands {
         return "cancelled \(live.count) operation\(live.count == 1 ? "" : "s")"
     }
 
-    public func setSuspended(_ suspended: Bool) {
+    public func setSuspended(_ suspended: Bool) -> String {
         queue.isSuspended = suspended
+        return suspended ? "paused: no new attempt starts" : "resumed"
     }
 }

@@ -146,6 +146,33 @@ final class MonitorEndToEndTests: XCTestCase {
         try waitForScreen("the shell to answer") { $0.contains("shell-ok-42") }
     }
 
+    func testAReplayInTheMonitor() throws {
+        let recording = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: recording) }
+        let live = try reqtop(["demo", "--scenario", "quick", "--no-tui", "--record", recording])
+        XCTAssertEqual(live.status, 1)
+
+        let binary = CommandLineTests.binary.path
+        try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try keys("\(binary) replay \(recording) --speed 0.25; echo \"exit\"\"-status-$?\"", "Enter")
+        try waitForScreen("the replay") { $0.contains("REPLAY 0.25×") && $0.contains("w1-profile") }
+        try keys(">")
+        let end = try waitForScreen("the end of the replay") { $0.contains("END") }
+        for (id, state) in [("w1-profile", "✓ ok"), ("w1-flaky", "✓ ok"), ("w1-not-found", "✗ failed"),
+                            ("w1-hanging", "⊘ cancelled"), ("w1-exhausted", "✗ failed")] {
+            let row = end.split(separator: "\n").first { $0.contains(id) } ?? ""
+            XCTAssert(row.contains(state), "\(id) should end \(state) as it did live: \(row)")
+        }
+        try keys("<")
+        try waitForScreen("back at the start") { !$0.contains("END") }
+        try keys("+", "X")
+        try waitForScreen("no cancelling in a replay") { $0.contains("nothing to cancel in a replay") }
+        try keys("q")
+        let after = try waitForScreen("the summary") { $0.range(of: "exit-status-[0-9]", options: .regularExpression) != nil }
+        XCTAssert(after.contains("replayed 6 operations"), after)
+        XCTAssert(after.contains("exit-status-1"), after)
+    }
+
     func testNoTerminalMeansNoMonitor() throws {
         let run = try reqtop(["demo", "--scenario", "quick"])
         XCTAssert(run.stdout.hasPrefix(#"{"event":"session""#), "JSON lines, not a screen, when stdout is a pipe")

@@ -1,4 +1,8 @@
 import Foundation
+import RequestArchive
+import RequestMonitor
+import RequestOperations
+import Synchronization
 import XCTest
 
 /// `--record` and `replay` through the real binary.
@@ -55,5 +59,39 @@ final class RecordingTests: XCTestCase {
         XCTAssertEqual(har.status, 2)
         XCTAssert(har.stderr.contains("HAR files are not read yet"), har.stderr)
         XCTAssertEqual(try reqtop(["demo", "--record", "/no/such/dir/x.jsonl"]).status, 2)
+    }
+}
+
+/// The end of a replay shows what the live run showed at its end.
+final class ReplayEquivalenceTests: XCTestCase {
+    func testTheLastScreenOfAReplayIsTheLastScreenOfTheLiveRun() throws {
+        let recording = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: recording) }
+        let live = try reqtop(["demo", "--scenario", "quick", "--no-tui", "--record", recording])
+
+        // What the live run printed, event by event, through the monitor's model...
+        var liveModel = QueueModel(source: "run")
+        for (index, line) in live.stdout.split(separator: "\n").enumerated() {
+            if let event = try EventLog.parse(line: String(line), lineNumber: index + 1) { liveModel.apply(event) }
+        }
+        // ...and the recording played to its end by the replay player.
+        let log = try EventLogFile.read(path: recording)
+        let replayed = Mutex(QueueModel(source: "run"))
+        let player = ReplayPlayer(events: log.events) { output in
+            if case .events(let events) = output { replayed.withLock { $0.apply(events) } }
+        }
+        player.jumpToEnd()
+        let replayModel = replayed.withLock { $0 }
+
+        func screen(_ model: QueueModel) -> String {
+            let visible = VisibleRows.compute(model, filter: "", sort: .arrival, now: model.latest)
+            return MonitorView(model: model, state: MonitorState(), visible: visible, theme: Theme(), now: model.latest)
+                .render(width: 140, height: 30).text
+        }
+        XCTAssertEqual(liveModel.rows.count, 6)
+        XCTAssertEqual(screen(replayModel), screen(liveModel))
+        XCTAssertEqual(replayModel.rows.map(\.state), liveModel.rows.map(\.state))
+        XCTAssertEqual(replayModel.rows.map(\.attempt), liveModel.rows.map(\.attempt))
+        XCTAssertEqual(replayModel.rows.map(\.status), liveModel.rows.map(\.status))
     }
 }

@@ -10,7 +10,10 @@ final class RecordingCommands: QueueCommands {
     func retry(_ id: String) -> String { calls.withLock { $0.append("retry \(id)") }; return "retrying \(id)" }
     func cancel(_ id: String) -> String { calls.withLock { $0.append("cancel \(id)") }; return "cancelled \(id)" }
     func cancelAll() -> String { calls.withLock { $0.append("cancelAll") }; return "cancelled all" }
-    func setSuspended(_ suspended: Bool) { calls.withLock { $0.append("suspended \(suspended)") } }
+    func setSuspended(_ suspended: Bool) -> String {
+        calls.withLock { $0.append("suspended \(suspended)") }
+        return suspended ? "paused" : "resumed"
+    }
 }
 
 final class MonitorUpdateTests: XCTestCase {

@@ -6,6 +6,7 @@ public enum MonitorAction: Sendable, Equatable {
     case retry, cancel, cancelAll, togglePause
     case startFilter, toggleFollow, cycleSort, toggleHelp, quit
     case confirm(Bool)
+    case playback(PlaybackAction)
     /// A key typed into the filter: a character, backspace, enter or escape.
     case filterInput(FilterKey)
 
@@ -47,6 +48,11 @@ public enum KeyMap {
         Binding(keys: [.character("/")], label: "/", action: .startFilter, help: "filter: text, or state:failed status:5xx method:POST"),
         Binding(keys: [.character("o")], label: "o", action: .cycleSort, help: "change the sort: arrival, state, duration, host"),
         Binding(keys: [.character("F")], label: "F", action: .toggleFollow, help: "follow the newest operation"),
+        Binding(keys: [.character("+"), .character("=")], label: "+ -", action: .playback(.faster), help: "replay: faster / slower (0.25× to 16×)"),
+        Binding(keys: [.character("-")], label: "", action: .playback(.slower), help: ""),
+        Binding(keys: [.character("n")], label: "n", action: .playback(.step), help: "replay: pause and step to the next event"),
+        Binding(keys: [.character("<")], label: "< >", action: .playback(.start), help: "replay: jump to the start / the end"),
+        Binding(keys: [.character(">")], label: "", action: .playback(.end), help: ""),
         Binding(keys: [.character("?"), .f1], label: "? F1", action: .toggleHelp, help: "this help"),
         Binding(keys: [.character("q")], label: "q", action: .quit, help: "quit"),
     ]

@@ -37,17 +37,36 @@ public struct MonitorState: Sendable, Equatable {
     public var confirmation: Confirmation?
     /// A short message on the bottom line ("retrying w1-flaky"), with when it was set.
     public var flash: String?
+    /// A replay's speed and position, for the header.
+    public var playback: String?
     public var quit = false
 
     public init() {}
 }
 
-/// What the monitor asks of the queue it shows. The live queue implements it directly;
-/// a replay has none; an attach client will implement it over a socket.
+/// What the monitor asks of the queue it shows, each answered with a line for the person.
+/// The live queue implements it directly, a replay steers its player with it, and an attach
+/// client will implement it over a socket.
 public protocol QueueCommands: Sendable {
-    /// Skips a backoff, or runs a finished operation again; returns what happened.
+    /// Skips a backoff, or runs a finished operation again.
     func retry(_ id: String) -> String
     func cancel(_ id: String) -> String
     func cancelAll() -> String
-    func setSuspended(_ suspended: Bool)
+    /// False where nothing can be cancelled (a replay), so the monitor does not ask.
+    var canCancel: Bool { get }
+    func setSuspended(_ suspended: Bool) -> String
+    /// Replay controls; elsewhere they only say so.
+    func playback(_ action: PlaybackAction) -> String
+}
+
+public enum PlaybackAction: Sendable, Equatable {
+    case faster, slower, step, start, end
+}
+
+extension QueueCommands {
+    public var canCancel: Bool { true }
+
+    public func playback(_ action: PlaybackAction) -> String {
+        "only a replay has a speed, steps and jumps"
+    }
 }

@@ -53,14 +53,19 @@ public enum MonitorUpdate {
             guard let id = focusedID(state), let row = model.row(id) else { return }
             if row.state.isFinished {
                 state.flash = "\(id) has already \(row.state == .succeeded ? "succeeded" : row.state.rawValue)"
-            } else if commands == nil {
-                state.flash = "nothing to cancel in a replay"
-            } else {
+            } else if let commands, commands.canCancel {
                 state.confirmation = .cancel(id: id)
+            } else {
+                state.flash = "nothing to cancel in a replay"
             }
         case .cancelAll:
-            state.confirmation = commands == nil ? nil : .cancelAll
-            if commands == nil { state.flash = "nothing to cancel in a replay" }
+            if let commands, commands.canCancel {
+                state.confirmation = .cancelAll
+            } else {
+                state.flash = "nothing to cancel in a replay"
+            }
+        case .playback(let action):
+            state.flash = commands?.playback(action) ?? "only a replay has a speed, steps and jumps"
         case .confirm(let yes):
             defer { state.confirmation = nil }
             guard yes, let confirmation = state.confirmation, let commands else {
@@ -73,8 +78,7 @@ public enum MonitorUpdate {
             }
         case .togglePause:
             state.paused.toggle()
-            commands?.setSuspended(state.paused)
-            state.flash = state.paused ? "paused: no new attempt starts" : "resumed"
+            state.flash = commands?.setSuspended(state.paused) ?? (state.paused ? "paused" : "resumed")
         case .startFilter:
             state.filterDraft = state.filter
         case .filterInput(let key):

@@ -18,18 +18,23 @@ public final class MonitorScreen: Sendable {
         public var clock: (@Sendable () -> TimeInterval)?
         /// Called once, from the loop, when the person quits.
         public var onQuit: (@Sendable () -> Void)?
+        /// A replay's status for the header ("REPLAY 2× PLAYING 3.1/20.0s").
+        public var playbackStatus: (@Sendable () -> String)?
 
-        public init(source: String, color: Bool, clock: (@Sendable () -> TimeInterval)? = nil, onQuit: (@Sendable () -> Void)? = nil) {
+        public init(source: String, color: Bool, clock: (@Sendable () -> TimeInterval)? = nil, onQuit: (@Sendable () -> Void)? = nil,
+                    playbackStatus: (@Sendable () -> String)? = nil) {
             self.source = source
             self.color = color
             self.clock = clock
             self.onQuit = onQuit
+            self.playbackStatus = playbackStatus
         }
     }
 
     private let options: Options
     private let commands: QueueCommands?
     private let inbox = Mutex<[RequestEvent]>([])
+    private let resetRequested = Mutex(false)
     private let wake: WakePipe
     private let stopRequested = Mutex(false)
     private let resized = Mutex(false)
@@ -43,6 +48,15 @@ public final class MonitorScreen: Sendable {
     /// Hands events to the screen (from any thread).
     public func feed(_ events: [RequestEvent]) {
         inbox.withLock { $0 += events }
+        wake.signal()
+    }
+
+    /// Forgets every event shown (a replay jumping back to its start).
+    public func reset() {
+        inbox.withLock { inbox in
+            inbox = []
+            resetRequested.withLock { $0 = true }
+        }
         wake.signal()
     }
 
@@ -82,9 +96,14 @@ public final class MonitorScreen: Sendable {
         var dirty = true
 
         while true {
-            let events = inbox.withLock { inbox -> [RequestEvent] in
+            let (events, reset) = inbox.withLock { inbox -> ([RequestEvent], Bool) in
                 defer { inbox = [] }
-                return inbox
+                return (inbox, resetRequested.withLock { flag in defer { flag = false }; return flag })
+            }
+            if reset {
+                model = QueueModel(source: options.source)
+                cache = VisibleCache()
+                dirty = true
             }
             if !events.isEmpty {
                 model.apply(events)
@@ -113,7 +132,9 @@ public final class MonitorScreen: Sendable {
             let selected = state.selectedID.flatMap { visibleIDs.firstIndex(of: $0) }
             state.scroll = MonitorView.scroll(current: state.scroll, selected: selected, count: visibleIDs.count, pageSize: pageSize)
 
-            let active = model.counts[.running, default: 0] + model.counts[.backoff, default: 0] + model.counts[.preparing, default: 0] > 0
+            state.playback = options.playbackStatus?()
+            let active = options.playbackStatus != nil
+                || model.counts[.running, default: 0] + model.counts[.backoff, default: 0] + model.counts[.preparing, default: 0] > 0
             if dirty || active {
                 let view = MonitorView(model: model, state: state, visible: cache.indices, theme: theme, now: now)
                 terminal.draw(view.render(width: width, height: height))

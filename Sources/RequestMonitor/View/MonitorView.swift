@@ -76,7 +76,7 @@ public struct MonitorView {
         grid.fill(y: 0, style: bar)
         var x = grid.put(" reqtop ", x: 0, y: 0, style: CellGrid.Style(bold: true, reverse: true))
         x = grid.put("\(theme.separator) \(model.source) ", x: x, y: 0, style: bar)
-        let mode = state.paused ? "PAUSED" : (state.follow ? "FOLLOW" : "")
+        let mode = state.playback ?? (state.paused ? "PAUSED" : (state.follow ? "FOLLOW" : ""))
         if !mode.isEmpty {
             x = grid.put(" \(mode) ", x: x + 1, y: 0, style: CellGrid.Style(color: theme.color ? (state.paused ? .yellow : .green) : .normal, bold: true, reverse: true))
         }
@@ -360,7 +360,7 @@ public struct MonitorView {
     }
 
     private func drawHelp(_ grid: inout CellGrid) {
-        let lines = KeyMap.bindings.map { "\(fit($0.label, 9)) \($0.help)" }
+        let lines = KeyMap.bindings.filter { !$0.help.isEmpty }.map { "\(fit($0.label, 9)) \($0.help)" }
         let width = min(grid.width - 4, (lines.map(\.count).max() ?? 0) + 4)
         let height = min(grid.height - 2, lines.count + 4)
         let left = (grid.width - width) / 2

@@ -1,0 +1,78 @@
+@testable import RequestMonitor
+import RequestOperations
+import Synchronization
+import XCTest
+
+final class ReplayPlayerTests: XCTestCase {
+    /// Events at t = 0, 1, 2, ..., 9.
+    let events = (0..<10).map { RequestEvent(time: Double($0), operationID: "op-\($0)", attempt: 1, payload: .started) }
+
+    final class Sink: Sendable {
+        let received = Mutex<[String]>([])
+        var output: @Sendable (ReplayPlayer.ReplayOutput) -> Void {
+            { output in
+                switch output {
+                case .events(let events): self.received.withLock { $0 += events.map(\.operationID) }
+                case .reset: self.received.withLock { $0.append("reset") }
+                }
+            }
+        }
+        var all: [String] { received.withLock { $0 } }
+    }
+
+    private let second: UInt64 = 1_000_000_000
+
+    func testEventsComeOutOnTheirTimelineAtTheChosenSpeed() {
+        let sink = Sink()
+        let player = ReplayPlayer(events: events, speed: 2, output: sink.output)
+        let start = DispatchTime.now().uptimeNanoseconds
+        player.tick(now: start)
+        XCTAssertEqual(sink.all, ["op-0"])
+        player.tick(now: start + second)            // 1 s at 2× = t 2
+        XCTAssertEqual(sink.all, ["op-0", "op-1", "op-2"])
+        XCTAssertEqual(player.playhead, 2, accuracy: 0.01)
+        player.setPaused(true)
+        player.tick(now: start + 3 * second)        // paused: nothing moves
+        XCTAssertEqual(sink.all.count, 3)
+        player.setPaused(false)
+        player.tick(now: start + 4 * second)        // 1 s more at 2× = t 4
+        XCTAssertEqual(sink.all.last, "op-4")
+    }
+
+    func testSpeedStaysBetweenAQuarterAndSixteen() {
+        let player = ReplayPlayer(events: events, output: { _ in })
+        for _ in 0..<10 { player.faster() }
+        XCTAssertEqual(player.speed, 16)
+        for _ in 0..<10 { player.slower() }
+        XCTAssertEqual(player.speed, 0.25)
+    }
+
+    func testStepJumpToEndAndBackToStart() {
+        let sink = Sink()
+        let player = ReplayPlayer(events: events, output: sink.output)
+        XCTAssertEqual(player.step()?.operationID, "op-0")
+        XCTAssertTrue(player.isPaused)
+        XCTAssertEqual(player.step()?.operationID, "op-1")
+        player.jumpToEnd()
+        XCTAssertEqual(sink.all, events.map(\.operationID))
+        XCTAssertTrue(player.isAtEnd)
+        XCTAssertNil(player.step())
+        player.jumpToStart()
+        XCTAssertEqual(sink.all.last, "reset")
+        XCTAssertEqual(player.playhead, 0)
+        XCTAssertFalse(player.isAtEnd)
+    }
+
+    func testTheReplayCommandsSteerThePlayerAndRefuseToCancel() {
+        let player = ReplayPlayer(events: events, output: { _ in })
+        let commands = ReplayCommands(player: player)
+        XCTAssertFalse(commands.canCancel)
+        XCTAssertEqual(commands.playback(.faster), "speed 2×")
+        XCTAssertEqual(commands.setSuspended(true), "replay paused")
+        XCTAssertEqual(commands.status(), "REPLAY 2× PAUSED 0.0/9.0s")
+        var state = MonitorState()
+        state.selectedID = "op-1"
+        MonitorUpdate.apply(.cancel, to: &state, visible: ["op-1"], pageSize: 5, model: QueueModel(source: "r"), commands: commands)
+        XCTAssertNil(state.confirmation)
+    }
+}
