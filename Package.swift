@@ -61,7 +61,11 @@ let package = Package(
         .testTarget(name: "RequestOperationsTests", dependencies: ["RequestOperations", "FaultServer"]),
         .testTarget(name: "FaultServerTests", dependencies: ["FaultServer"]),
         .testTarget(name: "RequestMonitorTests", dependencies: ["RequestMonitor", "RequestOperations"]),
-        .testTarget(name: "RequestArchiveTests", dependencies: ["RequestArchive", "RequestOperations"]),
+        .testTarget(
+            name: "RequestArchiveTests",
+            dependencies: ["RequestArchive", "RequestOperations"],
+            resources: [.copy("Fixtures")]
+        ),
         .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "RequestMonitor", "RequestArchive", "FaultServer"]),
     ],
     swiftLanguageModes: [.v6]

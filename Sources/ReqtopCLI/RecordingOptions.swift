@@ -5,36 +5,56 @@ import RequestOperations
 
 /// `--record FILE` and `--no-redact`, shared by `demo` and `run`.
 struct RecordingOptions: ParsableArguments {
-    @Option(name: .customLong("record"), help: "Record the session's events to FILE (JSON lines, as they happen).")
+    @Option(name: .customLong("record"), help: "Record the session to FILE: JSON lines as events happen, or HAR 1.2 (at the end) when FILE ends in .har.")
     var file: String?
 
     @Flag(name: .customLong("no-redact"), help: "Keep secrets (Authorization, Cookie, token=...) in the recording.")
     var noRedact = false
 
-    func validate() throws {
-        if let file, file.lowercased().hasSuffix(".har") {
-            throw ValidationError("--record writes reqtop event logs (.jsonl); HAR output is not available yet")
+    /// A recording under way, in either format.
+    enum Recorder {
+        case lines(EventLogWriter)
+        case har(HARRecorder)
+
+        var path: String {
+            switch self {
+            case .lines(let writer): writer.path
+            case .har(let recorder): recorder.path
+            }
+        }
+
+        var redacted: Bool {
+            switch self {
+            case .lines(let writer): writer.redacted
+            case .har(let recorder): recorder.redacted
+            }
         }
     }
 
     /// Starts recording `hub` when asked to; `nil` otherwise.
-    func start(_ hub: EventHub) throws -> EventLogWriter? {
+    func start(_ hub: EventHub) throws -> Recorder? {
         guard let file else { return nil }
         do {
-            return try EventLogWriter(path: file, hub: hub, redact: !noRedact)
+            if file.lowercased().hasSuffix(".har") {
+                return .har(try HARRecorder(path: file, hub: hub, redact: !noRedact))
+            }
+            return .lines(try EventLogWriter(path: file, hub: hub, redact: !noRedact))
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
         }
     }
 
     /// Ends a recording and says where it went (on stderr, with the summary).
-    static func finish(_ writer: EventLogWriter?, hub: EventHub) throws {
-        guard let writer else { return }
+    static func finish(_ recorder: Recorder?, hub: EventHub) throws {
+        guard let recorder else { return }
         do {
-            try writer.finish(hub: hub)
+            switch recorder {
+            case .lines(let writer): try writer.finish(hub: hub)
+            case .har(let har): try har.finish(hub: hub)
+            }
         } catch {
             throw InputError(message: "\(error)")
         }
-        ReqtopMain.printError("reqtop: recorded to \(writer.path)" + (writer.redacted ? " (secrets redacted)" : " (not redacted)"))
+        ReqtopMain.printError("reqtop: recorded to \(recorder.path)" + (recorder.redacted ? " (secrets redacted)" : " (not redacted)"))
     }
 }

@@ -17,11 +17,12 @@ struct ReplayCommand: ParsableCommand {
         Without a terminal, or with --no-tui, it prints the events as JSON lines. Either way a \
         summary of the recorded outcomes goes to stderr and the exit status follows them (0 when \
         every operation succeeded). A recording cut off by a crash is read up to its last \
-        complete line. HAR files are not read yet.
+        complete line. A .har file (HAR 1.2, from browsers, proxies or reqtop itself) is shown \
+        entry by entry on its timeline.
         """
     )
 
-    @Argument(help: "The recording (.jsonl).")
+    @Argument(help: "The recording: a reqtop event log (.jsonl) or a HAR file (.har).")
     var file: String
 
     @Flag(name: .customLong("no-tui"), help: "Print the events as JSON lines.")
@@ -37,15 +38,17 @@ struct ReplayCommand: ParsableCommand {
         guard ReplayPlayer.speeds.contains(speed) else {
             throw ValidationError("--speed must be one of 0.25, 0.5, 1, 2, 4, 8, 16, not \(speed)")
         }
-        if file.lowercased().hasSuffix(".har") {
-            throw ValidationError("'\(file)': HAR files are not read yet; replay reads reqtop event logs (.jsonl)")
-        }
     }
 
     func run() throws {
         let log: EventLogFile
         do {
-            log = try EventLogFile.read(path: file)
+            if file.lowercased().hasSuffix(".har") {
+                let har = try HARImport.read(path: file)
+                log = EventLogFile(startedAt: har.startedAt, redacted: nil, events: har.events, tornLastLine: nil)
+            } else {
+                log = try EventLogFile.read(path: file)
+            }
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
         }

@@ -11,6 +11,13 @@ public struct EventLogFile: Sendable {
     /// read stops before it.
     public var tornLastLine: Int?
 
+    public init(startedAt: Date? = nil, redacted: Bool? = nil, events: [RequestEvent], tornLastLine: Int? = nil) {
+        self.startedAt = startedAt
+        self.redacted = redacted
+        self.events = events
+        self.tornLastLine = tornLastLine
+    }
+
     /// Reads and checks a whole file. A torn last line is accepted and reported in
     /// ``tornLastLine``; any other bad line is an error naming the file and the line.
     public static func read(path: String) throws -> EventLogFile {

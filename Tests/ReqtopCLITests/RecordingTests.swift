@@ -48,6 +48,27 @@ final class RecordingTests: XCTestCase {
         XCTAssert(replay.stderr.contains("unfinished when the recording ends"), replay.stderr)
     }
 
+    func testRecordExportImportGivesTheSameOperationsAttemptsAndOutcomes() throws {
+        let recording = temporaryPath("demo.jsonl"), exported = temporaryPath("demo.har"), direct = temporaryPath("direct.har")
+        XCTAssertEqual(try reqtop(["demo", "--scenario", "quick", "--no-tui", "--record", recording]).status, 1)
+        let export = try reqtop(["export", recording, "--har", exported])
+        XCTAssertEqual(export.status, 0, export.stderr)
+        XCTAssertEqual(export.stderr, "reqtop: wrote \(exported): 6 operations\n")
+
+        let fromLog = try reqtop(["replay", recording])
+        let fromHAR = try reqtop(["replay", exported])
+        XCTAssertEqual(fromHAR.status, fromLog.status)
+        XCTAssertEqual(Array(fromHAR.stdout.split(separator: "\n").dropFirst()), Array(fromLog.stdout.split(separator: "\n").dropFirst()),
+                       "the HAR gives back every recorded event")
+        XCTAssertEqual(fromHAR.stderr, fromLog.stderr)
+
+        let recordedAsHAR = try reqtop(["demo", "--scenario", "quick", "--no-tui", "--record", direct])
+        XCTAssert(recordedAsHAR.stderr.contains("recorded to \(direct)"), recordedAsHAR.stderr)
+        let replayed = try reqtop(["replay", direct])
+        XCTAssert(replayed.stderr.contains("replayed 6 operations"), replayed.stderr)
+        XCTAssert(replayed.stderr.contains("3 succeeded, 2 failed, 1 cancelled"), replayed.stderr)
+    }
+
     func testReplayErrors() throws {
         let broken = temporaryPath("broken.jsonl")
         try #"{"event":"session","version":1}"#.appending("\nnot json\n{\"t\":1}\n").write(toFile: broken, atomically: true, encoding: .utf8)
@@ -55,9 +76,11 @@ final class RecordingTests: XCTestCase {
         XCTAssertEqual(run.status, 2)
         XCTAssertEqual(run.stderr, "reqtop: \(broken): line 2: not a JSON object\n")
         XCTAssertEqual(try reqtop(["replay", "/no/such.jsonl"]).status, 2)
-        let har = try reqtop(["replay", "chrome.har"])
+        let notHAR = temporaryPath("not.har")
+        try #"{"log": {"entries": [{"startedDateTime": 5}]}}"#.write(toFile: notHAR, atomically: true, encoding: .utf8)
+        let har = try reqtop(["replay", notHAR])
         XCTAssertEqual(har.status, 2)
-        XCTAssert(har.stderr.contains("HAR files are not read yet"), har.stderr)
+        XCTAssertEqual(har.stderr, "reqtop: \(notHAR): $.log.entries[0].startedDateTime: expected an ISO 8601 date, found a number\n")
         XCTAssertEqual(try reqtop(["demo", "--record", "/no/such/dir/x.jsonl"]).status, 2)
     }
 }

@@ -1,0 +1,120 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import RequestOperations
+
+/// Writes a session as HAR 1.2: one entry per attempt, with every field the spec requires,
+/// timings as it defines them, and reqtop's own data in `_reqtop` (operation id, attempt,
+/// the retry delay and reason, and the attempt's events, so that an import gives back the
+/// very same events).
+public enum HARExport {
+    public static func document(events: [RequestEvent], startedAt: Date, creatorVersion: String = "0.1.0") -> [String: Any] {
+        var order: [String] = []
+        var byOperation: [String: [RequestEvent]] = [:]
+        for event in events.sorted(by: { $0.time < $1.time }) {
+            if byOperation[event.operationID] == nil { order.append(event.operationID) }
+            byOperation[event.operationID, default: []].append(event)
+        }
+        var entries: [(start: TimeInterval, entry: [String: Any])] = []
+        for id in order {
+            let own = byOperation[id]!
+            var method = "GET", url = "", requestHeaders: [String: String] = [:]
+            if case .queued(let m, let u, let h, _)? = own.first(where: { $0.payload.name == "queued" })?.payload {
+                (method, url, requestHeaders) = (m, u, h)
+            }
+            let attempts = Set(own.map(\.attempt)).sorted()
+            for attempt in attempts {
+                // The queued event (attempt 1) and everything of this attempt; a retry decision
+                // is published with the attempt it follows.
+                let mine = own.filter { $0.attempt == attempt }
+                guard let started = mine.first(where: { $0.payload.name == "started" }) ?? mine.first else { continue }
+                entries.append((started.time, entry(id: id, attempt: attempt, events: mine, started: started.time, startedAt: startedAt,
+                                                    method: method, url: url, requestHeaders: requestHeaders)))
+            }
+        }
+        return ["log": [
+            "version": "1.2",
+            "creator": ["name": "reqtop", "version": creatorVersion],
+            "pages": [] as [Any],
+            // HAR prefers entries sorted by startedDateTime, oldest first.
+            "entries": entries.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element.entry),
+        ] as [String: Any]]
+    }
+
+    public static func data(events: [RequestEvent], startedAt: Date) throws -> Data {
+        try JSONSerialization.data(withJSONObject: document(events: events, startedAt: startedAt), options: [.prettyPrinted, .sortedKeys])
+    }
+
+    private static func entry(id: String, attempt: Int, events: [RequestEvent], started: TimeInterval, startedAt: Date,
+                              method: String, url: String, requestHeaders: [String: String]) -> [String: Any] {
+        var taskCreated: TimeInterval?, responseAt: TimeInterval?, end: TimeInterval?
+        var status = 0, responseHeaders: [String: String] = [:], bytes = 0, error: TransportError?
+        var delay: TimeInterval?, reason: String?, outcome: String?, redirect = ""
+        for event in events {
+            switch event.payload {
+            case .taskCreated: taskCreated = taskCreated ?? event.time
+            case .response(let s, let h, _):
+                status = s
+                responseHeaders = h
+                responseAt = event.time
+                bytes = 0
+            case .redirect(_, let location): redirect = location
+            case .data(let count): bytes += count
+            case .taskCompleted(let e):
+                error = e
+                end = event.time
+            case .retryScheduled(let d, let r):
+                delay = d
+                reason = r
+            case .finished(let o, _, _, _, let r):
+                outcome = o.rawValue
+                reason = r ?? reason
+                end = end ?? event.time
+            default: break
+            }
+        }
+        let sent = taskCreated ?? started
+        let finish = end ?? events.last?.time ?? started
+        let blocked = max(0, sent - started) * 1000
+        let wait = max(0, (responseAt ?? finish) - sent) * 1000
+        let receive = responseAt.map { max(0, finish - $0) * 1000 } ?? 0
+        let contentType = responseHeaders.first { $0.key.lowercased() == "content-type" }?.value ?? ""
+        var reqtop: [String: Any] = [
+            "op": id, "attempt": attempt,
+            "events": events.map { (try? JSONSerialization.jsonObject(with: Data(EventLog.line(for: $0).utf8))) ?? [:] },
+        ]
+        if let delay { reqtop["retryDelay"] = delay }
+        if let reason { reqtop["reason"] = reason }
+        if let outcome { reqtop["outcome"] = outcome }
+        var entry: [String: Any] = [
+            "startedDateTime": HARDate.format(startedAt.addingTimeInterval(started)),
+            "time": blocked + wait + receive,
+            "request": [
+                "method": method, "url": url, "httpVersion": "HTTP/1.1", "cookies": [] as [Any],
+                "headers": pairs(requestHeaders), "queryString": pairs(query(url)), "headersSize": -1, "bodySize": -1,
+            ] as [String: Any],
+            "response": [
+                "status": status, "statusText": status == 0 ? "" : HTTPURLResponse.localizedString(forStatusCode: status),
+                "httpVersion": "HTTP/1.1", "cookies": [] as [Any], "headers": pairs(responseHeaders),
+                "content": ["size": bytes, "mimeType": contentType] as [String: Any],
+                "redirectURL": redirect, "headersSize": -1, "bodySize": status == 0 ? -1 : bytes,
+            ] as [String: Any],
+            "cache": [:] as [String: Any],
+            "timings": ["blocked": blocked, "dns": -1, "connect": -1, "ssl": -1, "send": 0, "wait": wait, "receive": receive],
+            "_reqtop": reqtop,
+        ]
+        if let error { entry["_error"] = "\(error.code) \(error.message)" }
+        return entry
+    }
+
+    private static func pairs(_ dictionary: [String: String]) -> [[String: String]] {
+        dictionary.sorted { $0.key < $1.key }.map { ["name": $0.key, "value": $0.value] }
+    }
+
+    private static func query(_ url: String) -> [String: String] {
+        var out: [String: String] = [:]
+        for item in URLComponents(string: url)?.queryItems ?? [] { out[item.name] = item.value ?? "" }
+        return out
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+@testable import RequestArchive
+import RequestOperations
+import XCTest
+
+final class HARImportTests: XCTestCase {
+    func fixture(_ name: String) throws -> String {
+        try XCTUnwrap(Bundle.module.url(forResource: "Fixtures/\(name)", withExtension: nil)?.path, name)
+    }
+
+    func finished(_ result: HARImport.Result) -> [(String, RequestOutcome, Int?)] {
+        result.events.compactMap { event in
+            if case .finished(let outcome, let status, _, _, _) = event.payload { return (event.operationID, outcome, status) }
+            return nil
+        }
+    }
+
+    func testRealFilesFromSixTools() throws {
+        let expected: [(String, Int)] = [("chrome.har", 3), ("charles.har", 1), ("insomnia.har", 1), ("postdata.har", 1),
+                                         ("head-content-length.har", 1), ("with-bom.har", 1), ("successful_log.har", 2),
+                                         ("error_log.har", 2), ("incomplete_log.har", 4)]
+        for (name, entries) in expected {
+            let result = try HARImport.read(path: try fixture(name))
+            XCTAssertEqual(result.entryCount, entries, name)
+            XCTAssertEqual(finished(result).count, entries, name)
+            XCTAssertEqual(result.events.map(\.time), result.events.map(\.time).sorted(), "\(name): on one timeline")
+            XCTAssertEqual(result.events.first?.time, 0, name)
+        }
+    }
+
+    func testStatusesSizesAndTimings() throws {
+        let charles = try HARImport.read(path: try fixture("charles.har"))
+        XCTAssertEqual(finished(charles).first?.1, .success)
+        XCTAssertEqual(finished(charles).first?.2, 200)
+        // Charles: dns 43 + connect 37 + ssl 26 ms before the request; send 1, wait 24, receive 2.
+        let response = try XCTUnwrap(charles.events.first { $0.payload.name == "response" })
+        XCTAssertEqual(response.time, (43 + 37 + 26 + 1 + 24) / 1000.0, accuracy: 0.0001)
+        let post = try HARImport.read(path: try fixture("postdata.har"))
+        guard case .queued(let method, _, _, _)? = post.events.first?.payload else { return XCTFail() }
+        XCTAssertEqual(method, "POST")
+    }
+
+    func testFailedAndIncompleteEntriesAreFailures() throws {
+        for name in ["error_log.har", "incomplete_log.har"] {
+            let result = try HARImport.read(path: try fixture(name))
+            // status 0 (no response) and error_log's second entry, a 405, are failures.
+            XCTAssert(finished(result).allSatisfy { $0.1 == .failure && ($0.2 == nil || $0.2 == 405) }, name)
+            XCTAssert(result.events.contains { if case .taskCompleted(let error?) = $0.payload { error.code == -1 } else { false } }, name)
+        }
+    }
+
+    func testTheLargerFilesFromSharedDataWhenPresent() throws {
+        let shared = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../shared/data/har").standardized
+        guard FileManager.default.fileExists(atPath: shared.path) else { throw XCTSkip("no shared/data/har beside the project") }
+        XCTAssertEqual(try HARImport.read(path: shared.appendingPathComponent("firefox.har").path).entryCount, 14)
+        XCTAssertEqual(try HARImport.read(path: shared.appendingPathComponent("safari.har").path).entryCount, 19)
+    }
+
+    func testBrokenFilesNameTheFileAndTheJSONPath() throws {
+        XCTAssertThrowsError(try HARImport.read(path: try fixture("brokenfile.har"))) { error in
+            XCTAssert("\(error)".hasSuffix("brokenfile.har: not valid JSON (Invalid value around character 22.)"), "\(error)")
+        }
+        func error(_ json: String) -> String {
+            do {
+                _ = try HARImport.parse(Data(json.utf8), file: "x.har")
+                return "parsed"
+            } catch {
+                return "\(error)"
+            }
+        }
+        XCTAssertEqual(error("[]"), #"x.har: $: expected a HAR object {"log": {...}}, found an array"#)
+        XCTAssertEqual(error("{}"), #"x.har: $.log: missing; expected an object with "entries""#)
+        XCTAssertEqual(error(#"{"log": {"entries": {}}}"#), "x.har: $.log.entries: expected an array of entries, found an object")
+        XCTAssertEqual(error(#"{"log": {"entries": [{"startedDateTime": "yesterday"}]}}"#),
+                       #"x.har: $.log.entries[0].startedDateTime: "yesterday" is not an ISO 8601 date"#)
+        XCTAssertEqual(error(#"{"log": {"entries": [{"startedDateTime": "2023-01-01T00:00:00Z", "request": {"method": "GET", "url": "http://a/"}, "response": {"status": "200"}}]}}"#),
+                       "x.har: $.log.entries[0].response.status: expected a number, found a string")
+        XCTAssertEqual(error(#"{"log": {"entries": [{"startedDateTime": "2023-01-01T00:00:00Z", "request": {"url": "http://a/"}, "response": {"status": 200}}]}}"#),
+                       "x.har: $.log.entries[0].request.method: missing; expected a string")
+    }
+
+    func testDatesAsToolsWriteThem() {
+        let utc = HARDate.parse("2023-03-30T04:39:18.981Z")!
+        XCTAssertEqual(HARDate.parse("2023-03-29T21:39:18.981-07:00")!.timeIntervalSince(utc), 0, accuracy: 0.0005)
+        XCTAssertEqual(HARDate.parse("2023-03-30T04:39:18.981123+00:00")!.timeIntervalSince(utc), 0.000123, accuracy: 0.00001)
+        XCTAssertNil(HARDate.parse("30/03/2023"))
+    }
+}
+
+final class HARExportTests: XCTestCase {
+    /// Two operations: one retried once then fine, one that never got a response.
+    let events: [RequestEvent] = [
+        RequestEvent(time: 0, operationID: "a", attempt: 1, payload: .queued(method: "GET", url: "http://h/x?page=2", headers: ["Accept": "*/*"], maxAttempts: 3)),
+        RequestEvent(time: 0.01, operationID: "a", attempt: 1, payload: .started),
+        RequestEvent(time: 0.02, operationID: "a", attempt: 1, payload: .taskCreated(taskIdentifier: 1, url: "http://h/x?page=2")),
+        RequestEvent(time: 0.10, operationID: "a", attempt: 1, payload: .response(status: 503, headers: ["Retry-After": "1"], expectedBytes: 5)),
+        RequestEvent(time: 0.11, operationID: "a", attempt: 1, payload: .data(bytes: 5)),
+        RequestEvent(time: 0.12, operationID: "a", attempt: 1, payload: .taskCompleted(error: nil)),
+        RequestEvent(time: 0.12, operationID: "a", attempt: 1, payload: .retryScheduled(delay: 1, reason: "status 503; Retry-After 1s")),
+        RequestEvent(time: 1.12, operationID: "a", attempt: 2, payload: .started),
+        RequestEvent(time: 1.13, operationID: "a", attempt: 2, payload: .taskCreated(taskIdentifier: 2, url: "http://h/x?page=2")),
+        RequestEvent(time: 1.20, operationID: "a", attempt: 2, payload: .response(status: 200, headers: ["Content-Type": "text/plain"], expectedBytes: 2)),
+        RequestEvent(time: 1.25, operationID: "a", attempt: 2, payload: .data(bytes: 2)),
+        RequestEvent(time: 1.25, operationID: "a", attempt: 2, payload: .taskCompleted(error: nil)),
+        RequestEvent(time: 1.25, operationID: "a", attempt: 2, payload: .finished(outcome: .success, status: 200, attempts: 2, duration: 1.24, reason: nil)),
+        RequestEvent(time: 0.5, operationID: "b", attempt: 1, payload: .queued(method: "POST", url: "http://down/", headers: [:], maxAttempts: 1)),
+        RequestEvent(time: 0.5, operationID: "b", attempt: 1, payload: .started),
+        RequestEvent(time: 0.5, operationID: "b", attempt: 1, payload: .taskCreated(taskIdentifier: 3, url: "http://down/")),
+        RequestEvent(time: 0.6, operationID: "b", attempt: 1, payload: .taskCompleted(error: TransportError(code: -1004, message: "cannot connect"))),
+        RequestEvent(time: 0.6, operationID: "b", attempt: 1, payload: .finished(outcome: .failure, status: nil, attempts: 1, duration: 0.1, reason: "not retryable")),
+    ]
+
+    func testOneEntryPerAttemptWithTheRequiredFieldsAndSpecTimings() throws {
+        let document = HARExport.document(events: events, startedAt: Date(timeIntervalSince1970: 1_700_000_000))
+        let log = try XCTUnwrap(document["log"] as? [String: Any])
+        XCTAssertEqual(log["version"] as? String, "1.2")
+        XCTAssertEqual((log["creator"] as? [String: Any])?["name"] as? String, "reqtop")
+        let entries = try XCTUnwrap(log["entries"] as? [[String: Any]])
+        XCTAssertEqual(entries.count, 3)
+        for entry in entries {
+            for key in ["startedDateTime", "time", "request", "response", "cache", "timings"] {
+                XCTAssertNotNil(entry[key], key)
+            }
+            let request = try XCTUnwrap(entry["request"] as? [String: Any])
+            for key in ["method", "url", "httpVersion", "cookies", "headers", "queryString", "headersSize", "bodySize"] {
+                XCTAssertNotNil(request[key], "request.\(key)")
+            }
+            let response = try XCTUnwrap(entry["response"] as? [String: Any])
+            for key in ["status", "statusText", "httpVersion", "cookies", "headers", "content", "redirectURL", "headersSize", "bodySize"] {
+                XCTAssertNotNil(response[key], "response.\(key)")
+            }
+            let timings = try XCTUnwrap(entry["timings"] as? [String: Double])
+            for key in ["send", "wait", "receive"] { XCTAssertGreaterThanOrEqual(timings[key] ?? -1, 0, key) }
+            let sum = ["blocked", "dns", "connect", "send", "wait", "receive"].compactMap { timings[$0] }.filter { $0 >= 0 }.reduce(0, +)
+            XCTAssertEqual(entry["time"] as? Double ?? -1, sum, accuracy: 0.001, "time is the sum of the timings")
+        }
+        let first = entries[0]
+        XCTAssertEqual((first["response"] as? [String: Any])?["status"] as? Int, 503)
+        XCTAssertEqual(((first["timings"] as? [String: Double])?["wait"])!, 80, accuracy: 0.001)
+        let reqtop = try XCTUnwrap(first["_reqtop"] as? [String: Any])
+        XCTAssertEqual(reqtop["op"] as? String, "a")
+        XCTAssertEqual(reqtop["attempt"] as? Int, 1)
+        XCTAssertEqual(reqtop["retryDelay"] as? Double, 1)
+        XCTAssertEqual(reqtop["reason"] as? String, "status 503; Retry-After 1s")
+        XCTAssertEqual((first["request"] as? [String: Any])?["queryString"] as? [[String: String]], [["name": "page", "value": "2"]])
+        let failed = entries[1]
+        XCTAssertEqual((failed["response"] as? [String: Any])?["status"] as? Int, 0)
+        XCTAssertEqual(failed["_error"] as? String, "-1004 cannot connect")
+        XCTAssertEqual(failed["startedDateTime"] as? String, "2023-11-14T22:13:20.500Z")
+    }
+
+    func testExportThenImportGivesBackTheSameEvents() throws {
+        let data = try HARExport.data(events: events, startedAt: Date(timeIntervalSince1970: 1_700_000_000))
+        let imported = try HARImport.parse(data, file: "round.har")
+        XCTAssertEqual(imported.events, events.sorted { $0.time < $1.time })
+        XCTAssertEqual(imported.startedAt?.timeIntervalSince1970 ?? 0, 1_700_000_000, accuracy: 0.001)
+    }
+}
