@@ -47,7 +47,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "reqtop", dependencies: ["ReqtopCLI"]),
+        .executableTarget(name: "reqtop", dependencies: ["ReqtopCLI", "RequestMonitor"]),
         .executableTarget(
             name: "reqtop-bench",
             dependencies: ["RequestOperations", "FaultServer"],

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import RequestMonitor
 import RequestOperations
 import Synchronization
 
@@ -31,15 +32,11 @@ final class HeadlessSession: Sendable {
     func run(_ body: () -> Void) -> RunSummary {
         let start = Date()
         output.start()
-        let signals = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [self] in
+        let signals = [SIGINT, SIGTERM, SIGHUP].map { number in
+            SignalCenter.handle(number) { [self] in
                 interrupted.withLock { $0 = true }
                 for operation in all { operation.cancel(by: "signal") }
             }
-            source.resume()
-            return source
         }
         body()
         queue.waitUntilAllOperationsAreFinished()

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FaultServer
 import Foundation
+import RequestMonitor
 
 /// `reqtop serve`: the fault server on its own, to point other tools (or plans) at.
 struct ServeCommand: ParsableCommand {
@@ -27,13 +28,7 @@ struct ServeCommand: ParsableCommand {
             throw InputError(message: "cannot listen on 127.0.0.1:\(port) (\(error))")
         }
         let stop = DispatchSemaphore(value: 0)
-        let sources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            return source
-        }
+        let sources = [SIGINT, SIGTERM, SIGHUP].map { SignalCenter.handle($0) { stop.signal() } }
         // Announced only once the signal handlers are in place, so a script that stops
         // the server as soon as it reads this line gets a clean exit. Written straight to the file handle: a script waiting for this line must not wait
         // for a block-buffered stdout to fill.

@@ -68,25 +68,14 @@ public final class MonitorScreen: Sendable {
 
     /// Runs until `q`, Ctrl-C or SIGTERM. The terminal is restored before it returns.
     public func run() {
-        let signals = [SIGINT, SIGTERM, SIGHUP].map { number -> DispatchSourceSignal in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [self] in stop() }
-            source.resume()
-            return source
-        }
+        // Signals come through SignalCenter (installed at the start of main), so none is lost.
+        var registrations = [SIGINT, SIGTERM, SIGHUP].map { SignalCenter.handle($0) { [self] in stop() } }
         let terminal = Terminal(wantColor: options.color)
-        let resize = DispatchSource.makeSignalSource(signal: SIGWINCH, queue: .global())
-        resize.setEventHandler { [self] in
+        registrations.append(SignalCenter.handle(SIGWINCH) { [self] in
             resized.withLock { $0 = true }
             wake.signal()
-        }
-        resize.resume()
-        defer {
-            resize.cancel()
-            signals.forEach { $0.cancel() }
-            for number in [SIGINT, SIGTERM, SIGHUP] { signal(number, SIG_DFL) }
-        }
+        })
+        defer { registrations.forEach { $0.cancel() } }
 
         defer { terminal.end() }
         let theme = Theme(color: terminal.color, unicode: terminal.unicode)

@@ -1,0 +1,92 @@
+import Foundation
+import Synchronization
+
+/// Process signals, delivered reliably: SIGINT, SIGTERM, SIGHUP and SIGWINCH are blocked in
+/// every thread from the start of `main`, and one thread takes them with `sigwait` and
+/// calls whoever registered for them.
+///
+/// Why not `DispatchSource.makeSignalSource`: on Linux it arms asynchronously (through a
+/// signalfd), and a signal that arrives before it is armed, with the disposition already
+/// set to ignore, is lost: a `kill -TERM` sent right after `reqtop serve` printed its port
+/// was silently dropped and the process never ended.
+///
+/// With no handler registered a signal keeps its default effect (SIGWINCH is ignored, the
+/// others end the process), so blocking them changes nothing for code that does not ask.
+public enum SignalCenter {
+    public static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGWINCH]
+    private static let handlers = Mutex<[Int32: [UInt64: @Sendable () -> Void]]>([:])
+    private static let nextToken = Mutex<UInt64>(0)
+    private static let installed = Mutex(false)
+
+    /// Call first thing in `main`, before any other thread is started (threads inherit the
+    /// signal mask of the thread that creates them).
+    public static func install() {
+        let first = installed.withLock { installed -> Bool in
+            defer { installed = true }
+            return !installed
+        }
+        guard first else { return }
+        var set = signalSet()
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        let thread = Thread {
+            var set = signalSet()
+            while true {
+                var received: Int32 = 0
+                guard sigwait(&set, &received) == 0 else { continue }
+                deliver(received)
+            }
+        }
+        thread.name = "reqtop.signals"
+        thread.start()
+    }
+
+    public static var isInstalled: Bool { installed.withLock { $0 } }
+
+    /// Calls `handler` (on the signal thread) for each `signal` until the returned
+    /// registration is cancelled.
+    public static func handle(_ signal: Int32, _ handler: @escaping @Sendable () -> Void) -> SignalRegistration {
+        let token = nextToken.withLock { token -> UInt64 in
+            token += 1
+            return token
+        }
+        handlers.withLock { $0[signal, default: [:]][token] = handler }
+        return SignalRegistration(signal: signal, token: token)
+    }
+
+    fileprivate static func remove(_ signal: Int32, _ token: UInt64) {
+        handlers.withLock { _ = $0[signal]?.removeValue(forKey: token) }
+    }
+
+    private static func deliver(_ signal: Int32) {
+        let registered = handlers.withLock { Array(($0[signal] ?? [:]).values) }
+        guard registered.isEmpty else {
+            registered.forEach { $0() }
+            return
+        }
+        guard signal != SIGWINCH else { return }
+        // Nobody asked: the default effect, which for these signals is to end the process.
+        Foundation.signal(signal, SIG_DFL)
+        var only = sigset_t()
+        sigemptyset(&only)
+        sigaddset(&only, signal)
+        pthread_sigmask(SIG_UNBLOCK, &only, nil)
+        raise(signal)
+    }
+
+    private static func signalSet() -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in signals { sigaddset(&set, signal) }
+        return set
+    }
+}
+
+/// A handler registered with ``SignalCenter``; cancel it to stop receiving.
+public struct SignalRegistration: Sendable {
+    let signal: Int32
+    let token: UInt64
+
+    public func cancel() {
+        SignalCenter.remove(signal, token)
+    }
+}
