@@ -58,6 +58,11 @@ let package = Package(
             dependencies: ["RequestMonitor", "RequestOperations"],
             path: "Benchmarks/MonitorBenchmark"
         ),
+        .executableTarget(
+            name: "reqtop-archive-bench",
+            dependencies: ["RequestArchive"],
+            path: "Benchmarks/ArchiveBenchmark"
+        ),
         .testTarget(name: "RequestOperationsTests", dependencies: ["RequestOperations", "FaultServer"]),
         .testTarget(name: "FaultServerTests", dependencies: ["FaultServer"]),
         .testTarget(name: "RequestMonitorTests", dependencies: ["RequestMonitor", "RequestOperations"]),
