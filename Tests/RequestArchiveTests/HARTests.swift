@@ -71,7 +71,7 @@ final class HARImportTests: XCTestCase {
         XCTAssertEqual(error("[]"), #"x.har: $: expected a HAR object {"log": {...}}, found an array"#)
         XCTAssertEqual(error("{}"), #"x.har: $.log: missing; expected an object with "entries""#)
         XCTAssertEqual(error(#"{"log": {"entries": {}}}"#), "x.har: $.log.entries: expected an array of entries, found an object")
-        XCTAssertEqual(error(#"{"log": {"entries": [{"startedDateTime": "yesterday"}]}}"#),
+        XCTAssertEqual(error(#"{"log": {"entries": [{"startedDateTime": "yesterday", "request": {"method": "GET", "url": "http://a/"}, "response": {"status": 200}}]}}"#),
                        #"x.har: $.log.entries[0].startedDateTime: "yesterday" is not an ISO 8601 date"#)
         XCTAssertEqual(error(#"{"log": {"entries": [{"startedDateTime": "2023-01-01T00:00:00Z", "request": {"method": "GET", "url": "http://a/"}, "response": {"status": "200"}}]}}"#),
                        "x.har: $.log.entries[0].response.status: expected a number, found a string")
