@@ -17,7 +17,9 @@ struct ReplayCommand: ParsableCommand {
         Without a terminal, or with --no-tui, it prints the events as JSON lines. Either way a \
         summary of the recorded outcomes goes to stderr and the exit status follows them (0 when \
         every operation succeeded). A recording cut off by a crash is read up to its last \
-        complete line. A .har file (HAR 1.2, from browsers, proxies or reqtop itself) is shown \
+        complete line. With --send the recorded requests are sent again instead (methods, \
+        URLs and headers; recordings keep no bodies); a request that needs a redacted value is \
+        reported and not sent. A .har file (HAR 1.2, from browsers, proxies or reqtop itself) is shown \
         entry by entry on its timeline.
         """
     )
@@ -34,7 +36,24 @@ struct ReplayCommand: ParsableCommand {
     @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
     var noColor = false
 
+    @Flag(help: "Send the recorded requests again, through the engine (retries and all), instead of showing the recording.")
+    var send = false
+
+    @Option(help: "With --send: the scheme, host and port to send to instead of the recorded ones (http://127.0.0.1:8080).")
+    var target: String?
+
+    @Flag(help: "With --send and no --target: send without asking which hosts are fine.")
+    var yes = false
+
     func validate() throws {
+        if target != nil || yes, !send {
+            throw ValidationError("--target and --yes go with --send")
+        }
+        if let target {
+            guard let url = URL(string: target), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
+                throw ValidationError("--target '\(target)' is not an absolute http or https URL (for example http://127.0.0.1:8080)")
+            }
+        }
         guard ReplayPlayer.speeds.contains(speed) else {
             throw ValidationError("--speed must be one of 0.25, 0.5, 1, 2, 4, 8, 16, not \(speed)")
         }
@@ -55,6 +74,9 @@ struct ReplayCommand: ParsableCommand {
         if let torn = log.tornLastLine {
             ReqtopMain.printError("reqtop: \(file): line \(torn) is incomplete (the recording was cut off); replaying the \(log.events.count) events before it")
         }
+        if send {
+            try resend(log)
+        }
         let summary = ReplaySummary(log.events)
         if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
             try playInMonitor(log, color: color)
@@ -68,6 +90,46 @@ struct ReplayCommand: ParsableCommand {
         FileHandle.standardOutput.write(Data(out.utf8))
         ReqtopMain.printError(summary.line)
         throw ExitCode(summary.exitStatus)
+    }
+
+    /// Sends the recorded requests again through the engine; ends the process with the run's status.
+    private func resend(_ log: EventLogFile) throws -> Never {
+        let plan = Resend(events: log.events, target: target.flatMap(URL.init(string:)))
+        for skipped in plan.skipped {
+            ReqtopMain.printError("reqtop: not sending \(skipped.id): \(skipped.reason)")
+        }
+        guard !plan.requests.isEmpty else {
+            ReqtopMain.printError("reqtop: \(file): nothing to send")
+            throw ExitCode(plan.skipped.isEmpty ? 0 : 1)
+        }
+        if target == nil, !yes {
+            ReqtopMain.printError("reqtop: \(plan.requests.count) request\(plan.requests.count == 1 ? "" : "s") would go to: \(plan.hosts.joined(separator: ", "))")
+            guard isatty(STDIN_FILENO) == 1 else {
+                throw InputError(message: "not sending without a confirmation: pass --yes, or --target URL to send elsewhere")
+            }
+            FileHandle.standardError.write(Data("Send them? [y/N] ".utf8))
+            guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
+                ReqtopMain.printError("reqtop: nothing sent")
+                throw ExitCode(1)
+            }
+        }
+        let queue = RequestQueue()
+        func addAll(_ track: (RequestOperation) -> Void) {
+            for (id, request) in plan.requests { track(queue.add(request, id: id)) }
+        }
+        let summary: RunSummary
+        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
+            let session = try MonitorSession(queue: queue, source: "re-sending \(URL(fileURLWithPath: file).lastPathComponent)", color: color)
+            let requests = plan.requests
+            summary = session.run {
+                for (id, request) in requests { session.track(queue.add(request, id: id)) }
+            }
+        } else {
+            let session = HeadlessSession(queue: queue)
+            summary = session.run { addAll(session.track) }
+        }
+        ReqtopMain.printError(summary.line + (plan.skipped.isEmpty ? "" : "; \(plan.skipped.count) not sent"))
+        throw ExitCode(plan.skipped.isEmpty ? summary.exitStatus : 1)
     }
 
     /// The recording through the same model and view as a live run, on its timeline.

@@ -1,3 +1,4 @@
+import FaultServer
 import Foundation
 import RequestArchive
 import RequestMonitor
@@ -67,6 +68,43 @@ final class RecordingTests: XCTestCase {
         let replayed = try reqtop(["replay", direct])
         XCTAssert(replayed.stderr.contains("replayed 6 operations"), replayed.stderr)
         XCTAssert(replayed.stderr.contains("3 succeeded, 2 failed, 1 cancelled"), replayed.stderr)
+    }
+
+    func testResendingARecordingToATargetNeverSendsARedactedValue() throws {
+        let plan = temporaryPath("plan.json"), recording = temporaryPath("secret.jsonl")
+        try """
+        {"retry": {"baseDelay": 0.05}, "requests": [
+          {"id": "public", "url": "{{fault}}/echo?page=2"},
+          {"id": "flaky", "url": "{{fault}}/flaky/resend?failures=1"},
+          {"id": "private", "url": "{{fault}}/echo", "headers": {"Authorization": "Bearer s3cret"}},
+          {"id": "tokened", "url": "{{fault}}/echo?token=s3cret"}
+        ]}
+        """.write(toFile: plan, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try reqtop(["run", plan, "--record", recording]).status, 0)
+        XCTAssertFalse(try String(contentsOfFile: recording, encoding: .utf8).contains("s3cret"))
+
+        let target = try FaultServer.start()
+        defer { target.stop() }
+        let resent = try reqtop(["replay", recording, "--send", "--target", target.baseURL.absoluteString])
+        XCTAssertEqual(resent.status, 1, "two requests could not be sent: \(resent.stderr)")
+        XCTAssert(resent.stderr.contains("not sending private: its Authorization value was redacted"), resent.stderr)
+        XCTAssert(resent.stderr.contains("not sending tokened: its query value token was redacted"), resent.stderr)
+        XCTAssert(resent.stderr.contains("2 succeeded, 0 failed, 0 cancelled"), resent.stderr)
+        XCTAssertEqual(target.counters.hits("/echo"), 1, "only the public request reached the target")
+        XCTAssertEqual(target.counters.hits("/flaky/resend"), 2, "the engine retried it as it would live")
+        let finished = resent.events.filter { $0["event"] as? String == "finished" }.compactMap { $0["op"] as? String }
+        XCTAssertEqual(Set(finished), ["public", "flaky"])
+    }
+
+    func testResendingWithoutATargetAsksFirst() throws {
+        let recording = temporaryPath("demo.jsonl")
+        _ = try reqtop(["demo", "--scenario", "quick", "--no-tui", "--record", recording])
+        let refused = try reqtop(["replay", recording, "--send"])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssert(refused.stderr.contains("would go to: 127.0.0.1:"), refused.stderr)
+        XCTAssert(refused.stderr.contains("not sending without a confirmation: pass --yes, or --target URL"), refused.stderr)
+        XCTAssertEqual(try reqtop(["replay", recording, "--target", "http://127.0.0.1:1"]).status, 2, "--target goes with --send")
+        XCTAssertEqual(try reqtop(["replay", recording, "--send", "--target", "ftp://x"]).status, 2)
     }
 
     func testReplayErrors() throws {
