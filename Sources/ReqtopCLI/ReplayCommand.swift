@@ -113,21 +113,9 @@ struct ReplayCommand: ParsableCommand {
                 throw ExitCode(1)
             }
         }
-        let queue = RequestQueue()
-        func addAll(_ track: (RequestOperation) -> Void) {
-            for (id, request) in plan.requests { track(queue.add(request, id: id)) }
-        }
-        let summary: RunSummary
-        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
-            let session = try MonitorSession(queue: queue, source: "re-sending \(URL(fileURLWithPath: file).lastPathComponent)", color: color)
-            let requests = plan.requests
-            summary = session.run {
-                for (id, request) in requests { session.track(queue.add(request, id: id)) }
-            }
-        } else {
-            let session = HeadlessSession(queue: queue)
-            summary = session.run { addAll(session.track) }
-        }
+        let list = RequestList(items: plan.requests.map { RequestList.Item(id: $0.id, request: $0.request, options: RequestOptions()) })
+        let summary = try list.run(on: RequestQueue(), mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
+                                   source: "re-sending \(URL(fileURLWithPath: file).lastPathComponent)")
         ReqtopMain.printError(summary.line + (plan.skipped.isEmpty ? "" : "; \(plan.skipped.count) not sent"))
         throw ExitCode(plan.skipped.isEmpty ? summary.exitStatus : 1)
     }

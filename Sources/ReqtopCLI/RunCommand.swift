@@ -35,24 +35,13 @@ struct RunCommand: ParsableCommand {
         let faultServerURL = server?.baseURL
         let recorder = try recording.start(queue.events)
 
-        /// Adds the plan's operations, handing each to `track`.
-        @Sendable func addAll(_ track: (RequestOperation) -> Void) {
-            for planned in plan.requests {
-                let options = RequestOptions(retryPolicy: planned.retry.policy, attemptTimeout: planned.attemptTimeout,
-                                             deadline: planned.deadline)
-                track(queue.add(planned.urlRequest(faultServer: faultServerURL), id: planned.id, options: options))
-            }
-        }
-
-        let summary: RunSummary
-        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
-            // The monitor stays on the final state until the person quits.
-            let session = try MonitorSession(queue: queue, source: URL(fileURLWithPath: self.plan).lastPathComponent, color: color)
-            summary = session.run { addAll(session.track) }
-        } else {
-            let session = HeadlessSession(queue: queue)
-            summary = session.run { addAll(session.track) }
-        }
+        let list = RequestList(items: plan.requests.map { planned in
+            RequestList.Item(id: planned.id, request: planned.urlRequest(faultServer: faultServerURL),
+                             options: RequestOptions(retryPolicy: planned.retry.policy, attemptTimeout: planned.attemptTimeout,
+                                                     deadline: planned.deadline))
+        })
+        let summary = try list.run(on: queue, mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
+                                   source: URL(fileURLWithPath: self.plan).lastPathComponent)
         try RecordingOptions.finish(recorder, hub: queue.events)
         ReqtopMain.printError(summary.line)
         throw ExitCode(summary.exitStatus)

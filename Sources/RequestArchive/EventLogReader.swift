@@ -21,13 +21,7 @@ public struct EventLogFile: Sendable {
     /// Reads and checks a whole file. A torn last line is accepted and reported in
     /// ``tornLastLine``; any other bad line is an error naming the file and the line.
     public static func read(path: String) throws -> EventLogFile {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw ArchiveError(file: path, message: "cannot read the file (\((error as NSError).localizedDescription))")
-        }
-        return try parse(data, file: path)
+        try parse(ArchiveError.contents(of: path), file: path)
     }
 
     public static func parse(_ data: Data, file: String) throws -> EventLogFile {
@@ -56,9 +50,7 @@ public struct EventLogFile: Sendable {
                     throw ArchiveError(file: file, message: "line \(number): version \(version) is not supported; this reqtop reads version \(EventLog.version)")
                 }
                 if let started = object["startedAt"] as? String {
-                    let formatter = ISO8601DateFormatter()
-                    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-                    result.startedAt = formatter.date(from: started)
+                    result.startedAt = HARDate.parse(started)
                 }
                 result.redacted = object["redacted"] as? Bool
                 sawHeader = true

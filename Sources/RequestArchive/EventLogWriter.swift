@@ -90,4 +90,13 @@ public struct ArchiveError: Error, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(file): \(message)" }
+
+    /// A file's bytes, or an error that names it.
+    static func contents(of path: String) throws -> Data {
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ArchiveError(file: path, message: "cannot read the file (\((error as NSError).localizedDescription))")
+        }
+    }
 }

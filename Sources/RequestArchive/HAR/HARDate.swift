@@ -1,4 +1,5 @@
 import Foundation
+import RequestOperations
 
 /// ISO 8601 dates as HAR writers use them: `2023-03-29T16:58:59.303-07:00`,
 /// `2023-03-30T04:39:18.981Z`, `2023-07-25T11:03:15.216374+00:00` (microseconds).
@@ -68,8 +69,6 @@ enum HARDate {
     }
 
     static func format(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+        EventLog.iso8601(date)
     }
 }

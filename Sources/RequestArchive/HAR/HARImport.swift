@@ -17,13 +17,7 @@ public enum HARImport {
     }
 
     public static func read(path: String) throws -> Result {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw ArchiveError(file: path, message: "cannot read the file (\((error as NSError).localizedDescription))")
-        }
-        return try parse(data, file: path)
+        try parse(ArchiveError.contents(of: path), file: path)
     }
 
     public static func parse(_ data: Data, file: String) throws -> Result {

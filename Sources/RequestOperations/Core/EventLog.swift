@@ -17,7 +17,8 @@ public enum EventLog {
             + (redacted.map { ",\"redacted\":\($0)" } ?? "") + "}"
     }
 
-    static func iso8601(_ date: Date) -> String {
+    /// A date as the log writes it: ISO 8601 with milliseconds, in UTC.
+    public static func iso8601(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)
