@@ -10,7 +10,7 @@ import Synchronization
 final class HeadlessSession: Sendable {
     let queue: RequestQueue
     private let output: JSONLinesOutput
-    private let operations = Mutex<[RequestOperation]>([])
+    private let tracker = OperationTracker()
     private let interrupted = Mutex(false)
 
     init(queue: RequestQueue) {
@@ -18,31 +18,26 @@ final class HeadlessSession: Sendable {
         self.output = JSONLinesOutput(hub: queue.events)
     }
 
-    /// Operations added so far, in order.
-    var all: [RequestOperation] { operations.withLock { $0 } }
-
     var wasInterrupted: Bool { interrupted.withLock { $0 } }
 
     func track(_ operation: RequestOperation) {
-        operations.withLock { $0.append(operation) }
+        tracker.track(operation)
     }
 
     /// Runs `body` (which adds operations, and may keep adding them until it returns),
     /// waits for every operation, and returns the summary.
     func run(_ body: () -> Void) -> RunSummary {
-        let start = Date()
         output.start()
         let signals = [SIGINT, SIGTERM, SIGHUP].map { number in
             SignalCenter.handle(number) { [self] in
                 interrupted.withLock { $0 = true }
-                for operation in all { operation.cancel(by: "signal") }
+                tracker.cancelRunning(by: "signal")
             }
         }
         body()
         queue.waitUntilAllOperationsAreFinished()
         signals.forEach { $0.cancel() }
         output.finish()
-        let results = all.compactMap(\.result)
-        return RunSummary(results: results, duration: Date().timeIntervalSince(start))
+        return tracker.summary
     }
 }

@@ -9,7 +9,7 @@ import Synchronization
 final class MonitorSession: Sendable {
     let queue: RequestQueue
     let commands: LiveQueueCommands
-    private let operations = Mutex<[RequestOperation]>([])
+    private let tracker = OperationTracker()
     private let screen: MonitorScreen
     private let quitting = Mutex(false)
 
@@ -24,14 +24,13 @@ final class MonitorSession: Sendable {
     var hasQuit: Bool { quitting.withLock { $0 } }
 
     func track(_ operation: RequestOperation) {
-        operations.withLock { $0.append(operation) }
+        tracker.track(operation)
         commands.track(operation)
     }
 
     /// Shows the monitor until `q`; `body` runs on a background thread meanwhile (adding
     /// operations, for as long as it likes: it should stop when ``hasQuit`` turns true).
     func run(_ body: @escaping @Sendable () -> Void) -> RunSummary {
-        let start = Date()
         let subscription = queue.events.subscribe(label: "reqtop.monitor") { [screen] batch in screen.feed(batch) }
         let workerDone = DispatchSemaphore(value: 0)
         let worker = Thread {
@@ -44,11 +43,8 @@ final class MonitorSession: Sendable {
         subscription.cancel()
         // Wait for `body` to see the quit, so that it adds nothing after the sweep below.
         workerDone.wait()
-        for operation in operations.withLock({ $0 }) where operation.result == nil {
-            operation.cancel(by: "quit")
-        }
+        tracker.cancelRunning(by: "quit")
         queue.waitUntilAllOperationsAreFinished()
-        let results = operations.withLock { $0 }.compactMap(\.result)
-        return RunSummary(results: results, duration: Date().timeIntervalSince(start))
+        return tracker.summary
     }
 }

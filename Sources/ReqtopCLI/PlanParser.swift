@@ -1,4 +1,5 @@
 import Foundation
+import RequestArchive
 import RequestOperations
 
 /// A problem with a plan: the file, where in it (a JSON path such as `requests[2].url`),
@@ -29,7 +30,7 @@ struct PlanParser {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw PlanError(file: path, path: "", message: "cannot read the file (\(Self.describe(readError: error)))")
+            throw PlanError(file: path, path: "", message: "cannot read the file (\(ArchiveError.describe(readError: error)))")
         }
         return try PlanParser(file: path).parse(data)
     }
@@ -212,11 +213,8 @@ struct PlanParser {
 
     // MARK: - Describing values
 
-    /// JSON `true`/`false`, as opposed to a number: both come out of JSONSerialization as
-    /// NSNumber (and on Linux `1 is Bool` holds), but only booleans have objCType "c".
     static func isBool(_ value: Any) -> Bool {
-        guard let number = value as? NSNumber else { return false }
-        return number.objCType.pointee == 99
+        EventLog.isJSONBoolean(value)
     }
 
     static func kind(_ value: Any) -> String {
@@ -253,19 +251,6 @@ struct PlanParser {
         }
         if message.hasSuffix(".") { message.removeLast() }
         return message.prefix(1).lowercased() + message.dropFirst()
-    }
-
-    static func describe(readError error: Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain,
-           let message = strerror(Int32(underlying.code)) {
-            return String(cString: message)
-        }
-        switch nsError.code {
-        case NSFileReadNoSuchFileError: return "no such file"
-        case NSFileReadNoPermissionError: return "permission denied"
-        default: return nsError.localizedDescription
-        }
     }
 
     /// One edit apart (a typo), for "did you mean".

@@ -96,7 +96,22 @@ public struct ArchiveError: Error, Equatable, CustomStringConvertible {
         do {
             return try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw ArchiveError(file: path, message: "cannot read the file (\((error as NSError).localizedDescription))")
+            throw ArchiveError(file: path, message: "cannot read the file (\(describe(readError: error)))")
+        }
+    }
+
+    /// Why a file could not be read, in a few plain words ("no such file", "permission
+    /// denied"): Foundation's own text on Linux is "The operation could not be completed".
+    public static func describe(readError error: Error) -> String {
+        let nsError = error as NSError
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain,
+           let message = strerror(Int32(underlying.code)) {
+            return String(cString: message)
+        }
+        switch nsError.code {
+        case NSFileReadNoSuchFileError: return "no such file"
+        case NSFileReadNoPermissionError: return "permission denied"
+        default: return nsError.localizedDescription
         }
     }
 }

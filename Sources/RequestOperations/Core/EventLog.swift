@@ -129,6 +129,13 @@ public struct EventLogError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 extension EventLog {
+    /// True for a JSON `true`/`false` from JSONSerialization, false for a number: both come
+    /// out as NSNumber (and on Linux `1 is Bool` holds), but only booleans have objCType "c".
+    public static func isJSONBoolean(_ value: Any) -> Bool {
+        guard let number = value as? NSNumber else { return false }
+        return number.objCType.pointee == 99
+    }
+
     /// Reads one line of an event log into an event; `nil` for the header line.
     public static func parse(line text: String, lineNumber: Int) throws -> RequestEvent? {
         guard let data = text.data(using: .utf8),
@@ -187,10 +194,9 @@ extension EventLog {
             return value
         }
 
-        /// A JSON number, not `true`/`false` (on Linux `1 is Bool` holds, so the NSNumber's
-        /// type code, "c" for booleans, tells them apart).
+        /// A JSON number, not `true`/`false`.
         private func number(_ key: String) -> NSNumber? {
-            guard let value = object[key] as? NSNumber, value.objCType.pointee != 99 else { return nil }
+            guard let value = object[key] as? NSNumber, !EventLog.isJSONBoolean(value) else { return nil }
             return value
         }
 
