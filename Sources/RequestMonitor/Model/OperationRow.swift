@@ -5,7 +5,7 @@ import RequestOperations
 public struct OperationRow: Sendable, Equatable {
     /// The monitor's states: the engine's phases, as a person reads them.
     public enum State: String, Sendable, CaseIterable {
-        case queued, preparing, running, backoff, succeeded, failed, cancelled
+        case queued, preparing, running, backoff, held, succeeded, failed, cancelled
 
         public var isFinished: Bool { self == .succeeded || self == .failed || self == .cancelled }
     }
@@ -55,6 +55,10 @@ public struct OperationRow: Sendable, Equatable {
     /// The `finished` event's reason, or the last retry's.
     public var reason: String?
     public var cancelledBy: String?
+    /// While held: what it waits for (`batch uploads`, `auth`).
+    public var heldBy: String?
+    /// Interceptors that touched the request, with their command, latest attempt only.
+    public var interceptedBy: [String] = []
     public var segments: [Segment] = []
     public var attempts: [Attempt] = []
     public var events: [RequestEvent] = []
@@ -82,6 +86,7 @@ public struct OperationRow: Sendable, Equatable {
         case .started:
             closeSegment(at: t)
             state = .preparing
+            heldBy = nil
             attempt = event.attempt
             retryAt = nil
             segments.append(Segment(kind: .attempt(event.attempt), start: t))
@@ -123,6 +128,24 @@ public struct OperationRow: Sendable, Equatable {
         case .earlyRetry(let trigger, let delay):
             retryAt = t + delay
             updateAttempt(number: event.attempt - 1) { $0.decision = ($0.decision ?? "") + "; early retry (\(trigger))" }
+        case .intercepted(let by, let command):
+            interceptedBy.append(command == "execute" ? by : "\(by) (\(command))")
+        case .held(let batch):
+            state = .held
+            heldBy = "batch \(batch)"
+        case .released:
+            state = .queued
+            heldBy = nil
+        case .reactorStarted(let name, _), .reactorWaiting(let name):
+            closeSegment(at: t)
+            state = .held
+            heldBy = name
+        case .reactorFinished(_, let outcome):
+            heldBy = nil
+            if outcome != "success" { lastError = outcome }
+        case .requeued(_, let reason):
+            self.reason = reason
+            updateAttempt { $0.decision = "requeued: \(reason)" }
         case .cancelled(let by):
             cancelledBy = by
         case .finished(let outcome, let status, _, let duration, let reason):
@@ -137,6 +160,7 @@ public struct OperationRow: Sendable, Equatable {
             self.reason = reason
             finishedAt = t
             retryAt = nil
+            heldBy = nil
             updateAttempt {
                 $0.end = $0.end ?? t
                 if outcome != .success, $0.decision == nil { $0.decision = reason }

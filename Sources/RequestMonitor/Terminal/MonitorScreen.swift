@@ -123,7 +123,7 @@ public final class MonitorScreen: Sendable {
 
             state.playback = options.playbackStatus?()
             let active = options.playbackStatus != nil
-                || model.counts[.running, default: 0] + model.counts[.backoff, default: 0] + model.counts[.preparing, default: 0] > 0
+                || model.counts[.running, default: 0] + model.counts[.backoff, default: 0] + model.counts[.preparing, default: 0] + model.counts[.held, default: 0] > 0
             if dirty || active {
                 let view = MonitorView(model: model, state: state, visible: cache.indices, theme: theme, now: now)
                 terminal.draw(view.render(width: width, height: height))

@@ -86,9 +86,9 @@ public struct MonitorView {
         grid.put(clock, x: grid.width - clock.count, y: 0, style: bar)
 
         x = 1
-        for state in [OperationRow.State.running, .backoff, .queued, .preparing, .succeeded, .failed, .cancelled] {
+        for state in [OperationRow.State.running, .backoff, .queued, .preparing, .held, .succeeded, .failed, .cancelled] {
             let count = model.counts[state, default: 0]
-            if count == 0, state == .preparing { continue }
+            if count == 0, state == .preparing || state == .held { continue }
             x = grid.put("\(theme.glyph(state)) \(count) \(theme.word(state))", x: x, y: 1, style: count > 0 ? theme.style(state) : CellGrid.Style(dim: true))
             x += 2
         }
@@ -175,7 +175,7 @@ public struct MonitorView {
                 if let status = row.status, theme.color { style.color = status >= 500 ? .red : status >= 400 ? .yellow : status >= 300 ? .cyan : .green }
             case "ATT": text = Format.right(row.maxAttempts.map { "\(row.attempt)/\($0)" } ?? "\(row.attempt)", width)
             case "WAIT":
-                text = Format.right(row.countdown(at: now).map(Self.countdown) ?? "", width)
+                text = Format.right(row.countdown(at: now).map(Self.countdown) ?? row.heldBy.map { fit($0, width, ellipsis: theme.ellipsis) } ?? "", width)
                 style = CellGrid.Style(color: theme.color ? .yellow : .normal, bold: true)
             case "DUR": text = Format.right(Format.seconds(row.elapsed(at: now)), width)
             case "SIZE":
@@ -304,6 +304,13 @@ public struct MonitorView {
         case .taskCompleted(let error): error.map { "error \($0.code) \($0.message)" } ?? "ok"
         case .retryScheduled(let delay, let reason): String(format: "in %.2fs: ", delay) + reason
         case .earlyRetry(let trigger, let delay): String(format: "%@ in %.2fs", trigger, delay)
+        case .intercepted(let by, let command): "\(by): \(command)"
+        case .held(let batch): "in batch \(batch)"
+        case .released(let batch, let size): "batch \(batch) released, \(size) together"
+        case .reactorStarted(let name, let trigger): "\(name) runs (\(trigger))"
+        case .reactorWaiting(let name): "waits for \(name)"
+        case .reactorFinished(let name, let outcome): "\(name): \(outcome)"
+        case .requeued(let by, let reason): "by \(by): \(reason)"
         case .cancelled(let by): "by \(by)"
         case .finished(let outcome, let status, let attempts, let duration, let reason):
             "\(outcome.rawValue), status \(status.map(String.init) ?? "-"), \(attempts) attempt\(attempts == 1 ? "" : "s"), \(Format.seconds(duration))"
@@ -313,7 +320,8 @@ public struct MonitorView {
 
     static func style(_ payload: RequestEvent.Payload, _ theme: Theme) -> CellGrid.Style {
         switch payload {
-        case .retryScheduled, .earlyRetry: theme.style(.backoff)
+        case .retryScheduled, .earlyRetry, .held, .reactorStarted, .reactorWaiting, .requeued: theme.style(.backoff)
+        case .reactorFinished(_, let outcome) where outcome != "success": theme.style(.failed)
         case .validationFailed, .preparationFailed: theme.style(.failed)
         case .taskCompleted(let error) where error != nil: theme.style(.failed)
         case .cancelled: theme.style(.cancelled)

@@ -15,6 +15,7 @@ public struct Theme: Sendable, Equatable {
         case .preparing: unicode ? "◌" : "~"
         case .running: unicode ? "▶" : ">"
         case .backoff: unicode ? "↻" : "R"
+        case .held: unicode ? "⏸" : "H"
         case .succeeded: unicode ? "✓" : "+"
         case .failed: unicode ? "✗" : "x"
         case .cancelled: unicode ? "⊘" : "-"
@@ -27,6 +28,7 @@ public struct Theme: Sendable, Equatable {
         case .preparing: "preparing"
         case .running: "running"
         case .backoff: "backoff"
+        case .held: "held"
         case .succeeded: "ok"
         case .failed: "failed"
         case .cancelled: "cancelled"
@@ -37,7 +39,7 @@ public struct Theme: Sendable, Equatable {
         let color: CellGrid.Color = switch state {
         case .queued: .normal
         case .preparing, .running: .cyan
-        case .backoff: .yellow
+        case .backoff, .held: .yellow
         case .succeeded: .green
         case .failed: .red
         case .cancelled: .magenta

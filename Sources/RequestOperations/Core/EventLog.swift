@@ -69,6 +69,25 @@ public enum EventLog {
         case .earlyRetry(let trigger, let delay):
             field("trigger", quote(trigger))
             field("delay", number(delay))
+        case .intercepted(let by, let command):
+            field("by", quote(by))
+            field("command", quote(command))
+        case .held(let batch):
+            field("batch", quote(batch))
+        case .released(let batch, let size):
+            field("batch", quote(batch))
+            field("size", "\(size)")
+        case .reactorStarted(let name, let trigger):
+            field("name", quote(name))
+            field("trigger", quote(trigger))
+        case .reactorWaiting(let name):
+            field("name", quote(name))
+        case .reactorFinished(let name, let outcome):
+            field("name", quote(name))
+            field("outcome", quote(outcome))
+        case .requeued(let by, let reason):
+            field("by", quote(by))
+            field("reason", quote(reason))
         case .cancelled(let by):
             field("by", quote(by))
         case .finished(let outcome, let status, let attempts, let duration, let reason):
@@ -166,6 +185,13 @@ extension EventLog {
         case "validationFailed": payload = .validationFailed(reason: try fields.string("reason"))
         case "retryScheduled": payload = .retryScheduled(delay: try fields.double("delay"), reason: try fields.string("reason"))
         case "earlyRetry": payload = .earlyRetry(trigger: try fields.string("trigger"), delay: (try? fields.double("delay")) ?? 0)
+        case "intercepted": payload = .intercepted(by: try fields.string("by"), command: try fields.string("command"))
+        case "held": payload = .held(batch: try fields.string("batch"))
+        case "released": payload = .released(batch: try fields.string("batch"), size: try fields.int("size"))
+        case "reactorStarted": payload = .reactorStarted(name: try fields.string("name"), trigger: try fields.string("trigger"))
+        case "reactorWaiting": payload = .reactorWaiting(name: try fields.string("name"))
+        case "reactorFinished": payload = .reactorFinished(name: try fields.string("name"), outcome: try fields.string("outcome"))
+        case "requeued": payload = .requeued(by: try fields.string("by"), reason: try fields.string("reason"))
         case "cancelled": payload = .cancelled(by: try fields.string("by"))
         case "finished":
             let outcomeName = try fields.string("outcome")

@@ -47,6 +47,24 @@ public struct RequestEvent: Sendable, Equatable {
         case retryScheduled(delay: TimeInterval, reason: String)
         /// `earlyRetry`: `trigger` (`manual`, `probe`, `host-success:<op>`), `delay` until the attempt.
         case earlyRetry(trigger: String, delay: TimeInterval)
+        /// `intercepted`: `by` (the interceptor's name), `command` (`execute`, `hold`,
+        /// `discard`, `forceExecute`).
+        case intercepted(by: String, command: String)
+        /// `held`: `batch`. An interceptor holds the request until the batch is released.
+        case held(batch: String)
+        /// `released`: `batch`, `size` (how many requests were released together).
+        case released(batch: String, size: Int)
+        /// `reactorStarted`: `name`, `trigger` (why: "status 401", ...). Published on the
+        /// operation whose result started the run.
+        case reactorStarted(name: String, trigger: String)
+        /// `reactorWaiting`: `name`. The operation waits for a reactor run to end (it
+        /// triggered the run too, or the reactor holds new requests while it runs).
+        case reactorWaiting(name: String)
+        /// `reactorFinished`: `name`, `outcome` (`success` or the error), on each waiting operation.
+        case reactorFinished(name: String, outcome: String)
+        /// `requeued`: `by` (the reactor), `reason`. The next attempt starts at once,
+        /// without asking the retry policy.
+        case requeued(by: String, reason: String)
         /// `cancelled`: `by` (who cancelled: `caller`, `cancelAll`, `deadline`, ...).
         case cancelled(by: String)
         /// `finished`: `outcome`, `status` (null without a response), `attempts`, `duration`, `reason`.
@@ -68,6 +86,13 @@ public struct RequestEvent: Sendable, Equatable {
             case .validationFailed: "validationFailed"
             case .retryScheduled: "retryScheduled"
             case .earlyRetry: "earlyRetry"
+            case .intercepted: "intercepted"
+            case .held: "held"
+            case .released: "released"
+            case .reactorStarted: "reactorStarted"
+            case .reactorWaiting: "reactorWaiting"
+            case .reactorFinished: "reactorFinished"
+            case .requeued: "requeued"
             case .cancelled: "cancelled"
             case .finished: "finished"
             case .other(let name): name

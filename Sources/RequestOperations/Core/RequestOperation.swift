@@ -8,6 +8,12 @@ import Synchronization
 /// request, run the task on the shared session, validate the response as it arrives,
 /// collect the body, and on failure ask the retry policy whether and when to go again.
 ///
+/// Flow control around the attempt (see ``RequestOptions``): a dependent operation first
+/// builds its request from its parents' results; each attempt then waits for reactors that
+/// hold new requests, runs the interceptor chain (which may hold it in a batch), takes a
+/// slot; after it, reactors may act on the result (refresh a token once for many 401s)
+/// and requeue it; a typed operation parses the body of the final success.
+///
 /// Every state change and every delegate callback is published on the environment's
 /// ``EventHub``. The operation ends exactly once, as success, failure or cancelled, and then
 /// calls its completion handler exactly once.
@@ -21,34 +27,45 @@ import Synchronization
 open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Sendable {
     /// Unique within the session; the `op` of its events.
     public let id: String
-    /// The request as built, before any preparation.
-    public let request: URLRequest
     public let options: RequestOptions
     public let environment: RequestEnvironment
-    private let host: HostKey?
+    /// Operations this one depends on; their results feed ``build``.
+    public let parents: [RequestOperation]
+    private let build: RequestBuilder?
     private let completion: (@Sendable (RequestResult) -> Void)?
     private let state: Mutex<State>
 
     /// - Parameters:
     ///   - id: a unique id; by default the session makes one (`op-1`, ...).
+    ///   - parents: operations that must succeed first (added as dependencies). If one fails
+    ///     or is cancelled, this one is cancelled `by: "dependency"` without running.
+    ///   - build: makes the request from the parents' results, once they all succeeded.
     ///   - completion: runs exactly once, when the operation ends, on the thread that ended it.
     public init(request: URLRequest, id: String? = nil, options: RequestOptions = RequestOptions(),
-                environment: RequestEnvironment, completion: (@Sendable (RequestResult) -> Void)? = nil) {
+                environment: RequestEnvironment, after parents: [RequestOperation] = [], build: RequestBuilder? = nil,
+                completion: (@Sendable (RequestResult) -> Void)? = nil) {
         self.id = id ?? environment.events.makeOperationID()
-        self.request = request
         self.options = options
         self.environment = environment
-        self.host = HostKey(url: request.url)
+        self.parents = parents
+        self.build = build
         self.completion = completion
-        self.state = Mutex(State(createdAt: environment.clock.now()))
+        self.state = Mutex(State(createdAt: environment.clock.now(), request: request))
         super.init()
         name = self.id
+        parents.forEach(addDependency)
         environment.events.publish(operation: self.id, attempt: 1,
                                    .queued(method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "",
                                            headers: request.allHTTPHeaderFields ?? [:], maxAttempts: options.retryPolicy.attemptLimit))
     }
 
     // MARK: - What callers can read
+
+    /// The request as built (for a dependent operation, once its parents finished), before
+    /// interceptors and preparation.
+    public var request: URLRequest { state.withLock { $0.request } }
+
+    private var host: HostKey? { HostKey(url: request.url) }
 
     public var phase: RequestPhase { state.withLock { $0.phase } }
     /// The attempt running or next to run, from 1.
@@ -96,6 +113,7 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             finish()
             return
         }
+        guard buildFromParents() else { return }
         if let deadline = options.deadline {
             let timer = environment.clock.schedule(at: environment.clock.now() + deadline) { [weak self] in
                 self?.end(outcome: .failure, error: .deadlineExceeded(deadline),
@@ -111,27 +129,165 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
         beginAttempt()
     }
 
+    /// Cancels the operation if a parent did not succeed; else builds its request from
+    /// their results. Returns false when the operation ended.
+    private func buildFromParents() -> Bool {
+        if let parent = parents.first(where: { $0.result?.outcome != .success }) {
+            let what = switch parent.result?.outcome {
+            case .failure?: "failed"
+            case .cancelled?: "was cancelled"
+            default: "did not run"
+            }
+            end(outcome: .cancelled, error: .cancelled(by: "dependency"), reason: "parent \(parent.id) \(what)", cancelledBy: "dependency")
+            return false
+        }
+        guard let build else { return true }
+        do {
+            let built = try build(request, DependencyResults(parents: parents))
+            state.withLock { $0.request = built }
+            return true
+        } catch {
+            end(outcome: .failure, error: .preparation("cannot build the request from its parents: \(error)"),
+                reason: "cannot build the request from its parents: \(error)", cancelledBy: nil)
+            return false
+        }
+    }
+
     /// Asks the gate for a slot for the current attempt. With `expected`, only if no other
     /// path (timer, early retry, retryNow) has begun the attempt first.
-    private func beginAttempt(ifCurrent expected: UInt64? = nil) {
+    /// `reintercept: false` sends the request the interceptors made for the last attempt.
+    private func beginAttempt(ifCurrent expected: UInt64? = nil, reintercept: Bool = true) {
+        let needsAdmission = !options.interceptors.isEmpty || options.reactors.contains { $0.options.holdNewRequests }
         let begun = state.withLock { state -> (UInt64, Teardown)? in
             guard state.result == nil else { return nil }
             if let expected, state.token != expected { return nil }
             let teardown = Teardown(timers: [state.retryTimer].compactMap { $0 }, observation: state.observation)
             state.token += 1
-            state.phase = .waitingForSlot
+            state.phase = needsAdmission ? .intercepting : .waitingForSlot
             state.retryTimer = nil
             state.observation = nil
+            if reintercept { state.outgoing = nil }
             state.records.append(AttemptRecord(number: state.attempt, queuedAt: environment.clock.now()))
             return (state.token, teardown)
         }
         guard let (token, teardown) = begun else { return }
-        teardown.perform(session: environment.session, gate: nil)
+        teardown.perform(session: environment.session, gate: nil, host: nil)
+        guard needsAdmission else {
+            acquireSlot(token)
+            return
+        }
+        let work = Task { [self] in await admit(token) }
+        let stale = state.withLock { state -> Bool in
+            guard state.token == token, state.result == nil else { return true }
+            state.waiting = work
+            return false
+        }
+        if stale { work.cancel() }
+    }
+
+    // MARK: - Admission: reactors that hold new requests, then the interceptor chain
+
+    /// Runs before the attempt takes a slot, so a request that waits here holds none.
+    private func admit(_ token: UInt64) async {
+        for reactor in options.reactors where reactor.options.holdNewRequests {
+            guard let run = reactor.currentRun else { continue }
+            guard withCurrent(token, { state in
+                state.phase = .waitingForReactor(reactor.name)
+                publish(&state, .reactorWaiting(name: reactor.name))
+            }) else { return }
+            if let error = await reactor.outcome(of: run) {
+                fail(token, error, reason: "\(error)")
+                return
+            }
+            guard withCurrent(token, { state in
+                state.phase = .intercepting
+                publish(&state, .reactorFinished(name: reactor.name, outcome: "success"))
+            }) else { return }
+        }
+
+        var request = state.withLock { $0.outgoing }
+        if request == nil {
+            guard let intercepted = await runInterceptors(token) else { return }
+            request = intercepted
+        }
+        guard withCurrent(token, { state in
+            state.outgoing = request
+            state.phase = .waitingForSlot
+        }) else { return }
+        acquireSlot(token)
+    }
+
+    /// The request the interceptor chain makes, or nil when the operation ended (failed,
+    /// discarded, cancelled) on the way.
+    private func runInterceptors(_ token: UInt64) async -> URLRequest? {
+        let (start, attempt) = state.withLock { ($0.request, $0.attempt) }
+        var request = start
+        let context = InterceptionContext(operationID: id, attempt: attempt, userInfo: options.userInfo, clock: environment.clock)
+        chain: for interceptor in options.interceptors {
+            let interception: Interception
+            do {
+                interception = try await interceptor.intercept(request, context: context)
+            } catch {
+                let failure = (error as? RequestError) ?? .interceptor(name: interceptor.name, message: "\(error)")
+                fail(token, failure, reason: "\(failure)")
+                return nil
+            }
+            guard withCurrent(token, { publish(&$0, .intercepted(by: interceptor.name, command: interception.command.name)) })
+            else { return nil }
+            request = interception.request
+            switch interception.command {
+            case .execute:
+                continue
+            case .forceExecute:
+                break chain
+            case .discard(let reason):
+                end(outcome: .cancelled, error: .cancelled(by: interceptor.name),
+                    reason: "discarded by \(interceptor.name): \(reason)", cancelledBy: interceptor.name)
+                return nil
+            case .hold(let batch):
+                guard withCurrent(token, { state in
+                    state.phase = .held(batch: batch.name)
+                    publish(&state, .held(batch: batch.name))
+                }) else { return nil }
+                let size = await batch.hold(clock: environment.clock)
+                guard size > 0, withCurrent(token, { state in
+                    state.phase = .intercepting
+                    publish(&state, .released(batch: batch.name, size: size))
+                }) else { return nil }
+            }
+        }
+        return request
+    }
+
+    /// Runs `change` under the lock if `token` is still the current attempt of a running
+    /// operation; returns whether it ran.
+    private func withCurrent(_ token: UInt64, _ change: (inout State) -> Void) -> Bool {
+        state.withLock { state in
+            guard state.token == token, state.result == nil else { return false }
+            change(&state)
+            return true
+        }
+    }
+
+    /// Ends the operation with `error` if `token` is still current.
+    private func fail(_ token: UInt64, _ error: RequestError, reason: String) {
+        guard state.withLock({ $0.token == token && $0.result == nil }) else { return }
+        end(outcome: .failure, error: error, reason: reason, cancelledBy: nil)
+    }
+
+    // MARK: - The attempt
+
+    private func acquireSlot(_ token: UInt64) {
         guard let gate = environment.gate else {
             slotGranted(token)
             return
         }
-        let ticket = gate.acquire { [self] in slotGranted(token) }
+        let priority = queuePriority.rawValue
+        let slotHost = state.withLock { state in
+            state.slotHost = HostKey(url: (state.outgoing ?? state.request).url)?.description
+            return state.slotHost
+        }
+        let ticket = gate.acquire(host: slotHost, priority: priority) { [self] in slotGranted(token) }
         state.withLock { state in
             if state.token == token, !state.slotHeld, state.result == nil { state.ticket = ticket }
         }
@@ -146,11 +302,11 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             state.records[state.records.count - 1].startedAt = environment.clock.now()
             if state.firstAttemptAt == nil { state.firstAttemptAt = environment.clock.now() }
             publish(&state, .started)
-            return request
+            return state.outgoing ?? state.request
         }
         guard let request = granted else {
             // Ended (cancelled) while the slot was on its way: hand it straight back.
-            environment.gate?.release()
+            environment.gate?.release(host: state.withLock { $0.slotHost })
             return
         }
         guard let preparer = options.preparer else {
@@ -180,6 +336,7 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             guard state.token == token, state.result == nil else { return false }
             state.preparation = nil
             state.task = task
+            state.sent = prepared
             state.phase = .inFlight
             state.response = nil
             state.body = Data()
@@ -303,13 +460,119 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             publish(&state, .taskCompleted(error: reported))
             return (state.token, failure, reported, failure == nil)
         }
-        guard let (token, failure, reported, succeeded) = current else { return }
-        if succeeded {
+        guard let (token, failure, reported, _) = current else { return }
+        attemptCompleted(failure, token: token, taskError: reported)
+    }
+
+    /// After an attempt: reactors first, then success or the retry policy.
+    private func attemptCompleted(_ failure: AttemptFailure?, token: UInt64, taskError: TransportError?, askReactors: Bool = true) {
+        if askReactors, !options.reactors.isEmpty, let input = state.withLock({ state -> ReactorInput? in
+            guard state.token == token, state.result == nil else { return nil }
+            return ReactorInput(operationID: id, request: state.sent ?? state.request, status: state.response?.statusCode,
+                                headers: state.response?.headerDictionary ?? [:], failure: failure)
+        }) {
+            for reactor in options.reactors {
+                let decision = reactor.decide(input)
+                guard decision != .ignore else { continue }
+                react(decision, reactor: reactor, failure: failure, token: token, taskError: taskError)
+                return
+            }
+        }
+        guard let failure else {
+            do {
+                let (body, response) = state.withLock { ($0.body, $0.response) }
+                try parseBody(body, response: response)
+            } catch {
+                fail(token, .decoding("\(error)"), reason: "cannot decode the response: \(error)")
+                return
+            }
             end(outcome: .success, error: nil, reason: nil, cancelledBy: nil)
             if let host { environment.recovery?.reportSuccess(host, by: id) }
-        } else if let failure {
-            attemptFailed(failure, token: token, taskError: reported)
+            return
         }
+        attemptFailed(failure, token: token, taskError: taskError)
+    }
+
+    /// Parses the body of the final successful response; throwing fails the operation
+    /// (stage `decoding`). ``TypedRequestOperation`` overrides it.
+    func parseBody(_ data: Data, response: HTTPURLResponse?) throws {}
+
+    // MARK: - Reactors
+
+    private func react(_ decision: ReactorDecision, reactor: RequestReactor, failure: AttemptFailure?, token: UInt64,
+                       taskError: TransportError?) {
+        // The attempt is over: give its slot back while the reactor works.
+        let released = state.withLock { state -> Teardown? in
+            guard state.token == token, state.result == nil else { return nil }
+            var teardown = Teardown(timers: [state.attemptTimer].compactMap { $0 })
+            state.attemptTimer = nil
+            state.task = nil
+            teardown.releaseSlot = state.slotHeld
+            state.slotHeld = false
+            let index = state.records.count - 1
+            state.records[index].endedAt = state.records[index].endedAt ?? environment.clock.now()
+            state.records[index].failure = failure
+            return teardown
+        }
+        guard let released else { return }
+        released.perform(session: environment.session, gate: environment.gate, host: state.withLock { $0.slotHost })
+
+        switch decision {
+        case .ignore:
+            return
+        case .requeue(let reason):
+            requeue(token: token, by: reactor.name, reason: reason, reintercept: true)
+        case .react(let trigger):
+            let run: UInt64
+            switch reactor.enter(trigger: trigger) {
+            case .refused(let error):
+                fail(token, error, reason: "\(error)")
+                return
+            case .started(let started):
+                run = started
+                guard withCurrent(token, { state in
+                    state.phase = .waitingForReactor(reactor.name)
+                    publish(&state, .reactorStarted(name: reactor.name, trigger: trigger))
+                }) else { return }
+            case .joined(let joined):
+                run = joined
+                guard withCurrent(token, { state in
+                    state.phase = .waitingForReactor(reactor.name)
+                    publish(&state, .reactorWaiting(name: reactor.name))
+                }) else { return }
+            }
+            let work = Task { [self] in
+                if let error = await reactor.outcome(of: run) {
+                    _ = withCurrent(token) { publish(&$0, .reactorFinished(name: reactor.name, outcome: "\(error)")) }
+                    fail(token, error, reason: "\(error)")
+                    return
+                }
+                guard withCurrent(token, { publish(&$0, .reactorFinished(name: reactor.name, outcome: "success")) }) else { return }
+                if reactor.options.requeue {
+                    requeue(token: token, by: reactor.name, reason: "after \(reactor.name) ran (\(trigger))",
+                            reintercept: reactor.options.reinterceptOnRequeue)
+                } else {
+                    attemptCompleted(failure, token: token, taskError: taskError, askReactors: false)
+                }
+            }
+            let stale = state.withLock { state -> Bool in
+                guard state.token == token, state.result == nil else { return true }
+                state.waiting = work
+                return false
+            }
+            if stale { work.cancel() }
+        }
+    }
+
+    /// Starts the next attempt at once, without asking the retry policy (and without
+    /// counting it against the policy's limit).
+    private func requeue(token: UInt64, by reactor: String, reason: String, reintercept: Bool) {
+        guard withCurrent(token, { state in
+            publish(&state, .requeued(by: reactor, reason: reason))
+            state.attempt += 1
+            state.requeues += 1
+        }) else { return }
+        beginAttempt(ifCurrent: token, reintercept: reintercept)
     }
 
     // MARK: - Retry
@@ -334,8 +597,8 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
                 publish(&state, .preparationFailed(reason: reason))
             }
 
-            let context = RetryContext(method: request.httpMethod ?? "GET", headers: request.allHTTPHeaderFields ?? [:],
-                                       attempt: state.attempt, failure: failure,
+            let context = RetryContext(method: state.request.httpMethod ?? "GET", headers: state.request.allHTTPHeaderFields ?? [:],
+                                       attempt: state.attempt - state.requeues, failure: failure,
                                        elapsed: now - (state.firstAttemptAt ?? now), previousDelay: state.lastDelay,
                                        wallClockNow: Date(), random: environment.random)
             var decision = options.retryPolicy.decide(context)
@@ -358,7 +621,7 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             return (teardown, ScheduledRetry(delay: delay, fromServer: fromServer, failure: failure))
         }
         guard let (teardown, retry) = outcome else { return }
-        teardown.perform(session: environment.session, gate: environment.gate)
+        teardown.perform(session: environment.session, gate: environment.gate, host: state.withLock { $0.slotHost })
         if let result = teardown.result { completed(result) }
         if let retry { scheduleRetry(retry, token: token) }
     }
@@ -424,7 +687,7 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             return endLocked(&state, outcome: outcome, error: error, reason: reason, cancelledBy: cancelledBy)
         }
         guard let teardown else { return }
-        teardown.perform(session: environment.session, gate: environment.gate)
+        teardown.perform(session: environment.session, gate: environment.gate, host: state.withLock { $0.slotHost })
         if let result = teardown.result { completed(result) }
     }
 
@@ -436,6 +699,8 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             observation: state.observation)
         teardown.task = state.task
         teardown.preparation = state.preparation
+        teardown.waiting = state.waiting
+        state.waiting = nil
         if let ticket = state.ticket { teardown.ticket = ticket }
         teardown.releaseSlot = state.slotHeld
         state.slotHeld = false
@@ -503,8 +768,22 @@ extension RequestOperation {
         var lastDelay: TimeInterval?
         var result: RequestResult?
 
-        init(createdAt: TimeInterval) {
+        /// The request as built; interceptors start from it on each attempt.
+        var request: URLRequest
+        /// What the interceptors made of it for the current attempt.
+        var outgoing: URLRequest?
+        /// What the current or last attempt sent, for reactors.
+        var sent: URLRequest?
+        /// The admission or reactor wait in progress.
+        var waiting: Task<Void, Never>?
+        /// Attempts started by reactors, not counted against the retry policy.
+        var requeues = 0
+        /// The host whose per-host slot the attempt takes.
+        var slotHost: String?
+
+        init(createdAt: TimeInterval, request: URLRequest) {
             self.createdAt = createdAt
+            self.request = request
         }
 
         func isCurrent(_ taskIdentifier: Int) -> Bool {
@@ -518,6 +797,7 @@ extension RequestOperation {
         var observation: RecoveryObservation?
         var task: URLSessionDataTask?
         var preparation: Task<Void, Never>?
+        var waiting: Task<Void, Never>?
         var ticket: ConcurrencyGate.Ticket?
         var releaseSlot = false
         var result: RequestResult?
@@ -527,21 +807,23 @@ extension RequestOperation {
             observation = observation ?? other.observation
             task = task ?? other.task
             preparation = preparation ?? other.preparation
+            waiting = waiting ?? other.waiting
             ticket = ticket ?? other.ticket
             releaseSlot = releaseSlot || other.releaseSlot
             result = result ?? other.result
         }
 
-        func perform(session: SharedSession, gate: ConcurrencyGate?) {
+        func perform(session: SharedSession, gate: ConcurrencyGate?, host: String?) {
             timers.forEach { $0.cancel() }
             observation?.cancel()
             if let task { session.cancel(task) }
             preparation?.cancel()
+            waiting?.cancel()
             if let ticket, let gate {
                 // A waiter already granted holds a slot; its grant sees the end and releases it.
                 _ = gate.withdraw(ticket)
             }
-            if releaseSlot { gate?.release() }
+            if releaseSlot { gate?.release(host: host) }
         }
     }
 }

@@ -31,6 +31,11 @@ public struct RequestOptions: Sendable {
     /// Called when the server asks for credentials. Default: no credentials (the 401 is
     /// then the response), which does not hang on Linux as default handling can.
     public var challengeHandler: (@Sendable (URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?))?
+    /// Adapt each attempt's request before it takes a slot, in order; may hold it in a
+    /// batch, discard it or fail it. Default: none.
+    public var interceptors: [RequestInterceptor]
+    /// Act on results once for many operations (a token refresh after 401s). Default: none.
+    public var reactors: [RequestReactor]
     /// Kept on each operation for the caller: the plan's name for it, a tag, ...
     public var userInfo: [String: String]
 
@@ -43,7 +48,11 @@ public struct RequestOptions: Sendable {
                 earlyRetryOnHostSuccess: Bool = true,
                 earlyRetryOnProbe: Bool = true,
                 challengeHandler: (@Sendable (URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?))? = nil,
+                interceptors: [RequestInterceptor] = [],
+                reactors: [RequestReactor] = [],
                 userInfo: [String: String] = [:]) {
+        self.interceptors = interceptors
+        self.reactors = reactors
         self.retryPolicy = retryPolicy
         self.validator = validator
         self.cancelOnInvalidResponse = cancelOnInvalidResponse

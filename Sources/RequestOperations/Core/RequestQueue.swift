@@ -48,15 +48,17 @@ public final class RequestQueue: Sendable {
 
     /// - Parameters:
     ///   - maxConcurrentRequests: requests in flight at once.
+    ///   - maxConcurrentRequestsPerHost: requests in flight at once to one host (`nil`: no
+    ///     limit of its own). Waiters are served by their `queuePriority`.
     ///   - session: the shared session (one per process is the point).
     ///   - clock, random: inject ``ManualClock`` / ``SeededRandomSource`` for exact tests.
-    public init(maxConcurrentRequests: Int = 6, session: SharedSession = .shared, clock: RequestClock = SystemClock(),
+    public init(maxConcurrentRequests: Int = 6, maxConcurrentRequestsPerHost: Int? = nil, session: SharedSession = .shared, clock: RequestClock = SystemClock(),
                 random: RandomSource = SystemRandomSource(), earlyRetry: HostRecoveryCenter.Options? = .init(),
                 probe: HostProbe = TCPConnectProbe()) {
         environment = RequestEnvironment(
             session: session,
             events: EventHub(clock: clock),
-            gate: ConcurrencyGate(limit: maxConcurrentRequests),
+            gate: ConcurrencyGate(limit: maxConcurrentRequests, perHostLimit: maxConcurrentRequestsPerHost),
             recovery: earlyRetry.map { HostRecoveryCenter(clock: clock, random: random, probe: probe, options: $0) },
             random: random)
         operationQueue = OperationQueue()

@@ -7,6 +7,12 @@ public enum RequestPhase: Sendable, Equatable {
     case pending
     /// Started, waiting for a concurrency slot.
     case waitingForSlot
+    /// Waiting for a reactor that holds new requests (a token refresh) to finish.
+    case waitingForReactor(String)
+    /// Running the interceptor chain of the current attempt.
+    case intercepting
+    /// Held by an interceptor in the named batch until the batch is released.
+    case held(batch: String)
     /// Preparing the request of the current attempt.
     case preparing
     /// The task is running.
@@ -21,6 +27,13 @@ public indirect enum RequestError: Error, Sendable, Equatable, CustomStringConve
     case status(Int)
     case validation(String)
     case preparation(String)
+    /// The body did not parse into the operation's typed result.
+    case decoding(String)
+    /// An interceptor threw while adapting the request.
+    case interceptor(name: String, message: String)
+    /// A reactor (a token refresh, say) failed, timed out or ran too often.
+    case reactor(name: String, message: String)
+    /// `by` is who: `caller`, `cancelAll`, `dependency` (a parent failed), an interceptor that discarded it, ...
     case cancelled(by: String)
     case deadlineExceeded(TimeInterval)
     /// Retries ran out; `last` is the final attempt's failure.
@@ -41,9 +54,35 @@ public indirect enum RequestError: Error, Sendable, Equatable, CustomStringConve
         case .status(let status): "status \(status)"
         case .validation(let reason): "invalid response: \(reason)"
         case .preparation(let reason): "preparation failed: \(reason)"
+        case .decoding(let reason): "cannot decode the response: \(reason)"
+        case .interceptor(let name, let message): "interceptor \(name) failed: \(message)"
+        case .reactor(let name, let message): "\(name) failed: \(message)"
         case .cancelled(let by): "cancelled by \(by)"
         case .deadlineExceeded(let seconds): "deadline of \(ExponentialBackoffRetryPolicy.format(seconds)) exceeded"
         case .retriesExhausted(let attempts, let last): "\(last) after \(attempts) attempts"
+        }
+    }
+}
+
+/// The stage of a request's flow that an error came from.
+public enum RequestErrorStage: String, Sendable, Equatable {
+    case transport, status, validation, preparation, decoding, interceptor, reactor, cancelled, retriesExhausted, deadline
+}
+
+extension RequestError {
+    /// Which stage failed: what a caller switches on to decide what to tell a person.
+    public var stage: RequestErrorStage {
+        switch self {
+        case .transport: .transport
+        case .status: .status
+        case .validation: .validation
+        case .preparation: .preparation
+        case .decoding: .decoding
+        case .interceptor: .interceptor
+        case .reactor: .reactor
+        case .cancelled: .cancelled
+        case .deadlineExceeded: .deadline
+        case .retriesExhausted: .retriesExhausted
         }
     }
 }

@@ -1,0 +1,118 @@
+import Foundation
+import Synchronization
+
+/// Holds requests and releases them together: when `size` of them wait, when `timeLimit`
+/// has passed since the first one began to wait, or when ``release()`` is called by hand.
+///
+/// Used through ``BatchingInterceptor`` or any interceptor that answers
+/// ``InterceptorCommand/hold(_:)``. A held request holds no concurrency slot. Operations
+/// publish `held` (`batch`) when they begin to wait and `released` (`batch`, `size`) when
+/// they go on.
+public final class RequestBatch: Sendable {
+    public let name: String
+    /// Requests released together (at least 1).
+    public let size: Int
+    /// Seconds from the first held request until the batch is released anyway; `nil`: no limit.
+    public let timeLimit: TimeInterval?
+
+    private struct State {
+        var waiting: [(id: UInt64, continuation: CheckedContinuation<Int, Never>)] = []
+        /// Withdrawn before their continuation was stored.
+        var withdrawn: Set<UInt64> = []
+        var nextID: UInt64 = 0
+        /// Bumped on each release, so a time limit set for an earlier group does nothing.
+        var generation: UInt64 = 0
+        var timer: ScheduledTimer?
+        var released = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init(name: String, size: Int, timeLimit: TimeInterval? = nil) {
+        precondition(size >= 1, "a batch releases at least one request")
+        self.name = name
+        self.size = size
+        self.timeLimit = timeLimit
+    }
+
+    /// Requests waiting now.
+    public var heldCount: Int { state.withLock { $0.waiting.count } }
+
+    /// Requests released so far, in all.
+    public var releasedCount: Int { state.withLock { $0.released } }
+
+    /// Waits until the batch is released; returns how many requests were released together
+    /// (0 when the waiting task was cancelled).
+    public func hold(clock: RequestClock) async -> Int {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
+                let (releasing, startTimer, generation) = state.withLock { state -> ([CheckedContinuation<Int, Never>], Bool, UInt64) in
+                    if state.withdrawn.remove(id) != nil {
+                        continuation.resume(returning: 0)
+                        return ([], false, 0)
+                    }
+                    state.waiting.append((id, continuation))
+                    if state.waiting.count >= size {
+                        return (releaseLocked(&state), false, 0)
+                    }
+                    return ([], state.waiting.count == 1 && timeLimit != nil, state.generation)
+                }
+                resume(releasing)
+                if startTimer, let timeLimit {
+                    let timer = clock.schedule(at: clock.now() + timeLimit) { [weak self] in self?.timeLimitPassed(generation) }
+                    let stale = state.withLock { state -> Bool in
+                        guard state.generation == generation else { return true }
+                        state.timer = timer
+                        return false
+                    }
+                    if stale { timer.cancel() }
+                }
+            }
+        } onCancel: {
+            let continuation = state.withLock { state -> CheckedContinuation<Int, Never>? in
+                guard let index = state.waiting.firstIndex(where: { $0.id == id }) else {
+                    state.withdrawn.insert(id)
+                    return nil
+                }
+                return state.waiting.remove(at: index).continuation
+            }
+            continuation?.resume(returning: 0)
+        }
+    }
+
+    /// Releases every waiting request now; returns how many.
+    @discardableResult
+    public func release() -> Int {
+        let releasing = state.withLock { releaseLocked(&$0) }
+        resume(releasing)
+        return releasing.count
+    }
+
+    private func timeLimitPassed(_ generation: UInt64) {
+        let releasing = state.withLock { state -> [CheckedContinuation<Int, Never>] in
+            guard state.generation == generation else { return [] }
+            return releaseLocked(&state)
+        }
+        resume(releasing)
+    }
+
+    private func releaseLocked(_ state: inout State) -> [CheckedContinuation<Int, Never>] {
+        let releasing = state.waiting.map(\.continuation)
+        state.waiting.removeAll()
+        state.generation += 1
+        state.released += releasing.count
+        state.timer?.cancel()
+        state.timer = nil
+        return releasing
+    }
+
+    private func resume(_ continuations: [CheckedContinuation<Int, Never>]) {
+        for continuation in continuations {
+            continuation.resume(returning: continuations.count)
+        }
+    }
+}

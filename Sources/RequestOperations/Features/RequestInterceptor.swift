@@ -1,0 +1,96 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Adapts a request before it is sent, and says what happens to it next.
+///
+/// Interceptors run as an ordered chain (``RequestOptions/interceptors``) at the start of
+/// every attempt, before the attempt takes a concurrency slot, so a request held in a batch
+/// or waiting for a token holds no slot. Each one is published as an `intercepted` event
+/// (`by`, `command`).
+///
+/// Throwing ends the operation as a failure with ``RequestError/interceptor(name:message:)``;
+/// the retry policy is not asked (an interceptor that cannot sign a request will not sign it
+/// a second later either).
+///
+/// Default: no interceptors; the request goes out as built.
+public protocol RequestInterceptor: Sendable {
+    /// Names the interceptor in events and errors.
+    var name: String { get }
+
+    /// The request to go on with, and what to do with it.
+    func intercept(_ request: URLRequest, context: InterceptionContext) async throws -> Interception
+}
+
+/// What an interceptor knows about the operation it adapts a request for.
+public struct InterceptionContext: Sendable {
+    public var operationID: String
+    /// The attempt about to be sent, from 1.
+    public var attempt: Int
+    public var userInfo: [String: String]
+    public var clock: RequestClock
+}
+
+/// An interceptor's answer: the (possibly adapted) request and a command.
+public struct Interception: Sendable {
+    public var request: URLRequest
+    public var command: InterceptorCommand
+
+    public init(_ request: URLRequest, _ command: InterceptorCommand = .execute) {
+        self.request = request
+        self.command = command
+    }
+}
+
+/// What happens after an interceptor.
+public enum InterceptorCommand: Sendable {
+    /// Go on to the next interceptor, then send.
+    case execute
+    /// Wait in `batch` until it is released, then go on to the next interceptor.
+    case hold(RequestBatch)
+    /// Do not send it: the operation ends as cancelled, `by` this interceptor.
+    case discard(reason: String)
+    /// Send it now, skipping the rest of the chain.
+    case forceExecute
+
+    /// The `command` field of the `intercepted` event.
+    public var name: String {
+        switch self {
+        case .execute: "execute"
+        case .hold: "hold"
+        case .discard: "discard"
+        case .forceExecute: "forceExecute"
+        }
+    }
+}
+
+/// An interceptor from a closure.
+public struct ClosureInterceptor: RequestInterceptor {
+    public let name: String
+    public let body: @Sendable (URLRequest, InterceptionContext) async throws -> Interception
+
+    public init(name: String, _ body: @escaping @Sendable (URLRequest, InterceptionContext) async throws -> Interception) {
+        self.name = name
+        self.body = body
+    }
+
+    public func intercept(_ request: URLRequest, context: InterceptionContext) async throws -> Interception {
+        try await body(request, context)
+    }
+}
+
+/// Holds every request it sees in one batch.
+public struct BatchingInterceptor: RequestInterceptor {
+    public let batch: RequestBatch
+
+    public init(batch: RequestBatch) {
+        self.batch = batch
+    }
+
+    public var name: String { "batch:\(batch.name)" }
+
+    public func intercept(_ request: URLRequest, context: InterceptionContext) async throws -> Interception {
+        Interception(request, .hold(batch))
+    }
+}
