@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// What the fault server has seen: hits per path, and the state of flaky routes.
@@ -9,6 +10,8 @@ public final class FaultCounters: Sendable {
         var hitsByPath: [String: Int] = [:]
         var total = 0
         var flakyHits: [String: Int] = [:]
+        var tokensIssued = 0
+        var token: (value: String, user: String, expiresAt: Date)?
     }
 
     private let state = Mutex(State())
@@ -34,6 +37,39 @@ public final class FaultCounters: Sendable {
         state.withLock { state in
             state.hitsByPath[path, default: 0] += 1
             state.total += 1
+        }
+    }
+
+    /// Tokens the token route has issued.
+    public var tokensIssued: Int {
+        state.withLock { $0.tokensIssued }
+    }
+
+    /// The token the protected routes accept now, if any.
+    public var currentToken: String? {
+        state.withLock { state in state.token.flatMap { $0.expiresAt > Date() ? $0.value : nil } }
+    }
+
+    /// Makes the current token invalid, as if it had expired.
+    public func expireToken() {
+        state.withLock { $0.token = nil }
+    }
+
+    /// Issues a new token for `user`, replacing the old one.
+    func issueToken(user: String, ttl: Double) -> String {
+        state.withLock { state in
+            state.tokensIssued += 1
+            let value = "tok-\(state.tokensIssued)"
+            state.token = (value, user, Date().addingTimeInterval(ttl))
+            return value
+        }
+    }
+
+    /// The user of `token` if it is the current one and has not expired.
+    func user(of token: String) -> String? {
+        state.withLock { state in
+            guard let current = state.token, current.value == token, current.expiresAt > Date() else { return nil }
+            return current.user
         }
     }
 

@@ -101,7 +101,53 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
             break
         case .echo:
             echo(context, head: head, keepAlive: keepAlive)
+        case .authToken(let ttl, let delay, let failStatus):
+            let credentials = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
+            after(delay, context) { [self] in
+                if let failStatus {
+                    json(context, status: failStatus, ["error": "token route told to fail with \(failStatus)"], keepAlive: keepAlive)
+                    return
+                }
+                guard let user = credentials?["username"] as? String, !user.isEmpty, credentials?["password"] as? String == "secret" else {
+                    json(context, status: 403, ["error": "bad credentials: send {\"username\": ..., \"password\": \"secret\"}"], keepAlive: keepAlive)
+                    return
+                }
+                let token = counters.issueToken(user: user, ttl: ttl)
+                json(context, status: 200, ["token": token, "expiresIn": ttl], keepAlive: keepAlive)
+            }
+        case .authExpire:
+            counters.expireToken()
+            json(context, status: 200, ["expired": true], keepAlive: keepAlive)
+        case .authResource(let name, let delay):
+            let authorization = head.headers.first(name: "Authorization") ?? ""
+            let token = authorization.hasPrefix("Bearer ") ? String(authorization.dropFirst(7)) : ""
+            // Checked when the answer goes out, so a token replaced during the delay is refused.
+            after(delay, context) { [self] in
+                guard let user = counters.user(of: token) else {
+                    json(context, status: 401, ["error": token.isEmpty ? "no token" : "invalid_token"],
+                         headers: [("WWW-Authenticate", "Bearer realm=\"reqtop\", error=\"invalid_token\"")], keepAlive: keepAlive)
+                    return
+                }
+                json(context, status: 200, ["resource": name, "user": user, "id": 42, "token": token], keepAlive: keepAlive)
+            }
         }
+    }
+
+    /// Runs `work` after `milliseconds` on the connection's event loop (at once for 0).
+    private func after(_ milliseconds: Int, _ context: ChannelHandlerContext, _ work: @escaping () -> Void) {
+        guard milliseconds > 0 else {
+            work()
+            return
+        }
+        context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(milliseconds))) { work() }
+    }
+
+    private func json(_ context: ChannelHandlerContext, status: Int, _ object: [String: Any], headers: [(String, String)] = [],
+                      keepAlive: Bool) {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        var buffer = context.channel.allocator.buffer(capacity: data.count)
+        buffer.writeBytes(data)
+        respond(context, status: status, headers: [("Content-Type", "application/json")] + headers, buffer: buffer, keepAlive: keepAlive)
     }
 
     private func respond(_ context: ChannelHandlerContext, status: Int, headers: [(String, String)] = [], body: String, keepAlive: Bool) {
@@ -179,10 +225,7 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
             "headers": headers,
             "body": bodyText,
         ]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        var buffer = context.channel.allocator.buffer(capacity: data.count)
-        buffer.writeBytes(data)
-        respond(context, status: 200, headers: [("Content-Type", "application/json")], buffer: buffer, keepAlive: keepAlive)
+        json(context, status: 200, object, keepAlive: keepAlive)
     }
 
     static func httpDate(_ date: Date) -> String {

@@ -15,6 +15,9 @@ import Foundation
 /// | `/reset` | resets the connection (TCP RST) without answering |
 /// | `/hang` | never answers |
 /// | `/echo` | the request as JSON: method, path, query, headers, body |
+/// | `/auth/token` | POST `{"username":U,"password":"secret"}` → `{"token":T,"expiresIn":S}`; a new token replaces the old one; `?ttl=S` (default 3600), `?delay=MS`, `?status=C` to fail; wrong password → 403 |
+/// | `/auth/expire` | expires the current token now |
+/// | `/auth/resource/{name}` | with `Authorization: Bearer <current token>`: 200 `{"resource":name,"user":U,"id":N}`; else 401 with `WWW-Authenticate: Bearer` (`?delay=MS` first; the token is checked after the delay) |
 /// | `/` | this list |
 public enum FaultRoute: Equatable, Sendable {
     case status(Int, retryAfter: String?, retryAfterDate: Double?, wwwAuthenticate: String?)
@@ -27,6 +30,9 @@ public enum FaultRoute: Equatable, Sendable {
     case reset
     case hang
     case echo
+    case authToken(ttl: Double, delayMilliseconds: Int, failStatus: Int?)
+    case authExpire
+    case authResource(name: String, delayMilliseconds: Int)
     case index
     case notFound(String)
 
@@ -51,6 +57,9 @@ public enum FaultRoute: Equatable, Sendable {
       /reset
       /hang
       /echo
+      /auth/token  (POST {"username":U,"password":"secret"})[?ttl=S][&delay=MS][&status=C]
+      /auth/expire
+      /auth/resource/{name}  (Authorization: Bearer TOKEN)[?delay=MS]
 
     """
 
@@ -100,6 +109,13 @@ public enum FaultRoute: Equatable, Sendable {
             return .hang
         case ("echo", _):
             return .echo
+        case ("auth", 2) where parts[1] == "token":
+            return .authToken(ttl: query["ttl"].flatMap { Double($0) } ?? 3600, delayMilliseconds: max(0, int("delay", 0)),
+                              failStatus: query["status"].flatMap { Int($0) })
+        case ("auth", 2) where parts[1] == "expire":
+            return .authExpire
+        case ("auth", 3) where parts[1] == "resource":
+            return .authResource(name: parts[2], delayMilliseconds: max(0, int("delay", 0)))
         default:
             return .notFound(path)
         }
