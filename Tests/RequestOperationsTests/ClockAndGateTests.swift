@@ -1,3 +1,8 @@
+import FaultServer
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 @testable import RequestOperations
 import Synchronization
 import XCTest
@@ -112,5 +117,44 @@ final class ConcurrencyGateTests: XCTestCase {
         gate.release()
         XCTAssertTrue(granted.withLock { $0 }, "granted before release() returned")
         XCTAssertEqual(gate.inUse, 1)
+    }
+
+    func testHigherPriorityWaitersAreServedFirstThenInOrder() {
+        let gate = ConcurrencyGate(limit: 1, handoff: nil)
+        let granted = Mutex<[String]>([])
+        gate.acquire { granted.withLock { $0.append("running") } }
+        for (name, priority) in [("low", -4), ("normal-1", 0), ("high", 8), ("normal-2", 0), ("high-2", 8)] {
+            gate.acquire(priority: priority) { granted.withLock { $0.append(name) } }
+        }
+        for _ in 0..<5 { gate.release() }
+        XCTAssertEqual(granted.withLock { $0 }, ["running", "high", "high-2", "normal-1", "normal-2", "low"])
+    }
+
+    func testAHostAtItsLimitDoesNotHoldUpOtherHosts() {
+        let gate = ConcurrencyGate(limit: 4, perHostLimit: 2, handoff: nil)
+        let granted = Mutex<[String]>([])
+        for name in ["a1", "a2", "a3", "b1", "a4", "b2"] {
+            gate.acquire(host: String(name.prefix(1))) { granted.withLock { $0.append(name) } }
+        }
+        XCTAssertEqual(granted.withLock { $0 }, ["a1", "a2", "b1", "b2"], "a3 and a4 wait for host a; b passes them")
+        gate.release(host: "b")
+        XCTAssertEqual(granted.withLock { $0 }, ["a1", "a2", "b1", "b2"], "a slot of b's does not let a third a in")
+        gate.release(host: "a")
+        XCTAssertEqual(granted.withLock { $0 }, ["a1", "a2", "b1", "b2", "a3"])
+        XCTAssertEqual(gate.waiting, 1)
+    }
+
+    func testTheQueueHonoursThePerHostLimitAndOperationPriority() throws {
+        let server = try FaultServer.start(port: 0)
+        defer { server.stop() }
+        let other = try FaultServer.start(port: 0)
+        defer { other.stop() }
+        let queue = RequestQueue(maxConcurrentRequests: 3, maxConcurrentRequestsPerHost: 1, earlyRetry: nil)
+        let slow = (1...3).map { _ in queue.add(URLRequest(url: server.url("/delay/300"))) }
+        let fast = queue.add(URLRequest(url: other.url("/echo")))
+        waitFor(5, "the other host's request to finish") { fast.result != nil }
+        XCTAssertEqual(slow.filter { $0.result != nil }.count, 0, "one host's requests go one at a time")
+        XCTAssertEqual(slow.filter { $0.phase == .waitingForSlot }.count, 2)
+        queue.waitUntilAllOperationsAreFinished()
     }
 }
