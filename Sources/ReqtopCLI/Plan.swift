@@ -13,15 +13,22 @@ import RequestOperations
 ///   "deadline": 120,
 ///   "retry": {"maxAttempts": 4, "baseDelay": 0.5, "multiplier": 2, "maxDelay": 10,
 ///             "jitter": "equal", "retryNonIdempotent": false, "retryBudget": 60},
+///   "auth": {"tokenURL": "https://example.test/token", "credentials": {"username": "me", "password": "..."}},
+///   "batches": {"uploads": {"size": 3, "timeLimit": 2}},
 ///   "requests": [
 ///     {"id": "profile", "url": "https://example.test/me", "headers": {"Accept": "application/json"}},
 ///     {"id": "upload", "method": "POST", "url": "https://example.test/items", "body": {"name": "x"},
-///      "headers": {"Idempotency-Key": "3f1c"}, "retry": {"maxAttempts": 2}, "timeout": 5}
+///      "headers": {"Idempotency-Key": "3f1c"}, "retry": {"maxAttempts": 2}, "timeout": 5, "batch": "uploads"},
+///     {"id": "orders", "url": "https://example.test/users/{{profile.id}}/orders", "dependsOn": ["profile"]}
 ///   ]
 /// }
 /// ```
 struct Plan: Equatable {
     var maxConcurrent: Int
+    var maxConcurrentPerHost: Int?
+    var auth: AuthSettings?
+    var batches: [String: BatchSettings] = [:]
+    /// In an order where every parent comes before its children.
     var requests: [PlannedRequest]
 
     /// The placeholder that stands for the embedded fault server's base URL.
@@ -31,6 +38,19 @@ struct Plan: Equatable {
     var usesFaultServer: Bool {
         requests.contains { $0.url.contains(Self.faultServerPlaceholder) }
     }
+}
+
+/// The plan's `auth` object: a bearer token fetched from `tokenURL` with `credentials`.
+struct AuthSettings: Equatable {
+    var tokenURL: String
+    var credentials: [String: String]
+    var tokenField = "token"
+}
+
+/// One entry of the plan's `batches` object.
+struct BatchSettings: Equatable {
+    var size: Int
+    var timeLimit: TimeInterval?
 }
 
 /// One request of a plan, with the plan's defaults already applied.
@@ -46,14 +66,29 @@ struct PlannedRequest: Equatable {
     var attemptTimeout: TimeInterval?
     /// Seconds the whole operation may take (`deadline`).
     var deadline: TimeInterval?
+    /// Ids of the requests that must succeed first; `{{id.field}}` in the URL, headers or
+    /// body takes a value from one's JSON result.
+    var dependsOn: [String] = []
+    /// The name of a batch in the plan's `batches`.
+    var batch: String?
+    /// Sent with the plan's bearer token (when the plan has `auth`).
+    var auth = false
+    var priority: Operation.QueuePriority = .normal
+
+    /// The URL as text, with the fault server's base URL in place of the placeholder.
+    func urlText(faultServer: URL?) -> String {
+        guard let faultServer else { return url }
+        return url.replacingOccurrences(of: Plan.faultServerPlaceholder, with: faultServer.absoluteString)
+    }
 
     /// The URLRequest, with the fault server's base URL in place of the placeholder.
+    /// Templates of a dependent request stay in it (encoded) until its parents finish.
     func urlRequest(faultServer: URL?) -> URLRequest {
-        var text = url
-        if let faultServer {
-            text = text.replacingOccurrences(of: Plan.faultServerPlaceholder, with: faultServer.absoluteString)
-        }
-        var request = URLRequest(url: URL(string: text)!)
+        let text = urlText(faultServer: faultServer)
+        let url = URL(string: text)
+            ?? URL(string: text.replacingOccurrences(of: "{", with: "%7B").replacingOccurrences(of: "}", with: "%7D"))
+            ?? URL(string: "http://invalid.invalid/")!
+        var request = URLRequest(url: url)
         request.httpMethod = method
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.httpBody = body

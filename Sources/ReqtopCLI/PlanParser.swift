@@ -21,8 +21,14 @@ struct PlanParser {
     let file: String
 
     static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
-    private static let planKeys: Set<String> = ["requests", "retry", "timeout", "deadline", "maxConcurrent"]
-    private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline"]
+    private static let planKeys: Set<String> = ["requests", "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost",
+                                                "auth", "batches"]
+    private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline",
+                                                   "dependsOn", "batch", "auth", "priority"]
+    private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
+    private static let batchKeys: Set<String> = ["size", "timeLimit"]
+    static let priorities: [String: Operation.QueuePriority] = ["veryLow": .veryLow, "low": .low, "normal": .normal, "high": .high,
+                                                               "veryHigh": .veryHigh]
     private static let retryKeys: Set<String> = ["maxAttempts", "baseDelay", "multiplier", "maxDelay", "jitter", "retryNonIdempotent", "retryBudget"]
 
     static func load(path: String) throws -> Plan {
@@ -51,6 +57,9 @@ struct PlanParser {
         let timeout = try seconds(object["timeout"], at: "timeout")
         let deadline = try seconds(object["deadline"], at: "deadline") ?? 300
         let maxConcurrent = try integer(object["maxConcurrent"], at: "maxConcurrent", minimum: 1) ?? 6
+        let perHost = try integer(object["maxConcurrentPerHost"], at: "maxConcurrentPerHost", minimum: 1)
+        let auth = try authSettings(object["auth"])
+        let batches = try batchSettings(object["batches"])
 
         guard let list = object["requests"] else {
             throw PlanError(file: file, path: "requests", message: "missing; expected an array of requests")
@@ -64,7 +73,8 @@ struct PlanParser {
         var planned: [PlannedRequest] = []
         var seen: [String: Int] = [:]
         for (index, item) in requests.enumerated() {
-            let request = try plannedRequest(item, index: index, retry: retry, timeout: timeout, deadline: deadline)
+            let request = try plannedRequest(item, index: index, retry: retry, timeout: timeout, deadline: deadline,
+                                             hasAuth: auth != nil, batches: batches)
             if let first = seen[request.id] {
                 throw PlanError(file: file, path: "requests[\(index)].id",
                                 message: "\"\(request.id)\" is already the id of requests[\(first)]; ids must be unique")
@@ -72,11 +82,103 @@ struct PlanParser {
             seen[request.id] = index
             planned.append(request)
         }
-        return Plan(maxConcurrent: maxConcurrent, requests: planned)
+        return Plan(maxConcurrent: maxConcurrent, maxConcurrentPerHost: perHost, auth: auth, batches: batches,
+                    requests: try ordered(planned, indices: seen))
+    }
+
+    /// The requests with every parent before its children; a parent that does not exist,
+    /// a request that depends on itself and a cycle are errors.
+    private func ordered(_ requests: [PlannedRequest], indices: [String: Int]) throws -> [PlannedRequest] {
+        for (index, request) in requests.enumerated() {
+            for (position, parent) in request.dependsOn.enumerated() {
+                let at = "requests[\(index)].dependsOn[\(position)]"
+                if parent == request.id { throw PlanError(file: file, path: at, message: "\"\(parent)\" is this request itself") }
+                guard indices[parent] != nil else {
+                    let known = requests.map(\.id).filter { Self.closeEnough($0, parent) }.first
+                    throw PlanError(file: file, path: at, message: "no request has the id \"\(parent)\""
+                                        + (known.map { " (did you mean \"\($0)\"?)" } ?? ""))
+                }
+            }
+        }
+        var done: Set<String> = []
+        var visiting: [String] = []
+        var order: [PlannedRequest] = []
+        let byID = Dictionary(uniqueKeysWithValues: requests.map { ($0.id, $0) })
+        func visit(_ id: String) throws {
+            if done.contains(id) { return }
+            if let start = visiting.firstIndex(of: id) {
+                let cycle = visiting[start...] + [id]
+                throw PlanError(file: file, path: "requests[\(indices[id]!)].dependsOn",
+                                message: "a cycle: \(cycle.joined(separator: " → ")); a request cannot wait for itself")
+            }
+            visiting.append(id)
+            for parent in byID[id]!.dependsOn { try visit(parent) }
+            visiting.removeLast()
+            done.insert(id)
+            order.append(byID[id]!)
+        }
+        for request in requests { try visit(request.id) }
+        return order
+    }
+
+    private func authSettings(_ raw: Any?) throws -> AuthSettings? {
+        guard let raw, !(raw is NSNull) else { return nil }
+        guard let object = raw as? [String: Any] else {
+            throw PlanError(file: file, path: "auth", message: "expected an object with \"tokenURL\" and \"credentials\", found \(Self.kind(raw))")
+        }
+        try checkKeys(object, allowed: Self.authKeys, at: "auth")
+        guard let url = try string(object["tokenURL"], at: "auth.tokenURL") else {
+            throw PlanError(file: file, path: "auth.tokenURL", message: "missing; expected the URL that answers a POST of the credentials with a token")
+        }
+        try checkURL(url, at: "auth.tokenURL")
+        guard let credentials = object["credentials"] as? [String: Any] else {
+            throw PlanError(file: file, path: "auth.credentials",
+                            message: object["credentials"] == nil ? "missing; expected an object such as {\"username\": ..., \"password\": ...}"
+                                : "expected an object of strings, found \(Self.kind(object["credentials"]!))")
+        }
+        var fields: [String: String] = [:]
+        for (key, value) in credentials {
+            guard let text = value as? String else {
+                throw PlanError(file: file, path: "auth.credentials.\(key)", message: "expected a string, found \(Self.describe(value))")
+            }
+            fields[key] = text
+        }
+        return AuthSettings(tokenURL: url, credentials: fields, tokenField: try string(object["tokenField"], at: "auth.tokenField") ?? "token")
+    }
+
+    private func batchSettings(_ raw: Any?) throws -> [String: BatchSettings] {
+        guard let raw, !(raw is NSNull) else { return [:] }
+        guard let object = raw as? [String: Any] else {
+            throw PlanError(file: file, path: "batches", message: "expected an object of batch names to {\"size\": N, \"timeLimit\": S}, found \(Self.kind(raw))")
+        }
+        var batches: [String: BatchSettings] = [:]
+        for (name, value) in object.sorted(by: { $0.key < $1.key }) {
+            let at = "batches.\(name)"
+            guard let settings = value as? [String: Any] else {
+                throw PlanError(file: file, path: at, message: "expected an object such as {\"size\": 3, \"timeLimit\": 2}, found \(Self.kind(value))")
+            }
+            try checkKeys(settings, allowed: Self.batchKeys, at: at)
+            guard let size = try integer(settings["size"], at: "\(at).size", minimum: 1) else {
+                throw PlanError(file: file, path: "\(at).size", message: "missing; expected how many requests are released together (1 or more)")
+            }
+            batches[name] = BatchSettings(size: size, timeLimit: try seconds(settings["timeLimit"], at: "\(at).timeLimit"))
+        }
+        return batches
+    }
+
+    private func checkURL(_ urlText: String, at path: String) throws {
+        // Templates ({{fault}}, {{parent.field}}) are filled in later; check the rest.
+        let checkable = urlText.replacingOccurrences(of: Plan.faultServerPlaceholder, with: "http://127.0.0.1:1")
+            .replacingOccurrences(of: #"\{\{[^{}]*\}\}"#, with: "x", options: .regularExpression)
+        guard let url = URL(string: checkable), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+              url.host?.isEmpty == false
+        else {
+            throw PlanError(file: file, path: path, message: "\"\(urlText)\" is not an absolute http or https URL")
+        }
     }
 
     private func plannedRequest(_ item: Any, index: Int, retry: RetrySettings, timeout: TimeInterval?,
-                                deadline: TimeInterval) throws -> PlannedRequest {
+                                deadline: TimeInterval, hasAuth: Bool, batches: [String: BatchSettings]) throws -> PlannedRequest {
         let at = "requests[\(index)]"
         guard let object = item as? [String: Any] else {
             throw PlanError(file: file, path: at, message: "expected an object with at least \"url\", found \(Self.kind(item))")
@@ -95,12 +197,7 @@ struct PlanParser {
         guard let urlText = try string(object["url"], at: "\(at).url") else {
             throw PlanError(file: file, path: "\(at).url", message: "missing; expected an absolute http or https URL")
         }
-        let checkable = urlText.replacingOccurrences(of: Plan.faultServerPlaceholder, with: "http://127.0.0.1:1")
-        guard let url = URL(string: checkable), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
-              url.host?.isEmpty == false
-        else {
-            throw PlanError(file: file, path: "\(at).url", message: "\"\(urlText)\" is not an absolute http or https URL")
-        }
+        try checkURL(urlText, at: "\(at).url")
 
         var headers: [String: String] = [:]
         if let raw = object["headers"] {
@@ -129,10 +226,61 @@ struct PlanParser {
             }
         }
 
+        var dependsOn: [String] = []
+        switch object["dependsOn"] {
+        case nil, is NSNull: break
+        case let single as String: dependsOn = [single]
+        case let list as [Any]:
+            for (position, value) in list.enumerated() {
+                guard let parent = value as? String else {
+                    throw PlanError(file: file, path: "\(at).dependsOn[\(position)]", message: "expected a request id, found \(Self.describe(value))")
+                }
+                dependsOn.append(parent)
+            }
+        case let other?:
+            throw PlanError(file: file, path: "\(at).dependsOn", message: "expected a request id or an array of ids, found \(Self.kind(other))")
+        }
+        // Every {{id.field}} must name a parent: a value from a request that may not have
+        // run yet would be a guess.
+        let texts = [("url", urlText)] + headers.sorted { $0.key < $1.key }.map { ("headers.\($0.key)", $0.value) }
+            + [("body", body.map { String(decoding: $0, as: UTF8.self) } ?? "")]
+        for (field, text) in texts {
+            if let unknown = PlanTemplate.find(in: text, parents: dependsOn).unknown.first {
+                throw PlanError(file: file, path: "\(at).\(field)",
+                                message: "\(unknown) names no request in \"dependsOn\" (\(dependsOn.isEmpty ? "none" : dependsOn.joined(separator: ", ")))"
+                                    + "; write {{ID.field}} with ID listed in dependsOn")
+            }
+        }
+
+        let batch = try string(object["batch"], at: "\(at).batch")
+        if let batch, batches[batch] == nil {
+            throw PlanError(file: file, path: "\(at).batch", message: "no batch \"\(batch)\" in \"batches\""
+                                + (batches.isEmpty ? " (the plan has none)" : "; expected one of \(batches.keys.sorted().joined(separator: ", "))"))
+        }
+        var auth = hasAuth
+        if let raw = object["auth"] {
+            guard let flag = raw as? Bool, Self.isBool(raw) else {
+                throw PlanError(file: file, path: "\(at).auth", message: "expected true or false, found \(Self.describe(raw))")
+            }
+            if flag, !hasAuth {
+                throw PlanError(file: file, path: "\(at).auth", message: "true, but the plan has no top-level \"auth\" to say where tokens come from")
+            }
+            auth = flag
+        }
+        var priority = Operation.QueuePriority.normal
+        if let raw = object["priority"] {
+            guard let name = raw as? String, let value = Self.priorities[name] else {
+                throw PlanError(file: file, path: "\(at).priority",
+                                message: "expected one of veryLow, low, normal, high, veryHigh, found \(Self.describe(raw))")
+            }
+            priority = value
+        }
+
         return PlannedRequest(id: id, method: method.uppercased(), url: urlText, headers: headers, body: body,
                               retry: try retrySettings(object["retry"], base: retry, at: "\(at).retry"),
                               attemptTimeout: try seconds(object["timeout"], at: "\(at).timeout") ?? timeout,
-                              deadline: try seconds(object["deadline"], at: "\(at).deadline") ?? deadline)
+                              deadline: try seconds(object["deadline"], at: "\(at).deadline") ?? deadline,
+                              dependsOn: dependsOn, batch: batch, auth: auth, priority: priority)
     }
 
     private func retrySettings(_ raw: Any?, base: RetrySettings, at: String) throws -> RetrySettings {

@@ -11,21 +11,33 @@ struct RequestList: Sendable {
         var id: String
         var request: URLRequest
         var options: RequestOptions
+        /// Ids of earlier items that must succeed first.
+        var dependsOn: [String] = []
+        var build: RequestBuilder?
+        var priority: Operation.QueuePriority = .normal
     }
 
+    /// Parents before their children.
     var items: [Item]
 
     func run(on queue: RequestQueue, mode: OutputMode, source: String) throws -> RunSummary {
-        let items = self.items
         if case .monitor(let color) = mode {
             let session = try MonitorSession(queue: queue, source: source, color: color)
-            return session.run {
-                for item in items { session.track(queue.add(item.request, id: item.id, options: item.options)) }
-            }
+            return session.run { add(to: queue, track: session.track) }
         }
         let session = HeadlessSession(queue: queue)
-        return session.run {
-            for item in items { session.track(queue.add(item.request, id: item.id, options: item.options)) }
+        return session.run { add(to: queue, track: session.track) }
+    }
+
+    private func add(to queue: RequestQueue, track: (RequestOperation) -> Void) {
+        var added: [String: RequestOperation] = [:]
+        for item in items {
+            let operation = RequestOperation(request: item.request, id: item.id, options: item.options, environment: queue.environment,
+                                             after: item.dependsOn.compactMap { added[$0] }, build: item.build)
+            operation.queuePriority = item.priority
+            added[item.id] = operation
+            track(operation)
+            queue.add(operation)
         }
     }
 }

@@ -10,9 +10,12 @@ struct RunCommand: ParsableCommand {
         abstract: "Run the requests of a plan file.",
         discussion: """
         A plan is a JSON object with "requests" (each: "id", "method", "url", optional "headers", \
-        "body", "retry", "timeout", "deadline") and optional top-level "retry", "timeout", \
-        "deadline" and "maxConcurrent". A URL may start with {{fault}} to target a fault server \
-        started in this process. See the README for every field.
+        "body", "retry", "timeout", "deadline", "dependsOn", "batch", "auth", "priority") and \
+        optional top-level "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost", \
+        "auth" ({"tokenURL", "credentials"}) and "batches" ({"NAME": {"size", "timeLimit"}}). \
+        A URL may start with {{fault}} to target a fault server started in this process; \
+        {{ID.field}} takes a value from the JSON answer of request ID, listed in "dependsOn". \
+        See the README for every field.
         """
     )
 
@@ -31,15 +34,9 @@ struct RunCommand: ParsableCommand {
         let plan = try PlanParser.load(path: self.plan)
         let server = plan.usesFaultServer ? try FaultServer.start() : nil
         defer { server?.stop() }
-        let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent)
-        let faultServerURL = server?.baseURL
+        let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent, maxConcurrentRequestsPerHost: plan.maxConcurrentPerHost)
         let recorder = try recording.start(queue.events)
-
-        let list = RequestList(items: plan.requests.map { planned in
-            RequestList.Item(id: planned.id, request: planned.urlRequest(faultServer: faultServerURL),
-                             options: RequestOptions(retryPolicy: planned.retry.policy, attemptTimeout: planned.attemptTimeout,
-                                                     deadline: planned.deadline))
-        })
+        let list = PlanFlow(plan: plan, faultServer: server?.baseURL, environment: queue.environment).requestList(plan)
         let summary = try list.run(on: queue, mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
                                    source: URL(fileURLWithPath: self.plan).lastPathComponent)
         try RecordingOptions.finish(recorder, hub: queue.events)

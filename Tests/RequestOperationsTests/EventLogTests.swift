@@ -69,8 +69,22 @@ final class EventLogTests: XCTestCase {
     }
 
     func testUnknownKindsAreKeptByName() throws {
-        let event = try EventLog.parse(line: #"{"t":1,"op":"a","attempt":1,"event":"reactorStarted","name":"auth"}"#, lineNumber: 3)
-        XCTAssertEqual(event?.payload, .other(name: "reactorStarted"))
+        let event = try EventLog.parse(line: #"{"t":1,"op":"a","attempt":1,"event":"cachedHit","name":"auth"}"#, lineNumber: 3)
+        XCTAssertEqual(event?.payload, .other(name: "cachedHit"))
+    }
+
+    func testFlowControlEventsRoundTrip() throws {
+        let payloads: [RequestEvent.Payload] = [
+            .intercepted(by: "auth", command: "execute"), .held(batch: "uploads"), .released(batch: "uploads", size: 3),
+            .reactorStarted(name: "auth", trigger: "status 401"), .reactorWaiting(name: "auth"),
+            .reactorFinished(name: "auth", outcome: "success"), .requeued(by: "auth", reason: "after auth ran"),
+        ]
+        for payload in payloads {
+            let event = RequestEvent(time: 1.5, operationID: "a", attempt: 2, payload: payload)
+            XCTAssertEqual(try EventLog.parse(line: EventLog.line(for: event), lineNumber: 1), event)
+        }
+        XCTAssertEqual(EventLog.line(for: RequestEvent(time: 1, operationID: "a", attempt: 1, payload: .released(batch: "b", size: 2))),
+                       #"{"t":1.0,"op":"a","attempt":1,"event":"released","batch":"b","size":2}"#)
     }
 
     func testBrokenLinesNameTheLineAndTheField() {

@@ -1,0 +1,95 @@
+import Foundation
+
+/// `{{id.field.path}}` in a plan request's URL, headers or body: a value from the JSON
+/// result of the parent request `id` (which must be in its `dependsOn`).
+///
+/// `{{login.token}}` is the `token` field of login's JSON answer; `{{list.items.0.id}}`
+/// walks into arrays by index; `{{login}}` alone is the whole body as text.
+/// `{{fault}}` is not a template of this kind (it is the embedded fault server's URL).
+struct PlanTemplate: Equatable {
+    /// The text as written, such as `{{login.token}}`.
+    var text: String
+    var parent: String
+    var path: [String]
+
+    private static let pattern = try! NSRegularExpression(pattern: #"\{\{\s*([^{}\s]+)\s*\}\}"#)
+
+    /// Every template in `text` whose reference starts with one of `parents` (the longest
+    /// that fits, as ids may contain dots). The rest come back as unknown references.
+    static func find(in text: String, parents: [String]) -> (templates: [PlanTemplate], unknown: [String]) {
+        var templates: [PlanTemplate] = []
+        var unknown: [String] = []
+        let range = NSRange(text.startIndex..., in: text)
+        for match in pattern.matches(in: text, range: range) {
+            guard let whole = Range(match.range, in: text), let inner = Range(match.range(at: 1), in: text) else { continue }
+            let reference = String(text[inner])
+            if reference == "fault" { continue }
+            let parent = parents.filter { reference == $0 || reference.hasPrefix($0 + ".") }.max { $0.count < $1.count }
+            guard let parent else {
+                unknown.append(String(text[whole]))
+                continue
+            }
+            let rest = reference.dropFirst(parent.count).drop { $0 == "." }
+            templates.append(PlanTemplate(text: String(text[whole]), parent: parent,
+                                          path: rest.isEmpty ? [] : rest.split(separator: ".").map(String.init)))
+        }
+        return (templates, unknown)
+    }
+
+    /// The value this template stands for, from its parent's body.
+    func value(from body: Data) throws -> String {
+        guard !path.isEmpty else { return String(decoding: body, as: UTF8.self) }
+        guard var current = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) else {
+            throw PlanTemplateError("\(text): the answer of \(parent) is not JSON")
+        }
+        var walked: [String] = []
+        for key in path {
+            walked.append(key)
+            if let object = current as? [String: Any], let next = object[key] {
+                current = next
+            } else if let array = current as? [Any], let index = Int(key), array.indices.contains(index) {
+                current = array[index]
+            } else {
+                throw PlanTemplateError("\(text): the answer of \(parent) has no \(walked.joined(separator: "."))")
+            }
+        }
+        switch current {
+        case let text as String: return text
+        case is NSNull: return "null"
+        case let number as NSNumber where !PlanParser.isBool(number): return "\(number)"
+        case let flag as Bool: return flag ? "true" : "false"
+        default:
+            let data = try JSONSerialization.data(withJSONObject: current, options: [.sortedKeys, .fragmentsAllowed])
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    /// `text` with every template replaced by its value; `encode` prepares a value for where
+    /// it goes (percent-encoding in a URL, JSON escaping in a JSON body).
+    static func fill(_ text: String, parents: [String: Data], parentIDs: [String], encode: (String) -> String = { $0 }) throws -> String {
+        var out = text
+        for template in find(in: text, parents: parentIDs).templates {
+            guard let body = parents[template.parent] else { throw PlanTemplateError("\(template.text): \(template.parent) has no result") }
+            out = out.replacingOccurrences(of: template.text, with: encode(try template.value(from: body)))
+        }
+        return out
+    }
+
+    /// Safe anywhere in a URL: only unreserved characters are left as they are.
+    static func percentEncode(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+
+    /// The inside of a JSON string literal.
+    static func jsonEscape(_ value: String) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: [value]), let text = String(data: data, encoding: .utf8) else { return value }
+        return String(text.dropFirst(2).dropLast(2))
+    }
+}
+
+struct PlanTemplateError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
