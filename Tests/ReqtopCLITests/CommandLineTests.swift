@@ -41,6 +41,42 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(run.stderr, "reqtop: 2 operations in " + run.stderr.split(separator: " ")[4] + " 2 succeeded, 0 failed, 0 cancelled (3 attempts)\n")
     }
 
+    func testRunFollowsDependsOnBatchesAndAuthAgainstTheFaultServer() throws {
+        let plan = try writePlan("""
+        {"auth": {"tokenURL": "{{fault}}/auth/token", "credentials": {"username": "ann", "password": "secret"}},
+         "batches": {"pair": {"size": 2, "timeLimit": 5}},
+         "requests": [
+           {"id": "login", "method": "POST", "url": "{{fault}}/auth/token", "auth": false,
+            "body": {"username": "ann", "password": "secret"}},
+           {"id": "profile", "url": "{{fault}}/auth/resource/profile", "dependsOn": "login"},
+           {"id": "items", "url": "{{fault}}/echo?user={{profile.id}}", "dependsOn": ["profile", "login"], "auth": false,
+            "headers": {"X-Login-Token": "{{login.token}}"}, "method": "POST", "body": {"who": "{{profile.user}}"}},
+           {"id": "b1", "url": "{{fault}}/auth/resource/b1", "batch": "pair"},
+           {"id": "b2", "url": "{{fault}}/auth/resource/b2", "batch": "pair"},
+           {"id": "orphan", "url": "{{fault}}/echo", "auth": false, "dependsOn": "broken"},
+           {"id": "broken", "url": "{{fault}}/status/404", "auth": false}
+         ]}
+        """)
+        let run = try reqtop(["run", plan, "--no-tui"])
+        XCTAssertEqual(run.status, 1, run.stderr)
+        XCTAssert(run.stderr.contains("5 succeeded, 1 failed, 1 cancelled"), run.stderr)
+        let events = run.events
+        let items = events.first { $0["op"] as? String == "items" && $0["event"] as? String == "taskCreated" }
+        XCTAssertTrue((items?["url"] as? String)?.hasSuffix("/echo?user=42") == true, "\(String(describing: items))")
+        XCTAssertEqual(events.filter { $0["op"] as? String == "items" && $0["event"] as? String == "finished" }.first?["outcome"] as? String, "success")
+        XCTAssertEqual(events.filter { $0["event"] as? String == "released" && $0["size"] as? Int == 2 }.count, 2)
+        let orphan = events.first { $0["op"] as? String == "orphan" && $0["event"] as? String == "finished" }
+        XCTAssertEqual(orphan?["reason"] as? String, "parent broken failed")
+        XCTAssertEqual(events.filter { ($0["op"] as? String)?.hasPrefix("token-refresh") == true && $0["event"] as? String == "finished" }.count, 1)
+    }
+
+    func testABadFlowPlanExitsTwoWithThePlace() throws {
+        let plan = try writePlan(#"{"requests": [{"id": "a", "url": "{{fault}}/echo", "dependsOn": "b"}, {"id": "b", "url": "{{fault}}/echo", "dependsOn": "a"}]}"#)
+        let run = try reqtop(["run", plan, "--no-tui"])
+        XCTAssertEqual(run.status, 2)
+        XCTAssert(run.stderr.contains("requests[0].dependsOn: a cycle: a → b → a"), run.stderr)
+    }
+
     func testRunExitsOneWhenARequestFails() throws {
         let plan = try writePlan(#"{"requests": [{"id": "gone", "url": "{{fault}}/status/404"}, {"url": "{{fault}}/echo"}]}"#)
         let run = try reqtop(["run", plan])

@@ -83,4 +83,72 @@ final class PlanParserTests: XCTestCase {
             XCTAssertEqual("\(error)", "/no/such/plan.json: cannot read the file (no such file)")
         }
     }
+
+    // MARK: - Flow control
+
+    func testDependsOnOrdersParentsFirstAndKeepsTemplates() throws {
+        let plan = try parse("""
+        {"auth": {"tokenURL": "{{fault}}/auth/token", "credentials": {"username": "u", "password": "secret"}},
+         "batches": {"up": {"size": 2, "timeLimit": 1.5}}, "maxConcurrentPerHost": 2,
+         "requests": [
+           {"id": "items", "url": "{{fault}}/echo?user={{profile.id}}", "dependsOn": "profile", "priority": "high", "batch": "up"},
+           {"id": "profile", "url": "{{fault}}/auth/resource/profile", "dependsOn": ["login"]},
+           {"id": "login", "method": "POST", "url": "{{fault}}/auth/token", "auth": false,
+            "body": {"username": "u", "password": "secret"}}
+         ]}
+        """)
+        XCTAssertEqual(plan.requests.map(\.id), ["login", "profile", "items"])
+        XCTAssertEqual(plan.requests[2].dependsOn, ["profile"])
+        XCTAssertEqual(plan.requests[2].priority, .high)
+        XCTAssertEqual(plan.requests[2].batch, "up")
+        XCTAssertEqual(plan.requests.map(\.auth), [false, true, true])
+        XCTAssertEqual(plan.batches["up"], BatchSettings(size: 2, timeLimit: 1.5))
+        XCTAssertEqual(plan.maxConcurrentPerHost, 2)
+        XCTAssertEqual(plan.auth?.credentials["username"], "u")
+    }
+
+    func testACycleInDependsOnIsNamed() {
+        XCTAssertEqual(error("""
+        {"requests": [{"id": "a", "url": "http://h.test/", "dependsOn": "b"},
+                      {"id": "b", "url": "http://h.test/", "dependsOn": ["c"]},
+                      {"id": "c", "url": "http://h.test/", "dependsOn": ["a"]}]}
+        """), "plan.json: requests[0].dependsOn: a cycle: a → b → c → a; a request cannot wait for itself")
+        XCTAssertEqual(error(#"{"requests": [{"id": "a", "url": "http://h.test/", "dependsOn": "a"}]}"#),
+                       #"plan.json: requests[0].dependsOn[0]: "a" is this request itself"#)
+    }
+
+    func testAParentThatDoesNotExistIsNamed() {
+        XCTAssertEqual(error(#"{"requests": [{"id": "login", "url": "http://h.test/"}, {"url": "http://h.test/", "dependsOn": ["logn"]}]}"#),
+                       #"plan.json: requests[1].dependsOn[0]: no request has the id "logn" (did you mean "login"?)"#)
+    }
+
+    func testATemplateMustNameAParent() {
+        XCTAssertEqual(error(#"{"requests": [{"id": "login", "url": "http://h.test/"}, {"url": "http://h.test/{{login.id}}"}]}"#),
+                       #"plan.json: requests[1].url: {{login.id}} names no request in "dependsOn" (none); write {{ID.field}} with ID listed in dependsOn"#)
+    }
+
+    func testBadBatchesAndAuthAreNamed() {
+        XCTAssertEqual(error(#"{"batches": {"up": {"size": 0}}, "requests": [{"url": "http://h.test/"}]}"#),
+                       "plan.json: batches.up.size: expected a whole number of at least 1, found 0")
+        XCTAssertEqual(error(#"{"batches": {"up": {"size": 2}}, "requests": [{"url": "http://h.test/", "batch": "down"}]}"#),
+                       #"plan.json: requests[0].batch: no batch "down" in "batches"; expected one of up"#)
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://h.test/", "auth": true}]}"#),
+                       #"plan.json: requests[0].auth: true, but the plan has no top-level "auth" to say where tokens come from"#)
+        XCTAssertEqual(error(#"{"auth": {"tokenURL": "http://h.test/t"}, "requests": [{"url": "http://h.test/"}]}"#),
+                       #"plan.json: auth.credentials: missing; expected an object such as {"username": ..., "password": ...}"#)
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://h.test/", "priority": "urgent"}]}"#),
+                       #"plan.json: requests[0].priority: expected one of veryLow, low, normal, high, veryHigh, found "urgent""#)
+    }
+
+    func testTemplatesTakeValuesFromAParentsJSON() throws {
+        let body = Data(#"{"token": "t/1", "id": 42, "items": [{"name": "a b"}], "ok": true}"#.utf8)
+        let fill = { (text: String) in try PlanTemplate.fill(text, parents: ["login": body], parentIDs: ["login"]) }
+        XCTAssertEqual(try fill("Bearer {{login.token}}"), "Bearer t/1")
+        XCTAssertEqual(try fill("{{login.id}}-{{login.items.0.name}}-{{login.ok}}"), "42-a b-true")
+        XCTAssertEqual(try PlanTemplate.fill("/x?n={{login.items.0.name}}", parents: ["login": body], parentIDs: ["login"],
+                                             encode: PlanTemplate.percentEncode), "/x?n=a%20b")
+        XCTAssertThrowsError(try fill("{{login.missing}}")) { error in
+            XCTAssertEqual("\(error)", "{{login.missing}}: the answer of login has no missing")
+        }
+    }
 }
