@@ -12,6 +12,9 @@ final class DemoRunner: Sendable {
     private let servers: Mutex<[DemoScenario.DemoHost: FaultServer]>
     private let downPort: Int
     private let operations = Mutex<[String: RequestOperation]>([:])
+    private let batches = Mutex<[String: RequestBatch]>([:])
+    /// One authenticator for the whole demo: it logs in on the first authenticated request.
+    private let auth: BearerTokenAuthenticator
 
     /// Starts the demo's servers. The `down` host is started and stopped at once, so its
     /// port is known and refuses connections until ``DemoScenario/Action/bringDownHostBack``.
@@ -24,6 +27,10 @@ final class DemoRunner: Sendable {
         let down = try FaultServer.start()
         downPort = down.port
         down.stop()
+        // The token route answers after 1.5 s, so the refresh can be watched.
+        auth = BearerTokenAuthenticator(refresher: TokenEndpoint(
+            url: servers[.api]!.url("/auth/token?delay=1500"), credentials: ["username": "demo", "password": "secret"],
+            environment: queue.environment))
         self.servers = Mutex(servers)
     }
 
@@ -59,6 +66,18 @@ final class DemoRunner: Sendable {
         }
     }
 
+    /// The wave's batch `name` (ids start with the wave: `w2-upload-1` → `w2-uploads`).
+    private func batch(_ name: String, wave id: String) -> RequestBatch {
+        let key = "\(id.prefix { $0 != "-" })-\(name)"
+        return batches.withLock { batches in
+            if let batch = batches[key] { return batch }
+            let settings = DemoScenario.batches[name] ?? (size: 2, timeLimit: 5)
+            let batch = RequestBatch(name: key, size: settings.size, timeLimit: settings.timeLimit)
+            batches[key] = batch
+            return batch
+        }
+    }
+
     private func perform(_ action: DemoScenario.Action, onSend: (RequestOperation) -> Void) {
         switch action {
         case .send(let demo):
@@ -66,18 +85,25 @@ final class DemoRunner: Sendable {
             request.httpMethod = demo.method
             for (name, value) in demo.headers { request.setValue(value, forHTTPHeaderField: name) }
             if demo.method == "POST" {
-                request.httpBody = Data(#"{"demo":true}"#.utf8)
+                request.httpBody = Data((demo.body ?? #"{"demo":true}"#).utf8)
                 request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             }
-            let operation = queue.add(request, id: demo.id,
-                                      options: RequestOptions(retryPolicy: demo.retry, attemptTimeout: demo.attemptTimeout, deadline: 60))
+            var options = RequestOptions(retryPolicy: demo.retry, attemptTimeout: demo.attemptTimeout, deadline: 60)
+            if let name = demo.batch { options.interceptors.append(BatchingInterceptor(batch: batch(name, wave: demo.id))) }
+            if demo.auth { auth.install(on: &options) }
+            let parents = operations.withLock { known in demo.dependsOn.compactMap { known[$0] } }
+            let operation = RequestOperation(request: request, id: demo.id, options: options, environment: queue.environment,
+                                             after: parents, build: demo.build)
             operations.withLock { $0[demo.id] = operation }
             onSend(operation)
+            queue.add(operation)
         case .cancel(let id):
             operations.withLock { $0[id] }?.cancel(by: "demo")
         case .takeDownHostDown:
             let server = servers.withLock { $0.removeValue(forKey: .down) }
             server?.stop()
+        case .expireToken:
+            servers.withLock { $0[.api] }?.counters.expireToken()
         case .bringDownHostBack:
             if let server = try? FaultServer.start(port: downPort) {
                 servers.withLock { $0[.down] = server }

@@ -18,6 +18,8 @@ struct DemoScenario {
         case cancel(id: String)
         case takeDownHostDown
         case bringDownHostBack
+        /// The api host's bearer token expires: the next authenticated requests get 401s.
+        case expireToken
     }
 
     struct Step {
@@ -33,6 +35,42 @@ struct DemoScenario {
         var headers: [String: String] = [:]
         var retry = DemoScenario.retry
         var attemptTimeout: TimeInterval?
+        /// JSON body (POST).
+        var body: String?
+        /// Sent with the demo's bearer token (refreshed once for a burst of 401s).
+        var auth = false
+        /// Held in this wave's batch of that name until it fills or its time limit passes.
+        var batch: String?
+        /// Runs after these (ids of this wave), built from their JSON results by `build`.
+        var dependsOn: [String] = []
+        var build: RequestBuilder?
+    }
+
+    /// The demo's batches: size and time limit.
+    static let batches: [String: (size: Int, timeLimit: TimeInterval)] = ["uploads": (3, 5)]
+
+    /// Sets `name` to a field of a parent's JSON answer, in the query.
+    static func query(_ name: String, from parent: String, field: String) -> RequestBuilder {
+        { request, parents in
+            guard let data = parents.result(of: parent)?.data,
+                  let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let value = object[field]
+            else { throw DependencyError(message: "\(parent)'s answer has no \"\(field)\"") }
+            var built = request
+            var components = URLComponents(url: request.url!, resolvingAgainstBaseURL: false)!
+            components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: name, value: "\(value)")]
+            built.url = components.url
+            return built
+        }
+    }
+
+    /// Sets `Authorization: Bearer` from a parent's `token` field.
+    static let bearerFromLogin: RequestBuilder = { request, parents in
+        guard let data = parents.result(of: parents.parents.first?.id ?? "")?.data,
+              let token = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["token"] as? String
+        else { throw DependencyError(message: "the login answer has no token") }
+        var built = request
+        built.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        return built
     }
 
     enum DemoHost: CaseIterable {
@@ -58,7 +96,10 @@ struct DemoScenario {
 
     /// About 20 seconds: retries with countdowns, Retry-After, early retry on another
     /// request's success and on a probe, a slow download, redirects, dropped and reset
-    /// connections, non-idempotent POSTs, a cancellation and exhausted retries.
+    /// connections, non-idempotent POSTs, a cancellation and exhausted retries; and the flow
+    /// control: a login → account → orders chain, a batch held then released, a token that
+    /// expires under a burst of requests (one refresh for all their 401s), and a dependent
+    /// request cancelled because its parent exhausted its retries.
     static func standard(wave: Int) -> DemoScenario {
         let w = "w\(wave)"
         func send(_ at: TimeInterval, _ request: DemoRequest) -> Step { Step(at: at, action: .send(request)) }
@@ -86,7 +127,33 @@ struct DemoScenario {
             // the probe, not the backoff, that notices the host is back.
             Step(at: 7.5, action: .bringDownHostBack),
             send(12, DemoRequest(id: "\(w)-slow", host: .api, path: "/delay/3000")),
+
+            // A dependent chain: the account needs login's token, the orders the account's id.
+            send(0.5, DemoRequest(id: "\(w)-login", method: "POST", host: .api, path: "/auth/token",
+                                  body: #"{"username":"demo","password":"secret"}"#)),
+            send(0.5, DemoRequest(id: "\(w)-account", host: .api, path: "/auth/resource/account?delay=400",
+                                  dependsOn: ["\(w)-login"], build: bearerFromLogin)),
+            send(0.5, DemoRequest(id: "\(w)-orders", host: .api, path: "/echo", dependsOn: ["\(w)-account"],
+                                  build: query("user", from: "\(w)-account", field: "id"))),
+            // Its parent exhausts its retries, so it is cancelled with reason "dependency".
+            send(1, DemoRequest(id: "\(w)-legacy-report", host: .api, path: "/echo", dependsOn: ["\(w)-exhausted"])),
+
+            // Two uploads held in a batch of 3; its 5 s limit releases them together.
+            send(2, DemoRequest(id: "\(w)-upload-1", method: "POST", host: .api, path: "/echo",
+                                headers: ["Idempotency-Key": "\(w)-up-1"], body: #"{"part":1}"#, batch: "uploads")),
+            send(3, DemoRequest(id: "\(w)-upload-2", method: "POST", host: .api, path: "/echo",
+                                headers: ["Idempotency-Key": "\(w)-up-2"], body: #"{"part":2}"#, batch: "uploads")),
+
+            // Bearer auth: the first request logs in; then the token expires under a burst
+            // of six requests, all get 401, one refresh runs (1.5 s), all go out again.
+            send(4, DemoRequest(id: "\(w)-me", host: .api, path: "/auth/resource/me", auth: true)),
+            Step(at: 9, action: .expireToken),
         ]
+        for index in 1...6 {
+            steps.append(send(9.2, DemoRequest(id: "\(w)-feed-\(index)", host: .api, path: "/auth/resource/feed-\(index)?delay=300", auth: true)))
+        }
+        // Made while the refresh runs: waits for it, then goes out once with the new token.
+        steps.append(send(10, DemoRequest(id: "\(w)-notifications", host: .api, path: "/auth/resource/notifications", auth: true)))
         for index in 1...8 {
             steps.append(send(8 + Double(index) * 0.2, DemoRequest(id: "\(w)-item-\(index)", host: .api, path: "/bytes/4096?seed=\(index)")))
         }

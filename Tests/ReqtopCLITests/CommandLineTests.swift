@@ -130,7 +130,8 @@ final class CommandLineTests: XCTestCase {
         let events = run.events
         let names = Set(events.compactMap { $0["event"] as? String })
         for name in ["queued", "started", "taskCreated", "redirect", "response", "data", "taskCompleted", "validationFailed",
-                     "retryScheduled", "earlyRetry", "cancelled", "finished"] {
+                     "retryScheduled", "earlyRetry", "cancelled", "finished",
+                     "intercepted", "held", "released", "reactorStarted", "reactorWaiting", "reactorFinished", "requeued"] {
             XCTAssert(names.contains(name), "the demo never published \(name)")
         }
         let triggers = Set(events.filter { $0["event"] as? String == "earlyRetry" }.compactMap { $0["trigger"] as? String })
@@ -144,6 +145,14 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(outcomes["w1-flaky"], "success")
         XCTAssertEqual(outcomes["w1-post"], "failure")
         XCTAssertEqual(outcomes["w1-post-idempotent"], "success")
+        // The flow-control tour: a chain, a batch, one refresh for a burst of 401s.
+        XCTAssertEqual(outcomes["w1-orders"], "success")
+        XCTAssertEqual(outcomes["w1-legacy-report"], "cancelled")
+        XCTAssertEqual(events.filter { $0["event"] as? String == "reactorStarted" }.count, 1)
+        XCTAssertEqual(events.filter { $0["event"] as? String == "requeued" }.count, 6)
+        for index in 1...6 { XCTAssertEqual(outcomes["w1-feed-\(index)"], "success") }
+        XCTAssertEqual(outcomes["w1-notifications"], "success")
+        XCTAssertEqual(Set(events.filter { $0["event"] as? String == "released" }.compactMap { $0["op"] as? String }), ["w1-upload-1", "w1-upload-2"])
         let duration = (events.last?["t"] as? Double) ?? 0
         XCTAssert((19...60).contains(duration), "one wave of 20 to 60 seconds, got \(duration)")
     }
