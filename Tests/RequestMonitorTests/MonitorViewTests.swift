@@ -162,6 +162,48 @@ final class MonitorViewTests: XCTestCase {
         XCTAssert(lines.first { $0.hasPrefix(" backoff ") }?.contains("░") == true, grid.text)
     }
 
+    func testHeldRequestsAndReactorsShowWhatTheyWaitFor() {
+        var model = QueueModel(source: "flow")
+        func event(_ t: TimeInterval, _ op: String, _ attempt: Int, _ payload: RequestEvent.Payload) {
+            model.apply(RequestEvent(time: t, operationID: op, attempt: attempt, payload: payload))
+        }
+        event(0, "upload", 1, .queued(method: "POST", url: "http://api.test/up", headers: [:], maxAttempts: 3))
+        event(0, "upload", 1, .intercepted(by: "batch:uploads", command: "hold"))
+        event(0, "upload", 1, .held(batch: "uploads"))
+        event(0, "feed", 1, .queued(method: "GET", url: "http://api.test/feed", headers: [:], maxAttempts: 3))
+        event(0, "feed", 1, .intercepted(by: "auth", command: "execute"))
+        event(0, "feed", 1, .started)
+        event(0, "feed", 1, .taskCreated(taskIdentifier: 1, url: "http://api.test/feed"))
+        event(1, "feed", 1, .response(status: 401, headers: [:], expectedBytes: nil))
+        event(1, "feed", 1, .validationFailed(reason: "status 401"))
+        event(1, "feed", 1, .taskCompleted(error: nil))
+        event(1, "feed", 1, .reactorStarted(name: "auth", trigger: "status 401"))
+        event(0, "orders", 1, .queued(method: "GET", url: "http://api.test/orders?user=%7B%7Bprofile.id%7D%7D", headers: [:], maxAttempts: 3))
+        event(2, "orders", 1, .started)
+        event(2, "orders", 1, .taskCreated(taskIdentifier: 2, url: "http://api.test/orders?user=42"))
+
+        var grid = render(model, now: 3)
+        XCTAssert(line(grid, containing: "upload").contains("held"), grid.text)
+        XCTAssert(line(grid, containing: "upload").contains("batch"), grid.text)
+        XCTAssert(line(grid, containing: "feed").contains("auth"), grid.text)
+        XCTAssert(line(grid, containing: " orders").contains("/orders?user=42"), "what was sent, not the template: \(grid.text)")
+        XCTAssert(grid.text.contains("2 held"), grid.text)
+
+        var state = MonitorState()
+        state.screen = .detail(id: "feed", tab: .retries)
+        grid = render(model, state: state, now: 3)
+        XCTAssert(grid.text.contains("held: waiting for auth"), grid.text)
+        XCTAssert(grid.text.contains("interceptors: auth"), grid.text)
+        state.screen = .detail(id: "feed", tab: .events)
+        XCTAssert(line(render(model, state: state, now: 3), containing: "reactorStarted").contains("auth runs (status 401)"))
+
+        event(3, "feed", 1, .reactorFinished(name: "auth", outcome: "success"))
+        event(3, "feed", 1, .requeued(by: "auth", reason: "after auth ran (status 401)"))
+        event(0.5, "upload", 1, .released(batch: "uploads", size: 3))
+        XCTAssertEqual(model.rows.first { $0.id == "feed" }?.heldBy, nil)
+        XCTAssertEqual(model.rows.first { $0.id == "upload" }?.state, .queued)
+    }
+
     func testTheHelpOverlayListsEveryKey() {
         var state = MonitorState()
         state.showHelp = true

@@ -57,8 +57,14 @@ public struct OperationRow: Sendable, Equatable {
     public var cancelledBy: String?
     /// While held: what it waits for (`batch uploads`, `auth`).
     public var heldBy: String?
+    /// `heldBy` in a word, for the table's WAIT column.
+    public var heldByShort: String? {
+        guard let heldBy else { return nil }
+        return heldBy.hasPrefix("batch ") ? "batch" : heldBy
+    }
     /// Interceptors that touched the request, with their command, latest attempt only.
     public var interceptedBy: [String] = []
+    private var interceptedAttempt = 0
     public var segments: [Segment] = []
     public var attempts: [Attempt] = []
     public var events: [RequestEvent] = []
@@ -76,13 +82,9 @@ public struct OperationRow: Sendable, Equatable {
         switch event.payload {
         case .queued(let method, let url, let headers, let maxAttempts):
             self.method = method
-            self.url = url
             self.requestHeaders = headers
             self.maxAttempts = maxAttempts
-            let parsed = URLComponents(string: url)
-            host = parsed?.host.map { host in parsed?.port.map { "\(host):\($0)" } ?? host } ?? ""
-            path = (parsed?.percentEncodedPath ?? "") + (parsed?.percentEncodedQuery.map { "?" + $0 } ?? "")
-            if path.isEmpty { path = "/" }
+            setURL(url)
         case .started:
             closeSegment(at: t)
             state = .preparing
@@ -94,8 +96,10 @@ public struct OperationRow: Sendable, Equatable {
         case .preparationFailed(let reason):
             lastError = reason
             updateAttempt { $0.error = reason }
-        case .taskCreated:
+        case .taskCreated(_, let url):
             state = .running
+            // A dependent request is built from its parents' results: show what was sent.
+            if !url.isEmpty, url != self.url { setURL(url) }
         case .redirect:
             break
         case .response(let status, let headers, let expected):
@@ -129,18 +133,28 @@ public struct OperationRow: Sendable, Equatable {
             retryAt = t + delay
             updateAttempt(number: event.attempt - 1) { $0.decision = ($0.decision ?? "") + "; early retry (\(trigger))" }
         case .intercepted(let by, let command):
+            if event.attempt != interceptedAttempt {
+                interceptedBy = []
+                interceptedAttempt = event.attempt
+            }
             interceptedBy.append(command == "execute" ? by : "\(by) (\(command))")
         case .held(let batch):
+            closeSegment(at: t)
             state = .held
             heldBy = "batch \(batch)"
+            segments.append(Segment(kind: .wait, start: t))
         case .released:
+            closeSegment(at: t)
             state = .queued
             heldBy = nil
         case .reactorStarted(let name, _), .reactorWaiting(let name):
             closeSegment(at: t)
             state = .held
             heldBy = name
+            segments.append(Segment(kind: .wait, start: t))
         case .reactorFinished(_, let outcome):
+            closeSegment(at: t)
+            state = .queued
             heldBy = nil
             if outcome != "success" { lastError = outcome }
         case .requeued(_, let reason):
@@ -168,6 +182,14 @@ public struct OperationRow: Sendable, Equatable {
         case .other:
             break
         }
+    }
+
+    private mutating func setURL(_ url: String) {
+        self.url = url
+        let parsed = URLComponents(string: url)
+        host = parsed?.host.map { host in parsed?.port.map { "\(host):\($0)" } ?? host } ?? ""
+        path = (parsed?.percentEncodedPath ?? "") + (parsed?.percentEncodedQuery.map { "?" + $0 } ?? "")
+        if path.isEmpty { path = "/" }
     }
 
     private mutating func closeSegment(at t: TimeInterval) {

@@ -175,7 +175,7 @@ public struct MonitorView {
                 if let status = row.status, theme.color { style.color = status >= 500 ? .red : status >= 400 ? .yellow : status >= 300 ? .cyan : .green }
             case "ATT": text = Format.right(row.maxAttempts.map { "\(row.attempt)/\($0)" } ?? "\(row.attempt)", width)
             case "WAIT":
-                text = Format.right(row.countdown(at: now).map(Self.countdown) ?? row.heldBy.map { fit($0, width, ellipsis: theme.ellipsis) } ?? "", width)
+                text = Format.right(row.countdown(at: now).map(Self.countdown) ?? row.heldByShort.map { fit($0, width, ellipsis: theme.ellipsis) } ?? "", width)
                 style = CellGrid.Style(color: theme.color ? .yellow : .normal, bold: true)
             case "DUR": text = Format.right(Format.seconds(row.elapsed(at: now)), width)
             case "SIZE":
@@ -263,6 +263,9 @@ public struct MonitorView {
             if let error = row.lastError { lines.append(("last error: \(error)", theme.style(.failed))) }
             return lines
         case .retries:
+            var flow: [(String, CellGrid.Style)] = []
+            if let heldBy = row.heldBy { flow.append(("held: waiting for \(heldBy)", theme.style(.held))) }
+            if !row.interceptedBy.isEmpty { flow.append(("interceptors: \(row.interceptedBy.joined(separator: " \(theme.arrow) "))", .plain)) }
             var lines: [(String, CellGrid.Style)] = row.attempts.map { attempt in
                 let span = "\(String(format: "%7.3f", attempt.start - row.queuedAt))\(theme.dash)\(attempt.end.map { String(format: "%.3f", $0 - row.queuedAt) } ?? theme.ellipsis)"
                 let outcome = attempt.status.map { "status \($0)" } ?? attempt.error ?? (attempt.end == nil ? "running" : "-")
@@ -271,7 +274,7 @@ public struct MonitorView {
             }
             if let reason = row.reason, row.state.isFinished { lines.append(("end: \(reason)", theme.style(row.state))) }
             if lines.isEmpty { lines.append(("not started yet", CellGrid.Style(dim: true))) }
-            return lines
+            return flow + lines
         case .timing:
             let start = row.queuedAt
             let end = max(row.finishedAt ?? now, start + 0.001)
