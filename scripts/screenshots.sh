@@ -45,4 +45,10 @@ sleep 0.3
 tmux send-keys -t "$session" '?'
 sleep 0.5
 shot help
+# About 10 s in: the token expired under a burst; six 401s wait for one refresh.
+tmux send-keys -t "$session" Escape / C-u
+tmux send-keys -t "$session" -l "/auth"
+tmux send-keys -t "$session" Enter
+sleep 3.4
+shot flow-auth
 tmux send-keys -t "$session" Escape q

@@ -15,7 +15,7 @@ public struct Theme: Sendable, Equatable {
         case .preparing: unicode ? "◌" : "~"
         case .running: unicode ? "▶" : ">"
         case .backoff: unicode ? "↻" : "R"
-        case .held: unicode ? "⏸" : "H"
+        case .held: unicode ? "‖" : "H"
         case .succeeded: unicode ? "✓" : "+"
         case .failed: unicode ? "✗" : "x"
         case .cancelled: unicode ? "⊘" : "-"
