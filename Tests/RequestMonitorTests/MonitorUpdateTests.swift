@@ -1,3 +1,7 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 @testable import RequestMonitor
 import RequestOperations
 import Synchronization
@@ -132,5 +136,26 @@ final class QueueModelTests: XCTestCase {
         var batched = QueueModel(source: "x")
         batched.apply(events)
         XCTAssertEqual(oneByOne.rows, batched.rows)
+    }
+}
+
+final class LiveQueueCommandsTests: XCTestCase {
+    func testReleaseBatchesLetsHeldRequestsGoAndSaysHowMany() {
+        let queue = RequestQueue(earlyRetry: nil)
+        let commands = LiveQueueCommands(queue: queue)
+        XCTAssertEqual(commands.releaseBatches(), "no batch holds a request")
+        let batch = RequestBatch(name: "uploads", size: 5)
+        // Port 1 refuses at once: what matters is that the request leaves the batch.
+        let operation = queue.add(URLRequest(url: URL(string: "http://127.0.0.1:1/")!),
+                                  options: RequestOptions(retryPolicy: ExponentialBackoffRetryPolicy.never,
+                                                          interceptors: [BatchingInterceptor(batch: batch)]))
+        commands.track(operation)
+        let deadline = Date().addingTimeInterval(5)
+        while batch.heldCount == 0, Date() < deadline { usleep(5_000) }
+        XCTAssertEqual(operation.phase, .held(batch: "uploads"))
+        XCTAssertEqual(commands.releaseBatches(), "released 1 from uploads")
+        queue.waitUntilAllOperationsAreFinished()
+        XCTAssertEqual(batch.releasedCount, 1)
+        XCTAssertEqual(operation.result?.error?.stage, .transport)
     }
 }

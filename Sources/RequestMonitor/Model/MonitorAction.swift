@@ -3,7 +3,7 @@
 public enum MonitorAction: Sendable, Equatable {
     case up, down, pageUp, pageDown, top, bottom
     case open, back, nextTab, previousTab
-    case retry, cancel, cancelAll, togglePause
+    case retry, cancel, cancelAll, togglePause, releaseBatches
     case startFilter, toggleFollow, cycleSort, toggleHelp, quit
     case confirm(Bool)
     case playback(PlaybackAction)
@@ -45,6 +45,7 @@ public enum KeyMap {
         Binding(keys: [.character("X")], label: "X", action: .cancel, help: "cancel the selected operation (asks first)"),
         Binding(keys: [.character("C")], label: "C", action: .cancelAll, help: "cancel every operation (asks first)"),
         Binding(keys: [.character("p"), .character(" ")], label: "p Space", action: .togglePause, help: "pause or resume the queue"),
+        Binding(keys: [.character("b")], label: "b", action: .releaseBatches, help: "release every held batch now"),
         Binding(keys: [.character("/")], label: "/", action: .startFilter, help: "filter: text, or state:failed status:5xx method:POST"),
         Binding(keys: [.character("o")], label: "o", action: .cycleSort, help: "change the sort: arrival, state, duration, host"),
         Binding(keys: [.character("F")], label: "F", action: .toggleFollow, help: "follow the newest operation"),

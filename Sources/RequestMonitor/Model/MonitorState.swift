@@ -55,6 +55,8 @@ public protocol QueueCommands: Sendable {
     /// False where nothing can be cancelled (a replay), so the monitor does not ask.
     var canCancel: Bool { get }
     func setSuspended(_ suspended: Bool) -> String
+    /// Releases every batch that holds requests now.
+    func releaseBatches() -> String
     /// Replay controls; elsewhere they only say so.
     func playback(_ action: PlaybackAction) -> String
 }
@@ -65,6 +67,10 @@ public enum PlaybackAction: Sendable, Equatable {
 
 extension QueueCommands {
     public var canCancel: Bool { true }
+
+    public func releaseBatches() -> String {
+        "no batches here"
+    }
 
     public func playback(_ action: PlaybackAction) -> String {
         "only a replay has a speed, steps and jumps"

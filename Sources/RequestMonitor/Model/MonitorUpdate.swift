@@ -76,6 +76,8 @@ public enum MonitorUpdate {
             case .cancel(let id): state.flash = commands.cancel(id)
             case .cancelAll: state.flash = commands.cancelAll()
             }
+        case .releaseBatches:
+            state.flash = commands?.releaseBatches() ?? "nothing is held in a replay"
         case .togglePause:
             state.paused.toggle()
             state.flash = commands?.setSuspended(state.paused) ?? (state.paused ? "paused" : "resumed")

@@ -357,7 +357,8 @@ public struct MonitorView {
         }
         let hints: [(String, String)] = switch state.screen {
         case .table:
-            [("Enter", "Detail"), ("r", "Retry"), ("X", "Cancel"), ("C", "CancelAll"), ("p", state.paused ? "Resume" : "Pause"),
+            [("Enter", "Detail"), ("r", "Retry"), ("X", "Cancel"), ("C", "CancelAll"), ("p", state.paused ? "Resume" : "Pause")]
+                + (model.counts[.held, default: 0] > 0 ? [("b", "Release")] : []) + [
              ("/", "Filter"), ("o", "Sort"), ("F", "Follow"), ("?", "Help"), ("q", "Quit")]
         case .detail:
             [("Tab", "NextTab"), ("Esc", "Back"), ("r", "Retry"), ("X", "Cancel"), ("p", state.paused ? "Resume" : "Pause"), ("?", "Help"), ("q", "Quit")]
