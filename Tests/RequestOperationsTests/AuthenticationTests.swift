@@ -163,6 +163,8 @@ final class AuthenticationTests: XCTestCase {
         XCTAssertEqual(names.first, "queued")
         XCTAssertEqual(names.last, "finished")
         XCTAssertEqual(recorder.names(of: "x").filter { $0 == "intercepted" }.count, 1)
+        XCTAssertEqual(Array(recorder.names(of: "x").prefix(4)), ["queued", "reactorWaiting", "reactorFinished", "intercepted"],
+                       "the first request shows that it waits for the login")
     }
 
     func testAReactorThatKeepsFiringStopsWithAnExcessiveRefreshError() throws {

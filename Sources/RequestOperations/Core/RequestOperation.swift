@@ -222,7 +222,17 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
     private func runInterceptors(_ token: UInt64) async -> URLRequest? {
         let (start, attempt) = state.withLock { ($0.request, $0.attempt) }
         var request = start
-        let context = InterceptionContext(operationID: id, attempt: attempt, userInfo: options.userInfo, clock: environment.clock)
+        let context = InterceptionContext(operationID: id, attempt: attempt, userInfo: options.userInfo, clock: environment.clock) {
+            [weak self] payload in
+            _ = self?.withCurrent(token) { state in
+                switch payload {
+                case .reactorWaiting(let name): state.phase = .waitingForReactor(name)
+                case .reactorFinished: state.phase = .intercepting
+                default: break
+                }
+                self?.publish(&state, payload)
+            }
+        }
         chain: for interceptor in options.interceptors {
             let interception: Interception
             do {

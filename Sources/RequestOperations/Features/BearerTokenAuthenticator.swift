@@ -87,7 +87,7 @@ struct BearerTokenInterceptor: RequestInterceptor {
             case .started(let started), .joined(let started): run = started
             case .refused(let error): throw error
             }
-            if let error = await reactor.outcome(of: run) { throw error }
+            if let error = await context.wait(for: reactor, run: run) { throw error }
             token = store.token
         }
         guard let token else { throw RequestError.reactor(name: name, message: "the refresh gave no token") }

@@ -30,6 +30,27 @@ public struct InterceptionContext: Sendable {
     public var attempt: Int
     public var userInfo: [String: String]
     public var clock: RequestClock
+    /// Publishes one of the operation's events (while it is still this attempt), for an
+    /// interceptor that waits on something the monitor should show, such as a login.
+    let publish: @Sendable (RequestEvent.Payload) -> Void
+
+    public init(operationID: String, attempt: Int, userInfo: [String: String] = [:], clock: RequestClock,
+                publish: @escaping @Sendable (RequestEvent.Payload) -> Void = { _ in }) {
+        self.operationID = operationID
+        self.attempt = attempt
+        self.userInfo = userInfo
+        self.clock = clock
+        self.publish = publish
+    }
+
+    /// Waits for a reactor run (a login, say), showing the operation as held by it meanwhile.
+    /// Returns the run's error, or nil when it succeeded.
+    func wait(for reactor: RequestReactor, run: UInt64) async -> RequestError? {
+        publish(.reactorWaiting(name: reactor.name))
+        let error = await reactor.outcome(of: run)
+        publish(.reactorFinished(name: reactor.name, outcome: error.map { "\($0)" } ?? "success"))
+        return error
+    }
 }
 
 /// An interceptor's answer: the (possibly adapted) request and a command.
