@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "FaultServer", targets: ["FaultServer"]),
         .library(name: "RequestMonitor", targets: ["RequestMonitor"]),
         .library(name: "RequestArchive", targets: ["RequestArchive"]),
+        .library(name: "RequestEndpoint", targets: ["RequestEndpoint"]),
         .executable(name: "reqtop", targets: ["reqtop"]),
     ],
     dependencies: [
@@ -28,6 +29,7 @@ let package = Package(
         ),
         .target(name: "RequestMonitor", dependencies: ["RequestOperations", "CNCurses"]),
         .target(name: "RequestArchive", dependencies: ["RequestOperations"]),
+        .target(name: "RequestEndpoint", dependencies: ["RequestOperations"]),
         .target(
             name: "FaultServer",
             dependencies: [
@@ -43,6 +45,7 @@ let package = Package(
                 "RequestOperations",
                 "RequestMonitor",
                 "RequestArchive",
+                "RequestEndpoint",
                 "FaultServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -50,7 +53,7 @@ let package = Package(
         .executableTarget(name: "reqtop", dependencies: ["ReqtopCLI", "RequestMonitor"]),
         .executableTarget(
             name: "reqtop-bench",
-            dependencies: ["RequestOperations", "FaultServer"],
+            dependencies: ["RequestOperations", "RequestEndpoint", "FaultServer"],
             path: "Benchmarks/ThroughputBenchmark"
         ),
         .executableTarget(
@@ -72,6 +75,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "RequestMonitor", "RequestArchive", "FaultServer"]),
+        .testTarget(name: "RequestEndpointTests", dependencies: ["RequestEndpoint", "RequestOperations", "FaultServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

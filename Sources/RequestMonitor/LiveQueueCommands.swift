@@ -54,20 +54,8 @@ public final class LiveQueueCommands: QueueCommands {
         return "cancelled \(live.count) operation\(live.count == 1 ? "" : "s")"
     }
 
-    /// The batches of the operations still running, found through their interceptors.
     public func releaseBatches() -> String {
-        let live = operations.withLock { $0.values.filter { $0.result == nil } }
-        var batches: [ObjectIdentifier: RequestBatch] = [:]
-        for operation in live {
-            for case let interceptor as BatchingInterceptor in operation.options.interceptors {
-                batches[ObjectIdentifier(interceptor.batch)] = interceptor.batch
-            }
-        }
-        let released = batches.values.sorted { $0.name < $1.name }.compactMap { batch -> String? in
-            let count = batch.release()
-            return count > 0 ? "\(count) from \(batch.name)" : nil
-        }
-        return released.isEmpty ? "no batch holds a request" : "released " + released.joined(separator: ", ")
+        queue.releaseHeldBatches()
     }
 
     public func setSuspended(_ suspended: Bool) -> String {

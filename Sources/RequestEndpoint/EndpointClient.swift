@@ -1,0 +1,170 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import RequestOperations
+import Synchronization
+
+/// The monitor's side of an endpoint connection: reads the program's lines, sends
+/// commands and waits for their replies.
+public final class EndpointClient: Sendable {
+    /// What the program says about itself when a monitor connects.
+    public struct Hello: Sendable, Equatable {
+        public var pid: Int32
+        public var name: String
+        public var startedAt: String
+        /// The program's session time when it said hello.
+        public var time: TimeInterval
+        public var live: Int
+        public var readOnly: Bool
+        public var suspended: Bool
+    }
+
+    /// One line from the program.
+    public enum Message: Sendable, Equatable {
+        case hello(Hello)
+        case snapshot(operations: Int)
+        case snapshotEnd
+        case event(RequestEvent)
+        case missed(Int)
+        case reply(id: Int?, ok: Bool, message: String)
+        case error(String)
+        case suspended(Bool)
+        /// A line this version cannot read.
+        case unreadable(String)
+    }
+
+    public let path: String
+    private let fd: Int32
+    private let pending = Mutex<[Int: (ok: Bool, message: String)?]>([:])
+    private let nextID = Mutex(0)
+    private let replied = DispatchSemaphore(value: 0)
+    private let closed = Mutex(false)
+
+    private init(path: String, fd: Int32) {
+        self.path = path
+        self.fd = fd
+    }
+
+    public static func connect(path: String) throws -> EndpointClient {
+        EndpointClient(path: path, fd: try UnixSocket.connect(to: path))
+    }
+
+    /// Reads lines until the program closes the connection (or ``close()``), handing each
+    /// to `handler` on the calling thread.
+    public func run(_ handler: (Message) -> Void) {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var line: [UInt8] = []
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            for byte in buffer[0..<count] {
+                if byte == UInt8(ascii: "\n") {
+                    let message = Self.parse(String(decoding: line, as: UTF8.self))
+                    if case .reply(let id?, let ok, let text) = message { resolve(id, ok, text) }
+                    handler(message)
+                    line.removeAll(keepingCapacity: true)
+                } else {
+                    line.append(byte)
+                }
+            }
+        }
+        // Wake anyone waiting for a reply that will never come.
+        replied.signal()
+    }
+
+    /// Sends a command and waits up to `timeout` for its answer; nil when none came.
+    public func request(_ command: EndpointProtocol.Command, operation: String? = nil, timeout: TimeInterval = 3) -> (ok: Bool, message: String)? {
+        let id = nextID.withLock { $0 += 1; return $0 }
+        pending.withLock { $0[id] = .some(nil) }
+        var object: [String: Any] = ["id": id, "command": command.rawValue]
+        if let operation { object["op"] = operation }
+        guard send(line: EndpointProtocol.line(object)) else { return nil }
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let answer = pending.withLock({ $0[id] }), let answer { 
+                pending.withLock { _ = $0.removeValue(forKey: id) }
+                return answer
+            }
+            if closed.withLock({ $0 }) { break }
+            _ = replied.wait(timeout: .now() + min(0.05, max(0, deadline.timeIntervalSinceNow)))
+        }
+        pending.withLock { _ = $0.removeValue(forKey: id) }
+        return nil
+    }
+
+    /// Writes one raw line (tests use it to send what a broken monitor would).
+    @discardableResult
+    public func send(line: String) -> Bool {
+        var bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { raw in
+                UnixSocket.writeBlocking(fd, UnsafeRawBufferPointer(rebasing: raw[offset...]))
+            }
+            guard let written, written > 0 else { return false }
+            offset += written
+        }
+        return true
+    }
+
+    public func close() {
+        let first = closed.withLock { closed -> Bool in
+            defer { closed = true }
+            return !closed
+        }
+        if first { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    deinit {
+        Glibc.close(fd)
+    }
+
+    private func resolve(_ id: Int, _ ok: Bool, _ message: String) {
+        let waiting = pending.withLock { pending -> Bool in
+            guard pending[id] != nil else { return false }
+            pending[id] = .some((ok, message))
+            return true
+        }
+        if waiting { replied.signal() }
+    }
+
+    /// The hello of the program at `path`, read within `timeout`; nil when none answers.
+    public static func hello(path: String, timeout: TimeInterval = 1) -> Hello? {
+        guard let fd = try? UnixSocket.connect(to: path) else { return nil }
+        defer { Glibc.close(fd) }
+        var wait = timeval(tv_sec: Int(timeout), tv_usec: .init((timeout - timeout.rounded(.down)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n"), line.count < 4096 { line.append(byte) }
+        guard case .hello(let hello) = parse(String(decoding: line, as: UTF8.self)) else { return nil }
+        return hello
+    }
+
+    /// Reads one line of the program's.
+    public static func parse(_ text: String) -> Message {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return .unreadable(text) }
+        if object["op"] != nil {
+            guard let event = try? EventLog.parse(line: text, lineNumber: 0) else { return .unreadable(text) }
+            return .event(event)
+        }
+        func int(_ key: String) -> Int? { (object[key] as? NSNumber).map(\.intValue) }
+        switch object["event"] as? String {
+        case "hello":
+            return .hello(Hello(pid: Int32(int("pid") ?? 0), name: object["name"] as? String ?? "?", startedAt: object["startedAt"] as? String ?? "",
+                                time: (object["t"] as? NSNumber)?.doubleValue ?? 0, live: int("live") ?? 0,
+                                readOnly: object["readOnly"] as? Bool ?? false, suspended: object["suspended"] as? Bool ?? false))
+        case "snapshot": return .snapshot(operations: int("operations") ?? 0)
+        case "snapshotEnd": return .snapshotEnd
+        case "missed": return .missed(int("count") ?? 0)
+        case "reply": return .reply(id: int("id"), ok: object["ok"] as? Bool ?? false, message: object["message"] as? String ?? "")
+        case "error": return .error(object["message"] as? String ?? text)
+        case "suspended": return .suspended(object["value"] as? Bool ?? false)
+        default: return .unreadable(text)
+        }
+    }
+}

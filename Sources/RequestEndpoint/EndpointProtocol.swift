@@ -1,0 +1,78 @@
+import Foundation
+import RequestOperations
+
+/// The endpoint's wire format: JSON lines both ways.
+///
+/// Program → monitor: a `hello`, a snapshot (`snapshot` with the number of operations, their
+/// events in the event-log format, `snapshotEnd`), then each event as it happens. Lines with
+/// an `op` field are events; the others are control lines:
+/// - `{"event":"hello","version":1,"pid":..,"name":..,"startedAt":..,"t":..,"live":..,"readOnly":..}`
+///   (`t`: the program's session time when it was written, for countdowns)
+/// - `{"event":"snapshot","operations":N}` … `{"event":"snapshotEnd"}`
+/// - `{"event":"missed","count":N}`: the monitor fell behind and N events were dropped; a
+///   fresh snapshot follows (the monitor starts again from it)
+/// - `{"event":"reply","id":N,"ok":true,"message":"cancelled w1-x"}`: the answer to a command
+/// - `{"event":"error","message":..}`: a line the program could not take
+/// - `{"event":"suspended","value":true}`: the queue was paused or resumed (by any monitor)
+///
+/// Monitor → program: `{"id":N,"command":"retry|cancel|cancelAll|suspend|resume|releaseBatches","op":"w1-x"}`.
+public enum EndpointProtocol {
+    public static let version = 1
+    /// The longest command line taken; longer ones are answered with an error and skipped.
+    public static let maxCommandLine = 64 * 1024
+
+    public enum Command: String, Sendable, CaseIterable {
+        case retry, cancel, cancelAll, suspend, resume, releaseBatches
+
+        var needsOperation: Bool { self == .retry || self == .cancel }
+    }
+
+    /// A command as read from a line.
+    public struct Request: Sendable, Equatable {
+        public var id: Int?
+        public var command: Command
+        public var operation: String?
+    }
+
+    static func line(_ object: [String: Any]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func reply(id: Int?, ok: Bool, _ message: String) -> String {
+        var object: [String: Any] = ["event": "reply", "ok": ok, "message": message]
+        if let id { object["id"] = id }
+        return line(object)
+    }
+
+    static func error(_ message: String) -> String {
+        line(["event": "error", "message": message])
+    }
+
+    /// Reads one command line; throws a message that names what was wrong.
+    static func parse(_ text: String) throws -> Request {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
+            throw EndpointError("not a JSON object: expected {\"id\": N, \"command\": \"cancel\", \"op\": \"ID\"}")
+        }
+        let id = (object["id"] as? NSNumber).flatMap { EventLog.isJSONBoolean($0) ? nil : $0.intValue }
+        guard let name = object["command"] as? String else { throw EndpointError("missing \"command\"", id: id) }
+        guard let command = Command(rawValue: name) else {
+            throw EndpointError("unknown command \"\(name)\"; expected one of \(Command.allCases.map(\.rawValue).joined(separator: ", "))", id: id)
+        }
+        let operation = object["op"] as? String
+        if command.needsOperation, operation?.isEmpty ?? true {
+            throw EndpointError("\(name) needs \"op\", the operation's id", id: id)
+        }
+        return Request(id: id, command: command, operation: operation)
+    }
+}
+
+/// A line the endpoint could not take.
+struct EndpointError: Error, CustomStringConvertible {
+    var description: String
+    var id: Int?
+    init(_ description: String, id: Int? = nil) {
+        self.description = description
+        self.id = id
+    }
+}

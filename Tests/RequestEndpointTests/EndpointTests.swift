@@ -1,0 +1,236 @@
+import FaultServer
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import RequestEndpoint
+import RequestOperations
+import Synchronization
+import XCTest
+
+/// Collects what a client reads, on its own thread.
+final class ClientReader: Sendable {
+    let client: EndpointClient
+    private let messages = Mutex<[EndpointClient.Message]>([])
+    private let ended = Mutex(false)
+
+    init(_ client: EndpointClient) {
+        self.client = client
+        let thread = Thread { [self] in
+            client.run { message in messages.withLock { $0.append(message) } }
+            ended.withLock { $0 = true }
+        }
+        thread.start()
+    }
+
+    var all: [EndpointClient.Message] { messages.withLock { $0 } }
+    var hasEnded: Bool { ended.withLock { $0 } }
+
+    var events: [RequestEvent] {
+        all.compactMap { if case .event(let event) = $0 { return event } else { return nil } }
+    }
+
+    func finished(_ id: String) -> RequestEvent? {
+        events.first { $0.operationID == id && $0.payload.name == "finished" }
+    }
+}
+
+final class EndpointTests: XCTestCase {
+    private var directory = ""
+
+    override func setUp() {
+        directory = NSTemporaryDirectory() + "reqtop-endpoint-test-\(UUID().uuidString.prefix(8))"
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func start(_ queue: RequestQueue, readOnly: Bool = false, bufferLimit: Int = 1 << 20) throws -> MonitorEndpoint {
+        let endpoint = try queue.startMonitorEndpoint(options: MonitorEndpoint.Options(
+            readOnly: readOnly, directory: directory, name: "endpoint-test", bufferLimit: bufferLimit))
+        addTeardownBlock { endpoint.stop() }
+        return endpoint
+    }
+
+    private func waitFor(_ what: String, _ condition: () -> Bool) {
+        waitFor(5, what, condition)
+    }
+
+    private func waitFor(_ timeout: TimeInterval, _ what: String, _ condition: () -> Bool) {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            if condition() { return }
+            usleep(5_000)
+        }
+        XCTAssertTrue(condition(), "timed out waiting for \(what)")
+    }
+
+    func testTheSocketIsPrivateAndNamedByThePidAndGoneAfterStop() throws {
+        let queue = RequestQueue(earlyRetry: nil)
+        let endpoint = try start(queue)
+        XCTAssertEqual(endpoint.path, "\(directory)/\(getpid()).sock")
+        var info = stat()
+        XCTAssertEqual(stat(directory, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o700)
+        XCTAssertEqual(stat(endpoint.path, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o600)
+        XCTAssertEqual(EndpointClient.hello(path: endpoint.path)?.name, "endpoint-test")
+        endpoint.stop()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: endpoint.path))
+    }
+
+    func testALateMonitorGetsASnapshotThenTheStream() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(earlyRetry: nil)
+        let endpoint = try start(queue)
+        for index in 1...3 { queue.add(URLRequest(url: server.url("/echo")), id: "before-\(index)") }
+        let hanging = queue.add(URLRequest(url: server.url("/hang")), id: "hanging")
+        queue.operationQueue.waitUntilAllOperationsAreFinished(except: hanging)
+        queue.events.waitUntilDelivered()
+
+        let reader = ClientReader(try EndpointClient.connect(path: endpoint.path))
+        waitFor("the snapshot") { reader.all.contains(.snapshotEnd) }
+        guard case .hello(let hello) = reader.all.first else { return XCTFail("no hello first: \(reader.all)") }
+        XCTAssertEqual(hello.pid, getpid())
+        XCTAssertEqual(hello.live, 1)
+        XCTAssertEqual(reader.all[1], .snapshot(operations: 4))
+        for index in 1...3 { XCTAssertNotNil(reader.finished("before-\(index)"), "before-\(index) in the snapshot") }
+
+        queue.add(URLRequest(url: server.url("/echo")), id: "after")
+        waitFor("the live event") { reader.finished("after") != nil }
+
+        XCTAssertEqual(reader.client.request(.cancel, operation: "hanging")?.message, "cancelled hanging")
+        waitFor("the cancel to show") { reader.finished("hanging") != nil }
+        XCTAssertTrue(reader.events.contains { $0.operationID == "hanging" && $0.payload == .cancelled(by: "monitor") })
+        XCTAssertEqual(reader.client.request(.cancel, operation: "hanging")?.message, "hanging has already ended")
+        XCTAssertEqual(reader.client.request(.retry, operation: "nobody")?.message, "no operation nobody in this program")
+    }
+
+    func testSuspendResumeAndCancelAllAreAnsweredAndToldToEveryMonitor() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(earlyRetry: nil)
+        let endpoint = try start(queue)
+        let readers = try (1...3).map { _ in ClientReader(try EndpointClient.connect(path: endpoint.path)) }
+        waitFor("three monitors") { endpoint.connectionCount == 3 }
+        XCTAssertEqual(readers[0].client.request(.suspend)?.message, "paused: no new attempt starts")
+        XCTAssertTrue(queue.isSuspended)
+        for reader in readers { waitFor("the pause to reach every monitor") { reader.all.contains(.suspended(true)) } }
+        let held = queue.add(URLRequest(url: server.url("/echo")), id: "held")
+        usleep(100_000)
+        XCTAssertNil(held.result)
+        XCTAssertEqual(readers[1].client.request(.cancelAll)?.message, "cancelled 1 operation")
+        XCTAssertEqual(readers[2].client.request(.resume)?.message, "resumed")
+        for reader in readers { waitFor("every monitor to see the cancel") { reader.finished("held") != nil } }
+    }
+
+    func testBadInputIsAnsweredWithAnErrorAndTheProgramGoesOn() throws {
+        let queue = RequestQueue(earlyRetry: nil)
+        let endpoint = try start(queue)
+        let reader = ClientReader(try EndpointClient.connect(path: endpoint.path))
+        reader.client.send(line: "garbage {")
+        reader.client.send(line: String(repeating: "x", count: 200_000))
+        reader.client.send(line: #"{"id": 7, "command": "explode"}"#)
+        reader.client.send(line: #"{"id": 8, "command": "cancel"}"#)
+        XCTAssertEqual(reader.client.request(.resume)?.message, "resumed", "the connection still works")
+        let errors = reader.all.compactMap { message -> String? in
+            switch message {
+            case .error(let text): text
+            case .reply(_, false, let text): text
+            default: nil
+            }
+        }
+        XCTAssertEqual(errors, [
+            #"not a JSON object: expected {"id": N, "command": "cancel", "op": "ID"}"#,
+            "line too long: a command is at most 65536 bytes",
+            "unknown command \"explode\"; expected one of retry, cancel, cancelAll, suspend, resume, releaseBatches",
+            "cancel needs \"op\", the operation's id",
+        ])
+    }
+
+    func testAReadOnlyEndpointRefusesCommands() throws {
+        let queue = RequestQueue(earlyRetry: nil)
+        let endpoint = try start(queue, readOnly: true)
+        let client = try EndpointClient.connect(path: endpoint.path)
+        let reader = ClientReader(client)
+        guard let answer = reader.client.request(.suspend) else { return XCTFail("no answer") }
+        XCTAssertFalse(answer.ok)
+        XCTAssertEqual(answer.message, "refused: this endpoint is read-only")
+        XCTAssertFalse(queue.isSuspended)
+    }
+
+    func testAMonitorThatNeverReadsDoesNotSlowTheProgramAndIsToldWhatItMissed() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(maxConcurrentRequests: 8, earlyRetry: nil)
+        let endpoint = try start(queue, bufferLimit: 16 * 1024)
+        // Connected, never read: its socket buffer and then its 16 KiB fill up.
+        let stuck = try EndpointClient.connect(path: endpoint.path)
+        waitFor("the stuck monitor") { endpoint.connectionCount == 1 }
+        let started = Date()
+        let operations = (1...400).map { queue.add(URLRequest(url: server.url("/bytes/2000")), id: "op-\($0)") }
+        queue.waitUntilAllOperationsAreFinished()
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertTrue(operations.allSatisfy { $0.result?.outcome == .success })
+        XCTAssertLessThan(elapsed, 30, "a wide bound: the program was not held up")
+        queue.events.waitUntilDelivered()
+
+        // Now it reads: what fitted, then how much it missed, then a fresh snapshot.
+        let reader = ClientReader(stuck)
+        waitFor(10, "the missed notice and the new snapshot") {
+            reader.all.contains { if case .missed = $0 { return true } else { return false } } && reader.all.last == .snapshotEnd
+        }
+        guard case .missed(let count)? = reader.all.first(where: { if case .missed = $0 { return true } else { return false } }) else {
+            return XCTFail("no missed notice")
+        }
+        XCTAssertGreaterThan(count, 0)
+        XCTAssertNotNil(reader.finished("op-400"), "the fresh snapshot has everything")
+    }
+
+    func testAnotherUserCannotConnect() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+              FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
+        else { throw XCTSkip("needs root, setpriv and /usr/bin/python3 to act as another user") }
+        let queue = RequestQueue(earlyRetry: nil)
+        let endpoint = try start(queue)
+        let connect = """
+        import socket, sys
+        s = socket.socket(socket.AF_UNIX)
+        try:
+            s.connect(sys.argv[1])
+            print("connected:" + s.recv(4096).decode().strip())
+        except OSError as e:
+            print("refused:" + e.strerror)
+        """
+        func asNobody() throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", connect, endpoint.path]
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            process.waitUntilExit()
+            return String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
+        // The folder is 0700: another user cannot even reach the socket.
+        XCTAssertEqual(try asNobody().trimmingCharacters(in: .whitespacesAndNewlines), "refused:Permission denied")
+        // Opened up by hand, the peer check still turns it away.
+        chmod(directory, 0o777)
+        chmod(endpoint.path, 0o777)
+        let answer = try asNobody()
+        XCTAssertTrue(answer.contains("refused: this endpoint accepts only its own user"), answer)
+        XCTAssertEqual(endpoint.connectionCount, 0)
+    }
+}
+
+extension OperationQueue {
+    /// Waits until every operation but `except` has finished.
+    func waitUntilAllOperationsAreFinished(except: Operation) {
+        while operations.contains(where: { $0 !== except && !$0.isFinished }) { usleep(5_000) }
+    }
+}
