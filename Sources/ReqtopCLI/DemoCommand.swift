@@ -36,6 +36,8 @@ struct DemoCommand: ParsableCommand {
 
     @OptionGroup var recording: RecordingOptions
 
+    @OptionGroup var endpoint: ListenOption
+
     func validate() throws {
         guard DemoScenario.names.contains(scenario) else {
             throw ValidationError("unknown scenario '\(scenario)'; expected one of: \(DemoScenario.names.joined(separator: ", "))")
@@ -50,6 +52,8 @@ struct DemoCommand: ParsableCommand {
         let demo = try DemoRunner(queue: queue)
         defer { demo.stopServers() }
         let recorder = try recording.start(queue.events)
+        let listening = try endpoint.start(queue, name: "reqtop demo")
+        defer { listening?.stop() }
         if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
             let session = try MonitorSession(queue: queue, source: "demo (\(scenario))", color: color)
             let scenario = self.scenario, once = self.once

@@ -30,12 +30,16 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var recording: RecordingOptions
 
+    @OptionGroup var endpoint: ListenOption
+
     func run() throws {
         let plan = try PlanParser.load(path: self.plan)
         let server = plan.usesFaultServer ? try FaultServer.start() : nil
         defer { server?.stop() }
         let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent, maxConcurrentRequestsPerHost: plan.maxConcurrentPerHost)
         let recorder = try recording.start(queue.events)
+        let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)")
+        defer { listening?.stop() }
         let list = PlanFlow(plan: plan, faultServer: server?.baseURL, environment: queue.environment).requestList(plan)
         let summary = try list.run(on: queue, mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
                                    source: URL(fileURLWithPath: self.plan).lastPathComponent)

@@ -175,6 +175,44 @@ final class MonitorEndToEndTests: XCTestCase {
         XCTAssert(after.contains("exit-status-1"), after)
     }
 
+    func testAttachToARunningProgramCancelFromTheMonitorAndSeeItEnd() throws {
+        let directory = try AttachTests.makeRuntimeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let program = try AttachTests.launch(["demo", "--no-tui", "--listen"], runtimeDirectory: directory)
+        defer { if program.process.isRunning { program.process.terminate() } }
+        try AttachTests.waitForSocket(in: directory)
+
+        let binary = CommandLineTests.binary.path
+        try tmux(["new-session", "-d", "-s", session, "-x", "130", "-y", "40", "env", "LANG=C.UTF-8", "XDG_RUNTIME_DIR=\(directory)",
+                  "bash", "--norc", "--noprofile"])
+        try keys("\(binary) attach; echo \"exit\"\"-status-$?\"", "Enter")
+        try waitForScreen("the program's rows") { $0.contains("ATTACHED reqtop demo") && $0.contains("w1-profile") }
+
+        // Cancel the download from the monitor: the program itself reports it cancelled.
+        try keys("/")
+        try tmux(["send-keys", "-t", session, "-l", "download"])
+        try keys("Enter")
+        try waitForScreen("the download row") { $0.contains("w1-download") && $0.contains("▶ running") }
+        try keys("X")
+        try waitForScreen("the question") { $0.contains("Cancel w1-download? (y/n)") }
+        try keys("y")
+        try waitForScreen("the program's answer") { $0.contains("cancelled w1-download") && $0.contains("⊘ cancelled") }
+        AttachTests.waitFor("the program's own output to report it") {
+            program.stdout().contains(#""op":"w1-download","attempt":1,"event":"cancelled","by":"monitor""#)
+        }
+
+        // The program ends: the monitor says so and keeps the last screen until q.
+        program.process.terminate()
+        program.process.waitUntilExit()
+        let ended = try waitForScreen("the monitor to say the program ended") { $0.contains("ENDED: reqtop demo") }
+        XCTAssert(ended.contains("w1-download"), ended)
+        try keys("q")
+        let after = try waitForScreen("the exit status") { $0.range(of: "exit-status-[0-9]", options: .regularExpression) != nil }
+        XCTAssert(after.contains("the program ended") && after.contains("exit-status-0"), after)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "\(directory)/reqtop/\(program.process.processIdentifier).sock"),
+                       "the socket is removed when the program ends")
+    }
+
     func testNoTerminalMeansNoMonitor() throws {
         let run = try reqtop(["demo", "--scenario", "quick"])
         XCTAssert(run.stdout.hasPrefix(#"{"event":"session""#), "JSON lines, not a screen, when stdout is a pipe")

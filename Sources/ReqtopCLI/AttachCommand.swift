@@ -1,0 +1,188 @@
+import ArgumentParser
+import Foundation
+import RequestEndpoint
+import RequestMonitor
+import RequestOperations
+import Synchronization
+
+/// `reqtop attach [PID|SOCKET]`: the monitor on another program's queue.
+struct AttachCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "attach",
+        abstract: "Watch and steer the request queue of a running program.",
+        discussion: """
+        Programs open a monitor endpoint with `reqtop demo --listen`, `reqtop run --listen`, or \
+        MonitorEndpoint in the library; their sockets are in $XDG_RUNTIME_DIR/reqtop (else a \
+        per-user folder under the temporary directory), named by pid.
+
+        Without an argument, attaches when exactly one program can be attached to, and lists \
+        them otherwise. The monitor works as it does live: the same view, keys and commands. \
+        When the program ends, the monitor says so and keeps the last screen until q.
+        Without a terminal (or with --no-tui), prints the program's events as JSON lines.
+        """
+    )
+
+    @Argument(help: "A pid, or the path of a socket.")
+    var target: String?
+
+    @Flag(help: "List the programs that can be attached to, and stop.")
+    var list = false
+
+    @Flag(name: .customLong("no-tui"), help: "Print events as JSON lines instead of opening the monitor.")
+    var noTUI = false
+
+    @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
+    var noColor = false
+
+    struct Program {
+        var path: String
+        var hello: EndpointClient.Hello
+    }
+
+    /// The programs whose endpoints answer; sockets of processes that are gone are removed.
+    static func programs(in directory: String = EndpointDirectory.path) -> [Program] {
+        EndpointDirectory.sockets(in: directory).compactMap { socket in
+            guard let hello = EndpointClient.hello(path: socket.path) else {
+                if kill(socket.pid, 0) != 0, errno == ESRCH { unlink(socket.path) }
+                return nil
+            }
+            return Program(path: socket.path, hello: hello)
+        }
+    }
+
+    static func table(_ programs: [Program]) -> String {
+        let rows = programs.map { program in
+            "\(String(program.hello.pid).padding(toLength: 8, withPad: " ", startingAt: 0))"
+                + "\(program.hello.name.padding(toLength: 20, withPad: " ", startingAt: 0)) "
+                + "\(program.hello.startedAt.padding(toLength: 25, withPad: " ", startingAt: 0))"
+                + "\(program.hello.live)\(program.hello.readOnly ? "  (read-only)" : "")"
+        }
+        return (["PID     NAME                 STARTED                  LIVE"] + rows).joined(separator: "\n")
+    }
+
+    func run() throws {
+        let path = try resolve()
+        let client: EndpointClient
+        do {
+            client = try EndpointClient.connect(path: path)
+        } catch {
+            throw InputError(message: "cannot attach to \(path): \(error)")
+        }
+        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
+            try AttachedMonitor(client: client, color: color).run()
+        } else {
+            try Self.printEvents(client)
+        }
+    }
+
+    /// The socket to attach to, from the argument or the list.
+    private func resolve() throws -> String {
+        if let target {
+            if let pid = Int32(target) {
+                let path = EndpointDirectory.socketPath(pid: pid)
+                guard FileManager.default.fileExists(atPath: path) else {
+                    throw InputError(message: "no monitor endpoint for pid \(pid) (looked for \(path)); is it running with --listen?")
+                }
+                return path
+            }
+            guard FileManager.default.fileExists(atPath: target) else { throw InputError(message: "\(target): no such socket") }
+            return target
+        }
+        let programs = Self.programs()
+        if list {
+            print(programs.isEmpty ? "no program to attach to (in \(EndpointDirectory.path))" : Self.table(programs))
+            throw ExitCode.success
+        }
+        switch programs.count {
+        case 0:
+            throw InputError(message: "no program to attach to: no endpoint answers in \(EndpointDirectory.path); "
+                                + "start one with `reqtop demo --listen`")
+        case 1:
+            return programs[0].path
+        default:
+            print(Self.table(programs))
+            throw InputError(message: "\(programs.count) programs can be attached to; pick one: reqtop attach PID")
+        }
+    }
+
+    /// Headless: events as JSON lines on stdout, the rest on stderr.
+    static func printEvents(_ client: EndpointClient) throws {
+        var name = "the program"
+        client.run { message in
+            switch message {
+            case .hello(let hello):
+                name = "\(hello.name) (pid \(hello.pid))"
+                ReqtopMain.printError("reqtop: attached to \(name): \(hello.live) live operations")
+            case .event(let event):
+                // Unbuffered, line by line: a pipe reader sees each event as it happens.
+                FileHandle.standardOutput.write(Data((EventLog.line(for: event) + "\n").utf8))
+            case .missed(let count):
+                ReqtopMain.printError("reqtop: fell behind and missed \(count) events; a fresh snapshot follows")
+            case .error(let text):
+                ReqtopMain.printError("reqtop: the program says: \(text)")
+            case .snapshot, .snapshotEnd, .reply, .suspended, .unreadable:
+                break
+            }
+        }
+        ReqtopMain.printError("reqtop: \(name) ended")
+    }
+}
+
+/// The live monitor fed from an endpoint connection.
+final class AttachedMonitor: Sendable {
+    /// What the reader thread tells the screen: the header status and the program's clock.
+    private final class Shared: Sendable {
+        let status = Mutex("ATTACHING")
+        let clockBase = Mutex<(remote: TimeInterval, local: Date)?>(nil)
+        let ended = Mutex(false)
+
+        /// The program's session time now; it stops when the program ends.
+        func now() -> TimeInterval {
+            guard let base = clockBase.withLock({ $0 }) else { return 0 }
+            return ended.withLock { $0 } ? base.remote : base.remote + Date().timeIntervalSince(base.local)
+        }
+    }
+
+    private let client: EndpointClient
+    private let screen: MonitorScreen
+    private let shared = Shared()
+
+    init(client: EndpointClient, color: Bool) throws {
+        self.client = client
+        let shared = self.shared
+        screen = try MonitorScreen(
+            options: .init(source: "attach", color: color, clock: { shared.now() }, playbackStatus: { shared.status.withLock { $0 } }),
+            commands: RemoteQueueCommands(client: client))
+    }
+
+    func run() throws {
+        let screen = self.screen, shared = self.shared, client = self.client
+        let reader = Thread {
+            var name = "program"
+            client.run { message in
+                switch message {
+                case .hello(let hello):
+                    name = "\(hello.name) \(hello.pid)"
+                    shared.clockBase.withLock { $0 = (hello.time, Date()) }
+                    shared.status.withLock { $0 = "ATTACHED \(name)\(hello.readOnly ? " READ-ONLY" : "")" }
+                case .event(let event):
+                    screen.feed([event])
+                case .missed:
+                    // A fresh snapshot follows: start again from it.
+                    screen.reset()
+                case .snapshot, .snapshotEnd, .reply, .error, .suspended, .unreadable:
+                    break
+                }
+            }
+            // Freeze the clock where the program stopped.
+            shared.clockBase.withLock { base in base = base.map { ($0.remote + Date().timeIntervalSince($0.local), Date()) } }
+            shared.ended.withLock { $0 = true }
+            shared.status.withLock { $0 = "ENDED: \(name) exited, q quits" }
+            screen.feed([])
+        }
+        reader.start()
+        screen.run()
+        client.close()
+        ReqtopMain.printError(shared.ended.withLock { $0 } ? "reqtop: the program ended" : "reqtop: detached")
+    }
+}

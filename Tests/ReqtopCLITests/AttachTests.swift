@@ -1,0 +1,107 @@
+import Foundation
+import XCTest
+
+/// `reqtop attach` headless, and programs with `--listen`, as separate processes.
+final class AttachTests: XCTestCase {
+    /// A `$XDG_RUNTIME_DIR` of the test's own, so other programs' sockets do not count.
+    static func makeRuntimeDirectory() throws -> String {
+        let path = NSTemporaryDirectory() + "reqtop-attach-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return path
+    }
+
+    struct Launched {
+        var process: Process
+        var stdoutPath: String
+        var stderrPath: String
+
+        func stdout() -> String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
+        func stderr() -> String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+    }
+
+    /// Starts the binary with its output in files (a child that never daemonizes, so
+    /// `waitUntilExit` is safe).
+    static func launch(_ arguments: [String], runtimeDirectory: String) throws -> Launched {
+        let process = Process()
+        process.executableURL = CommandLineTests.binary
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = runtimeDirectory
+        process.environment = environment
+        let base = runtimeDirectory + "/out-\(UUID().uuidString.prefix(6))"
+        FileManager.default.createFile(atPath: base + ".out", contents: nil)
+        FileManager.default.createFile(atPath: base + ".err", contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: base + ".out")
+        process.standardError = FileHandle(forWritingAtPath: base + ".err")
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return Launched(process: process, stdoutPath: base + ".out", stderrPath: base + ".err")
+    }
+
+    static func waitForSocket(in directory: String, count: Int = 1) throws {
+        waitFor("\(count) endpoint socket(s)") {
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory + "/reqtop")) ?? []).filter { $0.hasSuffix(".sock") }.count >= count
+        }
+    }
+
+    static func waitFor(_ what: String, timeout: TimeInterval = 20, file: StaticString = #filePath, line: UInt = #line, _ condition: () -> Bool) {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            if condition() { return }
+            usleep(20_000)
+        }
+        XCTAssertTrue(condition(), "timed out waiting for \(what)", file: file, line: line)
+    }
+
+    func testThreeMonitorsAtOnceEachSeeTheWholeRunAndTheEnd() throws {
+        let directory = try Self.makeRuntimeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let program = try Self.launch(["demo", "--scenario", "quick", "--no-tui", "--listen"], runtimeDirectory: directory)
+        try Self.waitForSocket(in: directory)
+        XCTAssertTrue(program.stderr().contains("monitor endpoint at \(directory)/reqtop/\(program.process.processIdentifier).sock"), program.stderr())
+        let monitors = try (1...3).map { _ in try Self.launch(["attach", "--no-tui"], runtimeDirectory: directory) }
+        program.process.waitUntilExit()
+        for monitor in monitors {
+            monitor.process.waitUntilExit()
+            XCTAssertEqual(monitor.process.terminationStatus, 0, monitor.stderr())
+            XCTAssertTrue(monitor.stderr().contains("attached to reqtop demo (pid \(program.process.processIdentifier))"), monitor.stderr())
+            XCTAssertTrue(monitor.stderr().contains("ended"), monitor.stderr())
+            // A late monitor gets what happened before it through the snapshot.
+            for id in ["w1-profile", "w1-flaky", "w1-hanging", "w1-exhausted"] {
+                XCTAssertTrue(monitor.stdout().contains(#""op":"\#(id)","attempt":"#) && monitor.stdout().contains(#""op":"\#(id)""#),
+                              "\(id) in \(monitor.stdout().prefix(300))")
+            }
+            XCTAssertTrue(monitor.stdout().contains(#""op":"w1-hanging","attempt":1,"event":"finished","outcome":"cancelled""#))
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "\(directory)/reqtop/\(program.process.processIdentifier).sock"))
+    }
+
+    func testAttachSaysWhatIsWrongWhenThereIsNothingOrTooMuchToAttachTo() throws {
+        let directory = try Self.makeRuntimeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var none = try Self.launch(["attach", "--no-tui"], runtimeDirectory: directory)
+        none.process.waitUntilExit()
+        XCTAssertEqual(none.process.terminationStatus, 2)
+        XCTAssertTrue(none.stderr().contains("no program to attach to"), none.stderr())
+
+        none = try Self.launch(["attach", "999999", "--no-tui"], runtimeDirectory: directory)
+        none.process.waitUntilExit()
+        XCTAssertEqual(none.process.terminationStatus, 2)
+        XCTAssertTrue(none.stderr().contains("no monitor endpoint for pid 999999"), none.stderr())
+
+        let programs = try (1...2).map { _ in try Self.launch(["demo", "--no-tui", "--listen"], runtimeDirectory: directory) }
+        defer { programs.forEach { $0.process.terminate() } }
+        try Self.waitForSocket(in: directory, count: 2)
+        let both = try Self.launch(["attach"], runtimeDirectory: directory)
+        both.process.waitUntilExit()
+        XCTAssertEqual(both.process.terminationStatus, 2)
+        XCTAssertTrue(both.stderr().contains("2 programs can be attached to; pick one: reqtop attach PID"), both.stderr())
+        for program in programs {
+            XCTAssertTrue(both.stdout().contains("\(program.process.processIdentifier)   reqtop demo"), both.stdout())
+        }
+        let listed = try Self.launch(["attach", "--list"], runtimeDirectory: directory)
+        listed.process.waitUntilExit()
+        XCTAssertEqual(listed.process.terminationStatus, 0)
+        XCTAssertTrue(listed.stdout().hasPrefix("PID     NAME"), listed.stdout())
+    }
+}
