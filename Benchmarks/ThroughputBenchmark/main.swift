@@ -8,12 +8,16 @@
 // Runs alternate (reference, operations, reference, ...) and the best of each is kept, so
 // that drift on the machine hits both sides alike. Prints both rates and their ratio.
 //
+// Then the cost of the monitor endpoint to the program: operations with no endpoint, with
+// an endpoint and no monitor, and with one monitor attached and reading, alternating.
+//
 //   swift run -c release reqtop-bench [--requests N] [--rounds R]
 import FaultServer
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import RequestEndpoint
 import RequestOperations
 import Synchronization
 
@@ -97,9 +101,31 @@ func delegateReference(inFlight: Int) -> Double {
     return Double(requests) / (Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
 }
 
+/// How a run of operations is watched.
+enum Watching {
+    case none, endpoint, endpointAndMonitor
+}
+
+let endpointDirectory = NSTemporaryDirectory() + "reqtop-bench-\(getpid())"
+
 /// Request operations, `inFlight` at a time, events on and one subscriber; requests per second.
-func operations(inFlight: Int) -> Double {
+func operations(inFlight: Int, watching: Watching = .none) -> Double {
     let queue = RequestQueue(maxConcurrentRequests: inFlight)
+    var endpoint: MonitorEndpoint?
+    var monitor: EndpointClient?
+    if watching != .none {
+        endpoint = try! queue.startMonitorEndpoint(options: .init(directory: endpointDirectory))
+    }
+    if watching == .endpointAndMonitor, let endpoint {
+        let client = try! EndpointClient.connect(path: endpoint.path)
+        monitor = client
+        Thread { client.run { _ in } }.start()
+        while endpoint.connectionCount == 0 { usleep(1_000) }
+    }
+    defer {
+        monitor?.close()
+        endpoint?.stop()
+    }
     let events = Mutex(0)
     let subscription = queue.events.subscribe { batch in events.withLock { $0 += batch.count } }
     let start = DispatchTime.now()
@@ -128,4 +154,15 @@ for inFlight in [1, 8] {
                  inFlight, best.reference, best.delegate, best.delegate / best.reference, best.operations,
                  best.operations / best.reference, best.operations / best.delegate))
 }
+for inFlight in [1, 8] {
+    var best = (none: 0.0, endpoint: 0.0, monitor: 0.0)
+    for _ in 0..<rounds {
+        best.none = max(best.none, operations(inFlight: inFlight))
+        best.endpoint = max(best.endpoint, operations(inFlight: inFlight, watching: .endpoint))
+        best.monitor = max(best.monitor, operations(inFlight: inFlight, watching: .endpointAndMonitor))
+    }
+    print(String(format: "endpoint, in flight %d: no endpoint %.0f req/s | endpoint, no monitor %.0f req/s (%.2f) | one monitor attached %.0f req/s (%.2f)",
+                 inFlight, best.none, best.endpoint, best.endpoint / best.none, best.monitor, best.monitor / best.none))
+}
+try? FileManager.default.removeItem(atPath: endpointDirectory)
 server.stop()
