@@ -44,13 +44,13 @@ enum UnixSocket {
         unlink(path)
         let fd = streamSocket()
         guard fd >= 0 else { throw Failure(call: "socket", path: path, code: errno) }
-        // Created 0600 from the start: no window in which another user could connect.
-        let oldMask = umask(0o177)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        umask(oldMask)
-        guard bound == 0 else {
+        // Not umask: it is per process, and a library must not change the modes of files
+        // other threads create meanwhile. The folder is 0700, so the moment before chmod
+        // exposes nothing.
+        guard bound == 0, chmod(path, 0o600) == 0 else {
             let code = errno
             close(fd)
             throw Failure(call: "bind", path: path, code: code)
