@@ -111,7 +111,9 @@ public final class MonitorEndpoint: Sendable {
     /// Opens the endpoint for `queue`.
     public static func start(queue: RequestQueue, options: Options = Options()) throws -> MonitorEndpoint {
         let endpoint = try MonitorEndpoint(queue: queue, options: options)
-        let subscription = queue.events.subscribe(label: "reqtop.endpoint") { [weak endpoint] batch in endpoint?.publish(batch) }
+        // Batches of 25 ms: well under a monitor's frame (about 80 ms), and each costs the
+        // program a wake-up of this subscriber, of the I/O thread and of the monitor.
+        let subscription = queue.events.subscribe(label: "reqtop.endpoint", delay: 0.025) { [weak endpoint] batch in endpoint?.publish(batch) }
         endpoint.state.withLock { $0.subscription = subscription }
         let thread = Thread { [endpoint] in endpoint.serve() }
         thread.name = "reqtop.endpoint"
@@ -156,7 +158,9 @@ public final class MonitorEndpoint: Sendable {
             state.journal.apply(batch)
             for fd in Array(state.connections.keys) {
                 guard var connection = state.connections[fd] else { continue }
-                if connection.behind || connection.pending + bytes.count > options.bufferLimit {
+                // A batch always fits an empty buffer (one larger than the limit is no reason
+                // to start a reading monitor over); otherwise the limit holds.
+                if connection.behind || (connection.pending > 0 && connection.pending + bytes.count > options.bufferLimit) {
                     connection.behind = true
                     connection.missed += batch.count
                 } else {
@@ -191,7 +195,9 @@ public final class MonitorEndpoint: Sendable {
         }
         while true {
             let (stopped, watched) = state.withLock { state in
-                (state.stopped, state.connections.map { ($0.key, $0.value.pending > 0) })
+                // A connection that is behind is watched for room too: the missed notice and
+                // the fresh snapshot go out as soon as it has caught up.
+                (state.stopped, state.connections.map { ($0.key, $0.value.pending > 0 || $0.value.behind) })
             }
             if stopped { return }
             var polls = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]

@@ -63,8 +63,13 @@ public final class EventHub: Sendable {
     /// Delivers events in batches, in order, on a serial queue of the subscription's own.
     /// Keep the returned subscription: cancelling it (or dropping every reference and
     /// calling ``EventSubscription/cancel()``) stops delivery.
-    public func subscribe(label: String = "reqtop.events", _ handler: @escaping @Sendable ([RequestEvent]) -> Void) -> EventSubscription {
-        let subscriber = EventSubscriber(queue: DispatchQueue(label: label), delay: deliveryDelay, handler: handler)
+    ///
+    /// - Parameter delay: how long this subscriber's batches gather events (default: the
+    ///   hub's ``deliveryDelay``). A subscriber that only forwards events elsewhere (the
+    ///   monitor endpoint) takes fewer, larger batches and costs fewer thread wake-ups.
+    public func subscribe(label: String = "reqtop.events", delay: TimeInterval? = nil,
+                          _ handler: @escaping @Sendable ([RequestEvent]) -> Void) -> EventSubscription {
+        let subscriber = EventSubscriber(queue: DispatchQueue(label: label), delay: delay ?? deliveryDelay, handler: handler)
         subscribers.withLock { $0.append(subscriber) }
         return EventSubscription(hub: self, subscriber: subscriber)
     }
