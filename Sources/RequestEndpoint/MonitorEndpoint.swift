@@ -145,17 +145,22 @@ public final class MonitorEndpoint: Sendable {
     // MARK: - Events in
 
     private func publish(_ batch: [RequestEvent]) {
-        var text = ""
-        let anyone = state.withLock { !$0.connections.isEmpty }
-        if anyone {
+        func encode() -> [UInt8] {
+            var text = ""
             for event in batch {
                 text += EventLog.line(for: event)
                 text += "\n"
             }
+            return Array(text.utf8)
         }
-        let bytes = Array(text.utf8)
-        state.withLock { state in
+        // Encoded outside the lock when someone is attached (the usual case then); a monitor
+        // that attaches in between gets it encoded under the lock, so it misses nothing.
+        let anyone = state.withLock { !$0.connections.isEmpty }
+        let encoded = anyone ? encode() : nil
+        let attached = state.withLock { state -> Bool in
             state.journal.apply(batch)
+            guard !state.connections.isEmpty else { return false }
+            let bytes = encoded ?? encode()
             for fd in Array(state.connections.keys) {
                 guard var connection = state.connections[fd] else { continue }
                 // A batch always fits an empty buffer (one larger than the limit is no reason
@@ -168,8 +173,9 @@ public final class MonitorEndpoint: Sendable {
                 }
                 state.connections[fd] = connection
             }
+            return true
         }
-        if anyone { wake() }
+        if attached { wake() }
     }
 
     private func wake() {
