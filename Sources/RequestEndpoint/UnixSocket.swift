@@ -103,11 +103,7 @@ enum UnixSocket {
     /// Writes what it can without blocking; returns the bytes written, 0 when the socket
     /// is full, nil when the peer is gone. Never raises SIGPIPE.
     static func writeSome(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int? {
-        #if canImport(Glibc)
-        let written = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
-        #else
-        let written = send(fd, bytes.baseAddress, bytes.count, 0)
-        #endif
+        let written = sendWithoutSignal(fd, bytes)
         if written >= 0 { return written }
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : nil
     }
@@ -115,13 +111,18 @@ enum UnixSocket {
     /// Writes from a blocking socket, retrying on EINTR; nil when the peer is gone.
     static func writeBlocking(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int? {
         while true {
-            #if canImport(Glibc)
-            let written = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
-            #else
-            let written = send(fd, bytes.baseAddress, bytes.count, 0)
-            #endif
+            let written = sendWithoutSignal(fd, bytes)
             if written >= 0 { return written }
             if errno != EINTR { return nil }
         }
+    }
+
+    /// `send` that reports a closed peer as EPIPE instead of killing the process with SIGPIPE.
+    private static func sendWithoutSignal(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
+        #if canImport(Glibc)
+        send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+        #else
+        send(fd, bytes.baseAddress, bytes.count, 0)
+        #endif
     }
 }

@@ -62,6 +62,18 @@ final class MonitorEndToEndTests: XCTestCase {
         return last
     }
 
+    /// With the filter prompt open: shows only the download, cancels it with X and y, and
+    /// waits for the answer.
+    private func cancelTheDownload() throws {
+        try tmux(["send-keys", "-t", session, "-l", "download"])
+        try keys("Enter")
+        try waitForScreen("the download row") { $0.contains("w1-download") && $0.contains("▶ running") }
+        try keys("X")
+        try waitForScreen("the question") { $0.contains("Cancel w1-download? (y/n)") }
+        try keys("y")
+        try waitForScreen("the cancellation") { $0.contains("⊘ cancelled") && $0.contains("cancelled w1-download") }
+    }
+
     func testTheDemoInTheMonitor() throws {
         let binary = CommandLineTests.binary.path
         // A shell, so that after quitting we can check the terminal still works.
@@ -86,13 +98,7 @@ final class MonitorEndToEndTests: XCTestCase {
 
         // X asks, y cancels.
         try keys("/", "C-u")
-        try tmux(["send-keys", "-t", session, "-l", "download"])
-        try keys("Enter")
-        try waitForScreen("the download row") { $0.contains("w1-download") && $0.contains("▶ running") }
-        try keys("X")
-        try waitForScreen("the question") { $0.contains("Cancel w1-download? (y/n)") }
-        try keys("y")
-        try waitForScreen("the cancellation") { $0.contains("⊘ cancelled") && $0.contains("cancelled w1-download") }
+        try cancelTheDownload()
 
         // p pauses and resumes.
         try keys("p")
@@ -190,13 +196,7 @@ final class MonitorEndToEndTests: XCTestCase {
 
         // Cancel the download from the monitor: the program itself reports it cancelled.
         try keys("/")
-        try tmux(["send-keys", "-t", session, "-l", "download"])
-        try keys("Enter")
-        try waitForScreen("the download row") { $0.contains("w1-download") && $0.contains("▶ running") }
-        try keys("X")
-        try waitForScreen("the question") { $0.contains("Cancel w1-download? (y/n)") }
-        try keys("y")
-        try waitForScreen("the program's answer") { $0.contains("cancelled w1-download") && $0.contains("⊘ cancelled") }
+        try cancelTheDownload()
         AttachTests.waitFor("the program's own output to report it") {
             program.stdout().contains(#""op":"w1-download","attempt":1,"event":"cancelled","by":"monitor""#)
         }
