@@ -52,3 +52,19 @@ tmux send-keys -t "$session" Enter
 sleep 3.4
 shot flow-auth
 tmux send-keys -t "$session" Escape q
+
+# Attached to another program: the demo runs headless with its endpoint open, and
+# `reqtop attach` watches it from another terminal.
+runtime="$(mktemp -d)"
+XDG_RUNTIME_DIR="$runtime" "$binary" demo --no-tui --listen > /dev/null 2>&1 &
+program=$!
+sleep 1
+tmux kill-session -t "$session" 2>/dev/null || true
+tmux new-session -d -s "$session" -x "$cols" -y "$rows" "env LANG=C.UTF-8 TERM=xterm-256color XDG_RUNTIME_DIR=$runtime $binary attach"
+sleep 4
+shot attach
+kill -TERM "$program"
+sleep 1.5
+shot attach-ended
+tmux send-keys -t "$session" q
+rm -rf "$runtime"

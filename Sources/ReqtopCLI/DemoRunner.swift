@@ -30,7 +30,7 @@ final class DemoRunner: Sendable {
         // The token route answers after 1.5 s, so the refresh can be watched.
         auth = BearerTokenAuthenticator(refresher: TokenEndpoint(
             url: servers[.api]!.url("/auth/token?delay=1500"), credentials: ["username": "demo", "password": "secret"],
-            environment: queue.environment))
+            queue: queue))
         self.servers = Mutex(servers)
     }
 

@@ -32,6 +32,8 @@ final class HeadlessSession: Sendable {
             SignalCenter.handle(number) { [self] in
                 interrupted.withLock { $0 = true }
                 tracker.cancelRunning(by: "signal")
+                // And what the session did not add itself (a token refresh).
+                queue.cancelAll(by: "signal")
             }
         }
         body()

@@ -44,6 +44,8 @@ final class MonitorSession: Sendable {
         // Wait for `body` to see the quit, so that it adds nothing after the sweep below.
         workerDone.wait()
         tracker.cancelRunning(by: "quit")
+        // And what the session did not add itself (a token refresh).
+        queue.cancelAll(by: "quit")
         queue.waitUntilAllOperationsAreFinished()
         return tracker.summary
     }

@@ -12,7 +12,7 @@ struct PlanFlow {
     let auth: BearerTokenAuthenticator?
     let faultServer: URL?
 
-    init(plan: Plan, faultServer: URL?, environment: RequestEnvironment) {
+    init(plan: Plan, faultServer: URL?, queue: RequestQueue) {
         self.faultServer = faultServer
         batches = plan.batches.reduce(into: [:]) { batches, entry in
             batches[entry.key] = RequestBatch(name: entry.key, size: entry.value.size, timeLimit: entry.value.timeLimit)
@@ -21,7 +21,7 @@ struct PlanFlow {
             let url = faultServer.map { settings.tokenURL.replacingOccurrences(of: Plan.faultServerPlaceholder, with: $0.absoluteString) }
                 ?? settings.tokenURL
             return BearerTokenAuthenticator(refresher: TokenEndpoint(url: URL(string: url)!, credentials: settings.credentials,
-                                                                     tokenField: settings.tokenField, environment: environment))
+                                                                     tokenField: settings.tokenField, queue: queue))
         }
     }
 

@@ -40,7 +40,7 @@ struct RunCommand: ParsableCommand {
         let recorder = try recording.start(queue.events)
         let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)")
         defer { listening?.stop() }
-        let list = PlanFlow(plan: plan, faultServer: server?.baseURL, environment: queue.environment).requestList(plan)
+        let list = PlanFlow(plan: plan, faultServer: server?.baseURL, queue: queue).requestList(plan)
         let summary = try list.run(on: queue, mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
                                    source: URL(fileURLWithPath: self.plan).lastPathComponent)
         try RecordingOptions.finish(recorder, hub: queue.events)

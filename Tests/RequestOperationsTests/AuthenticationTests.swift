@@ -20,7 +20,7 @@ final class AuthenticationTests: XCTestCase {
                        options: RequestReactor.Options = RequestReactor.Options()) -> (RequestQueue, BearerTokenAuthenticator, RequestOptions) {
         let queue = RequestQueue(maxConcurrentRequests: maxConcurrent, session: Self.wideSession, earlyRetry: nil)
         let endpoint = TokenEndpoint(url: server.url("/auth/token" + tokenQuery), credentials: ["username": "demo", "password": "secret"],
-                                     environment: queue.environment)
+                                     queue: queue)
         let auth = BearerTokenAuthenticator(refresher: endpoint, options: options)
         var requestOptions = RequestOptions(retryPolicy: ExponentialBackoffRetryPolicy.never)
         auth.install(on: &requestOptions)

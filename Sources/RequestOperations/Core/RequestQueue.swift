@@ -85,10 +85,10 @@ public final class RequestQueue: Sendable {
         operationQueue.operations.compactMap { $0 as? RequestOperation }
     }
 
-    /// Cancels every operation, in whatever stage.
-    public func cancelAll() {
+    /// Cancels every operation, in whatever stage (`by` says who, in the events).
+    public func cancelAll(by who: String = "cancelAll") {
         for operation in operations {
-            operation.cancel(by: "cancelAll")
+            operation.cancel(by: who)
         }
     }
 

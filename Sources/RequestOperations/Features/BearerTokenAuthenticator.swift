@@ -16,7 +16,7 @@ import Synchronization
 ///
 /// ```swift
 /// let auth = BearerTokenAuthenticator(refresher: TokenEndpoint(
-///     url: tokenURL, credentials: ["username": "demo", "password": "secret"], environment: queue.environment))
+///     url: tokenURL, credentials: ["username": "demo", "password": "secret"], queue: queue))
 /// var options = RequestOptions()
 /// auth.install(on: &options)
 /// queue.add(URLRequest(url: protectedURL), options: options)
