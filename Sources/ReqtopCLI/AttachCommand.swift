@@ -165,12 +165,16 @@ final class AttachedMonitor: Sendable {
                     name = "\(hello.name) \(hello.pid)"
                     shared.clockBase.withLock { $0 = (hello.time, Date()) }
                     shared.status.withLock { $0 = "ATTACHED \(name)\(hello.readOnly ? " READ-ONLY" : "")" }
+                    screen.showPaused(hello.suspended)
                 case .event(let event):
                     screen.feed([event])
                 case .missed:
                     // A fresh snapshot follows: start again from it.
                     screen.reset()
-                case .snapshot, .snapshotEnd, .reply, .error, .suspended, .unreadable:
+                case .suspended(let paused):
+                    // Paused or resumed by any monitor: every monitor shows it.
+                    screen.showPaused(paused)
+                case .snapshot, .snapshotEnd, .reply, .error, .unreadable:
                     break
                 }
             }

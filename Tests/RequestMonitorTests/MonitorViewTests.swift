@@ -204,6 +204,16 @@ final class MonitorViewTests: XCTestCase {
         XCTAssertEqual(model.rows.first { $0.id == "upload" }?.state, .queued)
     }
 
+    func testAnAttachedProgramsHeaderSaysWhenItIsPaused() {
+        var state = MonitorState()
+        state.playback = "ATTACHED reqtop demo 42"
+        XCTAssert(line(render(state: state), containing: "reqtop").contains("ATTACHED reqtop demo 42   "))
+        state.paused = true
+        XCTAssert(line(render(state: state), containing: "reqtop").contains("ATTACHED reqtop demo 42 PAUSED"))
+        state.playback = "REPLAY 1× PAUSED 3.0/9.0s"
+        XCTAssertFalse(line(render(state: state), containing: "reqtop").contains("PAUSED PAUSED"))
+    }
+
     func testTheHelpOverlayListsEveryKey() {
         var state = MonitorState()
         state.showHelp = true

@@ -38,6 +38,7 @@ public final class MonitorScreen: Sendable {
     private let wake: WakePipe
     private let stopRequested = Mutex(false)
     private let resized = Mutex(false)
+    private let pausedElsewhere = Mutex<Bool?>(nil)
 
     public init(options: Options, commands: QueueCommands?) throws {
         self.options = options
@@ -57,6 +58,13 @@ public final class MonitorScreen: Sendable {
             inbox = []
             resetRequested.withLock { $0 = true }
         }
+        wake.signal()
+    }
+
+    /// Shows the queue as paused or not when someone else changed it (another monitor of an
+    /// attached program).
+    public func showPaused(_ paused: Bool) {
+        pausedElsewhere.withLock { $0 = paused }
         wake.signal()
     }
 
@@ -96,6 +104,10 @@ public final class MonitorScreen: Sendable {
             }
             if !events.isEmpty {
                 model.apply(events)
+                dirty = true
+            }
+            if let paused = pausedElsewhere.withLock({ value in defer { value = nil }; return value }) {
+                state.paused = paused
                 dirty = true
             }
             if resized.withLock({ flag in defer { flag = false }; return flag }) {
