@@ -372,8 +372,11 @@ public final class MonitorEndpoint: Sendable {
         }
         switch request.command {
         case .retry:
-            guard let operation = live(), operation.result == nil else { return (false, gone()) }
-            return operation.retryNow() ? (true, "retrying \(id) now") : (false, "\(id) is not waiting to retry")
+            // As in the live monitor: skip a backoff, or run a finished operation again.
+            guard let operation = queue.operation(withID: id) else { return (false, gone()) }
+            if operation.retryNow() { return (true, "retrying \(id) now") }
+            guard operation.result != nil else { return (false, "\(id) is not waiting to retry") }
+            return (true, "running \(id) again as \(queue.runAgain(operation).id)")
         case .cancel:
             guard let operation = live(), operation.result == nil else { return (false, gone()) }
             operation.cancel(by: "monitor")

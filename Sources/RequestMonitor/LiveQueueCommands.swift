@@ -9,7 +9,6 @@ import Synchronization
 public final class LiveQueueCommands: QueueCommands {
     private let queue: RequestQueue
     private let operations = Mutex<[String: RequestOperation]>([:])
-    private let reruns = Mutex<[String: Int]>([:])
     /// Told of every operation this adapter adds (a re-run), so callers can track it too.
     private let onAdd: (@Sendable (RequestOperation) -> Void)?
 
@@ -31,13 +30,9 @@ public final class LiveQueueCommands: QueueCommands {
         guard let operation = operation(id) else { return "\(id) is not an operation of this queue" }
         if operation.retryNow() { return "retrying \(id) now" }
         guard operation.result != nil else { return "\(id) is not waiting to retry" }
-        // A finished Operation cannot run again: a new one with the same request and options.
-        let number = reruns.withLock { $0[id, default: 1] += 1; return $0[id]! }
-        let again = RequestOperation(request: operation.request, id: "\(id)~\(number)", options: operation.options,
-                                     environment: operation.environment)
+        let again = queue.runAgain(operation)
         track(again)
         onAdd?(again)
-        queue.add(again)
         return "running \(id) again as \(again.id)"
     }
 

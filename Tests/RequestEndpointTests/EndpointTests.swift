@@ -109,6 +109,10 @@ final class EndpointTests: XCTestCase {
         XCTAssertTrue(reader.events.contains { $0.operationID == "hanging" && $0.payload == .cancelled(by: "monitor") })
         XCTAssertEqual(reader.client.request(.cancel, operation: "hanging")?.message, "hanging has already ended")
         XCTAssertEqual(reader.client.request(.retry, operation: "nobody")?.message, "no operation nobody in this program")
+        // r on a finished operation runs it again, as in the live monitor.
+        XCTAssertEqual(reader.client.request(.retry, operation: "before-1")?.message, "running before-1 again as before-1~2")
+        waitFor("the re-run to finish") { reader.finished("before-1~2") != nil }
+        XCTAssertEqual(reader.client.request(.retry, operation: "before-1")?.message, "running before-1 again as before-1~3")
     }
 
     func testSuspendResumeAndCancelAllAreAnsweredAndToldToEveryMonitor() throws {

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Synchronization
 
 /// What every operation of one session shares: the URLSession, the event hub (and its
 /// clock), the concurrency gate, early retry, and the random source for jitter.
@@ -43,6 +44,8 @@ public struct RequestEnvironment: Sendable {
 public final class RequestQueue: Sendable {
     public let environment: RequestEnvironment
     public let operationQueue: OperationQueue
+    /// Operations added lately, by id, so commands can find one that has finished.
+    private let recent = Mutex(RecentOperations())
 
     public var events: EventHub { environment.events }
 
@@ -71,13 +74,34 @@ public final class RequestQueue: Sendable {
                     dependencies: [Operation] = [], completion: (@Sendable (RequestResult) -> Void)? = nil) -> RequestOperation {
         let operation = RequestOperation(request: request, id: id, options: options, environment: environment, completion: completion)
         dependencies.forEach(operation.addDependency)
-        operationQueue.addOperation(operation)
+        add(operation)
         return operation
     }
 
     /// Adds an operation made elsewhere (it should share this queue's environment).
     public func add(_ operation: Operation) {
+        if let request = operation as? RequestOperation { recent.withLock { $0.add(request) } }
         operationQueue.addOperation(operation)
+    }
+
+    /// The operation with `id`, running or among the last 2,000 added.
+    public func operation(withID id: String) -> RequestOperation? {
+        recent.withLock { $0.byID[id] } ?? operations.first { $0.id == id }
+    }
+
+    /// A finished operation cannot run again (an `Operation` runs once): this adds a new one
+    /// with the same request and options, as `id~2`, `id~3`, ...
+    @discardableResult
+    public func runAgain(_ operation: RequestOperation) -> RequestOperation {
+        let base = operation.id.split(separator: "~").first.map(String.init) ?? operation.id
+        let id = recent.withLock { recent in
+            var number = 2
+            while recent.byID["\(base)~\(number)"] != nil { number += 1 }
+            return "\(base)~\(number)"
+        }
+        let again = RequestOperation(request: operation.request, id: id, options: operation.options, environment: operation.environment)
+        add(again)
+        return again
     }
 
     /// Request operations not yet finished.
@@ -100,5 +124,25 @@ public final class RequestQueue: Sendable {
 
     public func waitUntilAllOperationsAreFinished() {
         operationQueue.waitUntilAllOperationsAreFinished()
+    }
+}
+
+/// The last operations a queue took, by id; the oldest finished ones are forgotten first.
+private struct RecentOperations {
+    static let limit = 2_000
+    var byID: [String: RequestOperation] = [:]
+    var order: [String] = []
+
+    mutating func add(_ operation: RequestOperation) {
+        if byID.updateValue(operation, forKey: operation.id) == nil { order.append(operation.id) }
+        guard order.count > Self.limit + Self.limit / 4 else { return }
+        // Forget finished ones, oldest first, down to the limit; running ones stay.
+        var excess = order.count - Self.limit
+        order.removeAll { id in
+            guard excess > 0, byID[id]?.result != nil else { return false }
+            byID[id] = nil
+            excess -= 1
+            return true
+        }
     }
 }
