@@ -1,0 +1,187 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The flow-control stages of a ``RequestOperation``: before an attempt takes a slot,
+/// reactors that hold new requests and the interceptor chain (batches included); after it,
+/// the reactors that may act on its result and requeue it.
+extension RequestOperation {
+    // MARK: - Admission: reactors that hold new requests, then the interceptor chain
+
+    /// Runs before the attempt takes a slot, so a request that waits here holds none.
+    func admit(_ token: UInt64) async {
+        for reactor in options.reactors where reactor.options.holdNewRequests {
+            guard let run = reactor.currentRun else { continue }
+            guard withCurrent(token, { state in
+                state.phase = .waitingForReactor(reactor.name)
+                publish(&state, .reactorWaiting(name: reactor.name))
+            }) else { return }
+            if let error = await reactor.outcome(of: run) {
+                fail(token, error, reason: "\(error)")
+                return
+            }
+            guard withCurrent(token, { state in
+                state.phase = .intercepting
+                publish(&state, .reactorFinished(name: reactor.name, outcome: "success"))
+            }) else { return }
+        }
+
+        var request = state.withLock { $0.outgoing }
+        if request == nil {
+            guard let intercepted = await runInterceptors(token) else { return }
+            request = intercepted
+        }
+        guard withCurrent(token, { state in
+            state.outgoing = request
+            state.phase = .waitingForSlot
+        }) else { return }
+        acquireSlot(token)
+    }
+
+    /// The request the interceptor chain makes, or nil when the operation ended (failed,
+    /// discarded, cancelled) on the way.
+    private func runInterceptors(_ token: UInt64) async -> URLRequest? {
+        let (start, attempt) = state.withLock { ($0.request, $0.attempt) }
+        var request = start
+        let context = InterceptionContext(operationID: id, attempt: attempt, userInfo: options.userInfo, clock: environment.clock) {
+            [weak self] payload in
+            _ = self?.withCurrent(token) { state in
+                switch payload {
+                case .reactorWaiting(let name): state.phase = .waitingForReactor(name)
+                case .reactorFinished: state.phase = .intercepting
+                default: break
+                }
+                self?.publish(&state, payload)
+            }
+        }
+        chain: for interceptor in options.interceptors {
+            let interception: Interception
+            do {
+                interception = try await interceptor.intercept(request, context: context)
+            } catch {
+                let failure = (error as? RequestError) ?? .interceptor(name: interceptor.name, message: "\(error)")
+                fail(token, failure, reason: "\(failure)")
+                return nil
+            }
+            guard withCurrent(token, { publish(&$0, .intercepted(by: interceptor.name, command: interception.command.name)) })
+            else { return nil }
+            request = interception.request
+            switch interception.command {
+            case .execute:
+                continue
+            case .forceExecute:
+                break chain
+            case .discard(let reason):
+                end(outcome: .cancelled, error: .cancelled(by: interceptor.name),
+                    reason: "discarded by \(interceptor.name): \(reason)", cancelledBy: interceptor.name)
+                return nil
+            case .hold(let batch):
+                guard withCurrent(token, { state in
+                    state.phase = .held(batch: batch.name)
+                    publish(&state, .held(batch: batch.name))
+                }) else { return nil }
+                let size = await batch.hold(clock: environment.clock)
+                guard size > 0, withCurrent(token, { state in
+                    state.phase = .intercepting
+                    publish(&state, .released(batch: batch.name, size: size))
+                }) else { return nil }
+            }
+        }
+        return request
+    }
+
+    /// Runs `change` under the lock if `token` is still the current attempt of a running
+    /// operation; returns whether it ran.
+    func withCurrent(_ token: UInt64, _ change: (inout State) -> Void) -> Bool {
+        state.withLock { state in
+            guard state.token == token, state.result == nil else { return false }
+            change(&state)
+            return true
+        }
+    }
+
+    /// Ends the operation with `error` if `token` is still current.
+    func fail(_ token: UInt64, _ error: RequestError, reason: String) {
+        guard state.withLock({ $0.token == token && $0.result == nil }) else { return }
+        end(outcome: .failure, error: error, reason: reason, cancelledBy: nil)
+    }
+
+    // MARK: - Reactors
+
+    func react(_ decision: ReactorDecision, reactor: RequestReactor, failure: AttemptFailure?, token: UInt64,
+                       taskError: TransportError?) {
+        // The attempt is over: give its slot back while the reactor works.
+        let released = state.withLock { state -> Teardown? in
+            guard state.token == token, state.result == nil else { return nil }
+            var teardown = Teardown(timers: [state.attemptTimer].compactMap { $0 })
+            state.attemptTimer = nil
+            state.task = nil
+            teardown.releaseSlot = state.slotHeld
+            state.slotHeld = false
+            let index = state.records.count - 1
+            state.records[index].endedAt = state.records[index].endedAt ?? environment.clock.now()
+            state.records[index].failure = failure
+            return teardown
+        }
+        guard let released else { return }
+        released.perform(session: environment.session, gate: environment.gate, host: state.withLock { $0.slotHost })
+
+        switch decision {
+        case .ignore:
+            return
+        case .requeue(let reason):
+            requeue(token: token, by: reactor.name, reason: reason, reintercept: true)
+        case .react(let trigger):
+            let run: UInt64
+            switch reactor.enter(trigger: trigger) {
+            case .refused(let error):
+                fail(token, error, reason: "\(error)")
+                return
+            case .started(let started):
+                run = started
+                guard withCurrent(token, { state in
+                    state.phase = .waitingForReactor(reactor.name)
+                    publish(&state, .reactorStarted(name: reactor.name, trigger: trigger))
+                }) else { return }
+            case .joined(let joined):
+                run = joined
+                guard withCurrent(token, { state in
+                    state.phase = .waitingForReactor(reactor.name)
+                    publish(&state, .reactorWaiting(name: reactor.name))
+                }) else { return }
+            }
+            let work = Task { [self] in
+                if let error = await reactor.outcome(of: run) {
+                    _ = withCurrent(token) { publish(&$0, .reactorFinished(name: reactor.name, outcome: "\(error)")) }
+                    fail(token, error, reason: "\(error)")
+                    return
+                }
+                guard withCurrent(token, { publish(&$0, .reactorFinished(name: reactor.name, outcome: "success")) }) else { return }
+                if reactor.options.requeue {
+                    requeue(token: token, by: reactor.name, reason: "after \(reactor.name) ran (\(trigger))",
+                            reintercept: reactor.options.reinterceptOnRequeue)
+                } else {
+                    attemptCompleted(failure, token: token, taskError: taskError, askReactors: false)
+                }
+            }
+            let stale = state.withLock { state -> Bool in
+                guard state.token == token, state.result == nil else { return true }
+                state.waiting = work
+                return false
+            }
+            if stale { work.cancel() }
+        }
+    }
+
+    /// Starts the next attempt at once, without asking the retry policy (and without
+    /// counting it against the policy's limit).
+    private func requeue(token: UInt64, by reactor: String, reason: String, reintercept: Bool) {
+        guard withCurrent(token, { state in
+            publish(&state, .requeued(by: reactor, reason: reason))
+            state.attempt += 1
+            state.requeues += 1
+        }) else { return }
+        beginAttempt(ifCurrent: token, reintercept: reintercept)
+    }
+}
