@@ -74,7 +74,7 @@ let package = Package(
             dependencies: ["RequestArchive", "RequestOperations"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "RequestMonitor", "RequestArchive", "FaultServer"]),
+        .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "RequestMonitor", "RequestArchive", "RequestEndpoint", "FaultServer"]),
         .testTarget(name: "RequestEndpointTests", dependencies: ["RequestEndpoint", "RequestOperations", "FaultServer"]),
     ],
     swiftLanguageModes: [.v6]

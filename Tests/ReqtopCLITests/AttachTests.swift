@@ -1,4 +1,8 @@
 import Foundation
+@testable import ReqtopCLI
+import RequestEndpoint
+import RequestOperations
+import Synchronization
 import XCTest
 
 /// `reqtop attach` headless, and programs with `--listen`, as separate processes.
@@ -97,11 +101,28 @@ final class AttachTests: XCTestCase {
         XCTAssertEqual(both.process.terminationStatus, 2)
         XCTAssertTrue(both.stderr().contains("2 programs can be attached to; pick one: reqtop attach PID"), both.stderr())
         for program in programs {
-            XCTAssertTrue(both.stdout().contains("\(program.process.processIdentifier)   reqtop demo"), both.stdout())
+            let row = both.stdout().split(separator: "\n").first { $0.hasPrefix("\(program.process.processIdentifier) ") }
+            XCTAssertTrue(row?.contains("reqtop demo") == true, both.stdout())
         }
         let listed = try Self.launch(["attach", "--list"], runtimeDirectory: directory)
         listed.process.waitUntilExit()
         XCTAssertEqual(listed.process.terminationStatus, 0)
         XCTAssertTrue(listed.stdout().hasPrefix("PID     NAME"), listed.stdout())
+    }
+
+    func testARefusedPauseIsUndoneInTheMonitor() throws {
+        let directory = try Self.makeRuntimeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let queue = RequestQueue(earlyRetry: nil)
+        let endpoint = try queue.startMonitorEndpoint(options: .init(readOnly: true, directory: directory))
+        defer { endpoint.stop() }
+        let client = try EndpointClient.connect(path: endpoint.path)
+        Thread { client.run { _ in } }.start()
+        let shown = Mutex<[Bool]>([])
+        let commands = RemoteQueueCommands(client: client, pauseNotApplied: { paused in shown.withLock { $0.append(paused) } })
+        XCTAssertEqual(commands.setSuspended(true), "refused: this endpoint is read-only")
+        XCTAssertEqual(shown.withLock { $0 }, [false], "the monitor shows the queue running again")
+        XCTAssertEqual(commands.cancel("x"), "refused: this endpoint is read-only")
+        XCTAssertFalse(queue.isSuspended)
     }
 }
