@@ -11,7 +11,8 @@ public final class FaultCounters: Sendable {
         var total = 0
         var flakyHits: [String: Int] = [:]
         var tokensIssued = 0
-        var token: (value: String, user: String, expiresAt: Date)?
+        /// Each user's current token: a new one replaces only that user's last.
+        var tokens: [String: (value: String, expiresAt: Date)] = [:]
     }
 
     private let state = Mutex(State())
@@ -45,31 +46,30 @@ public final class FaultCounters: Sendable {
         state.withLock { $0.tokensIssued }
     }
 
-    /// The token the protected routes accept now, if any.
-    public var currentToken: String? {
-        state.withLock { state in state.token.flatMap { $0.expiresAt > Date() ? $0.value : nil } }
+    /// The token the protected routes accept now for `user`, if any.
+    public func currentToken(of user: String) -> String? {
+        state.withLock { state in state.tokens[user].flatMap { $0.expiresAt > Date() ? $0.value : nil } }
     }
 
-    /// Makes the current token invalid, as if it had expired.
+    /// Makes every current token invalid, as if they had expired.
     public func expireToken() {
-        state.withLock { $0.token = nil }
+        state.withLock { $0.tokens = [:] }
     }
 
-    /// Issues a new token for `user`, replacing the old one.
+    /// Issues a new token for `user`, replacing that user's last one.
     func issueToken(user: String, ttl: Double) -> String {
         state.withLock { state in
             state.tokensIssued += 1
             let value = "tok-\(state.tokensIssued)"
-            state.token = (value, user, Date().addingTimeInterval(ttl))
+            state.tokens[user] = (value, Date().addingTimeInterval(ttl))
             return value
         }
     }
 
-    /// The user of `token` if it is the current one and has not expired.
+    /// The user of `token` if it is that user's current one and has not expired.
     func user(of token: String) -> String? {
         state.withLock { state in
-            guard let current = state.token, current.value == token, current.expiresAt > Date() else { return nil }
-            return current.user
+            state.tokens.first { $0.value.value == token && $0.value.expiresAt > Date() }?.key
         }
     }
 

@@ -15,7 +15,7 @@ import Foundation
 /// | `/reset` | resets the connection (TCP RST) without answering |
 /// | `/hang` | never answers |
 /// | `/echo` | the request as JSON: method, path, query, headers, body |
-/// | `/auth/token` | POST `{"username":U,"password":"secret"}` → `{"token":T,"expiresIn":S}`; a new token replaces the old one; `?ttl=S` (default 3600), `?delay=MS`, `?status=C` to fail; wrong password → 403 |
+/// | `/auth/token` | POST `{"username":U,"password":"secret"}` → `{"token":T,"expiresIn":S}`; a new token replaces that user's last one; `?ttl=S` (default 3600), `?delay=MS`, `?status=C` to fail; wrong password → 403 |
 /// | `/auth/expire` | expires the current token now |
 /// | `/auth/resource/{name}` | with `Authorization: Bearer <current token>`: 200 `{"resource":name,"user":U,"id":N}`; else 401 with `WWW-Authenticate: Bearer` (`?delay=MS` first; the token is checked after the delay) |
 /// | `/` | this list |

@@ -130,7 +130,7 @@ struct DemoScenario {
 
             // A dependent chain: the account needs login's token, the orders the account's id.
             send(0.5, DemoRequest(id: "\(w)-login", method: "POST", host: .api, path: "/auth/token",
-                                  body: #"{"username":"demo","password":"secret"}"#)),
+                                  body: #"{"username":"ann","password":"secret"}"#)),
             send(0.5, DemoRequest(id: "\(w)-account", host: .api, path: "/auth/resource/account?delay=400",
                                   dependsOn: ["\(w)-login"], build: bearerFromLogin)),
             send(0.5, DemoRequest(id: "\(w)-orders", host: .api, path: "/echo", dependsOn: ["\(w)-account"],

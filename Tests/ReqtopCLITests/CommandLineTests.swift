@@ -43,7 +43,7 @@ final class CommandLineTests: XCTestCase {
 
     func testRunFollowsDependsOnBatchesAndAuthAgainstTheFaultServer() throws {
         let plan = try writePlan("""
-        {"auth": {"tokenURL": "{{fault}}/auth/token", "credentials": {"username": "ann", "password": "secret"}},
+        {"auth": {"tokenURL": "{{fault}}/auth/token", "credentials": {"username": "bob", "password": "secret"}},
          "batches": {"pair": {"size": 2, "timeLimit": 5}},
          "requests": [
            {"id": "login", "method": "POST", "url": "{{fault}}/auth/token", "auth": false,

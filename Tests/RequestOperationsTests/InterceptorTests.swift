@@ -109,6 +109,21 @@ final class InterceptorTests: XCTestCase {
         }
     }
 
+    func testABatchHoldsTheFirstAttemptOnlyUnlessToldOtherwise() throws {
+        let server = try startServer()
+        let queue = RequestQueue(earlyRetry: nil)
+        let recorder = EventRecorder(queue.events)
+        let once = RequestBatch(name: "once", size: 1)
+        let every = RequestBatch(name: "every", size: 1)
+        queue.add(URLRequest(url: server.url("/flaky/b1?failures=2")), id: "once",
+                  options: RequestOptions(retryPolicy: quickPolicy(), interceptors: [BatchingInterceptor(batch: once)]))
+        queue.add(URLRequest(url: server.url("/flaky/b2?failures=2")), id: "every",
+                  options: RequestOptions(retryPolicy: quickPolicy(), interceptors: [BatchingInterceptor(batch: every, everyAttempt: true)]))
+        queue.waitUntilAllOperationsAreFinished()
+        XCTAssertEqual(recorder.names(of: "once").filter { $0 == "held" }.count, 1, "a retry is not held again")
+        XCTAssertEqual(recorder.names(of: "every").filter { $0 == "held" }.count, 3)
+    }
+
     func testABatchIsReleasedWhenItsTimeLimitPasses() throws {
         let clock = ManualClock()
         let batch = RequestBatch(name: "slow", size: 10, timeLimit: 2)

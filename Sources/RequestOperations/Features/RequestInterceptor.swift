@@ -101,17 +101,21 @@ public struct ClosureInterceptor: RequestInterceptor {
     }
 }
 
-/// Holds every request it sees in one batch.
+/// Holds requests in one batch: their first attempt only, by default, so a retry or a
+/// request sent again after a token refresh is not held a second time.
 public struct BatchingInterceptor: RequestInterceptor {
     public let batch: RequestBatch
+    /// Hold every attempt, not only the first.
+    public let everyAttempt: Bool
 
-    public init(batch: RequestBatch) {
+    public init(batch: RequestBatch, everyAttempt: Bool = false) {
         self.batch = batch
+        self.everyAttempt = everyAttempt
     }
 
     public var name: String { "batch:\(batch.name)" }
 
     public func intercept(_ request: URLRequest, context: InterceptionContext) async throws -> Interception {
-        Interception(request, .hold(batch))
+        Interception(request, everyAttempt || context.attempt == 1 ? .hold(batch) : .execute)
     }
 }
