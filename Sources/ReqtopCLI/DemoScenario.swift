@@ -113,7 +113,8 @@ struct DemoScenario {
             send(0, DemoRequest(id: "\(w)-not-found", host: .api, path: "/status/404")),
             send(0, DemoRequest(id: "\(w)-hanging", host: .api, path: "/hang")),
             send(0, DemoRequest(id: "\(w)-reconnect", host: .down, path: "/echo",
-                                retry: ExponentialBackoffRetryPolicy(maxAttempts: 8, baseDelay: 2, multiplier: 2, maxDelay: 8, jitter: .equal),
+                                // No jitter: attempts at 0, 2 and 6 s, the next at 14 s (see below).
+                                retry: ExponentialBackoffRetryPolicy(maxAttempts: 8, baseDelay: 2, multiplier: 2, maxDelay: 8, jitter: .none),
                                 attemptTimeout: 2)),
             send(1, DemoRequest(id: "\(w)-exhausted", host: .legacy, path: "/status/500",
                                 retry: ExponentialBackoffRetryPolicy(maxAttempts: 4, baseDelay: 1.5, multiplier: 2, maxDelay: 8, jitter: .equal))),
@@ -123,8 +124,10 @@ struct DemoScenario {
             send(3, DemoRequest(id: "\(w)-dropped", host: .backend, path: "/flaky/\(w)-e?failures=1&status=drop")),
             send(3, DemoRequest(id: "\(w)-reset", host: .backend, path: "/flaky/\(w)-f?failures=2&status=reset")),
             Step(at: 5, action: .cancel(id: "\(w)-hanging")),
-            // Attempt 3 of `reconnect` starts by 6 s and the next not before 10 s, so it is
-            // the probe, not the backoff, that notices the host is back.
+            // Attempt 3 of `reconnect` fails at 6 s and the next is due at 14 s, so it is the
+            // probe (every 0.25 s doubling to 2 s), not the backoff, that notices the host is
+            // back. (With jitter the next attempt could land just after 7.5 s: a clean-clone
+            // CI run once saw no probe.)
             Step(at: 7.5, action: .bringDownHostBack),
             send(12, DemoRequest(id: "\(w)-slow", host: .api, path: "/delay/3000")),
 

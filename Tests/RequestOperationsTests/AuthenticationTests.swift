@@ -47,10 +47,10 @@ final class AuthenticationTests: XCTestCase {
         XCTAssertEqual(auth.currentToken, "tok-1")
         counters.expireToken()
 
-        // Each request is answered 300 ms after it arrives: all 50 are sent with the
+        // Each request is answered 800 ms after it arrives: all 50 are sent with the
         // expired token before the first 401 comes back.
         let operations = (1...50).map { index in
-            queue.add(URLRequest(url: server.url("/auth/resource/r\(index)?delay=300")), id: "r\(index)", options: options)
+            queue.add(URLRequest(url: server.url("/auth/resource/r\(index)?delay=800")), id: "r\(index)", options: options)
         }
         queue.waitUntilAllOperationsAreFinished()
 
