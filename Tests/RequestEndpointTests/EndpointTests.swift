@@ -238,3 +238,28 @@ extension OperationQueue {
         while operations.contains(where: { $0 !== except && !$0.isFinished }) { usleep(5_000) }
     }
 }
+
+final class OperationJournalTests: XCTestCase {
+    private func event(_ t: TimeInterval, _ op: String, _ payload: RequestEvent.Payload, attempt: Int = 1) -> RequestEvent {
+        RequestEvent(time: t, operationID: op, attempt: attempt, payload: payload)
+    }
+
+    func testFinishedOperationsKeepOneDataEventPerRunAndTheOldestAreForgotten() {
+        var journal = OperationJournal(finishedLimit: 2)
+        journal.apply([event(0, "a", .queued(method: "GET", url: "http://h/", headers: [:], maxAttempts: 1)), event(0.1, "a", .started)]
+                      + (1...100).map { event(0.1 + Double($0) / 1000, "a", .data(bytes: 10)) })
+        XCTAssertEqual(journal.events["a"]?.count, 102, "a live operation keeps every event")
+        journal.apply([event(1, "a", .finished(outcome: .success, status: 200, attempts: 1, duration: 1, reason: nil))])
+        XCTAssertEqual(journal.events["a"]?.map(\.payload.name), ["queued", "started", "data", "finished"])
+        XCTAssertEqual(journal.events["a"]?[2].payload, .data(bytes: 1000))
+        XCTAssertEqual(journal.events["a"]?[2].time, 0.2)
+        for id in ["b", "c"] {
+            journal.apply([event(2, id, .queued(method: "GET", url: "http://h/", headers: [:], maxAttempts: 1)),
+                           event(3, id, .finished(outcome: .failure, status: nil, attempts: 1, duration: 1, reason: nil))])
+        }
+        journal.apply([event(4, "live", .queued(method: "GET", url: "http://h/", headers: [:], maxAttempts: 1))])
+        XCTAssertNil(journal.events["a"], "the oldest finished operation is forgotten past the limit")
+        XCTAssertEqual(journal.snapshot.operations, 3)
+        XCTAssertEqual(journal.liveCount, 1)
+    }
+}
