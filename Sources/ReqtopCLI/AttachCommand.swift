@@ -86,6 +86,10 @@ struct AttachCommand: ParsableCommand {
                 return path
             }
             guard FileManager.default.fileExists(atPath: target) else { throw InputError(message: "\(target): no such socket") }
+            var info = stat()
+            guard stat(target, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else {
+                throw InputError(message: "\(target) is not a socket; give a pid, or a socket from `reqtop attach --list`")
+            }
             return target
         }
         let programs = Self.programs()

@@ -12,6 +12,12 @@ struct ListenOption: ParsableArguments {
     @Flag(name: .customLong("read-only"), help: "With --listen: attached monitors may watch but not send commands.")
     var readOnly = false
 
+    func validate() throws {
+        if readOnly, !listen {
+            throw ValidationError("--read-only needs --listen (it says what attached monitors may do)")
+        }
+    }
+
     /// Opens the endpoint when asked, and says where.
     func start(_ queue: RequestQueue, name: String) throws -> MonitorEndpoint? {
         guard listen else { return nil }

@@ -93,6 +93,16 @@ final class AttachTests: XCTestCase {
         XCTAssertEqual(none.process.terminationStatus, 2)
         XCTAssertTrue(none.stderr().contains("no monitor endpoint for pid 999999"), none.stderr())
 
+        none = try Self.launch(["attach", "/etc/hostname", "--no-tui"], runtimeDirectory: directory)
+        none.process.waitUntilExit()
+        XCTAssertEqual(none.process.terminationStatus, 2)
+        XCTAssertTrue(none.stderr().contains("/etc/hostname is not a socket"), none.stderr())
+
+        none = try Self.launch(["demo", "--read-only"], runtimeDirectory: directory)
+        none.process.waitUntilExit()
+        XCTAssertEqual(none.process.terminationStatus, 2)
+        XCTAssertTrue(none.stderr().contains("--read-only needs --listen"), none.stderr())
+
         let programs = try (1...2).map { _ in try Self.launch(["demo", "--no-tui", "--listen"], runtimeDirectory: directory) }
         defer { programs.forEach { $0.process.terminate() } }
         try Self.waitForSocket(in: directory, count: 2)
