@@ -98,6 +98,8 @@ public final class ConcurrencyGate: Sendable {
 
     private let state: Mutex<State>
     private let handoff: DispatchQueue?
+    /// Requests in flight at once to one host; `nil`: no such limit.
+    public let perHostLimit: Int?
 
     /// - Parameters:
     ///   - limit: requests in flight at once (at least 1); `Int.max` for no limit.
@@ -105,7 +107,8 @@ public final class ConcurrencyGate: Sendable {
     ///   - handoff: where deferred grants run; `nil` runs them on the thread that frees the
     ///     slot (for tests that want every grant to happen before `release()` returns).
     public init(limit: Int, perHostLimit: Int? = nil, handoff: DispatchQueue? = DispatchQueue.global(qos: .userInitiated)) {
-        state = Mutex(State(limit: max(1, limit), perHostLimit: perHostLimit.map { max(1, $0) }))
+        self.perHostLimit = perHostLimit.map { max(1, $0) }
+        state = Mutex(State(limit: max(1, limit), perHostLimit: self.perHostLimit))
         self.handoff = handoff
     }
 

@@ -112,20 +112,13 @@ extension RequestOperation {
     func react(_ decision: ReactorDecision, reactor: RequestReactor, failure: AttemptFailure?, token: UInt64,
                        taskError: TransportError?) {
         // The attempt is over: give its slot back while the reactor works.
+        let now = environment.clock.now()
         let released = state.withLock { state -> Teardown? in
             guard state.token == token, state.result == nil else { return nil }
-            var teardown = Teardown(timers: [state.attemptTimer].compactMap { $0 })
-            state.attemptTimer = nil
-            state.task = nil
-            teardown.releaseSlot = state.slotHeld
-            state.slotHeld = false
-            let index = state.records.count - 1
-            state.records[index].endedAt = state.records[index].endedAt ?? environment.clock.now()
-            state.records[index].failure = failure
-            return teardown
+            return closeAttempt(&state, failure: failure, at: now)
         }
         guard let released else { return }
-        released.perform(session: environment.session, gate: environment.gate, host: state.withLock { $0.slotHost })
+        released.perform(session: environment.session, gate: environment.gate)
 
         switch decision {
         case .ignore:

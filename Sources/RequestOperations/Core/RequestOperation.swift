@@ -172,7 +172,7 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             return (state.token, teardown)
         }
         guard let (token, teardown) = begun else { return }
-        teardown.perform(session: environment.session, gate: nil, host: nil)
+        teardown.perform(session: environment.session, gate: nil)
         guard needsAdmission else {
             acquireSlot(token)
             return
@@ -194,7 +194,8 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             return
         }
         let priority = queuePriority.rawValue
-        let slotHost = state.withLock { state in
+        // The host only matters to a gate with a per-host limit: no URL parsing otherwise.
+        let slotHost = gate.perHostLimit == nil ? nil : state.withLock { state in
             state.slotHost = HostKey(url: (state.outgoing ?? state.request).url)?.description
             return state.slotHost
         }
@@ -415,17 +416,8 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
         let now = environment.clock.now()
         let outcome = state.withLock { state -> (Teardown, ScheduledRetry?)? in
             guard state.token == token, state.result == nil else { return nil }
-            var teardown = Teardown(timers: [state.attemptTimer].compactMap { $0 })
-            state.attemptTimer = nil
-            state.task = nil
-            state.preparation = nil
-            if state.slotHeld {
-                state.slotHeld = false
-                teardown.releaseSlot = true
-            }
+            var teardown = closeAttempt(&state, failure: failure, at: now)
             let index = state.records.count - 1
-            state.records[index].endedAt = now
-            state.records[index].failure = failure
             if case .preparation(let reason) = failure {
                 publish(&state, .preparationFailed(reason: reason))
             }
@@ -454,7 +446,7 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             return (teardown, ScheduledRetry(delay: delay, fromServer: fromServer, failure: failure))
         }
         guard let (teardown, retry) = outcome else { return }
-        teardown.perform(session: environment.session, gate: environment.gate, host: state.withLock { $0.slotHost })
+        teardown.perform(session: environment.session, gate: environment.gate)
         if let result = teardown.result { completed(result) }
         if let retry { scheduleRetry(retry, token: token) }
     }
@@ -520,8 +512,23 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
             return endLocked(&state, outcome: outcome, error: error, reason: reason, cancelledBy: cancelledBy)
         }
         guard let teardown else { return }
-        teardown.perform(session: environment.session, gate: environment.gate, host: state.withLock { $0.slotHost })
+        teardown.perform(session: environment.session, gate: environment.gate)
         if let result = teardown.result { completed(result) }
+    }
+
+    /// Ends the current attempt's own part under the lock (its timer, task and slot) and
+    /// records how it ended; the rest of the operation goes on. What to undo is returned.
+    func closeAttempt(_ state: inout State, failure: AttemptFailure?, at now: TimeInterval) -> Teardown {
+        var teardown = Teardown(timers: [state.attemptTimer].compactMap { $0 })
+        state.attemptTimer = nil
+        state.task = nil
+        state.preparation = nil
+        teardown.giveBackSlot(of: state)
+        state.slotHeld = false
+        let index = state.records.count - 1
+        state.records[index].endedAt = state.records[index].endedAt ?? now
+        state.records[index].failure = failure
+        return teardown
     }
 
     private func endLocked(_ state: inout State, outcome: RequestOutcome, error: RequestError?, reason: String?,
@@ -535,7 +542,7 @@ open class RequestOperation: AsyncOperation, SessionTaskHandler, @unchecked Send
         teardown.waiting = state.waiting
         state.waiting = nil
         if let ticket = state.ticket { teardown.ticket = ticket }
-        teardown.releaseSlot = state.slotHeld
+        teardown.giveBackSlot(of: state)
         state.slotHeld = false
         state.task = nil
         state.preparation = nil
@@ -633,7 +640,16 @@ extension RequestOperation {
         var waiting: Task<Void, Never>?
         var ticket: ConcurrencyGate.Ticket?
         var releaseSlot = false
+        /// The host whose per-host slot is given back with the slot.
+        var slotHost: String?
         var result: RequestResult?
+
+        /// Gives back the slot the attempt holds, if it holds one.
+        mutating func giveBackSlot(of state: State) {
+            guard state.slotHeld else { return }
+            releaseSlot = true
+            slotHost = state.slotHost
+        }
 
         mutating func merge(_ other: Teardown) {
             timers += other.timers
@@ -643,10 +659,11 @@ extension RequestOperation {
             waiting = waiting ?? other.waiting
             ticket = ticket ?? other.ticket
             releaseSlot = releaseSlot || other.releaseSlot
+            slotHost = slotHost ?? other.slotHost
             result = result ?? other.result
         }
 
-        func perform(session: SharedSession, gate: ConcurrencyGate?, host: String?) {
+        func perform(session: SharedSession, gate: ConcurrencyGate?) {
             timers.forEach { $0.cancel() }
             observation?.cancel()
             if let task { session.cancel(task) }
@@ -656,7 +673,7 @@ extension RequestOperation {
                 // A waiter already granted holds a slot; its grant sees the end and releases it.
                 _ = gate.withdraw(ticket)
             }
-            if releaseSlot { gate?.release(host: host) }
+            if releaseSlot { gate?.release(host: slotHost) }
         }
     }
 }
