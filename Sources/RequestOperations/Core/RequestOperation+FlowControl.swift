@@ -13,18 +13,11 @@ extension RequestOperation {
     func admit(_ token: UInt64) async {
         for reactor in options.reactors where reactor.options.holdNewRequests {
             guard let run = reactor.currentRun else { continue }
-            guard withCurrent(token, { state in
-                state.phase = .waitingForReactor(reactor.name)
-                publish(&state, .reactorWaiting(name: reactor.name))
-            }) else { return }
-            if let error = await reactor.outcome(of: run) {
+            if let error = await waitForReactor(reactor, run: run, token: token, announce: .reactorWaiting(name: reactor.name),
+                                                then: .intercepting) {
                 fail(token, error, reason: "\(error)")
                 return
             }
-            guard withCurrent(token, { state in
-                state.phase = .intercepting
-                publish(&state, .reactorFinished(name: reactor.name, outcome: "success"))
-            }) else { return }
         }
 
         var request = state.withLock { $0.outgoing }
@@ -45,15 +38,9 @@ extension RequestOperation {
         let (start, attempt) = state.withLock { ($0.request, $0.attempt) }
         var request = start
         let context = InterceptionContext(operationID: id, attempt: attempt, userInfo: options.userInfo, clock: environment.clock) {
-            [weak self] payload in
-            _ = self?.withCurrent(token) { state in
-                switch payload {
-                case .reactorWaiting(let name): state.phase = .waitingForReactor(name)
-                case .reactorFinished: state.phase = .intercepting
-                default: break
-                }
-                self?.publish(&state, payload)
-            }
+            [weak self] reactor, run in
+            guard let self else { return .cancelled(by: "caller") }
+            return await waitForReactor(reactor, run: run, token: token, announce: .reactorWaiting(name: reactor.name), then: .intercepting)
         }
         chain: for interceptor in options.interceptors {
             let interception: Interception
@@ -101,6 +88,24 @@ extension RequestOperation {
         }
     }
 
+    /// Shows the operation held by `reactor` (`announce`: it started the run, or waits for
+    /// it), waits for `run` to end and says how it ended. Returns nil when the run succeeded
+    /// (the phase is then `phase`, if given); else the error to fail with (a cancellation
+    /// error when the operation ended meanwhile).
+    func waitForReactor(_ reactor: RequestReactor, run: UInt64, token: UInt64, announce: RequestEvent.Payload,
+                        then phase: RequestPhase?) async -> RequestError? {
+        guard withCurrent(token, { state in
+            state.phase = .waitingForReactor(reactor.name)
+            publish(&state, announce)
+        }) else { return .cancelled(by: "caller") }
+        let error = await reactor.outcome(of: run)
+        let current = withCurrent(token) { state in
+            publish(&state, .reactorFinished(name: reactor.name, outcome: error.map { "\($0)" } ?? "success"))
+            if error == nil, let phase { state.phase = phase }
+        }
+        return current ? error : (error ?? .cancelled(by: "caller"))
+    }
+
     /// Ends the operation with `error` if `token` is still current.
     func fail(_ token: UInt64, _ error: RequestError, reason: String) {
         guard state.withLock({ $0.token == token && $0.result == nil }) else { return }
@@ -126,31 +131,21 @@ extension RequestOperation {
         case .requeue(let reason):
             requeue(token: token, by: reactor.name, reason: reason, reintercept: true)
         case .react(let trigger):
-            let run: UInt64
+            let run: UInt64, announce: RequestEvent.Payload
             switch reactor.enter(trigger: trigger) {
             case .refused(let error):
                 fail(token, error, reason: "\(error)")
                 return
             case .started(let started):
-                run = started
-                guard withCurrent(token, { state in
-                    state.phase = .waitingForReactor(reactor.name)
-                    publish(&state, .reactorStarted(name: reactor.name, trigger: trigger))
-                }) else { return }
+                (run, announce) = (started, .reactorStarted(name: reactor.name, trigger: trigger))
             case .joined(let joined):
-                run = joined
-                guard withCurrent(token, { state in
-                    state.phase = .waitingForReactor(reactor.name)
-                    publish(&state, .reactorWaiting(name: reactor.name))
-                }) else { return }
+                (run, announce) = (joined, .reactorWaiting(name: reactor.name))
             }
             let work = Task { [self] in
-                if let error = await reactor.outcome(of: run) {
-                    _ = withCurrent(token) { publish(&$0, .reactorFinished(name: reactor.name, outcome: "\(error)")) }
+                if let error = await waitForReactor(reactor, run: run, token: token, announce: announce, then: nil) {
                     fail(token, error, reason: "\(error)")
                     return
                 }
-                guard withCurrent(token, { publish(&$0, .reactorFinished(name: reactor.name, outcome: "success")) }) else { return }
                 if reactor.options.requeue {
                     requeue(token: token, by: reactor.name, reason: "after \(reactor.name) ran (\(trigger))",
                             reintercept: reactor.options.reinterceptOnRequeue)

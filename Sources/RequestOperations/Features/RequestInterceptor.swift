@@ -30,26 +30,28 @@ public struct InterceptionContext: Sendable {
     public var attempt: Int
     public var userInfo: [String: String]
     public var clock: RequestClock
-    /// Publishes one of the operation's events (while it is still this attempt), for an
-    /// interceptor that waits on something the monitor should show, such as a login.
-    let publish: @Sendable (RequestEvent.Payload) -> Void
+    /// Waits for a reactor run the way the operation waits for one itself (shown as held by
+    /// it, with `reactorWaiting` and `reactorFinished`).
+    let waitForReactor: @Sendable (RequestReactor, UInt64) async -> RequestError?
 
-    public init(operationID: String, attempt: Int, userInfo: [String: String] = [:], clock: RequestClock,
-                publish: @escaping @Sendable (RequestEvent.Payload) -> Void = { _ in }) {
+    /// A context for calling an interceptor by hand (a test, say): reactor runs are waited for plainly.
+    public init(operationID: String, attempt: Int, userInfo: [String: String] = [:], clock: RequestClock) {
+        self.init(operationID: operationID, attempt: attempt, userInfo: userInfo, clock: clock) { await $0.outcome(of: $1) }
+    }
+
+    init(operationID: String, attempt: Int, userInfo: [String: String], clock: RequestClock,
+         waitForReactor: @escaping @Sendable (RequestReactor, UInt64) async -> RequestError?) {
         self.operationID = operationID
         self.attempt = attempt
         self.userInfo = userInfo
         self.clock = clock
-        self.publish = publish
+        self.waitForReactor = waitForReactor
     }
 
     /// Waits for a reactor run (a login, say), showing the operation as held by it meanwhile.
     /// Returns the run's error, or nil when it succeeded.
     func wait(for reactor: RequestReactor, run: UInt64) async -> RequestError? {
-        publish(.reactorWaiting(name: reactor.name))
-        let error = await reactor.outcome(of: run)
-        publish(.reactorFinished(name: reactor.name, outcome: error.map { "\($0)" } ?? "success"))
-        return error
+        await waitForReactor(reactor, run)
     }
 }
 
