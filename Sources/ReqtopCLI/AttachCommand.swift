@@ -43,7 +43,7 @@ struct AttachCommand: ParsableCommand {
     static func programs(in directory: String = EndpointDirectory.path) -> [Program] {
         EndpointDirectory.sockets(in: directory).compactMap { socket in
             guard let hello = EndpointClient.hello(path: socket.path) else {
-                if kill(socket.pid, 0) != 0, errno == ESRCH { unlink(socket.path) }
+                if !EndpointDirectory.isAlive(socket.pid) { unlink(socket.path) }
                 return nil
             }
             return Program(path: socket.path, hello: hello)

@@ -49,26 +49,26 @@ struct DemoScenario {
     /// The demo's batches: size and time limit.
     static let batches: [String: (size: Int, timeLimit: TimeInterval)] = ["uploads": (3, 5)]
 
+    /// A field of a parent's JSON answer, read as a plan's `{{parent.field}}` is.
+    static func field(_ field: String, of parent: String, in parents: DependencyResults) throws -> String {
+        try PlanTemplate(text: "{{\(parent).\(field)}}", parent: parent, path: [field]).value(from: parents.result(of: parent)?.data ?? Data())
+    }
+
     /// Sets `name` to a field of a parent's JSON answer, in the query.
     static func query(_ name: String, from parent: String, field: String) -> RequestBuilder {
         { request, parents in
-            guard let data = parents.result(of: parent)?.data,
-                  let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let value = object[field]
-            else { throw DependencyError(message: "\(parent)'s answer has no \"\(field)\"") }
             var built = request
             var components = URLComponents(url: request.url!, resolvingAgainstBaseURL: false)!
-            components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: name, value: "\(value)")]
+            components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: name, value: try Self.field(field, of: parent, in: parents))]
             built.url = components.url
             return built
         }
     }
 
-    /// Sets `Authorization: Bearer` from a parent's `token` field.
+    /// Sets `Authorization: Bearer` from the first parent's `token` field.
     static let bearerFromLogin: RequestBuilder = { request, parents in
-        guard let data = parents.result(of: parents.parents.first?.id ?? "")?.data,
-              let token = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["token"] as? String
-        else { throw DependencyError(message: "the login answer has no token") }
         var built = request
+        let token = try field("token", of: parents.parents.first?.id ?? "", in: parents)
         built.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         return built
     }

@@ -55,8 +55,8 @@ public enum EndpointDirectory {
         }.sorted { $0.0 < $1.0 }
     }
 
-    /// True when process `pid` exists.
-    static func isAlive(_ pid: Int32) -> Bool {
+    /// True when process `pid` exists (a socket of a process that is gone can be removed).
+    public static func isAlive(_ pid: Int32) -> Bool {
         kill(pid, 0) == 0 || errno == EPERM
     }
 }

@@ -364,35 +364,31 @@ public final class MonitorEndpoint: Sendable {
         return EndpointProtocol.reply(id: request.id, ok: ok, message)
     }
 
+    /// The same commands, with the same answers, as the live monitor's (``QueueControl``).
     private func carryOut(_ request: EndpointProtocol.Request) -> (Bool, String) {
+        let control = QueueControl(queue: queue)
         let id = request.operation ?? ""
-        func live() -> RequestOperation? { queue.operations.first { $0.id == id } }
+        func find() -> RequestOperation? { queue.operation(withID: id) }
         func gone() -> String {
             state.withLock { $0.journal.events[id] } == nil ? "no operation \(id) in this program" : "\(id) has already ended"
         }
+        let answer: QueueControl.Answer
         switch request.command {
         case .retry:
-            // As in the live monitor: skip a backoff, or run a finished operation again.
-            guard let operation = queue.operation(withID: id) else { return (false, gone()) }
-            if operation.retryNow() { return (true, "retrying \(id) now") }
-            guard operation.result != nil else { return (false, "\(id) is not waiting to retry") }
-            return (true, "running \(id) again as \(queue.runAgain(operation).id)")
+            guard let operation = find() else { return (false, gone()) }
+            answer = control.retry(operation)
         case .cancel:
-            guard let operation = live(), operation.result == nil else { return (false, gone()) }
-            operation.cancel(by: "monitor")
-            return (true, "cancelled \(id)")
+            guard let operation = find() else { return (false, gone()) }
+            answer = control.cancel(operation)
         case .cancelAll:
-            let running = queue.operations.filter { $0.result == nil }
-            running.forEach { $0.cancel(by: "monitor") }
-            return (true, "cancelled \(running.count) operation\(running.count == 1 ? "" : "s")")
+            answer = control.cancelAll(queue.operations)
         case .suspend, .resume:
-            let suspended = request.command == .suspend
-            queue.isSuspended = suspended
-            broadcast(EndpointProtocol.line(["event": "suspended", "value": suspended]))
-            return (true, suspended ? "paused: no new attempt starts" : "resumed")
+            answer = control.setSuspended(request.command == .suspend)
+            broadcast(EndpointProtocol.line(["event": "suspended", "value": request.command == .suspend]))
         case .releaseBatches:
-            return (true, queue.releaseHeldBatches())
+            answer = control.releaseBatches()
         }
+        return (answer.ok, answer.message)
     }
 
     private func broadcast(_ line: String) {

@@ -8,12 +8,14 @@ import Synchronization
 /// The monitor's commands carried out on a live ``RequestQueue``.
 public final class LiveQueueCommands: QueueCommands {
     private let queue: RequestQueue
+    private let control: QueueControl
     private let operations = Mutex<[String: RequestOperation]>([:])
     /// Told of every operation this adapter adds (a re-run), so callers can track it too.
     private let onAdd: (@Sendable (RequestOperation) -> Void)?
 
     public init(queue: RequestQueue, onAdd: (@Sendable (RequestOperation) -> Void)? = nil) {
         self.queue = queue
+        self.control = QueueControl(queue: queue)
         self.onAdd = onAdd
     }
 
@@ -28,33 +30,28 @@ public final class LiveQueueCommands: QueueCommands {
 
     public func retry(_ id: String) -> String {
         guard let operation = operation(id) else { return "\(id) is not an operation of this queue" }
-        if operation.retryNow() { return "retrying \(id) now" }
-        guard operation.result != nil else { return "\(id) is not waiting to retry" }
-        let again = queue.runAgain(operation)
-        track(again)
-        onAdd?(again)
-        return "running \(id) again as \(again.id)"
+        let answer = control.retry(operation)
+        if let again = answer.added {
+            track(again)
+            onAdd?(again)
+        }
+        return answer.message
     }
 
     public func cancel(_ id: String) -> String {
         guard let operation = operation(id) else { return "\(id) is not an operation of this queue" }
-        guard operation.result == nil else { return "\(id) has already ended" }
-        operation.cancel(by: "monitor")
-        return "cancelled \(id)"
+        return control.cancel(operation).message
     }
 
     public func cancelAll() -> String {
-        let live = operations.withLock { $0.values.filter { $0.result == nil } }
-        live.forEach { $0.cancel(by: "monitor") }
-        return "cancelled \(live.count) operation\(live.count == 1 ? "" : "s")"
+        control.cancelAll(operations.withLock { Array($0.values) }).message
     }
 
     public func releaseBatches() -> String {
-        queue.releaseHeldBatches()
+        control.releaseBatches().message
     }
 
     public func setSuspended(_ suspended: Bool) -> String {
-        queue.isSuspended = suspended
-        return suspended ? "paused: no new attempt starts" : "resumed"
+        control.setSuspended(suspended).message
     }
 }
