@@ -86,6 +86,13 @@ public final class MonitorEndpoint: Sendable {
         var connections: [Int32: Connection] = [:]
         var subscription: EventSubscription?
         var stopped = false
+
+        /// Changes connection `fd` in place: a copy taken out of the dictionary and put back
+        /// would copy its buffers on every change. Nil when it is gone.
+        mutating func update<R>(_ fd: Int32, _ change: (inout Connection) -> R) -> R? {
+            guard connections[fd] != nil else { return nil }
+            return change(&connections[fd]!)
+        }
     }
 
     private init(queue: RequestQueue, options: Options) throws {
@@ -161,17 +168,16 @@ public final class MonitorEndpoint: Sendable {
             state.journal.apply(batch)
             guard !state.connections.isEmpty else { return false }
             let bytes = encoded ?? encode()
-            for fd in Array(state.connections.keys) {
-                guard var connection = state.connections[fd] else { continue }
+            for index in state.connections.values.indices {
                 // A batch always fits an empty buffer (one larger than the limit is no reason
                 // to start a reading monitor over); otherwise the limit holds.
+                let connection = state.connections.values[index]
                 if connection.behind || (connection.pending > 0 && connection.pending + bytes.count > options.bufferLimit) {
-                    connection.behind = true
-                    connection.missed += batch.count
+                    state.connections.values[index].behind = true
+                    state.connections.values[index].missed += batch.count
                 } else {
-                    connection.append(bytes)
+                    state.connections.values[index].append(bytes)
                 }
-                state.connections[fd] = connection
             }
             return true
         }
@@ -273,23 +279,29 @@ public final class MonitorEndpoint: Sendable {
     /// Writes what the socket takes. False when the peer is gone.
     private func flush(_ fd: Int32) -> Bool {
         state.withLock { state in
-            guard var connection = state.connections[fd] else { return true }
-            defer { state.connections[fd] = connection }
-            while connection.pending > 0 {
-                let written = connection.outbound.withUnsafeBytes { raw in
-                    UnixSocket.writeSome(fd, UnsafeRawBufferPointer(rebasing: raw[connection.sent...]))
+            let drained = state.update(fd) { connection -> Bool? in
+                while connection.pending > 0 {
+                    let written = connection.outbound.withUnsafeBytes { raw in
+                        UnixSocket.writeSome(fd, UnsafeRawBufferPointer(rebasing: raw[connection.sent...]))
+                    }
+                    guard let written else { return nil }
+                    if written == 0 { return false }
+                    connection.sent += written
                 }
-                guard let written else { return false }
-                if written == 0 { return true }
-                connection.sent += written
+                connection.outbound.removeAll(keepingCapacity: true)
+                connection.sent = 0
+                return true
             }
-            connection.outbound.removeAll(keepingCapacity: true)
-            connection.sent = 0
-            if connection.behind {
+            guard let drained else { return true }
+            guard let drained else { return false }
+            if drained, let missed = state.connections[fd].flatMap({ $0.behind ? $0.missed : nil }) {
                 // Caught up: say what was lost and start again from a fresh snapshot.
-                connection.append(Array((EndpointProtocol.line(["event": "missed", "count": connection.missed]) + "\n").utf8) + snapshot(state))
-                connection.behind = false
-                connection.missed = 0
+                let resync = Array((EndpointProtocol.line(["event": "missed", "count": missed]) + "\n").utf8) + snapshot(state)
+                state.update(fd) { connection in
+                    connection.append(resync)
+                    connection.behind = false
+                    connection.missed = 0
+                }
             }
             return true
         }
@@ -314,26 +326,26 @@ public final class MonitorEndpoint: Sendable {
                 return false
             }
             let tooLong = state.withLock { state -> Bool in
-                guard var connection = state.connections[fd] else { return false }
-                defer { state.connections[fd] = connection }
-                var tooLong = false
-                for byte in buffer[0..<count] {
-                    if byte == UInt8(ascii: "\n") {
-                        if !connection.discarding, !connection.inbound.isEmpty {
-                            lines.append(String(decoding: connection.inbound, as: UTF8.self))
-                        }
-                        connection.inbound.removeAll(keepingCapacity: true)
-                        connection.discarding = false
-                    } else if !connection.discarding {
-                        connection.inbound.append(byte)
-                        if connection.inbound.count > EndpointProtocol.maxCommandLine {
-                            connection.inbound = []
-                            connection.discarding = true
-                            tooLong = true
+                state.update(fd) { connection -> Bool in
+                    var tooLong = false
+                    for byte in buffer[0..<count] {
+                        if byte == UInt8(ascii: "\n") {
+                            if !connection.discarding, !connection.inbound.isEmpty {
+                                lines.append(String(decoding: connection.inbound, as: UTF8.self))
+                            }
+                            connection.inbound.removeAll(keepingCapacity: true)
+                            connection.discarding = false
+                        } else if !connection.discarding {
+                            connection.inbound.append(byte)
+                            if connection.inbound.count > EndpointProtocol.maxCommandLine {
+                                connection.inbound = []
+                                connection.discarding = true
+                                tooLong = true
+                            }
                         }
                     }
-                }
-                return tooLong
+                    return tooLong
+                } ?? false
             }
             if tooLong { replies.append(EndpointProtocol.error("line too long: a command is at most \(EndpointProtocol.maxCommandLine) bytes")) }
         }
