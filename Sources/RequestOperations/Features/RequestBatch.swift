@@ -16,10 +16,7 @@ public final class RequestBatch: Sendable {
     public let timeLimit: TimeInterval?
 
     private struct State {
-        var waiting: [(id: UInt64, continuation: CheckedContinuation<Int, Never>)] = []
-        /// Withdrawn before their continuation was stored.
-        var withdrawn: Set<UInt64> = []
-        var nextID: UInt64 = 0
+        var waiters = WaiterList<Int, Void>()
         /// Bumped on each release, so a time limit set for an earlier group does nothing.
         var generation: UInt64 = 0
         var timer: ScheduledTimer?
@@ -36,7 +33,7 @@ public final class RequestBatch: Sendable {
     }
 
     /// Requests waiting now.
-    public var heldCount: Int { state.withLock { $0.waiting.count } }
+    public var heldCount: Int { state.withLock { $0.waiters.count } }
 
     /// Requests released so far, in all.
     public var releasedCount: Int { state.withLock { $0.released } }
@@ -44,44 +41,29 @@ public final class RequestBatch: Sendable {
     /// Waits until the batch is released; returns how many requests were released together
     /// (0 when the waiting task was cancelled).
     public func hold(clock: RequestClock) async -> Int {
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
-                let (releasing, startTimer, generation) = state.withLock { state -> ([CheckedContinuation<Int, Never>], Bool, UInt64) in
-                    if state.withdrawn.remove(id) != nil {
-                        continuation.resume(returning: 0)
-                        return ([], false, 0)
-                    }
-                    state.waiting.append((id, continuation))
-                    if state.waiting.count >= size {
-                        return (releaseLocked(&state), false, 0)
-                    }
-                    return ([], state.waiting.count == 1 && timeLimit != nil, state.generation)
+        let id = state.withLock { $0.waiters.makeID() }
+        return await WaiterList<Int, Void>.wait(cancelled: 0, enqueue: { continuation in
+            let (releasing, startTimer, generation) = state.withLock { state -> ([CheckedContinuation<Int, Never>], Bool, UInt64) in
+                guard state.waiters.add(id, tag: (), continuation) else {
+                    continuation.resume(returning: 0)
+                    return ([], false, 0)
                 }
-                resume(releasing)
-                if startTimer, let timeLimit {
-                    let timer = clock.schedule(at: clock.now() + timeLimit) { [weak self] in self?.timeLimitPassed(generation) }
-                    let stale = state.withLock { state -> Bool in
-                        guard state.generation == generation else { return true }
-                        state.timer = timer
-                        return false
-                    }
-                    if stale { timer.cancel() }
+                if state.waiters.count >= size {
+                    return (releaseLocked(&state), false, 0)
                 }
+                return ([], state.waiters.count == 1 && timeLimit != nil, state.generation)
             }
-        } onCancel: {
-            let continuation = state.withLock { state -> CheckedContinuation<Int, Never>? in
-                guard let index = state.waiting.firstIndex(where: { $0.id == id }) else {
-                    state.withdrawn.insert(id)
-                    return nil
+            resume(releasing)
+            if startTimer, let timeLimit {
+                let timer = clock.schedule(at: clock.now() + timeLimit) { [weak self] in self?.timeLimitPassed(generation) }
+                let stale = state.withLock { state -> Bool in
+                    guard state.generation == generation else { return true }
+                    state.timer = timer
+                    return false
                 }
-                return state.waiting.remove(at: index).continuation
+                if stale { timer.cancel() }
             }
-            continuation?.resume(returning: 0)
-        }
+        }, withdraw: { [self] in state.withLock { $0.waiters.withdraw(id) } })
     }
 
     /// Releases every waiting request now; returns how many.
@@ -101,8 +83,7 @@ public final class RequestBatch: Sendable {
     }
 
     private func releaseLocked(_ state: inout State) -> [CheckedContinuation<Int, Never>] {
-        let releasing = state.waiting.map(\.continuation)
-        state.waiting.removeAll()
+        let releasing = state.waiters.removeAll { _ in true }
         state.generation += 1
         state.released += releasing.count
         state.timer?.cancel()

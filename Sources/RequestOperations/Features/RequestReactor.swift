@@ -113,30 +113,17 @@ public final class RequestReactor: Sendable {
     /// Waits for `run` to end; `nil` when it succeeded, else the error to fail with.
     /// A cancelled waiting task stops waiting at once (and gets a cancellation error).
     func outcome(of run: UInt64) async -> RequestError? {
-        let id = state.withLock { state -> UInt64 in
-            state.nextWaiter += 1
-            return state.nextWaiter
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<RequestError?, Never>) in
-                let done = state.withLock { state -> RequestError?? in
-                    if state.withdrawn.remove(id) != nil { return .some(.cancelled(by: "caller")) }
-                    if let outcome = state.outcomes[run] { return .some(outcome) }
-                    state.waiters.append(Waiter(id: id, run: run, continuation: continuation))
-                    return .none
-                }
-                if case .some(let outcome) = done { continuation.resume(returning: outcome) }
+        let id = state.withLock { $0.waiters.makeID() }
+        return await WaiterList<RequestError?, UInt64>.wait(cancelled: .cancelled(by: "caller"), enqueue: { continuation in
+            let done = state.withLock { state -> RequestError?? in
+                guard state.waiters.add(id, tag: run, continuation) else { return .some(.cancelled(by: "caller")) }
+                // The run may have ended already: then its outcome, at once.
+                guard let outcome = state.outcomes[run] else { return .none }
+                _ = state.waiters.withdraw(id)
+                return .some(outcome)
             }
-        } onCancel: {
-            let waiter = state.withLock { state -> Waiter? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
-                    state.withdrawn.insert(id)
-                    return nil
-                }
-                return state.waiters.remove(at: index)
-            }
-            waiter?.continuation.resume(returning: .cancelled(by: "caller"))
-        }
+            if case .some(let outcome) = done { continuation.resume(returning: outcome) }
+        }, withdraw: { [self] in state.withLock { $0.waiters.withdraw(id) } })
     }
 
     // MARK: - Running
@@ -170,13 +157,12 @@ public final class RequestReactor: Sendable {
     }
 
     private func end(_ run: UInt64, _ error: RequestError?) {
-        let ended = state.withLock { state -> (waiters: [Waiter], task: Task<Void, Never>?, timer: ScheduledTimer?)? in
+        let ended = state.withLock { state -> (waiters: [CheckedContinuation<RequestError?, Never>], task: Task<Void, Never>?, timer: ScheduledTimer?)? in
             guard state.current == run else { return nil }
             state.current = nil
             state.outcomes[run] = .some(error)
             if run > 16 { state.outcomes[run - 16] = nil }
-            let waiting = state.waiters.filter { $0.run == run }
-            state.waiters.removeAll { $0.run == run }
+            let waiting = state.waiters.removeAll { $0 == run }
             let (task, timer) = (state.task, state.timer)
             state.task = nil
             state.timer = nil
@@ -186,14 +172,8 @@ public final class RequestReactor: Sendable {
         ended.timer?.cancel()
         if error != nil { ended.task?.cancel() }
         for waiter in ended.waiters {
-            waiter.continuation.resume(returning: error)
+            waiter.resume(returning: error)
         }
-    }
-
-    private struct Waiter {
-        let id: UInt64
-        let run: UInt64
-        let continuation: CheckedContinuation<RequestError?, Never>
     }
 
     private struct State {
@@ -206,9 +186,8 @@ public final class RequestReactor: Sendable {
         var timer: ScheduledTimer?
         /// Outcomes of the last runs, for a waiter that arrives after its run ended.
         var outcomes: [UInt64: RequestError?] = [:]
-        var waiters: [Waiter] = []
-        var nextWaiter: UInt64 = 0
-        var withdrawn: Set<UInt64> = []
+        /// Operations waiting for a run, tagged with the run.
+        var waiters = WaiterList<RequestError?, UInt64>()
     }
 }
 
