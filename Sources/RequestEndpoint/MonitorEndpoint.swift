@@ -314,9 +314,13 @@ public final class MonitorEndpoint: Sendable {
 
     /// Reads and answers command lines. False when the peer closed.
     private func readCommands(_ fd: Int32) -> Bool {
+        /// What was read, in order: a whole line, or a line that was too long.
+        enum Input {
+            case line(String)
+            case tooLong
+        }
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        var lines: [String] = []
-        var replies: [String] = []
+        var inputs: [Input] = []
         while true {
             let count = read(fd, &buffer, buffer.count)
             if count == 0 { return false }
@@ -325,13 +329,12 @@ public final class MonitorEndpoint: Sendable {
                 if errno == EINTR { continue }
                 return false
             }
-            let tooLong = state.withLock { state -> Bool in
-                state.update(fd) { connection -> Bool in
-                    var tooLong = false
+            state.withLock { state in
+                state.update(fd) { connection in
                     for byte in buffer[0..<count] {
                         if byte == UInt8(ascii: "\n") {
                             if !connection.discarding, !connection.inbound.isEmpty {
-                                lines.append(String(decoding: connection.inbound, as: UTF8.self))
+                                inputs.append(.line(String(decoding: connection.inbound, as: UTF8.self)))
                             }
                             connection.inbound.removeAll(keepingCapacity: true)
                             connection.discarding = false
@@ -340,17 +343,19 @@ public final class MonitorEndpoint: Sendable {
                             if connection.inbound.count > EndpointProtocol.maxCommandLine {
                                 connection.inbound = []
                                 connection.discarding = true
-                                tooLong = true
+                                inputs.append(.tooLong)
                             }
                         }
                     }
-                    return tooLong
-                } ?? false
+                }
             }
-            if tooLong { replies.append(EndpointProtocol.error("line too long: a command is at most \(EndpointProtocol.maxCommandLine) bytes")) }
         }
-        for line in lines {
-            replies.append(answer(line))
+        // Answered in the order they came, outside the lock (commands take the queue's locks).
+        let replies = inputs.map { input in
+            switch input {
+            case .line(let line): answer(line)
+            case .tooLong: EndpointProtocol.error("line too long: a command is at most \(EndpointProtocol.maxCommandLine) bytes")
+            }
         }
         if !replies.isEmpty {
             let bytes = Array((replies.joined(separator: "\n") + "\n").utf8)

@@ -60,10 +60,16 @@ final class AttachTests: XCTestCase {
     func testThreeMonitorsAtOnceEachSeeTheWholeRunAndTheEnd() throws {
         let directory = try Self.makeRuntimeDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let program = try Self.launch(["demo", "--scenario", "quick", "--no-tui", "--listen"], runtimeDirectory: directory)
+        // The full demo, ended by SIGTERM once every monitor has seen the cancellation at 5 s:
+        // the 3-second quick one could end before three monitors had started on a busy machine.
+        let program = try Self.launch(["demo", "--no-tui", "--listen"], runtimeDirectory: directory)
         try Self.waitForSocket(in: directory)
         XCTAssertTrue(program.stderr().contains("monitor endpoint at \(directory)/reqtop/\(program.process.processIdentifier).sock"), program.stderr())
         let monitors = try (1...3).map { _ in try Self.launch(["attach", "--no-tui"], runtimeDirectory: directory) }
+        for monitor in monitors {
+            Self.waitFor("every monitor to see w1-hanging cancelled") { monitor.stdout().contains(#""op":"w1-hanging","attempt":1,"event":"finished""#) }
+        }
+        program.process.terminate()
         program.process.waitUntilExit()
         for monitor in monitors {
             monitor.process.waitUntilExit()
