@@ -5,6 +5,22 @@ import XCTest
 /// reads the screen.
 final class MonitorEndToEndTests: XCTestCase {
     private var session = ""
+    /// A session that lives as long as the suite: when a test's session is the server's last,
+    /// killing it stops the tmux server, and the next test's `new-session` could reach the
+    /// server while it was exiting and fail (a whole test then saw an empty screen).
+    private static let keeper = "reqtop-e2e-keeper-\(ProcessInfo.processInfo.processIdentifier)"
+
+    override class func setUp() {
+        super.setUp()
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") {
+            _ = try? spawnAndWait(["/usr/bin/tmux", "new-session", "-d", "-s", keeper, "sleep", "3600"])
+        }
+    }
+
+    override class func tearDown() {
+        _ = try? spawnAndWait(["/usr/bin/tmux", "kill-session", "-t", keeper])
+        super.tearDown()
+    }
 
     override func setUpWithError() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else {
@@ -24,7 +40,12 @@ final class MonitorEndToEndTests: XCTestCase {
     @discardableResult
     private func tmux(_ arguments: [String]) throws -> String {
         guard arguments.first == "capture-pane" else {
-            try spawnAndWait(["/usr/bin/tmux"] + arguments)
+            var status = try spawnAndWait(["/usr/bin/tmux"] + arguments)
+            // A session must exist before anything is typed into it: try again, briefly.
+            for _ in 0..<3 where status != 0 && arguments.first == "new-session" {
+                usleep(200_000)
+                status = try spawnAndWait(["/usr/bin/tmux"] + arguments)
+            }
             return ""
         }
         let process = Process()
@@ -173,6 +194,8 @@ final class MonitorEndToEndTests: XCTestCase {
         }
         try keys("<")
         try waitForScreen("back at the start") { !$0.contains("END") }
+        // X needs a selected row; right after the jump back the replay may not have shown one yet.
+        try waitForScreen("a row again") { $0.contains("w1-profile") }
         try keys("+", "X")
         try waitForScreen("no cancelling in a replay") { $0.contains("nothing to cancel in a replay") }
         try keys("q")
@@ -220,8 +243,10 @@ final class MonitorEndToEndTests: XCTestCase {
     }
 }
 
-/// Runs a program with stdin, stdout and stderr on /dev/null and waits for it.
-private func spawnAndWait(_ argv: [String]) throws {
+/// Runs a program with stdin, stdout and stderr on /dev/null, waits for it and returns its
+/// exit status.
+@discardableResult
+private func spawnAndWait(_ argv: [String]) throws -> Int32 {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -235,4 +260,5 @@ private func spawnAndWait(_ argv: [String]) throws {
     guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EINVAL) }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+    return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
 }
