@@ -2,8 +2,9 @@
 import PackageDescription
 
 // reqtop: HTTP requests as Operations over one shared URLSession, and a terminal monitor.
-// Module boundaries follow DESIGN.md: the engine depends on Foundation only; the fault
-// server is the only user of SwiftNIO; the command line ties them together.
+// The modules and what each may depend on are in ARCHITECTURE.md: the engine
+// (RequestOperations) depends on Foundation only and everything else on it, never the other
+// way; the fault server is the only user of SwiftNIO; the command line ties them together.
 let package = Package(
     name: "reqtop",
     platforms: [.macOS(.v15)],
@@ -11,6 +12,7 @@ let package = Package(
         .library(name: "RequestOperations", targets: ["RequestOperations"]),
         .library(name: "FaultServer", targets: ["FaultServer"]),
         .library(name: "RequestMonitor", targets: ["RequestMonitor"]),
+        .library(name: "RequestEventFormat", targets: ["RequestEventFormat"]),
         .library(name: "RequestArchive", targets: ["RequestArchive"]),
         .library(name: "RequestEndpoint", targets: ["RequestEndpoint"]),
         .executable(name: "reqtop", targets: ["reqtop"]),
@@ -22,14 +24,16 @@ let package = Package(
     ],
     targets: [
         .target(name: "RequestOperations"),
+        .target(name: "RequestEventFormat", dependencies: ["RequestOperations"]),
+        .target(name: "ProcessSignals"),
         .systemLibrary(
             name: "CNCurses",
             pkgConfig: "ncursesw",
             providers: [.apt(["libncurses-dev"])]
         ),
-        .target(name: "RequestMonitor", dependencies: ["RequestOperations", "CNCurses"]),
-        .target(name: "RequestArchive", dependencies: ["RequestOperations"]),
-        .target(name: "RequestEndpoint", dependencies: ["RequestOperations"]),
+        .target(name: "RequestMonitor", dependencies: ["RequestOperations", "RequestEventFormat", "ProcessSignals", "CNCurses"]),
+        .target(name: "RequestArchive", dependencies: ["RequestOperations", "RequestEventFormat"]),
+        .target(name: "RequestEndpoint", dependencies: ["RequestOperations", "RequestEventFormat"]),
         .target(
             name: "FaultServer",
             dependencies: [
@@ -43,6 +47,8 @@ let package = Package(
             name: "ReqtopCLI",
             dependencies: [
                 "RequestOperations",
+                "RequestEventFormat",
+                "ProcessSignals",
                 "RequestMonitor",
                 "RequestArchive",
                 "RequestEndpoint",
@@ -50,10 +56,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "reqtop", dependencies: ["ReqtopCLI", "RequestMonitor"]),
+        .executableTarget(name: "reqtop", dependencies: ["ReqtopCLI", "ProcessSignals"]),
         .executableTarget(
             name: "reqtop-bench",
-            dependencies: ["RequestOperations", "RequestEndpoint", "FaultServer"],
+            dependencies: ["RequestOperations", "RequestEventFormat", "RequestEndpoint", "FaultServer"],
             path: "Benchmarks/ThroughputBenchmark"
         ),
         .executableTarget(
@@ -67,15 +73,16 @@ let package = Package(
             path: "Benchmarks/ArchiveBenchmark"
         ),
         .testTarget(name: "RequestOperationsTests", dependencies: ["RequestOperations", "FaultServer"]),
+        .testTarget(name: "RequestEventFormatTests", dependencies: ["RequestEventFormat", "RequestOperations"]),
         .testTarget(name: "FaultServerTests", dependencies: ["FaultServer"]),
         .testTarget(name: "RequestMonitorTests", dependencies: ["RequestMonitor", "RequestOperations"]),
         .testTarget(
             name: "RequestArchiveTests",
-            dependencies: ["RequestArchive", "RequestOperations"],
+            dependencies: ["RequestArchive", "RequestEventFormat", "RequestOperations"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "RequestMonitor", "RequestArchive", "RequestEndpoint", "FaultServer"]),
-        .testTarget(name: "RequestEndpointTests", dependencies: ["RequestEndpoint", "RequestOperations", "FaultServer"]),
+        .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "RequestEventFormat", "RequestMonitor", "RequestArchive", "RequestEndpoint", "FaultServer"]),
+        .testTarget(name: "RequestEndpointTests", dependencies: ["RequestEndpoint", "RequestEventFormat", "RequestOperations", "FaultServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

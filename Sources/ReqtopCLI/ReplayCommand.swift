@@ -1,3 +1,4 @@
+import RequestEventFormat
 import ArgumentParser
 import Foundation
 import RequestArchive

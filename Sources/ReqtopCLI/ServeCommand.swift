@@ -1,3 +1,4 @@
+import ProcessSignals
 import ArgumentParser
 import FaultServer
 import Foundation

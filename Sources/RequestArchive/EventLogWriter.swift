@@ -1,3 +1,4 @@
+import RequestEventFormat
 import Foundation
 import RequestOperations
 import Synchronization

@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import RequestOperations
 import Synchronization
+import RequestEventFormat
 
 /// The monitor's side of an endpoint connection: reads the program's lines, sends
 /// commands and waits for their replies.

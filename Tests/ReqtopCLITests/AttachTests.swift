@@ -33,8 +33,8 @@ final class AttachTests: XCTestCase {
         environment["XDG_RUNTIME_DIR"] = runtimeDirectory
         process.environment = environment
         let base = runtimeDirectory + "/out-\(UUID().uuidString.prefix(6))"
-        FileManager.default.createFile(atPath: base + ".out", contents: nil)
-        FileManager.default.createFile(atPath: base + ".err", contents: nil)
+        _ = FileManager.default.createFile(atPath: base + ".out", contents: nil)
+        _ = FileManager.default.createFile(atPath: base + ".err", contents: nil)
         process.standardOutput = FileHandle(forWritingAtPath: base + ".out")
         process.standardError = FileHandle(forWritingAtPath: base + ".err")
         process.standardInput = FileHandle.nullDevice

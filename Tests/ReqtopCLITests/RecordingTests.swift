@@ -1,3 +1,4 @@
+import RequestEventFormat
 import FaultServer
 import Foundation
 import RequestArchive

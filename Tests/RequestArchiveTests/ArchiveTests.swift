@@ -1,3 +1,4 @@
+import RequestEventFormat
 import Foundation
 @testable import RequestArchive
 import RequestOperations

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import RequestOperations
+import RequestEventFormat
 
 /// Writes a session as HAR 1.2: one entry per attempt, with every field the spec requires,
 /// timings as it defines them, and reqtop's own data in `_reqtop` (operation id, attempt,

@@ -1,3 +1,4 @@
+import ProcessSignals
 import Dispatch
 import Foundation
 import RequestOperations

@@ -17,6 +17,9 @@ public struct RequestEnvironment: Sendable {
 
     public var clock: RequestClock { events.clock }
 
+    /// What carries an attempt's bytes (the shared session).
+    var transport: RequestTransport { session }
+
     public init(session: SharedSession = .shared, events: EventHub = EventHub(), gate: ConcurrencyGate? = nil,
                 recovery: HostRecoveryCenter? = nil, random: RandomSource = SystemRandomSource()) {
         self.session = session
@@ -35,7 +38,7 @@ public struct RequestEnvironment: Sendable {
 ///
 /// ```swift
 /// let queue = RequestQueue(maxConcurrentRequests: 4)
-/// let subscription = queue.events.subscribe(each: { print(EventLog.line(for: $0)) })
+/// let subscription = queue.events.subscribe(each: { print($0) })
 /// let operation = queue.add(URLRequest(url: url), options: RequestOptions(
 ///     retryPolicy: ExponentialBackoffRetryPolicy(maxAttempts: 5)))
 /// queue.waitUntilAllOperationsAreFinished()

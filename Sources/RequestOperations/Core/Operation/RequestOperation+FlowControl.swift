@@ -78,16 +78,6 @@ extension RequestOperation {
         return request
     }
 
-    /// Runs `change` under the lock if `token` is still the current attempt of a running
-    /// operation; returns whether it ran.
-    func withCurrent(_ token: UInt64, _ change: (inout State) -> Void) -> Bool {
-        state.withLock { state in
-            guard state.token == token, state.result == nil else { return false }
-            change(&state)
-            return true
-        }
-    }
-
     /// Shows the operation held by `reactor` (`announce`: it started the run, or waits for
     /// it), waits for `run` to end and says how it ended. Returns nil when the run succeeded
     /// (the phase is then `phase`, if given); else the error to fail with (a cancellation
@@ -108,7 +98,7 @@ extension RequestOperation {
 
     /// Ends the operation with `error` if `token` is still current.
     func fail(_ token: UInt64, _ error: RequestError, reason: String) {
-        guard state.withLock({ $0.token == token && $0.result == nil }) else { return }
+        guard state.withLock({ $0.isCurrent(token: token) }) else { return }
         end(outcome: .failure, error: error, reason: reason, cancelledBy: nil)
     }
 
@@ -118,12 +108,8 @@ extension RequestOperation {
                        taskError: TransportError?) {
         // The attempt is over: give its slot back while the reactor works.
         let now = environment.clock.now()
-        let released = state.withLock { state -> Teardown? in
-            guard state.token == token, state.result == nil else { return nil }
-            return closeAttempt(&state, failure: failure, at: now)
-        }
-        guard let released else { return }
-        released.perform(session: environment.session, gate: environment.gate)
+        guard let released = ifCurrent(token, { closeAttempt(&$0, failure: failure, at: now) }) else { return }
+        tearDown(released)
 
         switch decision {
         case .ignore:
@@ -153,12 +139,7 @@ extension RequestOperation {
                     attemptCompleted(failure, token: token, taskError: taskError, askReactors: false)
                 }
             }
-            let stale = state.withLock { state -> Bool in
-                guard state.token == token, state.result == nil else { return true }
-                state.waiting = work
-                return false
-            }
-            if stale { work.cancel() }
+            keep(work, ifCurrent: token) { $0.waiting = $1 }
         }
     }
 

@@ -4,28 +4,13 @@ import FoundationNetworking
 #endif
 import Synchronization
 
-/// What the shared session's delegate hands to the owner of one task.
-///
-/// Callbacks arrive on the session's serial delegate queue, in URLSession's order:
-/// redirect(s), response, data × N, completion. On Linux an authentication challenge
-/// delivers the 401 response first, then the challenge, then the real response.
-/// Each callback names its task, so a handler that ran several tasks in turn (one per
-/// attempt) can ignore a late callback of an earlier one.
-protocol SessionTaskHandler: AnyObject, Sendable {
-    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest?
-    func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition
-    func task(_ task: Int, didReceive data: Data)
-    func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?)
-    func task(_ task: Int, didCompleteWithError error: Error?)
-}
-
 /// One `URLSession` for every operation, with one delegate that routes each callback to
 /// the operation owning the task, by task identifier.
 ///
 /// A handler is registered after the task is created and before it is resumed (setting
 /// `URLSessionTask.delegate` is ignored on Linux), and removed when the task completes, so
 /// the routing table holds only tasks in flight.
-public final class SharedSession: Sendable {
+public final class SharedSession: RequestTransport, Sendable {
     /// The process-wide default, created on first use.
     public static let shared = SharedSession()
 
@@ -58,16 +43,20 @@ public final class SharedSession: Sendable {
         router.count
     }
 
-    /// Creates a data task whose callbacks go to `handler`. The caller resumes it.
-    func makeDataTask(with request: URLRequest, handler: SessionTaskHandler) -> URLSessionDataTask {
+    // MARK: - RequestTransport
+
+    func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
         let task = session.dataTask(with: request)
         router.register(handler, for: task.taskIdentifier)
-        return task
+        return TransportTask(identifier: task.taskIdentifier, handle: task)
     }
 
-    /// Removes a handler whose task never ran (it was created but not resumed).
-    func unregister(_ task: URLSessionTask) {
-        _ = router.remove(task.taskIdentifier)
+    func resume(_ task: TransportTask) {
+        (task.handle as? URLSessionDataTask)?.resume()
+    }
+
+    func discard(_ task: TransportTask) {
+        _ = router.remove(task.identifier)
     }
 
     /// Cancels a task safely.
@@ -78,9 +67,10 @@ public final class SharedSession: Sendable {
     /// session's serial delegate queue, and the router never answers a redirect callback
     /// for a task it was asked to cancel: a redirect answered before runs its completion on
     /// the task's work queue ahead of the cancel, and one not answered never runs it.
-    func cancel(_ task: URLSessionTask) {
-        router.markCancelled(task.taskIdentifier)
-        session.delegateQueue.addOperation { task.cancel() }
+    func cancel(_ task: TransportTask) {
+        guard let dataTask = task.handle as? URLSessionDataTask else { return }
+        router.markCancelled(task.identifier)
+        session.delegateQueue.addOperation { dataTask.cancel() }
     }
 }
 
@@ -89,7 +79,7 @@ public final class SharedSession: Sendable {
 /// `Sendable` on Linux.
 final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private struct Route {
-        var handler: SessionTaskHandler
+        var handler: TransportCallbacks
         var cancelled = false
     }
 
@@ -99,11 +89,11 @@ final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked 
         routes.withLock { $0.count }
     }
 
-    func register(_ handler: SessionTaskHandler, for identifier: Int) {
+    func register(_ handler: TransportCallbacks, for identifier: Int) {
         routes.withLock { $0[identifier] = Route(handler: handler) }
     }
 
-    func remove(_ identifier: Int) -> SessionTaskHandler? {
+    func remove(_ identifier: Int) -> TransportCallbacks? {
         routes.withLock { $0.removeValue(forKey: identifier)?.handler }
     }
 
@@ -111,7 +101,7 @@ final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked 
         routes.withLock { $0[identifier]?.cancelled = true }
     }
 
-    private func handler(for task: URLSessionTask) -> SessionTaskHandler? {
+    private func handler(for task: URLSessionTask) -> TransportCallbacks? {
         routes.withLock { $0[task.taskIdentifier]?.handler }
     }
 

@@ -1,4 +1,5 @@
-@testable import RequestOperations
+@testable import RequestEventFormat
+import RequestOperations
 import XCTest
 
 final class EventLogTests: XCTestCase {
@@ -58,14 +59,14 @@ final class EventLogTests: XCTestCase {
     }
 
     func testStringsAreEscaped() {
-        XCTAssertEqual(EventLog.quote("a\"b\\c\nd\u{1}é"), #""a\"b\\c\nd\u0001é""#)
+        XCTAssertEqual(JSONText.quote("a\"b\\c\nd\u{1}é"), #""a\"b\\c\nd\u0001é""#)
     }
 
     func testNumbersHaveMicrosecondsAndNoExponent() {
-        XCTAssertEqual(EventLog.number(0), "0.0")
-        XCTAssertEqual(EventLog.number(1.5), "1.5")
-        XCTAssertEqual(EventLog.number(0.0000012), "0.000001")
-        XCTAssertEqual(EventLog.number(12345.678901), "12345.678901")
+        XCTAssertEqual(JSONText.number(0), "0.0")
+        XCTAssertEqual(JSONText.number(1.5), "1.5")
+        XCTAssertEqual(JSONText.number(0.0000012), "0.000001")
+        XCTAssertEqual(JSONText.number(12345.678901), "12345.678901")
     }
 
     func testUnknownKindsAreKeptByName() throws {

@@ -3,9 +3,13 @@ import Foundation
 /// One thing that happened to one operation: the only thing that crosses from the engine
 /// to the monitor, recordings and other tools.
 ///
-/// Serialised as one flat JSON object per line (see ``EventLog``): `t`, `op`, `attempt`,
-/// `event`, and the payload's own fields. Names here are a public contract: kinds and
-/// fields may be added, never renamed.
+/// Written as one flat object per line by the `RequestEventFormat` module: `t`, `op`,
+/// `attempt`, `event`, and the payload's own fields, which RequestEvent+Fields.swift names.
+/// Names here are a public contract: kinds and fields may be added, never renamed.
+///
+/// To add a kind: a case here (its comment gives its fields), its name and fields in
+/// RequestEvent+Fields.swift (one switch to write, one to read), then what the monitor makes
+/// of it (`OperationRow.apply` and `EventDescription`). The README's event table documents it.
 public struct RequestEvent: Sendable, Equatable {
     /// Seconds since the session started, on the monotonic clock (`t`).
     public var time: TimeInterval
@@ -71,33 +75,6 @@ public struct RequestEvent: Sendable, Equatable {
         case finished(outcome: RequestOutcome, status: Int?, attempts: Int, duration: TimeInterval, reason: String?)
         /// Any kind this version does not know, kept by name so newer files still read.
         case other(name: String)
-
-        /// The `event` field.
-        public var name: String {
-            switch self {
-            case .queued: "queued"
-            case .started: "started"
-            case .preparationFailed: "preparationFailed"
-            case .taskCreated: "taskCreated"
-            case .redirect: "redirect"
-            case .response: "response"
-            case .data: "data"
-            case .taskCompleted: "taskCompleted"
-            case .validationFailed: "validationFailed"
-            case .retryScheduled: "retryScheduled"
-            case .earlyRetry: "earlyRetry"
-            case .intercepted: "intercepted"
-            case .held: "held"
-            case .released: "released"
-            case .reactorStarted: "reactorStarted"
-            case .reactorWaiting: "reactorWaiting"
-            case .reactorFinished: "reactorFinished"
-            case .requeued: "requeued"
-            case .cancelled: "cancelled"
-            case .finished: "finished"
-            case .other(let name): name
-            }
-        }
     }
 }
 

@@ -1,0 +1,75 @@
+import Foundation
+import RequestOperations
+
+/// Writes an event's fields as `,"key":value` pairs (the event's name comes first in the
+/// line, so the fields are collected apart).
+struct JSONFieldWriter: EventFieldWriter {
+    var text = ""
+
+    private mutating func field(_ key: String, _ json: String) {
+        text += ",\"\(key)\":\(json)"
+    }
+
+    mutating func string(_ key: String, _ value: String) { field(key, JSONText.quote(value)) }
+    mutating func int(_ key: String, _ value: Int) { field(key, "\(value)") }
+    mutating func double(_ key: String, _ value: Double) { field(key, JSONText.number(value)) }
+    mutating func headers(_ key: String, _ value: [String: String]) { field(key, JSONText.object(value)) }
+    mutating func null(_ key: String) { field(key, "null") }
+
+    mutating func error(_ key: String, _ value: TransportError?) {
+        guard let value else { return null(key) }
+        field(key, "{\"code\":\(value.code),\"message\":\(JSONText.quote(value.message))}")
+    }
+}
+
+/// Reads an event's fields from a JSON object as JSONSerialization gives it; errors name
+/// the line and the field.
+struct JSONObjectFields: EventFieldReader {
+    let object: [String: Any]
+    let line: Int
+
+    private func missing(_ key: String, _ expected: String) -> EventLogError {
+        object[key] == nil
+            ? EventLogError(line: line, message: "missing field \"\(key)\" (expected \(expected))")
+            : EventLogError(line: line, message: "field \"\(key)\": expected \(expected)")
+    }
+
+    func invalid(_ key: String, expected: String, found: String) -> Error {
+        EventLogError(line: line, message: "field \"\(key)\": expected \(expected), found \(found)")
+    }
+
+    func string(_ key: String) throws -> String {
+        guard let value = object[key] as? String else { throw missing(key, "a string") }
+        return value
+    }
+
+    /// A JSON number, not `true`/`false`.
+    private func number(_ key: String) -> NSNumber? {
+        guard let value = object[key] as? NSNumber, !JSONText.isBoolean(value) else { return nil }
+        return value
+    }
+
+    func double(_ key: String) throws -> Double {
+        guard let value = number(key) else { throw missing(key, "a number") }
+        return value.doubleValue
+    }
+
+    func int(_ key: String) throws -> Int {
+        guard let value = number(key), value.doubleValue == value.doubleValue.rounded() else { throw missing(key, "an integer") }
+        return value.intValue
+    }
+
+    func optionalString(_ key: String) -> String? { try? string(key) }
+    func optionalInt(_ key: String) -> Int? { try? int(key) }
+    func optionalDouble(_ key: String) -> Double? { try? double(key) }
+
+    func headers(_ key: String) -> [String: String] {
+        (object[key] as? [String: Any])?.compactMapValues { $0 as? String } ?? [:]
+    }
+
+    func error(_ key: String) throws -> TransportError? {
+        guard let error = object[key] as? [String: Any] else { return nil }
+        let inner = JSONObjectFields(object: error, line: line)
+        return TransportError(code: try inner.int("code"), message: inner.optionalString("message") ?? "")
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// The small pieces of JSON text the event format writes by hand, and the one JSON fact
+/// readers need that JSONSerialization hides.
+public enum JSONText {
+    /// Seconds with microsecond resolution, without exponent notation. Values too large for
+    /// microseconds in 64 bits (beyond about 292,000 years) are written in whole seconds.
+    public static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "0" }
+        let micros = (value * 1_000_000).rounded()
+        guard abs(micros) < 9.0e18 else { return String(format: "%.0f", value) }
+        let negative = micros < 0
+        let whole = Int64(abs(micros))
+        let fraction = whole % 1_000_000
+        var digits = String(fraction)
+        digits = String(repeating: "0", count: 6 - digits.count) + digits
+        while digits.count > 1, digits.hasSuffix("0") { digits.removeLast() }
+        return (negative ? "-" : "") + "\(whole / 1_000_000).\(digits)"
+    }
+
+    /// A string-to-string object with its keys sorted.
+    public static func object(_ dictionary: [String: String]) -> String {
+        "{" + dictionary.sorted { $0.key < $1.key }.map { "\(quote($0.key)):\(quote($0.value))" }.joined(separator: ",") + "}"
+    }
+
+    /// A JSON string literal.
+    public static func quote(_ string: String) -> String {
+        var out = "\""
+        out.reserveCapacity(string.utf8.count + 2)
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let s where s.value < 0x20:
+                let hex = String(s.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// True for a JSON `true`/`false` from JSONSerialization, false for a number: both come
+    /// out as NSNumber (and on Linux `1 is Bool` holds), but only booleans have objCType "c".
+    public static func isBoolean(_ value: Any) -> Bool {
+        guard let number = value as? NSNumber else { return false }
+        return number.objCType.pointee == 99
+    }
+}

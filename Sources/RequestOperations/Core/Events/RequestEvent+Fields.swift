@@ -1,0 +1,175 @@
+import Foundation
+
+/// The event format's schema, kept beside the events: each payload's `event` name and its
+/// fields with their names and kinds. The engine knows no file format; the
+/// `RequestEventFormat` module writes these fields as JSON and reads them back through
+/// ``EventFieldWriter`` and ``EventFieldReader``.
+extension RequestEvent.Payload {
+    /// The `event` field.
+    public var name: String {
+        var discard = DiscardingFieldWriter()
+        return write(to: &discard)
+    }
+
+    /// Writes the payload's fields, in order, and returns its `event` name. Optional fields
+    /// that are absent are not written; `null` is written where the format says null.
+    @discardableResult
+    public func write<W: EventFieldWriter>(to w: inout W) -> String {
+        switch self {
+        case .queued(let method, let url, let headers, let maxAttempts):
+            w.string("method", method)
+            w.string("url", url)
+            if !headers.isEmpty { w.headers("headers", headers) }
+            if let maxAttempts { w.int("maxAttempts", maxAttempts) }
+            return "queued"
+        case .started:
+            return "started"
+        case .preparationFailed(let reason):
+            w.string("reason", reason)
+            return "preparationFailed"
+        case .taskCreated(let identifier, let url):
+            w.int("task", identifier)
+            w.string("url", url)
+            return "taskCreated"
+        case .redirect(let status, let location):
+            w.int("status", status)
+            w.string("location", location)
+            return "redirect"
+        case .response(let status, let headers, let expected):
+            w.int("status", status)
+            if !headers.isEmpty { w.headers("headers", headers) }
+            if let expected { w.int("expectedBytes", expected) }
+            return "response"
+        case .data(let bytes):
+            w.int("bytes", bytes)
+            return "data"
+        case .taskCompleted(let error):
+            w.error("error", error)
+            return "taskCompleted"
+        case .validationFailed(let reason):
+            w.string("reason", reason)
+            return "validationFailed"
+        case .retryScheduled(let delay, let reason):
+            w.double("delay", delay)
+            w.string("reason", reason)
+            return "retryScheduled"
+        case .earlyRetry(let trigger, let delay):
+            w.string("trigger", trigger)
+            w.double("delay", delay)
+            return "earlyRetry"
+        case .intercepted(let by, let command):
+            w.string("by", by)
+            w.string("command", command)
+            return "intercepted"
+        case .held(let batch):
+            w.string("batch", batch)
+            return "held"
+        case .released(let batch, let size):
+            w.string("batch", batch)
+            w.int("size", size)
+            return "released"
+        case .reactorStarted(let name, let trigger):
+            w.string("name", name)
+            w.string("trigger", trigger)
+            return "reactorStarted"
+        case .reactorWaiting(let name):
+            w.string("name", name)
+            return "reactorWaiting"
+        case .reactorFinished(let name, let outcome):
+            w.string("name", name)
+            w.string("outcome", outcome)
+            return "reactorFinished"
+        case .requeued(let by, let reason):
+            w.string("by", by)
+            w.string("reason", reason)
+            return "requeued"
+        case .cancelled(let by):
+            w.string("by", by)
+            return "cancelled"
+        case .finished(let outcome, let status, let attempts, let duration, let reason):
+            w.string("outcome", outcome.rawValue)
+            if let status { w.int("status", status) } else { w.null("status") }
+            w.int("attempts", attempts)
+            w.double("duration", duration)
+            if let reason { w.string("reason", reason) }
+            return "finished"
+        case .other(let name):
+            return name
+        }
+    }
+
+    /// Reads the payload of kind `name` from its fields; an unknown kind is kept as
+    /// ``other(name:)`` so newer files still read.
+    public init<R: EventFieldReader>(name: String, fields r: R) throws {
+        switch name {
+        case "queued":
+            self = .queued(method: try r.string("method"), url: try r.string("url"), headers: r.headers("headers"),
+                           maxAttempts: r.optionalInt("maxAttempts"))
+        case "started": self = .started
+        case "preparationFailed": self = .preparationFailed(reason: try r.string("reason"))
+        case "taskCreated": self = .taskCreated(taskIdentifier: try r.int("task"), url: r.optionalString("url") ?? "")
+        case "redirect": self = .redirect(status: try r.int("status"), location: try r.string("location"))
+        case "response":
+            self = .response(status: try r.int("status"), headers: r.headers("headers"), expectedBytes: r.optionalInt("expectedBytes"))
+        case "data": self = .data(bytes: try r.int("bytes"))
+        case "taskCompleted": self = .taskCompleted(error: try r.error("error"))
+        case "validationFailed": self = .validationFailed(reason: try r.string("reason"))
+        case "retryScheduled": self = .retryScheduled(delay: try r.double("delay"), reason: try r.string("reason"))
+        case "earlyRetry": self = .earlyRetry(trigger: try r.string("trigger"), delay: r.optionalDouble("delay") ?? 0)
+        case "intercepted": self = .intercepted(by: try r.string("by"), command: try r.string("command"))
+        case "held": self = .held(batch: try r.string("batch"))
+        case "released": self = .released(batch: try r.string("batch"), size: try r.int("size"))
+        case "reactorStarted": self = .reactorStarted(name: try r.string("name"), trigger: try r.string("trigger"))
+        case "reactorWaiting": self = .reactorWaiting(name: try r.string("name"))
+        case "reactorFinished": self = .reactorFinished(name: try r.string("name"), outcome: try r.string("outcome"))
+        case "requeued": self = .requeued(by: try r.string("by"), reason: try r.string("reason"))
+        case "cancelled": self = .cancelled(by: try r.string("by"))
+        case "finished":
+            let outcomeName = try r.string("outcome")
+            guard let outcome = RequestOutcome(rawValue: outcomeName) else {
+                throw r.invalid("outcome", expected: "success, failure or cancelled", found: "\"\(outcomeName)\"")
+            }
+            self = .finished(outcome: outcome, status: r.optionalInt("status"), attempts: try r.int("attempts"),
+                             duration: try r.double("duration"), reason: r.optionalString("reason"))
+        default: self = .other(name: name)
+        }
+    }
+}
+
+/// Where a payload writes its fields (the JSON-lines writer is one).
+public protocol EventFieldWriter {
+    mutating func string(_ key: String, _ value: String)
+    mutating func int(_ key: String, _ value: Int)
+    mutating func double(_ key: String, _ value: Double)
+    mutating func headers(_ key: String, _ value: [String: String])
+    /// A transport error, or null for none.
+    mutating func error(_ key: String, _ value: TransportError?)
+    mutating func null(_ key: String)
+}
+
+/// Where a payload reads its fields from. A required field that is missing or of the wrong
+/// kind throws; an optional one reads as nil.
+public protocol EventFieldReader {
+    func string(_ key: String) throws -> String
+    func int(_ key: String) throws -> Int
+    func double(_ key: String) throws -> Double
+    func optionalString(_ key: String) -> String?
+    func optionalInt(_ key: String) -> Int?
+    func optionalDouble(_ key: String) -> Double?
+    /// Absent fields and non-string values are left out.
+    func headers(_ key: String) -> [String: String]
+    /// Null or absent: nil.
+    func error(_ key: String) throws -> TransportError?
+    /// The error for a field present with a value the kind does not accept.
+    func invalid(_ key: String, expected: String, found: String) -> Error
+}
+
+/// Writes nothing: for the name alone.
+private struct DiscardingFieldWriter: EventFieldWriter {
+    func string(_ key: String, _ value: String) {}
+    func int(_ key: String, _ value: Int) {}
+    func double(_ key: String, _ value: Double) {}
+    func headers(_ key: String, _ value: [String: String]) {}
+    func error(_ key: String, _ value: TransportError?) {}
+    func null(_ key: String) {}
+}

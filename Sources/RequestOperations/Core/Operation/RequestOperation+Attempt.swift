@@ -1,0 +1,122 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One attempt, from its start to the moment its request is on the transport: admission
+/// (see +FlowControl), a slot from the gate, the preparer, then ``send(_:token:)`` — the one
+/// place a request is handed to the ``RequestTransport``. What the transport reports comes
+/// back in RequestOperation+TransportCallbacks.swift.
+extension RequestOperation {
+    /// Begins the next attempt: asks for admission (when interceptors or holding reactors
+    /// exist) or straight for a slot. With `expected`, only if no other path (timer, early
+    /// retry, retryNow) has begun the attempt first. `reintercept: false` sends the request
+    /// the interceptors made for the last attempt.
+    func beginAttempt(ifCurrent expected: UInt64? = nil, reintercept: Bool = true) {
+        let needsAdmission = !options.interceptors.isEmpty || options.reactors.contains { $0.options.holdNewRequests }
+        let begun = state.withLock { state -> (UInt64, Teardown)? in
+            guard state.result == nil else { return nil }
+            if let expected, state.token != expected { return nil }
+            // The last attempt was closed already; anything it still held is undone here.
+            var teardown = Teardown(closing: state.current)
+            teardown.merge(Teardown(timers: [state.retryTimer], observation: state.observation))
+            state.token += 1
+            state.current = AttemptState()
+            state.phase = needsAdmission ? .intercepting : .waitingForSlot
+            state.retryTimer = nil
+            state.observation = nil
+            if reintercept { state.outgoing = nil }
+            state.records.append(AttemptRecord(number: state.attempt, queuedAt: environment.clock.now()))
+            return (state.token, teardown)
+        }
+        guard let (token, teardown) = begun else { return }
+        tearDown(teardown)
+        guard needsAdmission else {
+            acquireSlot(token)
+            return
+        }
+        keep(Task { [self] in await admit(token) }, ifCurrent: token) { $0.waiting = $1 }
+    }
+
+    /// Asks the gate for a slot; the grant continues in ``slotGranted(_:)``.
+    func acquireSlot(_ token: UInt64) {
+        guard let gate = environment.gate else {
+            slotGranted(token)
+            return
+        }
+        let priority = queuePriority.rawValue
+        // The host only matters to a gate with a per-host limit: no URL parsing otherwise.
+        let slotHost = gate.perHostLimit == nil ? nil : state.withLock { state in
+            state.current.slotHost = HostKey(url: (state.outgoing ?? state.request).url)?.description
+            return state.current.slotHost
+        }
+        let ticket = gate.acquire(host: slotHost, priority: priority) { [self] in slotGranted(token) }
+        state.withLock { state in
+            if state.isCurrent(token: token), !state.current.slotHeld { state.current.ticket = ticket }
+        }
+    }
+
+    private func slotGranted(_ token: UInt64) {
+        let granted = ifCurrent(token) { state -> (URLRequest, Int) in
+            state.current.slotHeld = true
+            state.current.ticket = nil
+            state.phase = .preparing
+            state.record.startedAt = environment.clock.now()
+            if state.firstAttemptAt == nil { state.firstAttemptAt = environment.clock.now() }
+            publish(&state, .started)
+            return (state.outgoing ?? state.request, state.attempt)
+        }
+        guard let (request, attempt) = granted else {
+            // Ended (cancelled) while the slot was on its way: hand it straight back.
+            environment.gate?.release(host: state.withLock { $0.current.slotHost })
+            return
+        }
+        guard let preparer = options.preparer else {
+            send(request, token: token)
+            return
+        }
+        let work = Task { [self] in
+            do {
+                let prepared = try await preparer.prepare(request, attempt: attempt)
+                send(prepared, token: token)
+            } catch {
+                attemptFailed(.preparation("\(error)"), token: token, taskError: nil)
+            }
+        }
+        keep(work, ifCurrent: token) { $0.current.preparation = $1 }
+    }
+
+    /// The seam: hands the prepared request to the transport. Its callbacks arrive in
+    /// RequestOperation+TransportCallbacks.swift.
+    private func send(_ prepared: URLRequest, token: UInt64) {
+        let transport = environment.transport
+        let task = transport.makeTask(for: prepared, handler: self)
+        let started = withCurrent(token) { state in
+            state.current.preparation = nil
+            state.current.task = task
+            state.sent = prepared
+            state.phase = .inFlight
+            state.answer = Answer()
+            state.record.sentAt = environment.clock.now()
+            publish(&state, .taskCreated(taskIdentifier: task.identifier, url: prepared.url?.absoluteString ?? ""))
+            if let timeout = options.attemptTimeout {
+                state.current.timer = environment.clock.schedule(at: environment.clock.now() + timeout) { [weak self] in
+                    self?.attemptTimedOut(token: token)
+                }
+            }
+            // Resumed under the lock so that a concurrent cancel() sees the task and cancels
+            // it after it started; resume() only schedules work and calls back nothing.
+            transport.resume(task)
+        }
+        if !started { transport.discard(task) }
+    }
+
+    private func attemptTimedOut(token: UInt64) {
+        let task = ifCurrent(token) { state -> TransportTask? in
+            guard let task = state.current.task else { return nil }
+            state.current.timedOut = true
+            return task
+        }
+        if let task { environment.transport.cancel(task) }
+    }
+}

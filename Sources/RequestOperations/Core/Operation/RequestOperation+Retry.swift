@@ -1,0 +1,137 @@
+import Foundation
+
+/// After an attempt: reactors first, then success (parse the body, end) or the retry
+/// policy (schedule the next attempt, or end). Early retry shortens a scheduled wait.
+extension RequestOperation {
+    /// After an attempt: reactors first, then success or the retry policy.
+    func attemptCompleted(_ failure: AttemptFailure?, token: UInt64, taskError: TransportError?, askReactors: Bool = true) {
+        if askReactors, !options.reactors.isEmpty, let input = ifCurrent(token, { state in
+            ReactorInput(operationID: id, request: state.sent ?? state.request, status: state.answer.response?.statusCode,
+                         headers: state.answer.response?.headerDictionary ?? [:], failure: failure)
+        }) {
+            for reactor in options.reactors {
+                let decision = reactor.decide(input)
+                guard decision != .ignore else { continue }
+                react(decision, reactor: reactor, failure: failure, token: token, taskError: taskError)
+                return
+            }
+        }
+        guard let failure else {
+            do {
+                let answer = state.withLock { $0.answer }
+                try parseBody(answer.body, response: answer.response)
+            } catch {
+                fail(token, .decoding("\(error)"), reason: "cannot decode the response: \(error)")
+                return
+            }
+            end(outcome: .success, error: nil, reason: nil, cancelledBy: nil)
+            if let host { environment.recovery?.reportSuccess(host, by: id) }
+            return
+        }
+        attemptFailed(failure, token: token, taskError: taskError)
+    }
+
+    /// Ends the current attempt with `failure` and either schedules the next or ends.
+    func attemptFailed(_ failure: AttemptFailure, token: UInt64, taskError: TransportError?) {
+        let now = environment.clock.now()
+        let outcome = ifCurrent(token) { state -> (Teardown, ScheduledRetry?) in
+            var teardown = closeAttempt(&state, failure: failure, at: now)
+            if case .preparation(let reason) = failure {
+                publish(&state, .preparationFailed(reason: reason))
+            }
+            let decision = decide(after: failure, state: state, now: now)
+            state.record.decision = decision.reason
+            guard case .retry(let delay, let reason, let fromServer) = decision else {
+                let error = state.attempt > 1 ? RequestError.retriesExhausted(attempts: state.attempt, last: RequestError(failure)) : RequestError(failure)
+                teardown.merge(endLocked(&state, outcome: .failure, error: error, reason: decision.reason, cancelledBy: nil))
+                return (teardown, nil)
+            }
+            state.record.retryDelay = delay
+            state.lastDelay = delay
+            state.attempt += 1
+            state.phase = .waitingToRetry(until: now + delay)
+            publish(&state, .retryScheduled(delay: delay, reason: reason), attempt: state.attempt - 1)
+            return (teardown, ScheduledRetry(delay: delay, fromServer: fromServer, failure: failure))
+        }
+        guard let (teardown, retry) = outcome else { return }
+        tearDown(teardown)
+        if let retry { scheduleRetry(retry, token: token) }
+    }
+
+    /// The retry policy's word on `failure`, held to the operation's deadline.
+    private func decide(after failure: AttemptFailure, state: State, now: TimeInterval) -> RetryDecision {
+        let context = RetryContext(method: state.request.httpMethod ?? "GET", headers: state.request.allHTTPHeaderFields ?? [:],
+                                   attempt: state.attempt - state.requeues, failure: failure,
+                                   elapsed: now - (state.firstAttemptAt ?? now), previousDelay: state.lastDelay,
+                                   wallClockNow: Date(), random: environment.random)
+        let decision = options.retryPolicy.decide(context)
+        if case .retry(let delay, _, _) = decision, let deadline = options.deadline,
+           let startedAt = state.startedAt, now + delay >= startedAt + deadline {
+            return .stop(reason: "\(failure.summary); the next retry would start after the \(ExponentialBackoffRetryPolicy.format(deadline)) deadline")
+        }
+        return decision
+    }
+
+    private struct ScheduledRetry {
+        var delay: TimeInterval
+        var fromServer: Bool
+        var failure: AttemptFailure
+    }
+
+    /// Starts the backoff timer and, where early retry applies, watches the host.
+    private func scheduleRetry(_ retry: ScheduledRetry, token: UInt64) {
+        let clock = environment.clock
+        let timer = clock.schedule(at: clock.now() + retry.delay) { [weak self] in self?.retryDue(token: token) }
+        var observation: RecoveryObservation?
+        if let recovery = environment.recovery, let host {
+            let onSuccess = options.earlyRetryOnHostSuccess && !retry.fromServer
+            let probe = options.earlyRetryOnProbe && retry.failure.isConnectivityFailure
+            if onSuccess || probe {
+                observation = recovery.observe(host, onSuccess: onSuccess, probe: probe) { [weak self] trigger, delay in
+                    self?.hostRecovered(trigger: trigger, delay: delay, token: token)
+                }
+            }
+        }
+        let kept = ifCurrent(token) { state -> Bool? in
+            guard case .waitingToRetry = state.phase else { return nil }
+            state.retryTimer = timer
+            state.observation = observation
+            return true
+        } ?? false
+        if !kept {
+            timer.cancel()
+            observation?.cancel()
+        }
+    }
+
+    private func retryDue(token: UInt64) {
+        beginAttempt(ifCurrent: token)
+    }
+
+    /// Early retry: the host answered another request, or a probe saw it come back.
+    private func hostRecovered(trigger: String, delay: TimeInterval, token: UInt64) {
+        let clock = environment.clock
+        /// The timer the early one replaces.
+        struct Replaced { let old: ScheduledTimer? }
+        let replaced = ifCurrent(token) { state -> Replaced? in
+            guard case .waitingToRetry(let until) = state.phase else { return nil }
+            let now = clock.now()
+            guard now + delay < until else { return nil }
+            state.phase = .waitingToRetry(until: now + delay)
+            state.observation = nil
+            publish(&state, .earlyRetry(trigger: trigger, delay: delay))
+            let old = state.retryTimer
+            state.retryTimer = clock.schedule(at: now + delay) { [weak self] in self?.retryDue(token: token) }
+            return Replaced(old: old)
+        }
+        replaced?.old?.cancel()
+    }
+}
+
+extension AttemptFailure {
+    /// The host could not be reached at all: worth probing for its return.
+    var isConnectivityFailure: Bool {
+        guard case .transport(let code) = self else { return false }
+        return [.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet].contains(code)
+    }
+}

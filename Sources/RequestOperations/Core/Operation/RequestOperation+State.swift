@@ -1,0 +1,189 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension RequestOperation {
+    /// The operation's mutable state, guarded by one lock (``RequestOperation/state``).
+    ///
+    /// What belongs to one attempt lives in ``AttemptState`` and is replaced whole when the
+    /// next attempt begins or the attempt closes; what outlives attempts lives here.
+    struct State {
+        let createdAt: TimeInterval
+        var startedAt: TimeInterval?
+        var firstAttemptAt: TimeInterval?
+        var phase = RequestPhase.pending
+        var attempt = 1
+        /// Bumped for each attempt, so late timers and callbacks of an earlier one are ignored.
+        var token: UInt64 = 0
+        var records: [AttemptRecord] = []
+        /// The attempt under way: its slot, handles and what the transport told it.
+        var current = AttemptState()
+        /// The last answer a server gave (kept across attempts until the next one is sent,
+        /// so an operation ended between attempts reports the last status it saw).
+        var answer = Answer()
+        var retryTimer: ScheduledTimer?
+        var deadlineTimer: ScheduledTimer?
+        var observation: RecoveryObservation?
+        var lastDelay: TimeInterval?
+        var result: RequestResult?
+
+        /// The request as built; interceptors start from it on each attempt.
+        var request: URLRequest
+        /// What the interceptors made of it for the current attempt.
+        var outgoing: URLRequest?
+        /// What the current or last attempt sent, for reactors.
+        var sent: URLRequest?
+        /// The admission or reactor wait in progress.
+        var waiting: Task<Void, Never>?
+        /// Attempts started by reactors, not counted against the retry policy.
+        var requeues = 0
+
+        init(createdAt: TimeInterval, request: URLRequest) {
+            self.createdAt = createdAt
+            self.request = request
+        }
+
+        /// The operation has not ended and `token` names the attempt under way.
+        func isCurrent(token: UInt64) -> Bool {
+            result == nil && self.token == token
+        }
+
+        /// The operation has not ended and `task` is the attempt's task in flight.
+        func isCurrent(task identifier: Int) -> Bool {
+            result == nil && current.task?.identifier == identifier
+        }
+
+        /// The record of the attempt under way (or the last one).
+        var record: AttemptRecord {
+            get { records[records.count - 1] }
+            set { records[records.count - 1] = newValue }
+        }
+    }
+
+    /// What one attempt holds while it runs. A new attempt starts from an empty one, and
+    /// closing an attempt takes it out whole, so nothing is reset field by field.
+    struct AttemptState {
+        /// Waiting in the gate for a slot.
+        var ticket: ConcurrencyGate.Ticket?
+        var slotHeld = false
+        /// The host whose per-host slot the attempt takes.
+        var slotHost: String?
+        var preparation: Task<Void, Never>?
+        var task: TransportTask?
+        var timer: ScheduledTimer?
+        /// The validator's verdict on the response.
+        var invalid: AttemptFailure?
+        var cancelledAsInvalid = false
+        var challengeRefused = false
+        var timedOut = false
+    }
+
+    /// The response and body of the last attempt that got an answer.
+    struct Answer {
+        var response: HTTPURLResponse?
+        var body = Data()
+    }
+
+    /// What to undo after leaving the lock: side effects never run while holding it.
+    struct Teardown {
+        var timers: [ScheduledTimer] = []
+        var observation: RecoveryObservation?
+        var task: TransportTask?
+        var preparation: Task<Void, Never>?
+        var waiting: Task<Void, Never>?
+        var ticket: ConcurrencyGate.Ticket?
+        var releaseSlot = false
+        /// The host whose per-host slot is given back with the slot.
+        var slotHost: String?
+        var result: RequestResult?
+
+        init(timers: [ScheduledTimer?] = [], observation: RecoveryObservation? = nil) {
+            self.timers = timers.compactMap { $0 }
+            self.observation = observation
+        }
+
+        /// Everything a closed attempt held: its timer, task, preparation, gate ticket and slot.
+        init(closing attempt: AttemptState) {
+            self.init(timers: [attempt.timer])
+            task = attempt.task
+            preparation = attempt.preparation
+            ticket = attempt.ticket
+            releaseSlot = attempt.slotHeld
+            slotHost = attempt.slotHeld ? attempt.slotHost : nil
+        }
+
+        mutating func merge(_ other: Teardown) {
+            timers += other.timers
+            observation = observation ?? other.observation
+            task = task ?? other.task
+            preparation = preparation ?? other.preparation
+            waiting = waiting ?? other.waiting
+            ticket = ticket ?? other.ticket
+            releaseSlot = releaseSlot || other.releaseSlot
+            slotHost = slotHost ?? other.slotHost
+            result = result ?? other.result
+        }
+
+        func perform(transport: RequestTransport, gate: ConcurrencyGate?) {
+            timers.forEach { $0.cancel() }
+            observation?.cancel()
+            if let task { transport.cancel(task) }
+            preparation?.cancel()
+            waiting?.cancel()
+            if let ticket, let gate {
+                // A waiter already granted holds a slot; its grant sees the end and releases it.
+                _ = gate.withdraw(ticket)
+            }
+            if releaseSlot { gate?.release(host: slotHost) }
+        }
+    }
+}
+
+/// Something running on the operation's behalf that can be stopped: a timer, a task, an
+/// observation. ``RequestOperation/keep(_:ifCurrent:in:)`` stores one or stops it.
+protocol CancellableHandle {
+    func cancel()
+}
+
+extension Task: CancellableHandle {}
+extension RecoveryObservation: CancellableHandle {}
+
+/// A timer stored through ``RequestOperation/keep(_:ifCurrent:in:)``.
+struct TimerHandle: CancellableHandle {
+    let timer: ScheduledTimer
+    func cancel() { timer.cancel() }
+}
+
+extension RequestOperation {
+    /// Runs `change` under the lock if `token` is still the current attempt of a running
+    /// operation; returns whether it ran.
+    @discardableResult
+    func withCurrent(_ token: UInt64, _ change: (inout State) -> Void) -> Bool {
+        state.withLock { state in
+            guard state.isCurrent(token: token) else { return false }
+            change(&state)
+            return true
+        }
+    }
+
+    /// Runs `body` under the lock if `token` is still the current attempt of a running
+    /// operation; nil otherwise (or when `body` says nil).
+    func ifCurrent<T>(_ token: UInt64, _ body: (inout State) -> T?) -> T? {
+        state.withLock { state in
+            guard state.isCurrent(token: token) else { return nil }
+            return body(&state)
+        }
+    }
+
+    /// Stores `handle` in the state if `token` (nil: any attempt) is still current and the
+    /// operation has not ended; otherwise the handle is stale and is cancelled at once.
+    func keep<H: CancellableHandle>(_ handle: H, ifCurrent token: UInt64?, in store: (inout State, H) -> Void) {
+        let kept = state.withLock { state -> Bool in
+            guard state.result == nil, token.map(state.isCurrent(token:)) ?? true else { return false }
+            store(&state, handle)
+            return true
+        }
+        if !kept { handle.cancel() }
+    }
+}

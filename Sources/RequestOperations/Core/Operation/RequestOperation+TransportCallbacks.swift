@@ -1,0 +1,104 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What the transport reports about the attempt's task, in its order (redirects, response,
+/// data, completion). Each callback first checks that its task is still the attempt's
+/// (``State/isCurrent(task:)``): a late callback of an earlier attempt changes nothing.
+extension RequestOperation {
+    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {
+        state.withLock { state -> URLRequest? in
+            guard state.isCurrent(task: task) else { return nil }
+            publish(&state, .redirect(status: response.statusCode, location: request.url?.absoluteString ?? ""))
+            return request
+        }
+    }
+
+    func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition {
+        let invalidTask = state.withLock { state -> TransportTask? in
+            guard state.isCurrent(task: task) else { return nil }
+            let now = environment.clock.now()
+            // Every response starts a new body: on Linux an authentication challenge
+            // delivers the 401 response before the real one.
+            state.answer.body = Data()
+            state.current.invalid = nil
+            guard let http = response as? HTTPURLResponse else { return nil }
+            state.answer.response = http
+            state.record.responseAt = now
+            state.record.status = http.statusCode
+            state.record.bytes = 0
+            let expected = response.expectedContentLength >= 0 ? Int(response.expectedContentLength) : nil
+            publish(&state, .response(status: http.statusCode, headers: http.headerDictionary, expectedBytes: expected))
+            guard let failure = options.validator.validate(http) else { return nil }
+            state.current.invalid = failure
+            publish(&state, .validationFailed(reason: failure.summary))
+            guard options.cancelOnInvalidResponse else { return nil }
+            state.current.cancelledAsInvalid = true
+            return state.current.task
+        }
+        // The `.cancel` disposition is ignored on Linux (the body is read to the end),
+        // so the task is cancelled outright.
+        if let invalidTask { environment.transport.cancel(invalidTask) }
+        return .allow
+    }
+
+    func task(_ task: Int, didReceive data: Data) {
+        state.withLock { state in
+            guard state.isCurrent(task: task) else { return }
+            if state.record.firstByteAt == nil {
+                state.record.firstByteAt = environment.clock.now()
+            }
+            state.answer.body.append(data)
+            state.record.bytes += data.count
+            publish(&state, .data(bytes: data.count))
+        }
+    }
+
+    func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        // Default handling can hang forever on Linux (swift-corelibs-foundation before PR
+        // 5457). With no credential to offer, the 401 itself is the answer.
+        let answer = options.challengeHandler?(challenge) ?? (.rejectProtectionSpace, nil)
+        if answer.0 == .rejectProtectionSpace || answer.0 == .cancelAuthenticationChallenge {
+            state.withLock { state in
+                if state.isCurrent(task: task) { state.current.challengeRefused = true }
+            }
+        }
+        return answer
+    }
+
+    func task(_ task: Int, didCompleteWithError error: Error?) {
+        let current = state.withLock { state -> (UInt64, AttemptFailure?, TransportError?)? in
+            guard state.isCurrent(task: task) else { return nil }
+            let (failure, reported) = Self.judge(state.current, answered: state.answer.response != nil, error: error)
+            state.current.task = nil
+            state.record.endedAt = environment.clock.now()
+            publish(&state, .taskCompleted(error: reported))
+            return (state.token, failure, reported)
+        }
+        guard let (token, failure, reported) = current else { return }
+        attemptCompleted(failure, token: token, taskError: reported)
+    }
+
+    /// How a finished task went: the failure the retry policy judges (nil: success) and the
+    /// error its event reports.
+    private static func judge(_ attempt: AttemptState, answered: Bool, error: Error?) -> (AttemptFailure?, TransportError?) {
+        var error = error
+        // A refused challenge ends the task as "cancelled" on Linux, after the 401
+        // response and its body arrived: that response is the answer.
+        if attempt.challengeRefused, answered, (error as? URLError)?.code == .cancelled {
+            error = nil
+        }
+        if attempt.timedOut {
+            return (.transport(.timedOut), TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)"))
+        }
+        if attempt.cancelledAsInvalid {
+            return (attempt.invalid, error.map(TransportError.init))
+        }
+        if let error {
+            let transport = TransportError(error)
+            return (.transport(URLError.Code(rawValue: transport.code) ?? .unknown), transport)
+        }
+        return (attempt.invalid, nil)
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// One HTTP request as an `Operation`, with its whole life: wait for a slot, prepare the
+/// request, run the task on the shared session, validate the response as it arrives,
+/// collect the body, and on failure ask the retry policy whether and when to go again.
+///
+/// Flow control around the attempt (see ``RequestOptions``): a dependent operation first
+/// builds its request from its parents' results; each attempt then waits for reactors that
+/// hold new requests, runs the interceptor chain (which may hold it in a batch), takes a
+/// slot; after it, reactors may act on the result (refresh a token once for many 401s)
+/// and requeue it; a typed operation parses the body of the final success.
+///
+/// The file is the public surface, the start and the end; the rest is one extension a
+/// concept: `+Attempt` (slot, preparation, sending: the transport seam), `+TransportCallbacks`
+/// (what the transport reports), `+Retry` (after an attempt: success or the retry policy),
+/// `+FlowControl` (interceptors, batches, reactors), `+State` (the locked state and the
+/// guards every step uses).
+///
+/// Every state change and every transport callback is published on the environment's
+/// ``EventHub``. The operation ends exactly once, as success, failure or cancelled, and then
+/// calls its completion handler exactly once.
+///
+/// Stages and their override points (each with a documented default in ``RequestOptions``):
+/// ``RequestOptions/preparer``, ``RequestOptions/validator``,
+/// ``RequestOptions/retryPolicy``, ``RequestOptions/challengeHandler``.
+///
+/// `@unchecked Sendable`: `Operation` is not `Sendable`; all mutable state of this class is
+/// one struct behind a lock.
+open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Sendable {
+    /// Unique within the session; the `op` of its events.
+    public let id: String
+    public let options: RequestOptions
+    public let environment: RequestEnvironment
+    /// Operations this one depends on; their results feed ``build``.
+    public let parents: [RequestOperation]
+    private let build: RequestBuilder?
+    private let completion: (@Sendable (RequestResult) -> Void)?
+    /// Everything that changes, behind one lock (see RequestOperation+State.swift).
+    let state: Mutex<State>
+
+    /// - Parameters:
+    ///   - id: a unique id; by default the session makes one (`op-1`, ...).
+    ///   - parents: operations that must succeed first (added as dependencies). If one fails
+    ///     or is cancelled, this one is cancelled `by: "dependency"` without running.
+    ///   - build: makes the request from the parents' results, once they all succeeded.
+    ///   - completion: runs exactly once, when the operation ends, on the thread that ended it.
+    public init(request: URLRequest, id: String? = nil, options: RequestOptions = RequestOptions(),
+                environment: RequestEnvironment, after parents: [RequestOperation] = [], build: RequestBuilder? = nil,
+                completion: (@Sendable (RequestResult) -> Void)? = nil) {
+        self.id = id ?? environment.events.makeOperationID()
+        self.options = options
+        self.environment = environment
+        self.parents = parents
+        self.build = build
+        self.completion = completion
+        self.state = Mutex(State(createdAt: environment.clock.now(), request: request))
+        super.init()
+        name = self.id
+        parents.forEach(addDependency)
+        environment.events.publish(operation: self.id, attempt: 1,
+                                   .queued(method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "",
+                                           headers: request.allHTTPHeaderFields ?? [:], maxAttempts: options.retryPolicy.attemptLimit))
+    }
+
+    // MARK: - What callers can read
+
+    /// The request as built (for a dependent operation, once its parents finished), before
+    /// interceptors and preparation.
+    public var request: URLRequest { state.withLock { $0.request } }
+
+    var host: HostKey? { HostKey(url: request.url) }
+
+    public var phase: RequestPhase { state.withLock { $0.phase } }
+    /// The attempt running or next to run, from 1.
+    public var attempt: Int { state.withLock { $0.attempt } }
+    public var attempts: [AttemptRecord] { state.withLock { $0.records } }
+    /// Set once, when the operation ends.
+    public var result: RequestResult? { state.withLock { $0.result } }
+
+    // MARK: - Commands
+
+    /// Skips the rest of a backoff and starts the next attempt now. Returns false when the
+    /// operation is not waiting to retry.
+    @discardableResult
+    public func retryNow() -> Bool {
+        let token = state.withLock { state -> UInt64? in
+            guard case .waitingToRetry = state.phase, state.result == nil else { return nil }
+            publish(&state, .earlyRetry(trigger: "manual", delay: 0))
+            return state.token
+        }
+        guard let token else { return false }
+        beginAttempt(ifCurrent: token)
+        return true
+    }
+
+    override open func cancel() {
+        cancel(by: "caller")
+    }
+
+    /// Cancels in any stage: the task is cancelled, a pending backoff ends, no further
+    /// request is sent, and the operation ends as cancelled at once.
+    open func cancel(by who: String) {
+        super.cancel()
+        end(outcome: .cancelled, error: .cancelled(by: who), reason: "cancelled by \(who)", cancelledBy: who)
+    }
+
+    // MARK: - Lifecycle
+
+    override open func execute() {
+        let alreadyEnded = state.withLock { state -> Bool in
+            guard state.result == nil else { return true }
+            state.startedAt = environment.clock.now()
+            return false
+        }
+        if alreadyEnded {
+            finish()
+            return
+        }
+        guard buildFromParents() else { return }
+        if let deadline = options.deadline {
+            let timer = environment.clock.schedule(at: environment.clock.now() + deadline) { [weak self] in
+                self?.end(outcome: .failure, error: .deadlineExceeded(deadline),
+                          reason: "deadline of \(ExponentialBackoffRetryPolicy.format(deadline)) exceeded", cancelledBy: nil)
+            }
+            keep(TimerHandle(timer: timer), ifCurrent: nil) { $0.deadlineTimer = $1.timer }
+        }
+        beginAttempt()
+    }
+
+    /// Cancels the operation if a parent did not succeed; else builds its request from
+    /// their results. Returns false when the operation ended.
+    private func buildFromParents() -> Bool {
+        if let parent = parents.first(where: { $0.result?.outcome != .success }) {
+            let what = switch parent.result?.outcome {
+            case .failure?: "failed"
+            case .cancelled?: "was cancelled"
+            default: "did not run"
+            }
+            end(outcome: .cancelled, error: .cancelled(by: "dependency"), reason: "parent \(parent.id) \(what)", cancelledBy: "dependency")
+            return false
+        }
+        guard let build else { return true }
+        do {
+            let built = try build(request, DependencyResults(parents: parents))
+            state.withLock { $0.request = built }
+            return true
+        } catch {
+            end(outcome: .failure, error: .preparation("cannot build the request from its parents: \(error)"),
+                reason: "cannot build the request from its parents: \(error)", cancelledBy: nil)
+            return false
+        }
+    }
+
+    /// Parses the body of the final successful response; throwing fails the operation
+    /// (stage `decoding`). ``TypedRequestOperation`` overrides it.
+    func parseBody(_ data: Data, response: HTTPURLResponse?) throws {}
+
+    // MARK: - Ending
+
+    /// Ends the operation (once): tears down whatever stage it is in, publishes the end,
+    /// calls the completion handler and finishes the `Operation`.
+    func end(outcome: RequestOutcome, error: RequestError?, reason: String?, cancelledBy: String?) {
+        let teardown = state.withLock { state -> Teardown? in
+            guard state.result == nil else { return nil }
+            return endLocked(&state, outcome: outcome, error: error, reason: reason, cancelledBy: cancelledBy)
+        }
+        guard let teardown else { return }
+        tearDown(teardown)
+    }
+
+    /// Undoes what `teardown` holds (outside the lock) and, if it ended the operation,
+    /// calls the completion handler.
+    func tearDown(_ teardown: Teardown) {
+        teardown.perform(transport: environment.transport, gate: environment.gate)
+        if let result = teardown.result { completed(result) }
+    }
+
+    /// Ends the current attempt's own part under the lock (its timer, task and slot) and
+    /// records how it ended; the rest of the operation goes on. What to undo is returned.
+    func closeAttempt(_ state: inout State, failure: AttemptFailure?, at now: TimeInterval) -> Teardown {
+        let teardown = Teardown(closing: state.current)
+        state.current = AttemptState()
+        state.record.endedAt = state.record.endedAt ?? now
+        state.record.failure = failure
+        return teardown
+    }
+
+    func endLocked(_ state: inout State, outcome: RequestOutcome, error: RequestError?, reason: String?,
+                   cancelledBy: String?) -> Teardown {
+        let now = environment.clock.now()
+        var teardown = Teardown(closing: state.current)
+        teardown.merge(Teardown(timers: [state.retryTimer, state.deadlineTimer], observation: state.observation))
+        teardown.waiting = state.waiting
+        state.current = AttemptState()
+        state.waiting = nil
+        state.retryTimer = nil
+        state.deadlineTimer = nil
+        state.observation = nil
+        if let last = state.records.indices.last, state.records[last].endedAt == nil, state.records[last].startedAt != nil {
+            state.records[last].endedAt = now
+        }
+
+        let status = state.answer.response?.statusCode
+        let duration = now - (state.startedAt ?? state.createdAt)
+        let attempts = state.records.filter { $0.startedAt != nil }.count
+        let result = RequestResult(outcome: outcome, status: status, headers: state.answer.response?.headerDictionary ?? [:],
+                                   data: state.answer.body, error: error, attempts: state.records, duration: duration)
+        state.result = result
+        state.phase = .finished(outcome)
+        if let cancelledBy { publish(&state, .cancelled(by: cancelledBy)) }
+        publish(&state, .finished(outcome: outcome, status: status, attempts: attempts, duration: duration, reason: reason))
+        teardown.result = result
+        return teardown
+    }
+
+    /// Runs the completion handler, then finishes the `Operation` if its queue started it
+    /// (one that was cancelled before it started is finished by `execute()`).
+    private func completed(_ result: RequestResult) {
+        completion?(result)
+        if state.withLock({ $0.startedAt != nil }) { finish() }
+    }
+
+    func publish(_ state: inout State, _ payload: RequestEvent.Payload, attempt: Int? = nil) {
+        environment.events.publish(operation: id, attempt: attempt ?? state.attempt, payload)
+    }
+}

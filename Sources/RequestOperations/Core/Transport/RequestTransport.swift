@@ -1,0 +1,44 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The seam between an attempt and the network: the attempt hands a prepared request to a
+/// transport and hears back through ``TransportCallbacks``. Everything above it (retries,
+/// interceptors, reactors, events) is the same whatever carries the bytes.
+///
+/// ``SharedSession`` (one `URLSession` with a routing delegate) is the transport today.
+protocol RequestTransport: Sendable {
+    /// Makes a task for `request` whose callbacks go to `handler`. Nothing is sent until
+    /// ``resume(_:)``.
+    func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask
+    /// Sends the request. Calls back nothing synchronously, so it may run under a lock.
+    func resume(_ task: TransportTask)
+    /// Stops a task in any phase; its completion reports a cancellation.
+    func cancel(_ task: TransportTask)
+    /// Forgets a task that was made but never resumed.
+    func discard(_ task: TransportTask)
+}
+
+/// One request handed to a transport. `identifier` names it in every callback, so a handler
+/// that ran several tasks in turn (one per attempt) can ignore a late callback of an earlier one.
+struct TransportTask: Sendable {
+    let identifier: Int
+    /// The transport's own handle (a `URLSessionDataTask` for ``SharedSession``).
+    let handle: any Sendable
+}
+
+/// What a transport tells the owner of one task.
+///
+/// Callbacks arrive serially, in URLSession's order: redirect(s), response, data × N,
+/// completion. On Linux an authentication challenge delivers the 401 response first, then
+/// the challenge, then the real response.
+protocol TransportCallbacks: AnyObject, Sendable {
+    /// Return the request to follow the redirect, nil to stop at it.
+    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest?
+    func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition
+    func task(_ task: Int, didReceive data: Data)
+    func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?)
+    /// The last callback of a task: `error` is nil when the exchange completed.
+    func task(_ task: Int, didCompleteWithError error: Error?)
+}
