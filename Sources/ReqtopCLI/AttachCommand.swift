@@ -140,8 +140,6 @@ final class AttachedMonitor: Sendable {
         let status = Mutex("ATTACHING")
         let clockBase = Mutex<(remote: TimeInterval, local: Date)?>(nil)
         let ended = Mutex(false)
-        /// Set once the screen exists, for commands that must correct its pause mark.
-        let screen = Mutex<MonitorScreen?>(nil)
 
         /// The program's session time now; it stops when the program ends.
         func now() -> TimeInterval {
@@ -159,8 +157,7 @@ final class AttachedMonitor: Sendable {
         let shared = self.shared
         screen = try MonitorScreen(
             options: .init(source: "attach", color: color, clock: { shared.now() }, playbackStatus: { shared.status.withLock { $0 } }),
-            commands: RemoteQueueCommands(client: client, pauseNotApplied: { paused in shared.screen.withLock { $0 }?.showPaused(paused) }))
-        shared.screen.withLock { [screen] in $0 = screen }
+            commands: RemoteQueueCommands(client: client))
     }
 
     func run() throws {

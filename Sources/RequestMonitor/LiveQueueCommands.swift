@@ -2,10 +2,12 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import RequestEventFormat
 import RequestOperations
 import Synchronization
 
-/// The monitor's commands carried out on a live ``RequestQueue``.
+/// The monitor's commands carried out on a live ``RequestQueue`` through ``QueueControl``,
+/// answered in the same words the monitor endpoint uses.
 public final class LiveQueueCommands: QueueCommands {
     private let queue: RequestQueue
     private let control: QueueControl
@@ -28,30 +30,32 @@ public final class LiveQueueCommands: QueueCommands {
         operations.withLock { $0[id] }
     }
 
-    public func retry(_ id: String) -> String {
-        guard let operation = operation(id) else { return "\(id) is not an operation of this queue" }
-        let answer = control.retry(operation)
-        if let again = answer.added {
-            track(again)
-            onAdd?(again)
+    public func perform(_ command: MonitorCommand) -> CommandAnswer {
+        let answer: QueueControl.Answer
+        switch command {
+        case .retry(let id):
+            guard let operation = operation(id) else { return Self.answer(.unknownOperation(id)) }
+            answer = control.retry(operation)
+            if let again = answer.added {
+                track(again)
+                onAdd?(again)
+            }
+        case .cancel(let id):
+            guard let operation = operation(id) else { return Self.answer(.unknownOperation(id)) }
+            answer = control.cancel(operation)
+        case .cancelAll:
+            answer = control.cancelAll(operations.withLock { Array($0.values) })
+        case .setSuspended(let suspended):
+            answer = control.setSuspended(suspended)
+        case .releaseBatches:
+            answer = control.releaseBatches()
+        case .playback:
+            return Self.noPlayback
         }
-        return answer.message
+        return Self.answer(answer.outcome)
     }
 
-    public func cancel(_ id: String) -> String {
-        guard let operation = operation(id) else { return "\(id) is not an operation of this queue" }
-        return control.cancel(operation).message
-    }
-
-    public func cancelAll() -> String {
-        control.cancelAll(operations.withLock { Array($0.values) }).message
-    }
-
-    public func releaseBatches() -> String {
-        control.releaseBatches().message
-    }
-
-    public func setSuspended(_ suspended: Bool) -> String {
-        control.setSuspended(suspended).message
+    private static func answer(_ outcome: QueueCommandOutcome) -> CommandAnswer {
+        CommandAnswer(ok: outcome.ok, outcome.message)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 @testable import ReqtopCLI
 import RequestEndpoint
+import RequestMonitor
 import RequestOperations
 import Synchronization
 import XCTest
@@ -134,11 +135,16 @@ final class AttachTests: XCTestCase {
         defer { endpoint.stop() }
         let client = try EndpointClient.connect(path: endpoint.path)
         Thread { client.run { _ in } }.start()
-        let shown = Mutex<[Bool]>([])
-        let commands = RemoteQueueCommands(client: client, pauseNotApplied: { paused in shown.withLock { $0.append(paused) } })
-        XCTAssertEqual(commands.setSuspended(true), "refused: this endpoint is read-only")
-        XCTAssertEqual(shown.withLock { $0 }, [false], "the monitor shows the queue running again")
-        XCTAssertEqual(commands.cancel("x"), "refused: this endpoint is read-only")
+        let commands = RemoteQueueCommands(client: client)
+        let pause = commands.perform(.setSuspended(true))
+        XCTAssertEqual(pause, CommandAnswer(ok: false, "refused: this endpoint is read-only"))
+        var state = MonitorState()
+        let context = MonitorUpdate.Context(visible: [], pageSize: 10, model: QueueModel(source: "attach"), canCommand: true, canCancel: true)
+        XCTAssertEqual(MonitorUpdate.update(&state, .togglePause, context), [.command(.setSuspended(true))])
+        XCTAssertTrue(state.paused)
+        _ = MonitorUpdate.update(&state, .answered(.setSuspended(true), pause), context)
+        XCTAssertFalse(state.paused, "the monitor shows the queue running again")
+        XCTAssertEqual(commands.perform(.cancel("x")).message, "refused: this endpoint is read-only")
         XCTAssertFalse(queue.isSuspended)
     }
 }

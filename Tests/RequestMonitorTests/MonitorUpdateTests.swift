@@ -7,27 +7,42 @@ import RequestOperations
 import Synchronization
 import XCTest
 
-/// Records what the monitor asked of the queue.
-final class RecordingCommands: QueueCommands {
-    let calls = Mutex<[String]>([])
+/// Answers commands the way a queue would, by words, and records what was asked.
+/// No queue is involved: the update only returns effects.
+struct Answerer {
+    var canCancel = true
+    var refusePause = false
 
-    func retry(_ id: String) -> String { calls.withLock { $0.append("retry \(id)") }; return "retrying \(id)" }
-    func cancel(_ id: String) -> String { calls.withLock { $0.append("cancel \(id)") }; return "cancelled \(id)" }
-    func cancelAll() -> String { calls.withLock { $0.append("cancelAll") }; return "cancelled all" }
-    func setSuspended(_ suspended: Bool) -> String {
-        calls.withLock { $0.append("suspended \(suspended)") }
-        return suspended ? "paused" : "resumed"
+    func answer(_ command: MonitorCommand) -> CommandAnswer {
+        switch command {
+        case .retry(let id): CommandAnswer("retrying \(id)")
+        case .cancel(let id): CommandAnswer("cancelled \(id)")
+        case .cancelAll: CommandAnswer("cancelled all")
+        case .setSuspended(let suspended):
+            refusePause ? CommandAnswer(ok: false, "refused") : CommandAnswer(suspended ? "paused" : "resumed")
+        case .releaseBatches: CommandAnswer("released")
+        case .playback: CommandAnswer("speed")
+        }
     }
 }
 
 final class MonitorUpdateTests: XCTestCase {
     let model = scriptedModel()
     var visible: [String] { model.rows.map(\.id) }
+    /// The commands the update asked for, in order.
+    var asked: [MonitorCommand] = []
 
-    func press(_ keys: [KeyMap.Key], _ state: inout MonitorState, _ commands: QueueCommands?) {
+    /// Presses `keys`; each command the update returns is recorded and its answer fed back
+    /// as the screen would. `answerer` nil: nothing can be commanded (a replay file alone).
+    func press(_ keys: [KeyMap.Key], _ state: inout MonitorState, _ answerer: Answerer?) {
         for key in keys {
             guard let action = KeyMap.action(for: key, in: state) else { continue }
-            MonitorUpdate.apply(action, to: &state, visible: visible, pageSize: 3, model: model, commands: commands)
+            let context = MonitorUpdate.Context(visible: visible, pageSize: 3, model: model, canCommand: answerer != nil,
+                                                canCancel: answerer?.canCancel ?? false)
+            for case .command(let command) in MonitorUpdate.update(&state, action, context) {
+                asked.append(command)
+                _ = MonitorUpdate.update(&state, .answered(command, answerer!.answer(command)), context)
+            }
         }
     }
 
@@ -46,7 +61,7 @@ final class MonitorUpdateTests: XCTestCase {
     }
 
     func testCancelAsksFirstAndOnlyYesCancels() {
-        let commands = RecordingCommands()
+        let commands = Answerer()
         var state = MonitorState()
         state.selectedID = "download"
         press([.character("X")], &state, commands)
@@ -55,28 +70,28 @@ final class MonitorUpdateTests: XCTestCase {
         XCTAssertEqual(state.selectedID, "download", "other keys wait while a question is open")
         press([.character("n")], &state, commands)
         XCTAssertNil(state.confirmation)
-        XCTAssertEqual(commands.calls.withLock { $0 }, [])
+        XCTAssertEqual(asked, [])
         press([.character("X"), .character("y")], &state, commands)
-        XCTAssertEqual(commands.calls.withLock { $0 }, ["cancel download"])
+        XCTAssertEqual(asked, [.cancel("download")])
         XCTAssertEqual(state.flash, "cancelled download")
         press([.character("C"), .character("y")], &state, commands)
-        XCTAssertEqual(commands.calls.withLock { $0 }.last, "cancelAll")
+        XCTAssertEqual(asked.last, .cancelAll)
     }
 
     func testAFinishedOperationIsNotOfferedForCancelling() {
         var state = MonitorState()
         state.selectedID = "ok-one"
-        press([.character("X")], &state, RecordingCommands())
+        press([.character("X")], &state, Answerer())
         XCTAssertNil(state.confirmation)
         XCTAssertEqual(state.flash, "ok-one has already succeeded")
     }
 
     func testRetryPauseAndTheDetailView() {
-        let commands = RecordingCommands()
+        let commands = Answerer()
         var state = MonitorState()
         state.selectedID = "flaky"
         press([.character("r"), .character("p"), .character(" ")], &state, commands)
-        XCTAssertEqual(commands.calls.withLock { $0 }, ["retry flaky", "suspended true", "suspended false"])
+        XCTAssertEqual(asked, [.retry("flaky"), .setSuspended(true), .setSuspended(false)])
         press([.enter, .tab, .tab], &state, commands)
         XCTAssertEqual(state.screen, .detail(id: "flaky", tab: .response))
         press([.backTab], &state, commands)
@@ -115,6 +130,58 @@ final class MonitorUpdateTests: XCTestCase {
         XCTAssertNil(state.confirmation)
         XCTAssertEqual(state.flash, "nothing to cancel in a replay")
     }
+
+    func testTheUpdateReturnsCommandsAndPerformsNone() {
+        var state = MonitorState()
+        state.selectedID = "flaky"
+        let context = MonitorUpdate.Context(visible: visible, pageSize: 3, model: model, canCommand: true, canCancel: true)
+        XCTAssertEqual(MonitorUpdate.update(&state, .retry, context), [.command(.retry("flaky"))])
+        XCTAssertNil(state.flash, "no answer yet: the screen shows it when it comes")
+        XCTAssertEqual(MonitorUpdate.update(&state, .answered(.retry("flaky"), CommandAnswer("retrying flaky now")), context), [])
+        XCTAssertEqual(state.flash, "retrying flaky now")
+    }
+
+    func testAnAnswerToAnOlderCommandDoesNotCoverANewerMessage() {
+        var state = MonitorState()
+        state.selectedID = "download"
+        let context = MonitorUpdate.Context(visible: visible, pageSize: 3, model: model, canCommand: true, canCancel: false)
+        XCTAssertEqual(MonitorUpdate.update(&state, .playback(.faster), context), [.command(.playback(.faster))])
+        XCTAssertEqual(MonitorUpdate.update(&state, .cancel, context), [])
+        XCTAssertEqual(state.flash, "nothing to cancel in a replay")
+        _ = MonitorUpdate.update(&state, .answered(.playback(.faster), CommandAnswer("speed 2×")), context)
+        XCTAssertEqual(state.flash, "nothing to cancel in a replay", "the answer to + came after X's own message")
+        _ = MonitorUpdate.update(&state, .playback(.faster), context)
+        _ = MonitorUpdate.update(&state, .answered(.playback(.faster), CommandAnswer("speed 4×")), context)
+        XCTAssertEqual(state.flash, "speed 4×")
+    }
+
+    func testARefusedPauseIsUndone() {
+        var state = MonitorState()
+        press([.character("p")], &state, Answerer(refusePause: true))
+        XCTAssertFalse(state.paused, "the queue did not pause, so the monitor does not show it paused")
+        XCTAssertEqual(state.flash, "refused")
+        let context = MonitorUpdate.Context(visible: visible, pageSize: 3, model: model, canCommand: true, canCancel: true)
+        _ = MonitorUpdate.update(&state, .pausedElsewhere(true), context)
+        XCTAssertTrue(state.paused, "another monitor paused the program")
+    }
+}
+
+final class KeyTableTests: XCTestCase {
+    func testTheFunctionBarComesFromTheKeyTable() {
+        XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false).map(\.key), ["Enter", "r", "X", "C", "p", "/", "o", "F", "?", "q"])
+        XCTAssertEqual(KeyMap.barHints(detail: false, paused: true, held: true).map(\.label),
+                       ["Detail", "Retry", "Cancel", "CancelAll", "Resume", "Release", "Filter", "Sort", "Follow", "Help", "Quit"])
+        XCTAssertEqual(KeyMap.barHints(detail: true, paused: false, held: true).map(\.key), ["Tab", "Esc", "r", "X", "p", "?", "q"])
+        for hint in KeyMap.barHints(detail: false, paused: false, held: true) {
+            XCTAssertTrue(KeyMap.bindings.contains { $0.bar?.key == hint.key && $0.help.isEmpty == false }, "\(hint.key) is documented")
+        }
+    }
+
+    func testTheReadmeShowsTheKeyTable() throws {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        XCTAssertTrue(text.contains(KeyMap.markdownTable), "README.md's key table must be KeyMap.markdownTable:\n\(KeyMap.markdownTable)")
+    }
 }
 
 final class QueueModelTests: XCTestCase {
@@ -143,7 +210,7 @@ final class LiveQueueCommandsTests: XCTestCase {
     func testReleaseBatchesLetsHeldRequestsGoAndSaysHowMany() {
         let queue = RequestQueue(earlyRetry: nil)
         let commands = LiveQueueCommands(queue: queue)
-        XCTAssertEqual(commands.releaseBatches(), "no batch holds a request")
+        XCTAssertEqual(commands.perform(.releaseBatches).message, "no batch holds a request")
         let batch = RequestBatch(name: "uploads", size: 5)
         // Port 1 refuses at once: what matters is that the request leaves the batch.
         let operation = queue.add(URLRequest(url: URL(string: "http://127.0.0.1:1/")!),
@@ -153,7 +220,7 @@ final class LiveQueueCommandsTests: XCTestCase {
         let deadline = Date().addingTimeInterval(5)
         while batch.heldCount == 0, Date() < deadline { usleep(5_000) }
         XCTAssertEqual(operation.phase, .held(batch: "uploads"))
-        XCTAssertEqual(commands.releaseBatches(), "released 1 from uploads")
+        XCTAssertEqual(commands.perform(.releaseBatches).message, "released 1 from uploads")
         queue.waitUntilAllOperationsAreFinished()
         XCTAssertEqual(batch.releasedCount, 1)
         XCTAssertEqual(operation.result?.error?.stage, .transport)

@@ -67,12 +67,14 @@ final class ReplayPlayerTests: XCTestCase {
         let player = ReplayPlayer(events: events, output: { _ in })
         let commands = ReplayCommands(player: player)
         XCTAssertFalse(commands.canCancel)
-        XCTAssertEqual(commands.playback(.faster), "speed 2×")
-        XCTAssertEqual(commands.setSuspended(true), "replay paused")
+        XCTAssertEqual(commands.perform(.playback(.faster)).message, "speed 2×")
+        XCTAssertEqual(commands.perform(.setSuspended(true)).message, "replay paused")
         XCTAssertEqual(commands.status(), "REPLAY 2× PAUSED 0.0/9.0s")
         var state = MonitorState()
         state.selectedID = "op-1"
-        MonitorUpdate.apply(.cancel, to: &state, visible: ["op-1"], pageSize: 5, model: QueueModel(source: "r"), commands: commands)
+        let context = MonitorUpdate.Context(visible: ["op-1"], pageSize: 5, model: QueueModel(source: "r"), canCommand: true,
+                                            canCancel: commands.canCancel)
+        XCTAssertEqual(MonitorUpdate.update(&state, .cancel, context), [])
         XCTAssertNil(state.confirmation)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import RequestOperations
+import RequestEventFormat
 
 /// Reads HAR 1.2 as real tools write it (Chrome, Firefox, Safari, Charles, Insomnia,
 /// mitmproxy): a byte order mark, no `pages`, missing optional fields, −1 timings, status 0
@@ -53,11 +54,16 @@ public enum HARImport {
         for index in har.log.entries.indices.sorted(by: { (starts[$0], $0) < (starts[$1], $1) }) {
             let entry = har.log.entries[index]
             if let recorded = entry.reqtop?.events, !recorded.isEmpty {
-                for (number, flat) in recorded.enumerated() {
-                    guard let event = flat.requestEvent else {
-                        throw ArchiveError(file: file, message: "$.log.entries[\(index)]._reqtop.events[\(number)]: not a complete \"\(flat.event)\" event")
+                for (number, value) in recorded.enumerated() {
+                    let place = "$.log.entries[\(index)]._reqtop.events[\(number)]"
+                    do {
+                        guard let object = value.object as? [String: Any], let event = try EventLog.event(from: object, lineNumber: number) else {
+                            throw ArchiveError(file: file, message: "\(place): expected an event object")
+                        }
+                        events.append(event)
+                    } catch let error as EventLogError {
+                        throw ArchiveError(file: file, message: "\(place): \(error.message)")
                     }
-                    events.append(event)
                 }
                 if sessionStart == nil, let started = events.last(where: { $0.payload.name == "started" }) ?? events.last {
                     sessionStart = starts[index].addingTimeInterval(-started.time)

@@ -51,49 +51,29 @@ struct HARHeader: Decodable {
 
 /// reqtop's own data in an entry it wrote.
 struct HARReqtop: Decodable {
-    let events: [FlatEvent]?
+    let events: [JSONValue]?
 }
 
-/// One event as the flat JSON object of the event format, decoded field by field.
-struct FlatEvent: Decodable {
-    struct Failure: Decodable {
-        let code: Int
-        let message: String?
-    }
+/// Any JSON value, decoded into what JSONSerialization would give, so reqtop's own events
+/// in a HAR are read by the event format's one reader (`EventLog.event(from:)`).
+struct JSONValue: Decodable {
+    let object: Any
 
-    let t: Double
-    let op: String
-    let attempt: Int
-    let event: String
-    let method: String?, url: String?, headers: [String: String]?, maxAttempts: Int?
-    let task: Int?, status: Int?, location: String?, expectedBytes: Int?, bytes: Int?
-    let error: Failure?
-    let reason: String?, delay: Double?, trigger: String?, by: String?
-    let outcome: String?, attempts: Int?, duration: Double?
-
-    /// The event, or `nil` when a field its kind needs is missing.
-    var requestEvent: RequestEvent? {
-        let payload: RequestEvent.Payload?
-        switch event {
-        case "queued": payload = method.flatMap { m in url.map { .queued(method: m, url: $0, headers: headers ?? [:], maxAttempts: maxAttempts) } }
-        case "started": payload = .started
-        case "preparationFailed": payload = reason.map { .preparationFailed(reason: $0) }
-        case "taskCreated": payload = task.map { .taskCreated(taskIdentifier: $0, url: url ?? "") }
-        case "redirect": payload = status.flatMap { s in location.map { .redirect(status: s, location: $0) } }
-        case "response": payload = status.map { .response(status: $0, headers: headers ?? [:], expectedBytes: expectedBytes) }
-        case "data": payload = bytes.map { .data(bytes: $0) }
-        case "taskCompleted": payload = .taskCompleted(error: error.map { TransportError(code: $0.code, message: $0.message ?? "") })
-        case "validationFailed": payload = reason.map { .validationFailed(reason: $0) }
-        case "retryScheduled": payload = delay.flatMap { d in reason.map { .retryScheduled(delay: d, reason: $0) } }
-        case "earlyRetry": payload = trigger.map { .earlyRetry(trigger: $0, delay: delay ?? 0) }
-        case "cancelled": payload = by.map { .cancelled(by: $0) }
-        case "finished":
-            payload = outcome.flatMap(RequestOutcome.init(rawValue:)).flatMap { o in
-                attempts.flatMap { a in duration.map { .finished(outcome: o, status: status, attempts: a, duration: $0, reason: reason) } }
-            }
-        default: payload = .other(name: event)
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            object = NSNull()
+        } else if let flag = try? container.decode(Bool.self) {
+            object = NSNumber(value: flag)
+        } else if let number = try? container.decode(Double.self) {
+            object = NSNumber(value: number)
+        } else if let text = try? container.decode(String.self) {
+            object = text
+        } else if let array = try? container.decode([JSONValue].self) {
+            object = array.map(\.object)
+        } else {
+            object = try container.decode([String: JSONValue].self).mapValues(\.object)
         }
-        return payload.map { RequestEvent(time: t, operationID: op, attempt: attempt, payload: $0) }
     }
 }
 

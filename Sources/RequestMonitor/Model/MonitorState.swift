@@ -37,42 +37,15 @@ public struct MonitorState: Sendable, Equatable {
     public var confirmation: Confirmation?
     /// A short message on the bottom line ("retrying w1-flaky"), with when it was set.
     public var flash: String?
+    /// Commands asked for and answered so far (answers come back in order), and how many had
+    /// been asked when the monitor last put up a message of its own: an answer to an older
+    /// command does not cover a newer message (`+` then `X` shows what `X` said).
+    public var commandsAsked = 0
+    public var commandsAnswered = 0
+    public var flashAfterCommand = 0
     /// A replay's speed and position, for the header.
     public var playback: String?
     public var quit = false
 
     public init() {}
-}
-
-/// What the monitor asks of the queue it shows, each answered with a line for the person.
-/// The live queue implements it directly, a replay steers its player with it, and an attach
-/// client will implement it over a socket.
-public protocol QueueCommands: Sendable {
-    /// Skips a backoff, or runs a finished operation again.
-    func retry(_ id: String) -> String
-    func cancel(_ id: String) -> String
-    func cancelAll() -> String
-    /// False where nothing can be cancelled (a replay), so the monitor does not ask.
-    var canCancel: Bool { get }
-    func setSuspended(_ suspended: Bool) -> String
-    /// Releases every batch that holds requests now.
-    func releaseBatches() -> String
-    /// Replay controls; elsewhere they only say so.
-    func playback(_ action: PlaybackAction) -> String
-}
-
-public enum PlaybackAction: Sendable, Equatable {
-    case faster, slower, step, start, end
-}
-
-extension QueueCommands {
-    public var canCancel: Bool { true }
-
-    public func releaseBatches() -> String {
-        "no batches here"
-    }
-
-    public func playback(_ action: PlaybackAction) -> String {
-        "only a replay has a speed, steps and jumps"
-    }
 }

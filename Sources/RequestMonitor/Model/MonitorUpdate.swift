@@ -1,11 +1,64 @@
-/// Carries out an action: changes the monitor state and, for commands, asks the queue.
-/// Pure apart from the ``QueueCommands`` it is given, so tests drive it directly.
+/// The monitor's update, in the bubbletea shape: `update(state, action) -> (state, effects)`.
+/// It changes the monitor state and returns what it wants done (a command for the queue);
+/// it performs no I/O and takes no command object, so tests drive it with values alone.
+/// The screen runs the effects off its drawing thread and feeds their answers back as
+/// ``MonitorAction/answered(_:_:)``.
 public enum MonitorUpdate {
-    /// - Parameters:
-    ///   - visible: the ids the table shows now, in order.
-    ///   - pageSize: table rows on screen, for PgUp/PgDn.
-    public static func apply(_ action: MonitorAction, to state: inout MonitorState, visible: [String], pageSize: Int,
-                             model: QueueModel, commands: QueueCommands?) {
+    /// What the update may read besides the state.
+    public struct Context {
+        /// The ids the table shows now, in order.
+        public var visible: [String]
+        /// Table rows on screen, for PgUp/PgDn.
+        public var pageSize: Int
+        public var model: QueueModel
+        /// Whether anything can be commanded (false: a replay without a player, a test).
+        public var canCommand: Bool
+        /// Whether operations can be cancelled (false in a replay).
+        public var canCancel: Bool
+
+        public init(visible: [String], pageSize: Int, model: QueueModel, canCommand: Bool, canCancel: Bool) {
+            self.visible = visible
+            self.pageSize = pageSize
+            self.model = model
+            self.canCommand = canCommand
+            self.canCancel = canCancel
+        }
+    }
+
+    /// Carries out `action` on `state` and returns the effects it asks for.
+    public static func update(_ state: inout MonitorState, _ action: MonitorAction, _ context: Context) -> [MonitorEffect] {
+        let effects = apply(&state, action, context)
+        state.commandsAsked += effects.count
+        if state.flash != nil, !isAnswer(action) { state.flashAfterCommand = state.commandsAsked }
+        return effects
+    }
+
+    private static func isAnswer(_ action: MonitorAction) -> Bool {
+        if case .answered = action { return true }
+        return false
+    }
+
+    private static func apply(_ state: inout MonitorState, _ action: MonitorAction, _ context: Context) -> [MonitorEffect] {
+        let visible = context.visible, pageSize = context.pageSize, model = context.model
+        /// A command for the queue, or the words for its absence.
+        func command(_ command: MonitorCommand, else absent: String) -> [MonitorEffect] {
+            guard context.canCommand else {
+                state.flash = absent
+                return []
+            }
+            return [.command(command)]
+        }
+        if case .answered(let command, let answer) = action {
+            state.commandsAnswered += 1
+            if state.commandsAnswered > state.flashAfterCommand { state.flash = answer.message }
+            // A pause that did not happen (refused, or the program is gone) is undone.
+            if case .setSuspended(let suspended) = command, !answer.ok { state.paused = !suspended }
+            return []
+        }
+        if case .pausedElsewhere(let paused) = action {
+            state.paused = paused
+            return []
+        }
         state.flash = nil
         let selected = state.selectedID.flatMap { visible.firstIndex(of: $0) }
         func select(_ index: Int) {
@@ -47,40 +100,41 @@ public enum MonitorUpdate {
                 state.screen = .detail(id: id, tab: tabs[index % tabs.count])
             }
         case .retry:
-            guard let id = focusedID(state) else { return }
-            state.flash = commands?.retry(id) ?? "nothing to retry in a replay"
+            guard let id = focusedID(state) else { return [] }
+            return command(.retry(id), else: "nothing to retry in a replay")
         case .cancel:
-            guard let id = focusedID(state), let row = model.row(id) else { return }
+            guard let id = focusedID(state), let row = model.row(id) else { return [] }
             if row.state.isFinished {
                 state.flash = "\(id) has already \(row.state == .succeeded ? "succeeded" : row.state.rawValue)"
-            } else if let commands, commands.canCancel {
+            } else if context.canCommand, context.canCancel {
                 state.confirmation = .cancel(id: id)
             } else {
                 state.flash = "nothing to cancel in a replay"
             }
         case .cancelAll:
-            if let commands, commands.canCancel {
+            if context.canCommand, context.canCancel {
                 state.confirmation = .cancelAll
             } else {
                 state.flash = "nothing to cancel in a replay"
             }
         case .playback(let action):
-            state.flash = commands?.playback(action) ?? "only a replay has a speed, steps and jumps"
+            return command(.playback(action), else: "only a replay has a speed, steps and jumps")
         case .confirm(let yes):
-            defer { state.confirmation = nil }
-            guard yes, let confirmation = state.confirmation, let commands else {
+            let confirmation = state.confirmation
+            state.confirmation = nil
+            guard yes, let confirmation, context.canCommand else {
                 state.flash = "not cancelled"
-                return
+                return []
             }
             switch confirmation {
-            case .cancel(let id): state.flash = commands.cancel(id)
-            case .cancelAll: state.flash = commands.cancelAll()
+            case .cancel(let id): return [.command(.cancel(id))]
+            case .cancelAll: return [.command(.cancelAll)]
             }
         case .releaseBatches:
-            state.flash = commands?.releaseBatches() ?? "nothing is held in a replay"
+            return command(.releaseBatches, else: "nothing is held in a replay")
         case .togglePause:
             state.paused.toggle()
-            state.flash = commands?.setSuspended(state.paused) ?? (state.paused ? "paused" : "resumed")
+            return command(.setSuspended(state.paused), else: state.paused ? "paused" : "resumed")
         case .startFilter:
             state.filterDraft = state.filter
         case .filterInput(let key):
@@ -105,7 +159,10 @@ public enum MonitorUpdate {
             state.showHelp.toggle()
         case .quit:
             state.quit = true
+        case .answered, .pausedElsewhere:
+            break
         }
+        return []
     }
 
     /// The operation a command applies to: the one in the detail view, else the selection.

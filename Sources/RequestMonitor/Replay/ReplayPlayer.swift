@@ -134,17 +134,21 @@ public final class ReplayCommands: QueueCommands {
         self.player = player
     }
 
-    public func retry(_ id: String) -> String { "a replay cannot retry: it shows what happened" }
-    public func cancel(_ id: String) -> String { "a replay cannot cancel" }
-    public func cancelAll() -> String { "a replay cannot cancel" }
     public var canCancel: Bool { false }
 
-    public func setSuspended(_ suspended: Bool) -> String {
-        player.setPaused(suspended)
-        return suspended ? "replay paused" : "replay resumed"
+    public func perform(_ command: MonitorCommand) -> CommandAnswer {
+        switch command {
+        case .retry: return CommandAnswer(ok: false, "a replay cannot retry: it shows what happened")
+        case .cancel, .cancelAll: return CommandAnswer(ok: false, "a replay cannot cancel")
+        case .releaseBatches: return CommandAnswer(ok: false, "nothing is held in a replay")
+        case .setSuspended(let suspended):
+            player.setPaused(suspended)
+            return CommandAnswer(suspended ? "replay paused" : "replay resumed")
+        case .playback(let action): return CommandAnswer(playback(action))
+        }
     }
 
-    public func playback(_ action: PlaybackAction) -> String {
+    private func playback(_ action: PlaybackAction) -> String {
         switch action {
         case .faster: return "speed \(ReplayPlayer.format(player.faster()))"
         case .slower: return "speed \(ReplayPlayer.format(player.slower()))"

@@ -5,8 +5,11 @@ import RequestOperations
 import Synchronization
 
 /// The screen manager: owns the terminal, the model and the monitor state, and runs the
-/// input loop. Events come in from any thread through ``feed(_:)``; everything else
-/// happens on the thread that calls ``run()``.
+/// input loop. Everything that comes in — events, resets, answers to commands, resizes, a
+/// stop — goes through one ordered inbox (``ScreenInput``), and keys are read from stdin
+/// by the loop itself; all of it is handled on the thread that calls ``run()``. The update
+/// returns effects (commands for the queue), which run on a serial queue of their own, so
+/// a command that waits for an answer (an attached program's) never freezes the screen.
 ///
 /// The loop sleeps in `poll()` on stdin and on a self-pipe that ``feed(_:)`` and the
 /// signal handlers write to: idle, it costs nothing; while anything is running or counting
@@ -34,12 +37,10 @@ public final class MonitorScreen: Sendable {
 
     private let options: Options
     private let commands: QueueCommands?
-    private let inbox = Mutex<[RequestEvent]>([])
-    private let resetRequested = Mutex(false)
+    private let inbox = Mutex<[ScreenInput]>([])
     private let wake: WakePipe
-    private let stopRequested = Mutex(false)
-    private let resized = Mutex(false)
-    private let pausedElsewhere = Mutex<Bool?>(nil)
+    /// Where effects run: off the drawing thread, one at a time, in order.
+    private let effects = DispatchQueue(label: "reqtop.monitor-commands")
 
     public init(options: Options, commands: QueueCommands?) throws {
         self.options = options
@@ -47,32 +48,40 @@ public final class MonitorScreen: Sendable {
         self.wake = try WakePipe()
     }
 
+    private func send(_ input: ScreenInput) {
+        inbox.withLock { $0.append(input) }
+        wake.signal()
+    }
+
     /// Hands events to the screen (from any thread).
     public func feed(_ events: [RequestEvent]) {
-        inbox.withLock { $0 += events }
-        wake.signal()
+        send(.events(events))
     }
 
     /// Forgets every event shown (a replay jumping back to its start).
     public func reset() {
-        inbox.withLock { inbox in
-            inbox = []
-            resetRequested.withLock { $0 = true }
-        }
-        wake.signal()
+        send(.reset)
     }
 
     /// Shows the queue as paused or not when someone else changed it (another monitor of an
     /// attached program).
     public func showPaused(_ paused: Bool) {
-        pausedElsewhere.withLock { $0 = paused }
-        wake.signal()
+        send(.action(.pausedElsewhere(paused)))
     }
 
     /// Ends the loop from another thread (or a signal).
     public func stop() {
-        stopRequested.withLock { $0 = true }
-        wake.signal()
+        send(.stop)
+    }
+
+    /// Runs the update's effects off the drawing thread; answers come back through the inbox.
+    private func run(_ effects: [MonitorEffect]) {
+        guard let commands else { return }
+        for case .command(let command) in effects {
+            self.effects.async { [self] in
+                send(.action(.answered(command, commands.perform(command))))
+            }
+        }
     }
 
     /// Runs until `q`, Ctrl-C or SIGTERM. The terminal is restored before it returns.
@@ -80,10 +89,7 @@ public final class MonitorScreen: Sendable {
         // Signals come through SignalCenter (installed at the start of main), so none is lost.
         var registrations = [SIGINT, SIGTERM, SIGHUP].map { SignalCenter.handle($0) { [self] in stop() } }
         let terminal = Terminal(wantColor: options.color)
-        registrations.append(SignalCenter.handle(SIGWINCH) { [self] in
-            resized.withLock { $0 = true }
-            wake.signal()
-        })
+        registrations.append(SignalCenter.handle(SIGWINCH) { [self] in send(.resize) })
         defer { registrations.forEach { $0.cancel() } }
 
         defer { terminal.end() }
@@ -92,43 +98,37 @@ public final class MonitorScreen: Sendable {
         var state = MonitorState()
         var cache = VisibleCache()
         var dirty = true
+        var stopped = false
 
-        while true {
-            let (events, reset) = inbox.withLock { inbox -> ([RequestEvent], Bool) in
-                defer { inbox = [] }
-                return (inbox, resetRequested.withLock { flag in defer { flag = false }; return flag })
-            }
-            if reset {
-                model = QueueModel(source: options.source)
-                cache = VisibleCache()
-                dirty = true
-            }
-            if !events.isEmpty {
-                model.apply(events)
-                dirty = true
-            }
-            if let paused = pausedElsewhere.withLock({ value in defer { value = nil }; return value }) {
-                state.paused = paused
-                dirty = true
-            }
-            if resized.withLock({ flag in defer { flag = false }; return flag }) {
-                terminal.updateSize()
-                dirty = true
-            }
+        while !stopped {
             let now = options.clock?() ?? model.latest
             let (width, height) = terminal.size
-            let pageSize = MonitorView.pageSize(height: height)
-            var visibleIDs = cache.ids(model: model, state: state, now: now)
-
+            func context() -> MonitorUpdate.Context {
+                MonitorUpdate.Context(visible: cache.ids(model: model, state: state, now: now), pageSize: MonitorView.pageSize(height: height),
+                                      model: model, canCommand: commands != nil, canCancel: commands?.canCancel ?? false)
+            }
+            for input in inbox.withLock({ inbox in defer { inbox = [] }; return inbox }) {
+                dirty = true
+                switch input {
+                case .events(let events): model.apply(events)
+                case .reset:
+                    model = QueueModel(source: options.source)
+                    cache = VisibleCache()
+                case .action(let action): run(MonitorUpdate.update(&state, action, context()))
+                case .resize: terminal.updateSize()
+                case .stop: stopped = true
+                }
+            }
             for key in terminal.readKeys() {
                 dirty = true
                 if key == .resize { continue }
                 guard let action = KeyMap.action(for: key, in: state) else { continue }
-                MonitorUpdate.apply(action, to: &state, visible: visibleIDs, pageSize: pageSize, model: model, commands: commands)
-                visibleIDs = cache.ids(model: model, state: state, now: now)
+                run(MonitorUpdate.update(&state, action, context()))
             }
-            if state.quit || stopRequested.withLock({ $0 }) { break }
+            if state.quit || stopped { break }
 
+            let visibleIDs = cache.ids(model: model, state: state, now: now)
+            let pageSize = MonitorView.pageSize(height: height)
             if state.follow, let last = visibleIDs.last { state.selectedID = last }
             if state.selectedID == nil || !visibleIDs.contains(state.selectedID!) { state.selectedID = visibleIDs.last }
             let selected = state.selectedID.flatMap { visibleIDs.firstIndex(of: $0) }
@@ -146,6 +146,17 @@ public final class MonitorScreen: Sendable {
         }
         options.onQuit?()
     }
+}
+
+/// What reaches the screen loop from other threads, in the order it came.
+enum ScreenInput: Sendable {
+    case events([RequestEvent])
+    /// Forget the model (a replay jumping back).
+    case reset
+    /// An answer to a command, or a pause made elsewhere.
+    case action(MonitorAction)
+    case resize
+    case stop
 }
 
 /// The filtered, sorted rows, recomputed only when the model, filter or sort changed

@@ -357,14 +357,8 @@ public struct MonitorView {
             grid.put(" \(flash)", x: 0, y: y, style: CellGrid.Style(bold: true))
             return
         }
-        let hints: [(String, String)] = switch state.screen {
-        case .table:
-            [("Enter", "Detail"), ("r", "Retry"), ("X", "Cancel"), ("C", "CancelAll"), ("p", state.paused ? "Resume" : "Pause")]
-                + (model.counts[.held, default: 0] > 0 ? [("b", "Release")] : []) + [
-             ("/", "Filter"), ("o", "Sort"), ("F", "Follow"), ("?", "Help"), ("q", "Quit")]
-        case .detail:
-            [("Tab", "NextTab"), ("Esc", "Back"), ("r", "Retry"), ("X", "Cancel"), ("p", state.paused ? "Resume" : "Pause"), ("?", "Help"), ("q", "Quit")]
-        }
+        let detail = if case .detail = state.screen { true } else { false }
+        let hints = KeyMap.barHints(detail: detail, paused: state.paused, held: model.counts[.held, default: 0] > 0)
         var x = 0
         for (key, label) in hints {
             x = grid.put(key, x: x, y: y, style: CellGrid.Style(bold: true))
@@ -374,7 +368,7 @@ public struct MonitorView {
     }
 
     private func drawHelp(_ grid: inout CellGrid) {
-        let lines = KeyMap.bindings.filter { !$0.help.isEmpty }.map { "\(fit($0.label, 9)) \($0.help)" }
+        let lines = KeyMap.helpLines.map { "\(fit($0.keys, 9)) \($0.help)" }
         let width = min(grid.width - 4, (lines.map(\.count).max() ?? 0) + 4)
         let height = min(grid.height - 2, lines.count + 4)
         let left = (grid.width - width) / 2

@@ -1,15 +1,17 @@
 import Foundation
 
-/// What a person can tell a queue from a monitor, answered in words a person reads. Shared
-/// by the live monitor and the monitor endpoint, so the two behave and speak alike; each
-/// finds the operations itself (what it cannot find, it answers for itself).
+/// What a person can tell a queue from a monitor, answered with a typed outcome. Shared by
+/// the live monitor and the monitor endpoint, so the two behave alike; each finds the
+/// operations itself and puts the outcome into words itself (`QueueCommandOutcome.message`
+/// in RequestEventFormat).
 public struct QueueControl: Sendable {
     public struct Answer: Sendable {
-        /// False when nothing was done (the message says why).
-        public var ok: Bool
-        public var message: String
+        public var outcome: QueueCommandOutcome
         /// An operation the command added to the queue (a re-run).
         public var added: RequestOperation?
+
+        /// False when nothing was done.
+        public var ok: Bool { outcome.ok }
     }
 
     public let queue: RequestQueue
@@ -20,31 +22,68 @@ public struct QueueControl: Sendable {
 
     /// Skips a backoff, or runs a finished operation again (as `id~2`).
     public func retry(_ operation: RequestOperation) -> Answer {
-        if operation.retryNow() { return Answer(ok: true, message: "retrying \(operation.id) now") }
-        guard operation.result != nil else { return Answer(ok: false, message: "\(operation.id) is not waiting to retry") }
+        if operation.retryNow() { return Answer(outcome: .retryingNow(operation.id)) }
+        guard operation.result != nil else { return Answer(outcome: .notWaitingToRetry(operation.id)) }
         let again = queue.runAgain(operation)
-        return Answer(ok: true, message: "running \(operation.id) again as \(again.id)", added: again)
+        return Answer(outcome: .runningAgain(operation.id, as: again.id), added: again)
     }
 
     public func cancel(_ operation: RequestOperation) -> Answer {
-        guard operation.result == nil else { return Answer(ok: false, message: "\(operation.id) has already ended") }
+        guard operation.result == nil else { return Answer(outcome: .alreadyEnded(operation.id)) }
         operation.cancel(by: "monitor")
-        return Answer(ok: true, message: "cancelled \(operation.id)")
+        return Answer(outcome: .cancelled(operation.id))
     }
 
     /// Cancels those of `operations` still running.
     public func cancelAll(_ operations: [RequestOperation]) -> Answer {
         let running = operations.filter { $0.result == nil }
         running.forEach { $0.cancel(by: "monitor") }
-        return Answer(ok: true, message: "cancelled \(running.count) operation\(running.count == 1 ? "" : "s")")
+        return Answer(outcome: .cancelledAll(count: running.count))
     }
 
     public func setSuspended(_ suspended: Bool) -> Answer {
         queue.isSuspended = suspended
-        return Answer(ok: true, message: suspended ? "paused: no new attempt starts" : "resumed")
+        return Answer(outcome: suspended ? .paused : .resumed)
     }
 
     public func releaseBatches() -> Answer {
-        Answer(ok: true, message: queue.releaseHeldBatches())
+        Answer(outcome: .released(queue.releaseHeldBatches()))
+    }
+}
+
+/// How a monitor's command went, for the monitor and the endpoint to put into words.
+public enum QueueCommandOutcome: Sendable, Equatable {
+    /// The operation skipped its backoff.
+    case retryingNow(String)
+    /// A finished operation runs again under a new id.
+    case runningAgain(String, as: String)
+    case notWaitingToRetry(String)
+    case cancelled(String)
+    case alreadyEnded(String)
+    case cancelledAll(count: Int)
+    case paused
+    case resumed
+    /// The batches released and how many requests each let go; empty when none held any.
+    case released([ReleasedBatch])
+    /// No operation with this id in the queue (or among those it remembers).
+    case unknownOperation(String)
+
+    /// False when nothing was done.
+    public var ok: Bool {
+        switch self {
+        case .notWaitingToRetry, .alreadyEnded, .unknownOperation: false
+        default: true
+        }
+    }
+}
+
+/// One batch released by hand.
+public struct ReleasedBatch: Sendable, Equatable {
+    public var name: String
+    public var count: Int
+
+    public init(name: String, count: Int) {
+        self.name = name
+        self.count = count
     }
 }

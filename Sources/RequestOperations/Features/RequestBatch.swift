@@ -100,19 +100,18 @@ public final class RequestBatch: Sendable {
 
 extension RequestQueue {
     /// Releases every batch that holds a request of this queue's running operations now.
-    /// Returns what it released, in words: "released 2 from uploads", or that none held any.
+    /// Returns the batches that let requests go, by name; empty when none held any.
     @discardableResult
-    public func releaseHeldBatches() -> String {
+    public func releaseHeldBatches() -> [ReleasedBatch] {
         var batches: [ObjectIdentifier: RequestBatch] = [:]
         for operation in operations where operation.result == nil {
             for case let interceptor as BatchingInterceptor in operation.options.interceptors {
                 batches[ObjectIdentifier(interceptor.batch)] = interceptor.batch
             }
         }
-        let released = batches.values.sorted { $0.name < $1.name }.compactMap { batch -> String? in
+        return batches.values.sorted { $0.name < $1.name }.compactMap { batch -> ReleasedBatch? in
             let count = batch.release()
-            return count > 0 ? "\(count) from \(batch.name)" : nil
+            return count > 0 ? ReleasedBatch(name: batch.name, count: count) : nil
         }
-        return released.isEmpty ? "no batch holds a request" : "released " + released.joined(separator: ", ")
     }
 }

@@ -1,0 +1,23 @@
+/// One attached monitor as the endpoint's I/O thread sees it: what waits to be written
+/// (bounded; a monitor that falls behind is marked and resynced), and the command line
+/// being read.
+struct EndpointConnection {
+    var outbound: [UInt8] = []
+    var sent = 0
+    var inbound: [UInt8] = []
+    /// Skipping the rest of a line that was too long.
+    var discarding = false
+    /// Events are being dropped until the buffer drains and a snapshot is sent again.
+    var behind = false
+    var missed = 0
+
+    var pending: Int { outbound.count - sent }
+
+    mutating func append(_ bytes: [UInt8]) {
+        if sent > 0, sent * 2 > outbound.count {
+            outbound.removeFirst(sent)
+            sent = 0
+        }
+        outbound += bytes
+    }
+}

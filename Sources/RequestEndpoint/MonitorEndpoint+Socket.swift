@@ -1,0 +1,189 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import RequestOperations
+import RequestEventFormat
+
+/// The endpoint's I/O thread: a non-blocking line-socket server on `poll` (the listener, a
+/// wake pipe, every connection). It accepts only peers of the same user, writes what each
+/// connection's buffer holds as the socket takes it, and hands complete command lines to
+/// MonitorEndpoint+Commands.swift.
+extension MonitorEndpoint {
+    // MARK: - The I/O thread
+
+    func serve() {
+        defer {
+            let fds = state.withLock { state -> [Int32] in
+                defer { state.connections = [:] }
+                return Array(state.connections.keys)
+            }
+            fds.forEach { close($0) }
+            close(listener)
+            unlink(path)
+            SocketCleanup.remove(path)
+            close(wakeRead)
+            close(wakeWrite)
+            done.signal()
+        }
+        while true {
+            let (stopped, watched) = state.withLock { state in
+                // A connection that is behind is watched for room too: the missed notice and
+                // the fresh snapshot go out as soon as it has caught up.
+                (state.stopped, state.connections.map { ($0.key, $0.value.pending > 0 || $0.value.behind) })
+            }
+            if stopped { return }
+            var polls = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            for (fd, writing) in watched {
+                polls.append(pollfd(fd: fd, events: Int16(POLLIN) | (writing ? Int16(POLLOUT) : 0), revents: 0))
+            }
+            guard poll(&polls, nfds_t(polls.count), -1) >= 0 else {
+                if errno == EINTR { continue }
+                return
+            }
+            if polls[1].revents != 0 {
+                var sink = [UInt8](repeating: 0, count: 256)
+                while read(wakeRead, &sink, sink.count) > 0 {}
+            }
+            if polls[0].revents & Int16(POLLIN) != 0 { acceptAll() }
+            for poll in polls.dropFirst(2) where poll.revents != 0 {
+                if poll.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0, !readCommands(poll.fd) {
+                    drop(poll.fd)
+                    continue
+                }
+                if !flush(poll.fd) { drop(poll.fd) }
+            }
+        }
+    }
+
+    func acceptAll() {
+        while true {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            UnixSocket.setNonBlocking(fd)
+            guard UnixSocket.peerUserID(fd) == getuid() else {
+                let refusal = Array((EndpointProtocol.error("refused: this endpoint accepts only its own user (uid \(getuid()))") + "\n").utf8)
+                refusal.withUnsafeBytes { _ = UnixSocket.writeSome(fd, $0) }
+                close(fd)
+                continue
+            }
+            state.withLock { state in
+                var connection = EndpointConnection()
+                connection.append(greeting(state))
+                state.connections[fd] = connection
+            }
+            _ = flush(fd)
+        }
+    }
+
+    /// The hello line and a snapshot of the journal.
+    func greeting(_ state: State) -> [UInt8] {
+        let hello = EndpointProtocol.line([
+            "event": "hello", "version": EndpointProtocol.version, "pid": Int(getpid()), "name": options.name,
+            "startedAt": EventLog.iso8601(startedAt), "t": queue.events.elapsed(), "live": state.journal.liveCount,
+            "readOnly": options.readOnly, "suspended": queue.isSuspended,
+        ])
+        return Array((hello + "\n").utf8) + snapshot(state)
+    }
+
+    func snapshot(_ state: State) -> [UInt8] {
+        let (operations, events) = state.journal.snapshot
+        var text = EndpointProtocol.line(["event": "snapshot", "operations": operations]) + "\n"
+        for event in events {
+            text += EventLog.line(for: event)
+            text += "\n"
+        }
+        text += EndpointProtocol.line(["event": "snapshotEnd"]) + "\n"
+        return Array(text.utf8)
+    }
+
+    /// Writes what the socket takes. False when the peer is gone.
+    func flush(_ fd: Int32) -> Bool {
+        state.withLock { state in
+            let drained = state.update(fd) { connection -> Bool? in
+                while connection.pending > 0 {
+                    let written = connection.outbound.withUnsafeBytes { raw in
+                        UnixSocket.writeSome(fd, UnsafeRawBufferPointer(rebasing: raw[connection.sent...]))
+                    }
+                    guard let written else { return nil }
+                    if written == 0 { return false }
+                    connection.sent += written
+                }
+                connection.outbound.removeAll(keepingCapacity: true)
+                connection.sent = 0
+                return true
+            }
+            guard let drained else { return true }
+            guard let drained else { return false }
+            if drained, let missed = state.connections[fd].flatMap({ $0.behind ? $0.missed : nil }) {
+                // Caught up: say what was lost and start again from a fresh snapshot.
+                let resync = Array((EndpointProtocol.line(["event": "missed", "count": missed]) + "\n").utf8) + snapshot(state)
+                state.update(fd) { connection in
+                    connection.append(resync)
+                    connection.behind = false
+                    connection.missed = 0
+                }
+            }
+            return true
+        }
+    }
+
+    func drop(_ fd: Int32) {
+        state.withLock { _ = $0.connections.removeValue(forKey: fd) }
+        close(fd)
+    }
+
+    /// Reads and answers command lines. False when the peer closed.
+    func readCommands(_ fd: Int32) -> Bool {
+        /// What was read, in order: a whole line, or a line that was too long.
+        enum Input {
+            case line(String)
+            case tooLong
+        }
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        var inputs: [Input] = []
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count == 0 { return false }
+            if count < 0 {
+                if errno == EAGAIN || errno == EWOULDBLOCK { break }
+                if errno == EINTR { continue }
+                return false
+            }
+            state.withLock { state in
+                state.update(fd) { connection in
+                    for byte in buffer[0..<count] {
+                        if byte == UInt8(ascii: "\n") {
+                            if !connection.discarding, !connection.inbound.isEmpty {
+                                inputs.append(.line(String(decoding: connection.inbound, as: UTF8.self)))
+                            }
+                            connection.inbound.removeAll(keepingCapacity: true)
+                            connection.discarding = false
+                        } else if !connection.discarding {
+                            connection.inbound.append(byte)
+                            if connection.inbound.count > EndpointProtocol.maxCommandLine {
+                                connection.inbound = []
+                                connection.discarding = true
+                                inputs.append(.tooLong)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Answered in the order they came, outside the lock (commands take the queue's locks).
+        let replies = inputs.map { input in
+            switch input {
+            case .line(let line): answer(line)
+            case .tooLong: EndpointProtocol.error("line too long: a command is at most \(EndpointProtocol.maxCommandLine) bytes")
+            }
+        }
+        if !replies.isEmpty {
+            let bytes = Array((replies.joined(separator: "\n") + "\n").utf8)
+            state.withLock { state in state.connections[fd]?.append(bytes) }
+        }
+        return true
+    }
+}

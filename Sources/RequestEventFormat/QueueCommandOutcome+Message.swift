@@ -1,0 +1,21 @@
+import RequestOperations
+
+/// The words for a command's outcome, the same in the live monitor and in the endpoint's
+/// replies (which an attached monitor shows): one place for both.
+extension QueueCommandOutcome {
+    public var message: String {
+        switch self {
+        case .retryingNow(let id): "retrying \(id) now"
+        case .runningAgain(let id, let again): "running \(id) again as \(again)"
+        case .notWaitingToRetry(let id): "\(id) is not waiting to retry"
+        case .cancelled(let id): "cancelled \(id)"
+        case .alreadyEnded(let id): "\(id) has already ended"
+        case .cancelledAll(let count): "cancelled \(count) operation\(count == 1 ? "" : "s")"
+        case .paused: "paused: no new attempt starts"
+        case .resumed: "resumed"
+        case .released(let batches) where batches.isEmpty: "no batch holds a request"
+        case .released(let batches): "released " + batches.map { "\($0.count) from \($0.name)" }.joined(separator: ", ")
+        case .unknownOperation(let id): "no operation \(id) in this program"
+        }
+    }
+}

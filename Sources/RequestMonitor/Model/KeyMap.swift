@@ -1,0 +1,128 @@
+/// Key → action, in one table (as htop's Action.c). The same table gives the help overlay,
+/// the function bar at the bottom of the screen and the README's key table (a test checks
+/// that the README shows ``markdownTable``), so a key is described in one place.
+public enum KeyMap {
+    /// Keys as the terminal layer reports them.
+    public enum Key: Sendable, Hashable {
+        case character(Character)
+        case up, down, pageUp, pageDown, home, end, enter, escape, tab, backTab, backspace, f1, resize
+    }
+
+    /// Where a binding shows in the function bar.
+    public struct BarEntry: Sendable {
+        public enum Screens: Sendable { case table, detail, both }
+        /// The key as the bar shows it ("Enter").
+        public var key: String
+        public var label: String
+        /// The label while the queue is paused ("Resume" for "Pause").
+        public var labelWhilePaused: String?
+        public var screens: Screens
+        /// Shown only while a request is held (the release key).
+        public var onlyWhileHeld = false
+    }
+
+    public struct Binding: Sendable {
+        public var keys: [Key]
+        /// The keys as the help and the README show them.
+        public var label: String
+        public var action: MonitorAction
+        public var help: String
+        public var bar: BarEntry?
+    }
+
+    private static func bar(_ key: String, _ label: String, _ screens: BarEntry.Screens = .both, paused: String? = nil,
+                            onlyWhileHeld: Bool = false) -> BarEntry {
+        BarEntry(key: key, label: label, labelWhilePaused: paused, screens: screens, onlyWhileHeld: onlyWhileHeld)
+    }
+
+    public static let bindings: [Binding] = [
+        Binding(keys: [.character("j"), .down], label: "j ↓", action: .down, help: "select the next operation"),
+        Binding(keys: [.character("k"), .up], label: "k ↑", action: .up, help: "select the previous operation"),
+        Binding(keys: [.pageDown], label: "PgDn", action: .pageDown, help: "a page down"),
+        Binding(keys: [.pageUp], label: "PgUp", action: .pageUp, help: "a page up"),
+        Binding(keys: [.character("g"), .home], label: "g", action: .top, help: "the first operation"),
+        Binding(keys: [.character("G"), .end], label: "G", action: .bottom, help: "the last operation"),
+        Binding(keys: [.enter], label: "Enter", action: .open, help: "open the operation's detail view", bar: bar("Enter", "Detail", .table)),
+        Binding(keys: [.tab], label: "Tab", action: .nextTab, help: "next tab of the detail view", bar: bar("Tab", "NextTab", .detail)),
+        Binding(keys: [.backTab], label: "S-Tab", action: .previousTab, help: "previous tab"),
+        Binding(keys: [.escape], label: "Esc", action: .back, help: "back to the table; close help", bar: bar("Esc", "Back", .detail)),
+        Binding(keys: [.character("r")], label: "r", action: .retry, help: "retry now: skip the backoff, or run a finished operation again",
+                bar: bar("r", "Retry")),
+        Binding(keys: [.character("X")], label: "X", action: .cancel, help: "cancel the selected operation (asks first)", bar: bar("X", "Cancel")),
+        Binding(keys: [.character("C")], label: "C", action: .cancelAll, help: "cancel every operation (asks first)",
+                bar: bar("C", "CancelAll", .table)),
+        Binding(keys: [.character("p"), .character(" ")], label: "p Space", action: .togglePause, help: "pause or resume the queue",
+                bar: bar("p", "Pause", paused: "Resume")),
+        Binding(keys: [.character("b")], label: "b", action: .releaseBatches, help: "release every held batch now",
+                bar: bar("b", "Release", .table, onlyWhileHeld: true)),
+        Binding(keys: [.character("/")], label: "/", action: .startFilter, help: "filter: text, or state:failed status:5xx method:POST",
+                bar: bar("/", "Filter", .table)),
+        Binding(keys: [.character("o")], label: "o", action: .cycleSort, help: "change the sort: arrival, state, duration, host",
+                bar: bar("o", "Sort", .table)),
+        Binding(keys: [.character("F")], label: "F", action: .toggleFollow, help: "follow the newest operation", bar: bar("F", "Follow", .table)),
+        Binding(keys: [.character("+"), .character("=")], label: "+ -", action: .playback(.faster), help: "replay: faster / slower (0.25× to 16×)"),
+        Binding(keys: [.character("-")], label: "", action: .playback(.slower), help: ""),
+        Binding(keys: [.character("n")], label: "n", action: .playback(.step), help: "replay: pause and step to the next event"),
+        Binding(keys: [.character("<")], label: "< >", action: .playback(.start), help: "replay: jump to the start / the end"),
+        Binding(keys: [.character(">")], label: "", action: .playback(.end), help: ""),
+        Binding(keys: [.character("?"), .f1], label: "? F1", action: .toggleHelp, help: "this help", bar: bar("?", "Help")),
+        Binding(keys: [.character("q")], label: "q", action: .quit, help: "quit", bar: bar("q", "Quit")),
+    ]
+
+    private static let table: [Key: MonitorAction] = {
+        var table: [Key: MonitorAction] = [:]
+        for binding in bindings {
+            for key in binding.keys { table[key] = binding.action }
+        }
+        return table
+    }()
+
+    /// The action for `key` in the current state: typing goes to the filter while it is
+    /// open, and only y/n/Esc answer a confirmation.
+    public static func action(for key: Key, in state: MonitorState) -> MonitorAction? {
+        if state.filterDraft != nil {
+            switch key {
+            case .character(let c): return .filterInput(.character(c))
+            case .backspace: return .filterInput(.backspace)
+            case .enter: return .filterInput(.enter)
+            case .escape: return .filterInput(.escape)
+            default: return nil
+            }
+        }
+        if state.confirmation != nil {
+            switch key {
+            case .character("y"), .character("Y"): return .confirm(true)
+            case .character("n"), .character("N"), .escape: return .confirm(false)
+            default: return nil
+            }
+        }
+        return table[key]
+    }
+
+    /// The function bar's key and label pairs for the screen showing.
+    public static func barHints(detail: Bool, paused: Bool, held: Bool) -> [(key: String, label: String)] {
+        bindings.compactMap(\.bar).filter { entry in
+            let onScreen = switch entry.screens {
+            case .both: true
+            case .table: !detail
+            case .detail: detail
+            }
+            return onScreen && (held || !entry.onlyWhileHeld)
+        }.map { entry in (entry.key, paused ? entry.labelWhilePaused ?? entry.label : entry.label) }
+    }
+
+    /// The help overlay's lines: each documented binding's keys and what it does.
+    public static var helpLines: [(keys: String, help: String)] {
+        bindings.filter { !$0.help.isEmpty }.map { ($0.label, $0.help) }
+    }
+
+    /// The README's key table, made from the same bindings.
+    public static var markdownTable: String {
+        var lines = ["| key | does |", "| --- | --- |"]
+        for (keys, help) in helpLines {
+            let shown = keys.split(separator: " ").map { "`\($0)`" }.joined(separator: " ")
+            lines.append("| \(shown) | \(help) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

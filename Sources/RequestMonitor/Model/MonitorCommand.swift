@@ -1,0 +1,36 @@
+/// What the monitor asks of the queue it shows (live, attached or a replay). The update
+/// never carries one out: it returns it as a ``MonitorEffect``, the screen runs it off the
+/// drawing thread through ``QueueCommands`` and feeds the ``CommandAnswer`` back as
+/// ``MonitorAction/answered(_:_:)``.
+public enum MonitorCommand: Sendable, Equatable {
+    /// Skip a backoff, or run a finished operation again.
+    case retry(String)
+    case cancel(String)
+    case cancelAll
+    case setSuspended(Bool)
+    /// Release every batch that holds requests now.
+    case releaseBatches
+    /// Replay controls.
+    case playback(PlaybackAction)
+}
+
+public enum PlaybackAction: Sendable, Equatable {
+    case faster, slower, step, start, end
+}
+
+/// A command's answer, in words for the bottom line.
+public struct CommandAnswer: Sendable, Equatable {
+    /// False when nothing was done (refused, not found, no answer).
+    public var ok: Bool
+    public var message: String
+
+    public init(ok: Bool = true, _ message: String) {
+        self.ok = ok
+        self.message = message
+    }
+}
+
+/// What the update asks the screen to do for it.
+public enum MonitorEffect: Sendable, Equatable {
+    case command(MonitorCommand)
+}

@@ -1,0 +1,17 @@
+/// Carries out the monitor's commands on what it shows: the live queue
+/// (``LiveQueueCommands``), a replay's player (``ReplayCommands``) or an attached program
+/// over its socket. Called off the drawing thread, so an answer may take its time.
+public protocol QueueCommands: Sendable {
+    /// False where nothing can be cancelled (a replay), so the monitor does not ask.
+    var canCancel: Bool { get }
+    func perform(_ command: MonitorCommand) -> CommandAnswer
+}
+
+extension QueueCommands {
+    public var canCancel: Bool { true }
+
+    /// What a source without replay controls says to them.
+    public static var noPlayback: CommandAnswer {
+        CommandAnswer(ok: false, "only a replay has a speed, steps and jumps")
+    }
+}
