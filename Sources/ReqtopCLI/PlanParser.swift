@@ -5,21 +5,15 @@ import RequestOperations
 
 /// A problem with a plan: the file, where in it (a JSON path such as `requests[2].url`),
 /// and what was expected.
-struct PlanError: Error, Equatable, CustomStringConvertible {
-    var file: String
-    var path: String
-    var message: String
-
-    var description: String {
-        path.isEmpty ? "\(file): \(message)" : "\(file): \(path): \(message)"
-    }
-}
+typealias PlanError = StrictJSONError
 
 /// Reads a plan file strictly: every field is checked, unknown fields are errors (a typo
 /// such as `maxAttemps` must not silently fall back to a default), and each error names
 /// its place in the file.
 struct PlanParser {
     let file: String
+    /// Reads fields strictly and names their place in errors.
+    var json: StrictJSONReader { StrictJSONReader(file: file) }
 
     static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
     private static let planKeys: Set<String> = ["requests", "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost",
@@ -47,18 +41,18 @@ struct PlanParser {
         do {
             root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {
-            throw PlanError(file: file, path: "", message: "not valid JSON (\(Self.describe(jsonError: error, in: data)))")
+            throw PlanError(file: file, path: "", message: "not valid JSON (\(StrictJSONReader.describe(jsonError: error, in: data)))")
         }
         guard let object = root as? [String: Any] else {
-            throw PlanError(file: file, path: "", message: "expected a JSON object with a \"requests\" array, found \(Self.kind(root))")
+            throw PlanError(file: file, path: "", message: "expected a JSON object with a \"requests\" array, found \(StrictJSONReader.kind(root))")
         }
-        try checkKeys(object, allowed: Self.planKeys, at: "")
+        try json.checkKeys(object, allowed: Self.planKeys, at: "")
 
         let retry = try retrySettings(object["retry"], base: RetrySettings(), at: "retry")
-        let timeout = try seconds(object["timeout"], at: "timeout")
-        let deadline = try seconds(object["deadline"], at: "deadline") ?? 300
-        let maxConcurrent = try integer(object["maxConcurrent"], at: "maxConcurrent", minimum: 1) ?? 6
-        let perHost = try integer(object["maxConcurrentPerHost"], at: "maxConcurrentPerHost", minimum: 1)
+        let timeout = try json.seconds(object["timeout"], at: "timeout")
+        let deadline = try json.seconds(object["deadline"], at: "deadline") ?? 300
+        let maxConcurrent = try json.integer(object["maxConcurrent"], at: "maxConcurrent", minimum: 1) ?? 6
+        let perHost = try json.integer(object["maxConcurrentPerHost"], at: "maxConcurrentPerHost", minimum: 1)
         let auth = try authSettings(object["auth"])
         let batches = try batchSettings(object["batches"])
 
@@ -66,7 +60,7 @@ struct PlanParser {
             throw PlanError(file: file, path: "requests", message: "missing; expected an array of requests")
         }
         guard let requests = list as? [Any] else {
-            throw PlanError(file: file, path: "requests", message: "expected an array of requests, found \(Self.kind(list))")
+            throw PlanError(file: file, path: "requests", message: "expected an array of requests, found \(StrictJSONReader.kind(list))")
         }
         guard !requests.isEmpty else {
             throw PlanError(file: file, path: "requests", message: "empty; expected at least one request")
@@ -84,85 +78,50 @@ struct PlanParser {
             planned.append(request)
         }
         return Plan(maxConcurrent: maxConcurrent, maxConcurrentPerHost: perHost, auth: auth, batches: batches,
-                    requests: try ordered(planned, indices: seen))
-    }
-
-    /// The requests with every parent before its children; a parent that does not exist,
-    /// a request that depends on itself and a cycle are errors.
-    private func ordered(_ requests: [PlannedRequest], indices: [String: Int]) throws -> [PlannedRequest] {
-        for (index, request) in requests.enumerated() {
-            for (position, parent) in request.dependsOn.enumerated() {
-                let at = "requests[\(index)].dependsOn[\(position)]"
-                if parent == request.id { throw PlanError(file: file, path: at, message: "\"\(parent)\" is this request itself") }
-                guard indices[parent] != nil else {
-                    let known = requests.map(\.id).filter { Self.closeEnough($0, parent) }.first
-                    throw PlanError(file: file, path: at, message: "no request has the id \"\(parent)\""
-                                        + (known.map { " (did you mean \"\($0)\"?)" } ?? ""))
-                }
-            }
-        }
-        var done: Set<String> = []
-        var visiting: [String] = []
-        var order: [PlannedRequest] = []
-        let byID = Dictionary(uniqueKeysWithValues: requests.map { ($0.id, $0) })
-        func visit(_ id: String) throws {
-            if done.contains(id) { return }
-            if let start = visiting.firstIndex(of: id) {
-                let cycle = visiting[start...] + [id]
-                throw PlanError(file: file, path: "requests[\(indices[id]!)].dependsOn",
-                                message: "a cycle: \(cycle.joined(separator: " → ")); a request cannot wait for itself")
-            }
-            visiting.append(id)
-            for parent in byID[id]!.dependsOn { try visit(parent) }
-            visiting.removeLast()
-            done.insert(id)
-            order.append(byID[id]!)
-        }
-        for request in requests { try visit(request.id) }
-        return order
+                    requests: try PlanOrdering(file: file).ordered(planned, indices: seen))
     }
 
     private func authSettings(_ raw: Any?) throws -> AuthSettings? {
         guard let raw, !(raw is NSNull) else { return nil }
         guard let object = raw as? [String: Any] else {
-            throw PlanError(file: file, path: "auth", message: "expected an object with \"tokenURL\" and \"credentials\", found \(Self.kind(raw))")
+            throw PlanError(file: file, path: "auth", message: "expected an object with \"tokenURL\" and \"credentials\", found \(StrictJSONReader.kind(raw))")
         }
-        try checkKeys(object, allowed: Self.authKeys, at: "auth")
-        guard let url = try string(object["tokenURL"], at: "auth.tokenURL") else {
+        try json.checkKeys(object, allowed: Self.authKeys, at: "auth")
+        guard let url = try json.string(object["tokenURL"], at: "auth.tokenURL") else {
             throw PlanError(file: file, path: "auth.tokenURL", message: "missing; expected the URL that answers a POST of the credentials with a token")
         }
         try checkURL(url, at: "auth.tokenURL")
         guard let credentials = object["credentials"] as? [String: Any] else {
             throw PlanError(file: file, path: "auth.credentials",
                             message: object["credentials"] == nil ? "missing; expected an object such as {\"username\": ..., \"password\": ...}"
-                                : "expected an object of strings, found \(Self.kind(object["credentials"]!))")
+                                : "expected an object of strings, found \(StrictJSONReader.kind(object["credentials"]!))")
         }
         var fields: [String: String] = [:]
         for (key, value) in credentials {
             guard let text = value as? String else {
-                throw PlanError(file: file, path: "auth.credentials.\(key)", message: "expected a string, found \(Self.describe(value))")
+                throw PlanError(file: file, path: "auth.credentials.\(key)", message: "expected a string, found \(StrictJSONReader.describe(value))")
             }
             fields[key] = text
         }
-        return AuthSettings(tokenURL: url, credentials: fields, tokenField: try string(object["tokenField"], at: "auth.tokenField") ?? "token")
+        return AuthSettings(tokenURL: url, credentials: fields, tokenField: try json.string(object["tokenField"], at: "auth.tokenField") ?? "token")
     }
 
     private func batchSettings(_ raw: Any?) throws -> [String: BatchSettings] {
         guard let raw, !(raw is NSNull) else { return [:] }
         guard let object = raw as? [String: Any] else {
-            throw PlanError(file: file, path: "batches", message: "expected an object of batch names to {\"size\": N, \"timeLimit\": S}, found \(Self.kind(raw))")
+            throw PlanError(file: file, path: "batches", message: "expected an object of batch names to {\"size\": N, \"timeLimit\": S}, found \(StrictJSONReader.kind(raw))")
         }
         var batches: [String: BatchSettings] = [:]
         for (name, value) in object.sorted(by: { $0.key < $1.key }) {
             let at = "batches.\(name)"
             guard let settings = value as? [String: Any] else {
-                throw PlanError(file: file, path: at, message: "expected an object such as {\"size\": 3, \"timeLimit\": 2}, found \(Self.kind(value))")
+                throw PlanError(file: file, path: at, message: "expected an object such as {\"size\": 3, \"timeLimit\": 2}, found \(StrictJSONReader.kind(value))")
             }
-            try checkKeys(settings, allowed: Self.batchKeys, at: at)
-            guard let size = try integer(settings["size"], at: "\(at).size", minimum: 1) else {
+            try json.checkKeys(settings, allowed: Self.batchKeys, at: at)
+            guard let size = try json.integer(settings["size"], at: "\(at).size", minimum: 1) else {
                 throw PlanError(file: file, path: "\(at).size", message: "missing; expected how many requests are released together (1 or more)")
             }
-            batches[name] = BatchSettings(size: size, timeLimit: try seconds(settings["timeLimit"], at: "\(at).timeLimit"))
+            batches[name] = BatchSettings(size: size, timeLimit: try json.seconds(settings["timeLimit"], at: "\(at).timeLimit"))
         }
         return batches
     }
@@ -182,20 +141,20 @@ struct PlanParser {
                                 deadline: TimeInterval, hasAuth: Bool, batches: [String: BatchSettings]) throws -> PlannedRequest {
         let at = "requests[\(index)]"
         guard let object = item as? [String: Any] else {
-            throw PlanError(file: file, path: at, message: "expected an object with at least \"url\", found \(Self.kind(item))")
+            throw PlanError(file: file, path: at, message: "expected an object with at least \"url\", found \(StrictJSONReader.kind(item))")
         }
-        try checkKeys(object, allowed: Self.requestKeys, at: at)
+        try json.checkKeys(object, allowed: Self.requestKeys, at: at)
 
-        let id = try string(object["id"], at: "\(at).id") ?? "req-\(index + 1)"
+        let id = try json.string(object["id"], at: "\(at).id") ?? "req-\(index + 1)"
         guard !id.isEmpty else { throw PlanError(file: file, path: "\(at).id", message: "empty; expected a non-empty string") }
 
-        let method = (try string(object["method"], at: "\(at).method") ?? "GET")
+        let method = (try json.string(object["method"], at: "\(at).method") ?? "GET")
         guard Self.methods.contains(method.uppercased()) else {
             throw PlanError(file: file, path: "\(at).method",
                             message: "unknown method \"\(method)\"; expected one of \(Self.methods.sorted().joined(separator: ", "))")
         }
 
-        guard let urlText = try string(object["url"], at: "\(at).url") else {
+        guard let urlText = try json.string(object["url"], at: "\(at).url") else {
             throw PlanError(file: file, path: "\(at).url", message: "missing; expected an absolute http or https URL")
         }
         try checkURL(urlText, at: "\(at).url")
@@ -203,11 +162,11 @@ struct PlanParser {
         var headers: [String: String] = [:]
         if let raw = object["headers"] {
             guard let dictionary = raw as? [String: Any] else {
-                throw PlanError(file: file, path: "\(at).headers", message: "expected an object of header names to strings, found \(Self.kind(raw))")
+                throw PlanError(file: file, path: "\(at).headers", message: "expected an object of header names to strings, found \(StrictJSONReader.kind(raw))")
             }
             for (name, value) in dictionary {
                 guard let text = value as? String else {
-                    throw PlanError(file: file, path: "\(at).headers.\(name)", message: "expected a string, found \(Self.kind(value))")
+                    throw PlanError(file: file, path: "\(at).headers.\(name)", message: "expected a string, found \(StrictJSONReader.kind(value))")
                 }
                 headers[name] = text
             }
@@ -223,7 +182,7 @@ struct PlanParser {
                     headers["Content-Type"] = "application/json"
                 }
             } else {
-                throw PlanError(file: file, path: "\(at).body", message: "expected a string, an object or an array, found \(Self.kind(raw))")
+                throw PlanError(file: file, path: "\(at).body", message: "expected a string, an object or an array, found \(StrictJSONReader.kind(raw))")
             }
         }
 
@@ -234,12 +193,12 @@ struct PlanParser {
         case let list as [Any]:
             for (position, value) in list.enumerated() {
                 guard let parent = value as? String else {
-                    throw PlanError(file: file, path: "\(at).dependsOn[\(position)]", message: "expected a request id, found \(Self.describe(value))")
+                    throw PlanError(file: file, path: "\(at).dependsOn[\(position)]", message: "expected a request id, found \(StrictJSONReader.describe(value))")
                 }
                 dependsOn.append(parent)
             }
         case let other?:
-            throw PlanError(file: file, path: "\(at).dependsOn", message: "expected a request id or an array of ids, found \(Self.kind(other))")
+            throw PlanError(file: file, path: "\(at).dependsOn", message: "expected a request id or an array of ids, found \(StrictJSONReader.kind(other))")
         }
         // Every {{id.field}} must name a parent: a value from a request that may not have
         // run yet would be a guess.
@@ -253,15 +212,15 @@ struct PlanParser {
             }
         }
 
-        let batch = try string(object["batch"], at: "\(at).batch")
+        let batch = try json.string(object["batch"], at: "\(at).batch")
         if let batch, batches[batch] == nil {
             throw PlanError(file: file, path: "\(at).batch", message: "no batch \"\(batch)\" in \"batches\""
                                 + (batches.isEmpty ? " (the plan has none)" : "; expected one of \(batches.keys.sorted().joined(separator: ", "))"))
         }
         var auth = hasAuth
         if let raw = object["auth"] {
-            guard let flag = raw as? Bool, Self.isBool(raw) else {
-                throw PlanError(file: file, path: "\(at).auth", message: "expected true or false, found \(Self.describe(raw))")
+            guard let flag = raw as? Bool, JSONText.isBoolean(raw) else {
+                throw PlanError(file: file, path: "\(at).auth", message: "expected true or false, found \(StrictJSONReader.describe(raw))")
             }
             if flag, !hasAuth {
                 throw PlanError(file: file, path: "\(at).auth", message: "true, but the plan has no top-level \"auth\" to say where tokens come from")
@@ -272,148 +231,48 @@ struct PlanParser {
         if let raw = object["priority"] {
             guard let name = raw as? String, let value = Self.priorities[name] else {
                 throw PlanError(file: file, path: "\(at).priority",
-                                message: "expected one of veryLow, low, normal, high, veryHigh, found \(Self.describe(raw))")
+                                message: "expected one of veryLow, low, normal, high, veryHigh, found \(StrictJSONReader.describe(raw))")
             }
             priority = value
         }
 
         return PlannedRequest(id: id, method: method.uppercased(), url: urlText, headers: headers, body: body,
                               retry: try retrySettings(object["retry"], base: retry, at: "\(at).retry"),
-                              attemptTimeout: try seconds(object["timeout"], at: "\(at).timeout") ?? timeout,
-                              deadline: try seconds(object["deadline"], at: "\(at).deadline") ?? deadline,
+                              attemptTimeout: try json.seconds(object["timeout"], at: "\(at).timeout") ?? timeout,
+                              deadline: try json.seconds(object["deadline"], at: "\(at).deadline") ?? deadline,
                               dependsOn: dependsOn, batch: batch, auth: auth, priority: priority)
     }
 
     private func retrySettings(_ raw: Any?, base: RetrySettings, at: String) throws -> RetrySettings {
         guard let raw else { return base }
         guard let object = raw as? [String: Any] else {
-            throw PlanError(file: file, path: at, message: "expected an object, found \(Self.kind(raw))")
+            throw PlanError(file: file, path: at, message: "expected an object, found \(StrictJSONReader.kind(raw))")
         }
-        try checkKeys(object, allowed: Self.retryKeys, at: at)
+        try json.checkKeys(object, allowed: Self.retryKeys, at: at)
         var settings = base
-        if let value = try integer(object["maxAttempts"], at: "\(at).maxAttempts", minimum: 1) { settings.maxAttempts = value }
-        if let value = try seconds(object["baseDelay"], at: "\(at).baseDelay") { settings.baseDelay = value }
-        if let value = try number(object["multiplier"], at: "\(at).multiplier") {
+        if let value = try json.integer(object["maxAttempts"], at: "\(at).maxAttempts", minimum: 1) { settings.maxAttempts = value }
+        if let value = try json.seconds(object["baseDelay"], at: "\(at).baseDelay") { settings.baseDelay = value }
+        if let value = try json.number(object["multiplier"], at: "\(at).multiplier") {
             guard value >= 1 else { throw PlanError(file: file, path: "\(at).multiplier", message: "\(value) is less than 1; expected a number of at least 1") }
             settings.multiplier = value
         }
-        if let value = try seconds(object["maxDelay"], at: "\(at).maxDelay") { settings.maxDelay = value }
+        if let value = try json.seconds(object["maxDelay"], at: "\(at).maxDelay") { settings.maxDelay = value }
         if let raw = object["jitter"] {
             let names = Jitter.allCases.map(\.rawValue)
             guard let name = raw as? String, let jitter = Jitter(rawValue: name) else {
-                throw PlanError(file: file, path: "\(at).jitter", message: "expected one of \(names.joined(separator: ", ")), found \(Self.describe(raw))")
+                throw PlanError(file: file, path: "\(at).jitter", message: "expected one of \(names.joined(separator: ", ")), found \(StrictJSONReader.describe(raw))")
             }
             settings.jitter = jitter
         }
         if let raw = object["retryNonIdempotent"] {
-            guard let flag = raw as? Bool, Self.isBool(raw) else {
-                throw PlanError(file: file, path: "\(at).retryNonIdempotent", message: "expected true or false, found \(Self.describe(raw))")
+            guard let flag = raw as? Bool, JSONText.isBoolean(raw) else {
+                throw PlanError(file: file, path: "\(at).retryNonIdempotent", message: "expected true or false, found \(StrictJSONReader.describe(raw))")
             }
             settings.retryNonIdempotent = flag
         }
         if object.keys.contains("retryBudget") {
-            settings.retryBudget = object["retryBudget"] is NSNull ? nil : try seconds(object["retryBudget"], at: "\(at).retryBudget")
+            settings.retryBudget = object["retryBudget"] is NSNull ? nil : try json.seconds(object["retryBudget"], at: "\(at).retryBudget")
         }
         return settings
-    }
-
-    // MARK: - Field readers
-
-    private func checkKeys(_ object: [String: Any], allowed: Set<String>, at: String) throws {
-        for key in object.keys.sorted() where !allowed.contains(key) {
-            let path = at.isEmpty ? key : "\(at).\(key)"
-            let suggestion = allowed.first { $0.lowercased() == key.lowercased() || Self.closeEnough($0, key) }
-            throw PlanError(file: file, path: path, message: "unknown field" + (suggestion.map { " (did you mean \"\($0)\"?)" } ?? "")
-                                + "; expected one of \(allowed.sorted().joined(separator: ", "))")
-        }
-    }
-
-    private func string(_ raw: Any?, at path: String) throws -> String? {
-        guard let raw, !(raw is NSNull) else { return nil }
-        guard let text = raw as? String else {
-            throw PlanError(file: file, path: path, message: "expected a string, found \(Self.describe(raw))")
-        }
-        return text
-    }
-
-    private func number(_ raw: Any?, at path: String) throws -> Double? {
-        guard let raw, !(raw is NSNull) else { return nil }
-        guard let number = raw as? NSNumber, !Self.isBool(raw), number.doubleValue.isFinite else {
-            throw PlanError(file: file, path: path, message: "expected a number, found \(Self.describe(raw))")
-        }
-        return number.doubleValue
-    }
-
-    private func seconds(_ raw: Any?, at path: String) throws -> TimeInterval? {
-        guard let value = try number(raw, at: path) else { return nil }
-        guard value >= 0 else {
-            throw PlanError(file: file, path: path, message: "\(Self.describe(raw!)) is negative; expected a number of seconds, 0 or more")
-        }
-        return value
-    }
-
-    private func integer(_ raw: Any?, at path: String, minimum: Int) throws -> Int? {
-        guard let value = try number(raw, at: path) else { return nil }
-        guard value == value.rounded(), value >= Double(minimum), value <= Double(Int32.max) else {
-            throw PlanError(file: file, path: path, message: "expected a whole number of at least \(minimum), found \(Self.describe(raw!))")
-        }
-        return Int(value)
-    }
-
-    // MARK: - Describing values
-
-    static func isBool(_ value: Any) -> Bool {
-        EventLog.isJSONBoolean(value)
-    }
-
-    static func kind(_ value: Any) -> String {
-        switch value {
-        case is NSNull: "null"
-        case is String: "a string"
-        case _ where isBool(value): "a boolean"
-        case is NSNumber: "a number"
-        case is [Any]: "an array"
-        case is [String: Any]: "an object"
-        default: "\(type(of: value))"
-        }
-    }
-
-    static func describe(_ value: Any) -> String {
-        switch value {
-        case let text as String: "\"\(text)\""
-        case _ where isBool(value): (value as? Bool) == true ? "true" : "false"
-        case let number as NSNumber: "\(number)"
-        default: kind(value)
-        }
-    }
-
-    /// JSONSerialization's message, with "around character N" turned into a line and column.
-    static func describe(jsonError error: Error, in data: Data) -> String {
-        let nsError = error as NSError
-        var message = (nsError.userInfo[NSDebugDescriptionErrorKey] as? String) ?? nsError.localizedDescription
-        if let range = message.range(of: #"around character (\d+)"#, options: .regularExpression),
-           let offset = Int(message[range].split(separator: " ").last ?? "") {
-            let prefix = data.prefix(offset)
-            let line = prefix.filter { $0 == UInt8(ascii: "\n") }.count + 1
-            let column = offset - (prefix.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
-            message.replaceSubrange(range, with: "at line \(line), column \(column)")
-        }
-        if message.hasSuffix(".") { message.removeLast() }
-        return message.prefix(1).lowercased() + message.dropFirst()
-    }
-
-    /// One edit apart (a typo), for "did you mean".
-    static func closeEnough(_ a: String, _ b: String) -> Bool {
-        let a = Array(a.lowercased()), b = Array(b.lowercased())
-        guard abs(a.count - b.count) <= 1 else { return false }
-        var previous = Array(0...b.count)
-        for i in 1...max(1, a.count) where !a.isEmpty {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in stride(from: 1, through: b.count, by: 1) {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count] <= 1
     }
 }

@@ -1,3 +1,4 @@
+import RequestEventFormat
 import Foundation
 
 /// `{{id.field.path}}` in a plan request's URL, headers or body: a value from the JSON
@@ -56,7 +57,7 @@ struct PlanTemplate: Equatable {
         switch current {
         case let text as String: return text
         case is NSNull: return "null"
-        case let number as NSNumber where !PlanParser.isBool(number): return "\(number)"
+        case let number as NSNumber where !JSONText.isBoolean(number): return "\(number)"
         case let flag as Bool: return flag ? "true" : "false"
         default:
             let data = try JSONSerialization.data(withJSONObject: current, options: [.sortedKeys, .fragmentsAllowed])

@@ -152,3 +152,30 @@ final class PlanParserTests: XCTestCase {
         }
     }
 }
+
+final class PlanOrderingTests: XCTestCase {
+    private func plan(_ requests: [String]) -> Data {
+        Data(("{\"requests\": [" + requests.joined(separator: ",") + "]}").utf8)
+    }
+
+    /// A chain as long as the plan, listed children first: ordering must not recurse on it
+    /// (a recursive walk overflowed the stack at about 4,000).
+    func testALongReverseChainIsOrderedWithoutRecursion() throws {
+        let count = 20_000
+        let requests = (0..<count).reversed().map { i in
+            i == 0 ? #"{"id": "r0", "url": "http://127.0.0.1:1/"}"# : #"{"id": "r\#(i)", "url": "http://127.0.0.1:1/", "dependsOn": "r\#(i - 1)"}"#
+        }
+        let parsed = try PlanParser(file: "chain.json").parse(plan(requests))
+        XCTAssertEqual(parsed.requests.map(\.id), (0..<count).map { "r\($0)" })
+    }
+
+    func testALongCycleIsNamed() {
+        let count = 5_000
+        let requests = (0..<count).map { i in #"{"id": "c\#(i)", "url": "http://127.0.0.1:1/", "dependsOn": "c\#((i + 1) % count)"}"# }
+        XCTAssertThrowsError(try PlanParser(file: "cycle.json").parse(plan(requests))) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.hasPrefix("cycle.json: requests[0].dependsOn: a cycle: c0 → c1 → c2"), String(text.prefix(200)))
+            XCTAssertTrue(text.hasSuffix("c4999 → c0; a request cannot wait for itself"), String(text.suffix(200)))
+        }
+    }
+}

@@ -33,8 +33,8 @@ public enum HARImport {
                 do {
                     _ = try JSONSerialization.jsonObject(with: bytes)
                 } catch {
-                    let detail = ((error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String) ?? "\(error)"
-                    throw ArchiveError(file: file, message: "not valid JSON (\(detail))")
+                    // Said as the plan parser says it: a line and a column.
+                    throw ArchiveError(file: file, message: "not valid JSON (\(StrictJSONReader.describe(jsonError: error, in: Data(bytes))))")
                 }
             }
             throw ArchiveError(file: file, message: HARDecodingError.message(error))
