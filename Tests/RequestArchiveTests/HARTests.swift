@@ -155,4 +155,31 @@ final class HARExportTests: XCTestCase {
         XCTAssertEqual(imported.events, events.sorted { $0.time < $1.time })
         XCTAssertEqual(imported.startedAt?.timeIntervalSince1970 ?? 0, 1_700_000_000, accuracy: 0.001)
     }
+
+    /// Flow-control kinds (held, released, reactors, requeues) come back as themselves: HAR
+    /// import reads `_reqtop.events` with the event format's own reader.
+    func testFlowControlEventsSurviveTheRoundTrip() throws {
+        let held: [RequestEvent] = [
+            RequestEvent(time: 0, operationID: "u", attempt: 1, payload: .queued(method: "PUT", url: "http://h/u", headers: [:], maxAttempts: 3)),
+            RequestEvent(time: 0, operationID: "u", attempt: 1, payload: .intercepted(by: "batch uploads", command: "hold")),
+            RequestEvent(time: 0, operationID: "u", attempt: 1, payload: .held(batch: "uploads")),
+            RequestEvent(time: 1, operationID: "u", attempt: 1, payload: .released(batch: "uploads", size: 2)),
+            RequestEvent(time: 1, operationID: "u", attempt: 1, payload: .started),
+            RequestEvent(time: 1, operationID: "u", attempt: 1, payload: .taskCreated(taskIdentifier: 7, url: "http://h/u")),
+            RequestEvent(time: 1.1, operationID: "u", attempt: 1, payload: .response(status: 401, headers: [:], expectedBytes: nil)),
+            RequestEvent(time: 1.1, operationID: "u", attempt: 1, payload: .taskCompleted(error: nil)),
+            RequestEvent(time: 1.1, operationID: "u", attempt: 1, payload: .reactorStarted(name: "auth", trigger: "status 401")),
+            RequestEvent(time: 1.5, operationID: "u", attempt: 1, payload: .reactorFinished(name: "auth", outcome: "success")),
+            RequestEvent(time: 1.5, operationID: "u", attempt: 1, payload: .requeued(by: "auth", reason: "after auth ran (status 401)")),
+            RequestEvent(time: 1.5, operationID: "u", attempt: 2, payload: .started),
+            RequestEvent(time: 1.5, operationID: "u", attempt: 2, payload: .taskCreated(taskIdentifier: 8, url: "http://h/u")),
+            RequestEvent(time: 1.6, operationID: "u", attempt: 2, payload: .response(status: 200, headers: [:], expectedBytes: nil)),
+            RequestEvent(time: 1.6, operationID: "u", attempt: 2, payload: .taskCompleted(error: nil)),
+            RequestEvent(time: 1.6, operationID: "u", attempt: 2, payload: .finished(outcome: .success, status: 200, attempts: 2, duration: 1.6, reason: nil)),
+        ]
+        let data = try HARExport.data(events: held, startedAt: Date(timeIntervalSince1970: 1_700_000_000))
+        let imported = try HARImport.parse(data, file: "flow.har")
+        XCTAssertEqual(imported.events.map(\.payload.name), held.map(\.payload.name))
+        XCTAssertEqual(imported.events, held)
+    }
 }
