@@ -36,7 +36,10 @@ public struct SystemClock: RequestClock {
 
     public func schedule(at deadline: TimeInterval, _ work: @escaping @Sendable () -> Void) -> ScheduledTimer {
         let timer = OneShotTimer(work)
-        let delay = max(0, deadline - now())
+        // Capped at a year: Dispatch converts the delay to whole nanoseconds, which traps for
+        // delays a server can ask for (Retry-After: 9223372036854775807); a timer a year out
+        // is as good as never.
+        let delay = min(max(0, deadline - now()), 365 * 86_400)
         queue.asyncAfter(deadline: .now() + delay) { timer.fire() }
         return timer
     }

@@ -217,9 +217,14 @@ public struct ExponentialBackoffRetryPolicy: RetryPolicy {
         }
     }
 
+    /// Seconds for people: "2s", "0.25s". Any value converts without trapping: a server's
+    /// `Retry-After: 9223372036854775807` once crashed the process here (Int(Double) of it).
     static func format(_ seconds: TimeInterval) -> String {
+        guard seconds.isFinite else { return "\(seconds)s" }
         let rounded = (seconds * 100).rounded() / 100
-        return rounded == rounded.rounded() ? "\(Int(rounded))s" : "\(rounded)s"
+        guard rounded == rounded.rounded() else { return "\(rounded)s" }
+        guard let whole = Int(exactly: rounded) else { return String(format: "%.0fs", rounded) }
+        return "\(whole)s"
     }
 }
 
