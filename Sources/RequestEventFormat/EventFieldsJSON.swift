@@ -1,8 +1,7 @@
 import Foundation
 import RequestOperations
 
-/// Writes an event's fields as `,"key":value` pairs (the event's name comes first in the
-/// line, so the fields are collected apart).
+/// Appends an event's fields to a line as `,"key":value` pairs.
 struct JSONFieldWriter: EventFieldWriter {
     var text = ""
 

@@ -61,14 +61,16 @@ struct JSONValue: Decodable {
 
     init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            object = NSNull()
+        // Most values in an event are strings: tried first. A boolean before a number, so
+        // that `true` stays a boolean.
+        if let text = try? container.decode(String.self) {
+            object = text
         } else if let flag = try? container.decode(Bool.self) {
             object = NSNumber(value: flag)
         } else if let number = try? container.decode(Double.self) {
             object = NSNumber(value: number)
-        } else if let text = try? container.decode(String.self) {
-            object = text
+        } else if container.decodeNil() {
+            object = NSNull()
         } else if let array = try? container.decode([JSONValue].self) {
             object = array.map(\.object)
         } else {

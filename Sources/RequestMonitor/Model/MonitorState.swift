@@ -40,9 +40,9 @@ public struct MonitorState: Sendable, Equatable {
     /// Commands asked for and answered so far (answers come back in order), and how many had
     /// been asked when the monitor last put up a message of its own: an answer to an older
     /// command does not cover a newer message (`+` then `X` shows what `X` said).
-    public var commandsAsked = 0
-    public var commandsAnswered = 0
-    public var flashAfterCommand = 0
+    var commandsAsked = 0
+    var commandsAnswered = 0
+    var flashAfterCommand = 0
     /// A replay's speed and position, for the header.
     public var playback: String?
     public var quit = false

@@ -27,17 +27,26 @@ public enum MonitorUpdate {
 
     /// Carries out `action` on `state` and returns the effects it asks for.
     public static func update(_ state: inout MonitorState, _ action: MonitorAction, _ context: Context) -> [MonitorEffect] {
-        let effects = apply(&state, action, context)
-        state.commandsAsked += effects.count
-        if state.flash != nil, !isAnswer(action) { state.flashAfterCommand = state.commandsAsked }
-        return effects
+        switch action {
+        case .answered(let command, let answer):
+            state.commandsAnswered += 1
+            if state.commandsAnswered > state.flashAfterCommand { state.flash = answer.message }
+            // A pause that did not happen (refused, or the program is gone) is undone.
+            if case .setSuspended(let suspended) = command, !answer.ok { state.paused = !suspended }
+            return []
+        case .pausedElsewhere(let paused):
+            state.paused = paused
+            return []
+        default:
+            state.flash = nil
+            let effects = apply(&state, action, context)
+            state.commandsAsked += effects.count
+            if state.flash != nil { state.flashAfterCommand = state.commandsAsked }
+            return effects
+        }
     }
 
-    private static func isAnswer(_ action: MonitorAction) -> Bool {
-        if case .answered = action { return true }
-        return false
-    }
-
+    /// What a key does.
     private static func apply(_ state: inout MonitorState, _ action: MonitorAction, _ context: Context) -> [MonitorEffect] {
         let visible = context.visible, pageSize = context.pageSize, model = context.model
         /// A command for the queue, or the words for its absence.
@@ -48,18 +57,6 @@ public enum MonitorUpdate {
             }
             return [.command(command)]
         }
-        if case .answered(let command, let answer) = action {
-            state.commandsAnswered += 1
-            if state.commandsAnswered > state.flashAfterCommand { state.flash = answer.message }
-            // A pause that did not happen (refused, or the program is gone) is undone.
-            if case .setSuspended(let suspended) = command, !answer.ok { state.paused = !suspended }
-            return []
-        }
-        if case .pausedElsewhere(let paused) = action {
-            state.paused = paused
-            return []
-        }
-        state.flash = nil
         let selected = state.selectedID.flatMap { visible.firstIndex(of: $0) }
         func select(_ index: Int) {
             guard !visible.isEmpty else { return }
@@ -160,7 +157,7 @@ public enum MonitorUpdate {
         case .quit:
             state.quit = true
         case .answered, .pausedElsewhere:
-            break
+            break // answers, not keys: handled by update
         }
         return []
     }

@@ -75,7 +75,7 @@ public final class MonitorScreen: Sendable {
     }
 
     /// Runs the update's effects off the drawing thread; answers come back through the inbox.
-    private func run(_ effects: [MonitorEffect]) {
+    private func perform(_ effects: [MonitorEffect]) {
         guard let commands else { return }
         for case .command(let command) in effects {
             self.effects.async { [self] in
@@ -114,7 +114,7 @@ public final class MonitorScreen: Sendable {
                 case .reset:
                     model = QueueModel(source: options.source)
                     cache = VisibleCache()
-                case .action(let action): run(MonitorUpdate.update(&state, action, context()))
+                case .action(let action): perform(MonitorUpdate.update(&state, action, context()))
                 case .resize: terminal.updateSize()
                 case .stop: stopped = true
                 }
@@ -123,7 +123,7 @@ public final class MonitorScreen: Sendable {
                 dirty = true
                 if key == .resize { continue }
                 guard let action = KeyMap.action(for: key, in: state) else { continue }
-                run(MonitorUpdate.update(&state, action, context()))
+                perform(MonitorUpdate.update(&state, action, context()))
             }
             if state.quit || stopped { break }
 

@@ -105,7 +105,7 @@ extension RequestOperation {
     // MARK: - Reactors
 
     func react(_ decision: ReactorDecision, reactor: RequestReactor, failure: AttemptFailure?, token: UInt64,
-                       taskError: TransportError?) {
+               taskError: TransportError?) {
         // The attempt is over: give its slot back while the reactor works.
         let now = environment.clock.now()
         guard let released = ifCurrent(token, { closeAttempt(&$0, failure: failure, at: now) }) else { return }
