@@ -150,14 +150,16 @@ public final class EndpointClient: Sendable {
     public static func parse(_ text: String) -> Message {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return .unreadable(text) }
         if object["op"] != nil {
-            guard let event = try? EventLog.parse(line: text, lineNumber: 0) else { return .unreadable(text) }
+            // Read from the object already parsed, with the event format's own reader.
+            guard let event = (try? EventLog.event(from: object, lineNumber: 0)) ?? nil else { return .unreadable(text) }
             return .event(event)
         }
-        func int(_ key: String) -> Int? { (object[key] as? NSNumber).map(\.intValue) }
+        // Numbers from the socket are range-checked as the event reader checks them.
+        func int(_ key: String) -> Int? { JSONText.integer(object[key]) }
         switch object["event"] as? String {
         case "hello":
-            return .hello(Hello(pid: Int32(int("pid") ?? 0), name: object["name"] as? String ?? "?", startedAt: object["startedAt"] as? String ?? "",
-                                time: (object["t"] as? NSNumber)?.doubleValue ?? 0, live: int("live") ?? 0,
+            return .hello(Hello(pid: int("pid").flatMap { Int32(exactly: $0) } ?? 0, name: object["name"] as? String ?? "?",
+                                startedAt: object["startedAt"] as? String ?? "", time: JSONText.seconds(object["t"]) ?? 0, live: int("live") ?? 0,
                                 readOnly: object["readOnly"] as? Bool ?? false, suspended: object["suspended"] as? Bool ?? false))
         case "snapshot": return .snapshot(operations: int("operations") ?? 0)
         case "snapshotEnd": return .snapshotEnd

@@ -42,20 +42,18 @@ struct JSONObjectFields: EventFieldReader {
         return value
     }
 
-    /// A JSON number, not `true`/`false`.
-    private func number(_ key: String) -> NSNumber? {
-        guard let value = object[key] as? NSNumber, !JSONText.isBoolean(value) else { return nil }
-        return value
-    }
-
+    /// Seconds (`t`, `delay`, `duration`), from 0 to ``JSONText/maxSeconds``.
     func double(_ key: String) throws -> Double {
-        guard let value = number(key) else { throw missing(key, "a number") }
-        return value.doubleValue
+        if let value = JSONText.seconds(object[key]) { return value }
+        if let number = object[key] as? NSNumber, !JSONText.isBoolean(number) {
+            throw invalid(key, expected: "seconds from 0 to \(Int(JSONText.maxSeconds))", found: "\(number)")
+        }
+        throw missing(key, "a number")
     }
 
     func int(_ key: String) throws -> Int {
-        guard let value = number(key), value.doubleValue == value.doubleValue.rounded() else { throw missing(key, "an integer") }
-        return value.intValue
+        guard let value = JSONText.integer(object[key]) else { throw missing(key, "an integer") }
+        return value
     }
 
     func optionalString(_ key: String) -> String? { try? string(key) }

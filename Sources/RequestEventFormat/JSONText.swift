@@ -49,4 +49,27 @@ public enum JSONText {
         guard let number = value as? NSNumber else { return false }
         return number.objCType.pointee == 99
     }
+
+    /// The largest number of seconds a reader accepts (about 31 years): times, delays and
+    /// durations from files and sockets are range-checked where they enter, so nothing
+    /// after them has to convert a number beyond what it can hold.
+    public static let maxSeconds: Double = 1_000_000_000
+
+    /// Whole numbers a reader accepts: those a Double holds exactly (±2^53).
+    public static let maxInteger: Double = 9_007_199_254_740_992
+
+    /// A JSON number (not a boolean) of seconds from 0 to ``maxSeconds``; nil otherwise.
+    public static func seconds(_ value: Any?) -> Double? {
+        guard let value, let number = value as? NSNumber, !isBoolean(number) else { return nil }
+        let seconds = number.doubleValue
+        return seconds.isFinite && seconds >= 0 && seconds <= maxSeconds ? seconds : nil
+    }
+
+    /// A JSON number (not a boolean) that is whole and within ±``maxInteger``; nil otherwise.
+    public static func integer(_ value: Any?) -> Int? {
+        guard let value, let number = value as? NSNumber, !isBoolean(number) else { return nil }
+        let double = number.doubleValue
+        guard double == double.rounded(), abs(double) <= maxInteger else { return nil }
+        return Int(double)
+    }
 }

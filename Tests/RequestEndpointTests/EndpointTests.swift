@@ -157,6 +157,20 @@ final class EndpointTests: XCTestCase {
         ])
     }
 
+    /// A program (or anything on the socket) that sends numbers out of range cannot trap
+    /// the attached monitor: they are checked where they are read.
+    func testOutOfRangeNumbersFromTheProgramAreRefusedNotTrapped() {
+        guard case .hello(let hello) = EndpointClient.parse(#"{"event":"hello","pid":1e10,"name":"x","t":1e19,"live":1e30}"#) else {
+            return XCTFail("a hello is still a hello")
+        }
+        XCTAssertEqual(hello.pid, 0)
+        XCTAssertEqual(hello.time, 0)
+        XCTAssertEqual(hello.live, 0)
+        guard case .unreadable = EndpointClient.parse(#"{"t":1e19,"op":"a","attempt":1,"event":"started"}"#) else {
+            return XCTFail("an event with a time out of range is not shown")
+        }
+    }
+
     func testAReadOnlyEndpointRefusesCommands() throws {
         let queue = RequestQueue(earlyRetry: nil)
         let endpoint = try start(queue, readOnly: true)

@@ -99,4 +99,18 @@ final class EventLogTests: XCTestCase {
             XCTAssertEqual("\(error)", #"line 2: field "t": expected a number"#)
         }
     }
+
+    /// Numbers from files and sockets are range-checked where they enter: a `t` of 1e19 in
+    /// a recording used to reach the monitor and trap it converting to Int.
+    func testOutOfRangeNumbersAreRefusedWhereTheyEnter() {
+        XCTAssertThrowsError(try EventLog.parse(line: #"{"t":1e19,"op":"a","attempt":1,"event":"started"}"#, lineNumber: 2)) { error in
+            XCTAssertEqual("\(error)", #"line 2: field "t": expected seconds from 0 to 1000000000, found 1e+19"#)
+        }
+        XCTAssertThrowsError(try EventLog.parse(line: #"{"t":-1,"op":"a","attempt":1,"event":"started"}"#, lineNumber: 3))
+        XCTAssertThrowsError(try EventLog.parse(line: #"{"t":1,"op":"a","attempt":1e19,"event":"started"}"#, lineNumber: 4)) { error in
+            XCTAssertEqual("\(error)", #"line 4: field "attempt": expected an integer"#)
+        }
+        XCTAssertThrowsError(try EventLog.parse(line: #"{"t":1,"op":"a","attempt":1,"event":"data","bytes":99999999999999999999}"#, lineNumber: 5))
+        XCTAssertNotNil(try EventLog.parse(line: #"{"t":999999999.5,"op":"a","attempt":1,"event":"retryScheduled","delay":86400,"reason":"r"}"#, lineNumber: 6))
+    }
 }
