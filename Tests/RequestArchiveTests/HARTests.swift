@@ -77,6 +77,14 @@ final class HARImportTests: XCTestCase {
                        "x.har: $.log.entries[0].response.status: expected a number, found a string")
         XCTAssertEqual(error(#"{"log": {"entries": [{"startedDateTime": "2023-01-01T00:00:00Z", "request": {"url": "http://a/"}, "response": {"status": 200}}]}}"#),
                        "x.har: $.log.entries[0].request.method: missing; expected a string")
+        // Numbers out of range are bad input where they are read (1e19 trapped the import).
+        let entry = #"{"startedDateTime": "2023-01-01T00:00:00Z", "request": {"method": "GET", "url": "http://a/"}, "#
+        XCTAssertEqual(error(#"{"log": {"entries": ["# + entry + #""time": 1e19, "response": {"status": 200}}]}}"#),
+                       "x.har: $.log.entries[0].time: expected milliseconds from -1 to 1000000000000, found 1e+19")
+        XCTAssertEqual(error(#"{"log": {"entries": ["# + entry + #""response": {"status": 1e19}}]}}"#),
+                       "x.har: $.log.entries[0].response.status: expected a status from -1 to 999, found 1e+19")
+        XCTAssertEqual(error(#"{"log": {"entries": ["# + entry + #""timings": {"wait": 1e19}, "response": {"status": 200}}]}}"#),
+                       "x.har: $.log.entries[0].timings.wait: expected milliseconds from -1 to 1000000000000, found 1e+19")
     }
 
     func testDatesAsToolsWriteThem() {

@@ -42,6 +42,7 @@ public enum HARImport {
 
         var starts: [Date] = []
         for (index, entry) in har.log.entries.enumerated() {
+            try checkNumbers(entry, at: "$.log.entries[\(index)]", file: file)
             guard let start = HARDate.parse(entry.startedDateTime) else {
                 throw ArchiveError(file: file, message: "$.log.entries[\(index)].startedDateTime: \"\(entry.startedDateTime)\" is not an ISO 8601 date")
             }
@@ -75,6 +76,29 @@ public enum HARImport {
         events.sort { $0.time < $1.time }
         // Other tools' entries are placed from the earliest one, which starts the session.
         return Result(startedAt: sessionStart ?? origin, events: events, entryCount: har.log.entries.count)
+    }
+
+    /// HAR's numbers are checked where they are read, as the event reader checks its own, so
+    /// nothing after has to convert a number beyond what it holds (a `time` or a `status`
+    /// of 1e19 trapped the import).
+    private static func checkNumbers(_ entry: HAREntry, at place: String, file: String) throws {
+        func refuse(_ field: String, _ expected: String, _ value: Double) -> ArchiveError {
+            ArchiveError(file: file, message: "\(place).\(field): expected \(expected), found \(value)")
+        }
+        let status = entry.response.status
+        guard status == status.rounded(), status >= -1, status <= 999 else {
+            throw refuse("response.status", "a status from -1 to 999", status)
+        }
+        let sizes = [("response.content.size", entry.response.content?.size), ("response.bodySize", entry.response.bodySize)]
+        for case let (field, value?) in sizes where !(value.isFinite && abs(value) <= JSONText.maxInteger) {
+            throw refuse(field, "a byte count within ±2^53", value)
+        }
+        // Milliseconds; -1 means "does not apply".
+        let maxMilliseconds = JSONText.maxSeconds * 1000
+        let times = [("time", entry.time)] + (entry.timings ?? [:]).sorted { $0.key < $1.key }.map { ("timings.\($0.key)", Optional($0.value)) }
+        for case let (field, value?) in times where !(value.isFinite && value >= -1 && value <= maxMilliseconds) {
+            throw refuse(field, "milliseconds from -1 to \(Int(maxMilliseconds))", value)
+        }
     }
 
     /// The events an entry from another tool stands for: queued, started, task created,
