@@ -61,6 +61,12 @@ public struct StrictJSONReader: Sendable {
         guard value >= 0 else {
             throw StrictJSONError(file: file, path: path, message: "\(Self.describe(raw!)) is negative; expected a number of seconds, 0 or more")
         }
+        // The same bound as every reader of seconds (JSONText.maxSeconds): a delay of 1e19
+        // trapped the engine where it became an Int.
+        guard value <= JSONText.maxSeconds else {
+            throw StrictJSONError(file: file, path: path,
+                                  message: "\(Self.describe(raw!)) is too large; expected a number of seconds up to \(Int(JSONText.maxSeconds))")
+        }
         return value
     }
 

@@ -153,6 +153,16 @@ final class PlanParserTests: XCTestCase {
     }
 }
 
+final class PlanNumberRangeTests: XCTestCase {
+    /// Seconds in a plan share the readers' bound: delays of 1e19 trapped the engine.
+    func testSecondsBeyondTheBoundAreBadInput() {
+        let plan = Data(#"{"retry": {"baseDelay": 1e19}, "requests": [{"url": "http://127.0.0.1:1/"}]}"#.utf8)
+        XCTAssertThrowsError(try PlanParser(file: "p.json").parse(plan)) { error in
+            XCTAssertEqual("\(error)", "p.json: retry.baseDelay: 1e+19 is too large; expected a number of seconds up to 1000000000")
+        }
+    }
+}
+
 final class PlanOrderingTests: XCTestCase {
     private func plan(_ requests: [String]) -> Data {
         Data(("{\"requests\": [" + requests.joined(separator: ",") + "]}").utf8)
