@@ -1,7 +1,7 @@
-import RequestEventFormat
-import ArgumentParser
 import Foundation
+import ArgumentParser
 import RequestEndpoint
+import RequestEventFormat
 import RequestMonitor
 import RequestOperations
 import Synchronization

@@ -1,6 +1,6 @@
-import ProcessSignals
-import Dispatch
 import Foundation
+import Dispatch
+import ProcessSignals
 import RequestMonitor
 import RequestOperations
 import Synchronization

@@ -1,5 +1,5 @@
-import RequestEventFormat
 import Foundation
+import RequestEventFormat
 
 /// Puts a plan's requests in an order where every parent comes before its children, and
 /// names what makes that impossible: a parent that does not exist, a request that depends

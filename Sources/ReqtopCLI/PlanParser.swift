@@ -1,6 +1,6 @@
-import RequestEventFormat
 import Foundation
 import RequestArchive
+import RequestEventFormat
 import RequestOperations
 
 /// A problem with a plan: the file, where in it (a JSON path such as `requests[2].url`),

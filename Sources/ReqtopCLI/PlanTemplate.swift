@@ -1,5 +1,5 @@
-import RequestEventFormat
 import Foundation
+import RequestEventFormat
 
 /// `{{id.field.path}}` in a plan request's URL, headers or body: a value from the JSON
 /// result of the parent request `id` (which must be in its `dependsOn`).

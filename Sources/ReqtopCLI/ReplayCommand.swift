@@ -1,7 +1,7 @@
-import RequestEventFormat
-import ArgumentParser
 import Foundation
+import ArgumentParser
 import RequestArchive
+import RequestEventFormat
 import RequestMonitor
 import RequestOperations
 import Synchronization

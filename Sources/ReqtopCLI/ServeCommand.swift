@@ -1,7 +1,7 @@
-import ProcessSignals
+import Foundation
 import ArgumentParser
 import FaultServer
-import Foundation
+import ProcessSignals
 import RequestMonitor
 
 /// `reqtop serve`: the fault server on its own, to point other tools (or plans) at.

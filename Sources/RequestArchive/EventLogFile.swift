@@ -1,5 +1,5 @@
-import RequestEventFormat
 import Foundation
+import RequestEventFormat
 import RequestOperations
 
 /// Reads a recording in the JSON-lines event format.

@@ -1,5 +1,5 @@
-import RequestEventFormat
 import Foundation
+import RequestEventFormat
 import RequestOperations
 import Synchronization
 

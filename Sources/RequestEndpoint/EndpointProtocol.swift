@@ -1,5 +1,5 @@
-import RequestEventFormat
 import Foundation
+import RequestEventFormat
 import RequestOperations
 
 /// The endpoint's wire format: JSON lines both ways.

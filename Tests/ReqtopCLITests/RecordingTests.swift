@@ -1,7 +1,7 @@
-import RequestEventFormat
-import FaultServer
 import Foundation
+import FaultServer
 import RequestArchive
+import RequestEventFormat
 import RequestMonitor
 import RequestOperations
 import Synchronization

@@ -1,6 +1,6 @@
-import RequestEventFormat
 import Foundation
 @testable import RequestArchive
+import RequestEventFormat
 import RequestOperations
 import XCTest
 

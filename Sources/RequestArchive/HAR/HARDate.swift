@@ -1,5 +1,5 @@
-import RequestEventFormat
 import Foundation
+import RequestEventFormat
 import RequestOperations
 
 /// ISO 8601 dates as HAR writers use them: `2023-03-29T16:58:59.303-07:00`,

@@ -1,6 +1,6 @@
 import Foundation
-import RequestOperations
 import RequestEventFormat
+import RequestOperations
 
 /// Reads HAR 1.2 as real tools write it (Chrome, Firefox, Safari, Charles, Insomnia,
 /// mitmproxy): a byte order mark, no `pages`, missing optional fields, −1 timings, status 0
