@@ -8,6 +8,7 @@ import Synchronization
 public final class FaultCounters: Sendable {
     private struct State {
         var hitsByPath: [String: Int] = [:]
+        var headsByPath: [String: Int] = [:]
         var total = 0
         var flakyHits: [String: Int] = [:]
         var tokensIssued = 0
@@ -24,6 +25,12 @@ public final class FaultCounters: Sendable {
         state.withLock { $0.hitsByPath[path, default: 0] }
     }
 
+    /// Request heads received for `path`, complete or not: more heads than ``hits(_:)``
+    /// means a request arrived without all of its body.
+    public func heads(_ path: String) -> Int {
+        state.withLock { $0.headsByPath[path, default: 0] }
+    }
+
     /// Requests received in all.
     public var totalHits: Int {
         state.withLock { $0.total }
@@ -32,6 +39,10 @@ public final class FaultCounters: Sendable {
     /// Forgets every count.
     public func reset() {
         state.withLock { $0 = State() }
+    }
+
+    func recordHead(_ path: String) {
+        state.withLock { $0.headsByPath[path, default: 0] += 1 }
     }
 
     func recordHit(_ path: String) {

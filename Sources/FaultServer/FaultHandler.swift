@@ -13,6 +13,9 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let logger: Logger
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
+    /// Requests answered on this connection so far: `/drop-reused` drops a connection that
+    /// already served one.
+    private var answered = 0
 
     init(counters: FaultCounters, logger: Logger) {
         self.counters = counters
@@ -24,6 +27,7 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .head(let head):
             self.head = head
             body.clear()
+            counters.recordHead(URLComponents(string: head.uri)?.path ?? head.uri)
         case .body(var chunk):
             body.writeBuffer(&chunk)
         case .end:
@@ -31,6 +35,7 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.head = nil
             let path = URLComponents(string: head.uri)?.path ?? head.uri
             counters.recordHit(path)
+            defer { answered += 1 }
             serve(FaultRoute.parse(head.uri), head: head, context: context)
         }
     }
@@ -99,6 +104,12 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
             reset(context)
         case .hang:
             break
+        case .dropReused:
+            if answered > 0 {
+                context.close(promise: nil)
+            } else {
+                json(context, status: 200, ["bodyBytes": body.readableBytes], keepAlive: keepAlive)
+            }
         case .echo:
             echo(context, head: head, keepAlive: keepAlive)
         case .authToken(let ttl, let delay, let failStatus):

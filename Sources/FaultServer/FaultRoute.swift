@@ -14,6 +14,7 @@ import Foundation
 /// | `/close-mid-body` | promises `?bytes=N` and closes the connection after half |
 /// | `/reset` | resets the connection (TCP RST) without answering |
 /// | `/hang` | never answers |
+/// | `/drop-reused` | on a connection that already served a request, reads the whole request and closes the connection without answering (a kept-alive connection the server gave up on); on a fresh connection answers 200 `{"bodyBytes":N}` |
 /// | `/echo` | the request as JSON: method, path, query, headers, body |
 /// | `/auth/token` | POST `{"username":U,"password":"secret"}` → `{"token":T,"expiresIn":S}`; a new token replaces that user's last one; `?ttl=S` (default 3600), `?delay=MS`, `?status=C` to fail; wrong password → 403 |
 /// | `/auth/expire` | expires the current token now |
@@ -29,6 +30,7 @@ public enum FaultRoute: Equatable, Sendable {
     case closeMidBody(bytes: Int)
     case reset
     case hang
+    case dropReused
     case echo
     case authToken(ttl: Double, delayMilliseconds: Int, failStatus: Int?)
     case authExpire
@@ -56,6 +58,7 @@ public enum FaultRoute: Equatable, Sendable {
       /close-mid-body?bytes=N
       /reset
       /hang
+      /drop-reused  (closes a reused connection without answering)
       /echo
       /auth/token  (POST {"username":U,"password":"secret"})[?ttl=S][&delay=MS][&status=C]
       /auth/expire
@@ -107,6 +110,8 @@ public enum FaultRoute: Equatable, Sendable {
             return .reset
         case ("hang", 1):
             return .hang
+        case ("drop-reused", 1):
+            return .dropReused
         case ("echo", _):
             return .echo
         case ("auth", 2) where parts[1] == "token":

@@ -81,6 +81,9 @@ final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked 
     private struct Route {
         var handler: TransportCallbacks
         var cancelled = false
+        /// libcurl began to send the request again on a fresh connection and we stopped it:
+        /// see `urlSession(_:task:needNewBodyStream:)`.
+        var resendStopped = false
     }
 
     private let routes = Mutex<[Int: Route]>([:])
@@ -128,7 +131,36 @@ final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked 
         completionHandler(disposition, credential)
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        remove(task.taskIdentifier)?.task(task.taskIdentifier, didCompleteWithError: error)
+    /// libcurl asks for the body again only to send the request again: when a kept-alive
+    /// connection closes before any answer, it re-sends on a fresh connection without a
+    /// word, and (with a body given as `Data`, as ours always is) it would send the headers
+    /// with no body and wait for an answer until the timeout. So the re-send is stopped
+    /// here: the task is cancelled and completes as a lost connection, an attempt of its
+    /// own that the retry policy judges like any other (a POST is not retried unless it is
+    /// safe to). Runs on the session's work queue, which waits for the answer.
+    func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void) {
+        routes.withLock { $0[task.taskIdentifier]?.resendStopped = true }
+        // `cancel()` waits on the work queue we are on, so it runs from the delegate queue.
+        let dataTask = UncheckedTask(task)
+        session.delegateQueue.addOperation { dataTask.task.cancel() }
+        completionHandler(nil)
     }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        guard let route = routes.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        let reported: Error? = route.resendStopped && !route.cancelled ? Self.connectionLostBeforeAnswer : error
+        route.handler.task(task.taskIdentifier, didCompleteWithError: reported)
+    }
+
+    /// A task carried to the delegate queue: `URLSessionTask` is thread-safe but not marked
+    /// `Sendable` on Linux.
+    private struct UncheckedTask: @unchecked Sendable {
+        let task: URLSessionTask
+        init(_ task: URLSessionTask) { self.task = task }
+    }
+
+    /// What a stopped re-send reports: the connection was lost before an answer came.
+    static let connectionLostBeforeAnswer = URLError(.networkConnectionLost, userInfo: [
+        NSLocalizedDescriptionKey: "the server closed a reused connection before answering; the request was not sent again"
+    ])
 }
