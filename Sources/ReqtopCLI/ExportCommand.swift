@@ -28,7 +28,10 @@ struct ExportCommand: ParsableCommand {
             if let torn = log.tornLastLine {
                 ReqtopMain.printError("reqtop: \(file): line \(torn) is incomplete (the recording was cut off); exporting the events before it")
             }
-            try HARExport.data(events: log.events, startedAt: log.startedAt ?? Date()).write(to: URL(fileURLWithPath: har))
+            let data = try HARExport.data(events: log.events, startedAt: log.startedAt ?? Date())
+            let descriptor = try OutputFile.create(har, notOver: [file])
+            defer { close(descriptor) }
+            try OutputFile.write(data, to: descriptor, path: har)
             let operations = Set(log.events.map(\.operationID)).count
             ReqtopMain.printError("reqtop: wrote \(har): \(operations) operation\(operations == 1 ? "" : "s")")
         } catch let error as ArchiveError {

@@ -31,14 +31,15 @@ struct RecordingOptions: ParsableArguments {
         }
     }
 
-    /// Starts recording `hub` when asked to; `nil` otherwise.
-    func start(_ hub: EventHub) throws -> Recorder? {
+    /// Starts recording `hub` when asked to; `nil` otherwise. `inputs` are the files the
+    /// command reads, which the recording must not overwrite.
+    func start(_ hub: EventHub, inputs: [String] = []) throws -> Recorder? {
         guard let file else { return nil }
         do {
             if file.lowercased().hasSuffix(".har") {
-                return .har(try HARRecorder(path: file, hub: hub, redact: !noRedact))
+                return .har(try HARRecorder(path: file, hub: hub, redact: !noRedact, inputs: inputs))
             }
-            return .lines(try EventLogWriter(path: file, hub: hub, redact: !noRedact))
+            return .lines(try EventLogWriter(path: file, hub: hub, redact: !noRedact, inputs: inputs))
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
         }

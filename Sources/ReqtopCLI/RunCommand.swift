@@ -37,7 +37,7 @@ struct RunCommand: ParsableCommand {
         let server = plan.usesFaultServer ? try FaultServer.start() : nil
         defer { server?.stop() }
         let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent, maxConcurrentRequestsPerHost: plan.maxConcurrentPerHost)
-        let recorder = try recording.start(queue.events)
+        let recorder = try recording.start(queue.events, inputs: [self.plan])
         let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)")
         defer { listening?.stop() }
         let list = PlanFlow(plan: plan, faultServer: server?.baseURL, queue: queue).requestList(plan)

@@ -17,16 +17,13 @@ public final class EventLogWriter: Sendable {
     private let subscription = Mutex<EventSubscription?>(nil)
     private let failure = Mutex<String?>(nil)
 
-    /// Creates (or truncates) the file and writes the header line.
-    public init(path: String, hub: EventHub, redact: Bool = true) throws {
+    /// Creates (or truncates) the file and writes the header line. Refuses to write over
+    /// `inputs` or through a symbolic link (see ``OutputFile``).
+    public init(path: String, hub: EventHub, redact: Bool = true, inputs: [String] = []) throws {
         self.path = path
         self.redacted = redact
         self.redactor = redact ? Redactor() : nil
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw ArchiveError(file: path, message: "cannot write the recording (\(String(cString: strerror(errno))))")
-        }
-        descriptor = fd
+        descriptor = try OutputFile.create(path, notOver: inputs)
         try writeAll(EventLog.headerLine(startedAt: hub.startedAt, redacted: redact) + "\n")
         let subscription = hub.subscribe(label: "reqtop.record") { [self] batch in
             var text = ""
@@ -59,23 +56,6 @@ public final class EventLogWriter: Sendable {
     }
 
     private func writeAll(_ text: String) throws {
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { buffer in
-                Glibc_write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw ArchiveError(file: path, message: "writing the recording failed (\(String(cString: strerror(errno))))")
-            }
-            offset += written
-        }
-        bytes.removeAll()
+        try OutputFile.write(text.utf8, to: descriptor, path: path)
     }
-}
-
-/// `write` under a name that does not clash with this module's own methods.
-private func Glibc_write(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
-    write(fd, buffer, count)
 }

@@ -11,15 +11,15 @@ public final class HARRecorder: Sendable {
     private let events = Mutex<[RequestEvent]>([])
     private let subscription = Mutex<EventSubscription?>(nil)
     private let startedAt: Date
+    private let descriptor: Int32
 
-    public init(path: String, hub: EventHub, redact: Bool = true) throws {
+    /// Opens the file now (failing now, not at the end, when it cannot be written), and
+    /// refuses to write over `inputs` or through a symbolic link (see ``OutputFile``).
+    public init(path: String, hub: EventHub, redact: Bool = true, inputs: [String] = []) throws {
         self.path = path
         self.redacted = redact
         self.startedAt = hub.startedAt
-        // Fail now, not at the end, when the file cannot be written.
-        guard FileManager.default.createFile(atPath: path, contents: Data()) else {
-            throw ArchiveError(file: path, message: "cannot write the recording")
-        }
+        descriptor = try OutputFile.create(path, notOver: inputs)
         let redactor = redact ? Redactor() : nil
         let subscription = hub.subscribe(label: "reqtop.record-har") { [self] batch in
             events.withLock { $0 += batch.map { redactor?.redact($0) ?? $0 } }
@@ -30,10 +30,12 @@ public final class HARRecorder: Sendable {
     public func finish(hub: EventHub) throws {
         hub.waitUntilDelivered()
         subscription.withLock { $0?.cancel() }
-        do {
-            try HARExport.data(events: events.withLock { $0 }, startedAt: startedAt).write(to: URL(fileURLWithPath: path))
-        } catch {
-            throw ArchiveError(file: path, message: "writing the HAR failed (\((error as NSError).localizedDescription))")
-        }
+        let data = try HARExport.data(events: events.withLock { $0 }, startedAt: startedAt)
+        try OutputFile.write(data, to: descriptor, path: path)
+        fsync(descriptor)
+    }
+
+    deinit {
+        close(descriptor)
     }
 }
