@@ -11,16 +11,26 @@ import Synchronization
 /// was silently dropped and the process never ended.
 ///
 /// With no handler registered a signal keeps its default effect (SIGWINCH is ignored, the
-/// others end the process), so blocking them changes nothing for code that does not ask.
+/// others end the process), so blocking them changes nothing for code that does not ask —
+/// except while *holding* (``install(holding:)``): then a SIGINT, SIGTERM or SIGHUP that
+/// arrives before anyone registered for it waits, and goes to the first handler that
+/// registers, so a Ctrl-C in the first moments of a session (while it parses its plan and
+/// opens its recording) ends that session cleanly with its summary instead of killing the
+/// process. ``stopHolding()`` gives waiting signals their default effect, for commands
+/// that will not register.
 public enum SignalCenter {
     public static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGWINCH]
     private static let handlers = Mutex<[Int32: [UInt64: @Sendable () -> Void]]>([:])
     private static let nextToken = Mutex<UInt64>(0)
     private static let installed = Mutex(false)
+    /// Whether unhandled signals wait for a handler, and the ones waiting.
+    private static let held = Mutex<(holding: Bool, pending: [Int32])>((false, []))
 
     /// Call first thing in `main`, before any other thread is started (threads inherit the
-    /// signal mask of the thread that creates them).
-    public static func install() {
+    /// signal mask of the thread that creates them). With `holding`, signals that nobody
+    /// handles yet wait for a handler (see the type's comment).
+    public static func install(holding: Bool = false) {
+        held.withLock { $0.holding = holding }
         let first = installed.withLock { installed -> Bool in
             defer { installed = true }
             return !installed
@@ -49,8 +59,28 @@ public enum SignalCenter {
             token += 1
             return token
         }
-        handlers.withLock { $0[signal, default: [:]][token] = handler }
+        // Registering and taking a waiting signal happen under `held`'s lock, as does
+        // `deliver`'s look for a handler, so a signal is never parked after its handler came.
+        let waiting = held.withLock { held -> Bool in
+            handlers.withLock { $0[signal, default: [:]][token] = handler }
+            guard let index = held.pending.firstIndex(of: signal) else { return false }
+            held.pending.remove(at: index)
+            return true
+        }
+        // Delivered as a signal would be, from another thread, after the registration
+        // returns (the registrant may still be setting up).
+        if waiting { Thread.detachNewThread { handler() } }
         return SignalRegistration(signal: signal, token: token)
+    }
+
+    /// Stops holding: a signal still waiting for a handler has its default effect now.
+    public static func stopHolding() {
+        let pending = held.withLock { held -> [Int32] in
+            held.holding = false
+            defer { held.pending = [] }
+            return held.pending
+        }
+        pending.forEach(deliver)
     }
 
     fileprivate static func remove(_ signal: Int32, _ token: UInt64) {
@@ -58,12 +88,17 @@ public enum SignalCenter {
     }
 
     private static func deliver(_ signal: Int32) {
-        let registered = handlers.withLock { Array(($0[signal] ?? [:]).values) }
+        let (registered, kept) = held.withLock { held -> ([@Sendable () -> Void], Bool) in
+            let registered = handlers.withLock { Array(($0[signal] ?? [:]).values) }
+            guard registered.isEmpty, held.holding, signal != SIGWINCH else { return (registered, false) }
+            if !held.pending.contains(signal) { held.pending.append(signal) }
+            return ([], true)
+        }
         guard registered.isEmpty else {
             registered.forEach { $0() }
             return
         }
-        guard signal != SIGWINCH else { return }
+        guard signal != SIGWINCH, !kept else { return }
         // Nobody asked: the default effect, which for these signals is to end the process.
         Foundation.signal(signal, SIG_DFL)
         var only = sigset_t()

@@ -4,7 +4,7 @@ import RequestOperations
 import Synchronization
 
 /// `reqtop demo`: the built-in flow on in-process fault servers.
-struct DemoCommand: ParsableCommand {
+struct DemoCommand: ParsableCommand, RunsASession {
     static let configuration = CommandConfiguration(
         commandName: "demo",
         abstract: "Run the built-in demo flow against fault servers started in this process.",

@@ -23,6 +23,8 @@ final class HeadlessSession: Sendable {
 
     func track(_ operation: RequestOperation) {
         tracker.track(operation)
+        // Interrupted while operations were still being added: none of them starts.
+        if wasInterrupted { operation.cancel(by: "signal") }
     }
 
     /// Runs `body` (which adds operations, and may keep adding them until it returns),

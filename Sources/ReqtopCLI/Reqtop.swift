@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ProcessSignals
 
 /// `reqtop`: the root command. Each subcommand is a small type in its own file.
 public struct Reqtop: ParsableCommand {
@@ -26,6 +27,9 @@ public enum ReqtopMain {
     public static func main(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
         do {
             var command = try Reqtop.parseAsRoot(arguments)
+            // A session takes the Ctrl-C that came while it set up (see SignalCenter);
+            // any other command lets such a signal have its usual effect.
+            if !(command is RunsASession) { SignalCenter.stopHolding() }
             try command.run()
             exit(0)
         } catch let error as PlanError {
@@ -52,6 +56,11 @@ public enum ReqtopMain {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 }
+
+/// A command that sends requests under a session which handles SIGINT, SIGTERM and SIGHUP
+/// itself (cancelling what runs, printing the summary, closing the recording): a signal
+/// that arrives before the session has registered is held for it.
+protocol RunsASession {}
 
 /// Bad input that is not a plan's: a message that says what was wrong; exit status 2.
 struct InputError: Error {

@@ -4,7 +4,7 @@ import Foundation
 import RequestOperations
 
 /// `reqtop run PLAN.json`: send the requests of a plan file.
-struct RunCommand: ParsableCommand {
+struct RunCommand: ParsableCommand, RunsASession {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run the requests of a plan file.",

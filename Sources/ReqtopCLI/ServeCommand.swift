@@ -5,7 +5,7 @@ import ProcessSignals
 import RequestMonitor
 
 /// `reqtop serve`: the fault server on its own, to point other tools (or plans) at.
-struct ServeCommand: ParsableCommand {
+struct ServeCommand: ParsableCommand, RunsASession {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the fault server on 127.0.0.1 until interrupted.",
