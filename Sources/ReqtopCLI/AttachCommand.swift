@@ -69,10 +69,21 @@ struct AttachCommand: ParsableCommand {
         } catch {
             throw InputError(message: "cannot attach to \(path): \(error)")
         }
+        // The first line says whether the program takes us: a refusal is an error (exit 2),
+        // not a program that "ended".
+        let hello: EndpointClient.Hello
+        switch client.greeting() {
+        case .hello(let greeting)?:
+            hello = greeting
+        case .error(let text)?:
+            throw InputError(message: "cannot attach to \(path): the program says: \(text)")
+        default:
+            throw InputError(message: "cannot attach to \(path): no hello from it within 5 s (is it a reqtop endpoint?)")
+        }
         if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
-            try AttachedMonitor(client: client, color: color).run()
+            try AttachedMonitor(client: client, color: color).run(hello)
         } else {
-            try Self.printEvents(client)
+            try Self.printEvents(client, hello: hello)
         }
     }
 
@@ -111,13 +122,11 @@ struct AttachCommand: ParsableCommand {
     }
 
     /// Headless: events as JSON lines on stdout, the rest on stderr.
-    static func printEvents(_ client: EndpointClient) throws {
-        var name = "the program"
+    static func printEvents(_ client: EndpointClient, hello: EndpointClient.Hello) throws {
+        let name = "\(hello.name) (pid \(hello.pid))"
+        ReqtopMain.printError("reqtop: attached to \(name): \(hello.live) live operations")
         client.run { message in
             switch message {
-            case .hello(let hello):
-                name = "\(hello.name) (pid \(hello.pid))"
-                ReqtopMain.printError("reqtop: attached to \(name): \(hello.live) live operations")
             case .event(let event):
                 // Unbuffered, line by line: a pipe reader sees each event as it happens.
                 FileHandle.standardOutput.write(Data((EventLog.line(for: event) + "\n").utf8))
@@ -125,7 +134,7 @@ struct AttachCommand: ParsableCommand {
                 ReqtopMain.printError("reqtop: fell behind and missed \(count) events; a fresh snapshot follows")
             case .error(let text):
                 ReqtopMain.printError("reqtop: the program says: \(text)")
-            case .snapshot, .snapshotEnd, .reply, .suspended, .unreadable:
+            case .hello, .snapshot, .snapshotEnd, .reply, .suspended, .unreadable:
                 break
             }
         }
@@ -160,17 +169,15 @@ final class AttachedMonitor: Sendable {
             commands: RemoteQueueCommands(client: client))
     }
 
-    func run() throws {
+    func run(_ hello: EndpointClient.Hello) throws {
         let screen = self.screen, shared = self.shared, client = self.client
+        let name = "\(hello.name) \(hello.pid)"
+        shared.clockBase.withLock { $0 = (hello.time, Date()) }
+        shared.status.withLock { $0 = "ATTACHED \(name)\(hello.readOnly ? " READ-ONLY" : "")" }
+        screen.showPaused(hello.suspended)
         let reader = Thread {
-            var name = "program"
             client.run { message in
                 switch message {
-                case .hello(let hello):
-                    name = "\(hello.name) \(hello.pid)"
-                    shared.clockBase.withLock { $0 = (hello.time, Date()) }
-                    shared.status.withLock { $0 = "ATTACHED \(name)\(hello.readOnly ? " READ-ONLY" : "")" }
-                    screen.showPaused(hello.suspended)
                 case .event(let event):
                     screen.feed([event])
                 case .missed:
@@ -179,7 +186,7 @@ final class AttachedMonitor: Sendable {
                 case .suspended(let paused):
                     // Paused or resumed by any monitor: every monitor shows it.
                     screen.showPaused(paused)
-                case .snapshot, .snapshotEnd, .reply, .error, .unreadable:
+                case .hello, .snapshot, .snapshotEnd, .reply, .error, .unreadable:
                     break
                 }
             }

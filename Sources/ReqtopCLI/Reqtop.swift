@@ -25,6 +25,11 @@ public struct Reqtop: ParsableCommand {
 /// status (ArgumentParser's own usage errors exit 64; ours is 2).
 public enum ReqtopMain {
     public static func main(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+        if let usage = usageError(arguments) {
+            SignalCenter.stopHolding()
+            printError(usage)
+            exit(2)
+        }
         do {
             var command = try Reqtop.parseAsRoot(arguments)
             // A session takes the Ctrl-C that came while it set up (see SignalCenter);
@@ -50,6 +55,20 @@ public enum ReqtopMain {
             if code == .validationFailure { exit(2) }
             exit(code.rawValue)
         }
+    }
+
+    /// What ArgumentParser lets pass with status 0 but is a usage error: no command at all
+    /// (a script that lost its argument must not "succeed"), and `help` for a command that
+    /// does not exist.
+    static func usageError(_ arguments: [String]) -> String? {
+        let names = Reqtop.configuration.subcommands.map { $0._commandName }
+        if arguments.isEmpty {
+            return Reqtop.helpMessage() + "\n\nreqtop: no command given; use one of: \(names.joined(separator: ", "))"
+        }
+        if arguments.first == "help", arguments.count > 1, !names.contains(arguments[1]) {
+            return "reqtop: help: no command '\(arguments[1])'; the commands are: \(names.joined(separator: ", "))"
+        }
+        return nil
     }
 
     static func printError(_ text: String) {

@@ -53,6 +53,26 @@ public final class EndpointClient: Sendable {
         EndpointClient(path: path, fd: try UnixSocket.connect(to: path))
     }
 
+    /// Reads the program's first line within `timeout`: its hello, or an error when it
+    /// refuses this connection (another user, say); nil when nothing readable came. Reads
+    /// byte by byte, so ``run(_:)`` goes on from the next line.
+    public func greeting(timeout: TimeInterval = 5) -> Message? {
+        var wait = timeval(tv_sec: Int(timeout), tv_usec: .init((timeout - timeout.rounded(.down)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        defer {
+            var none = timeval()
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+        }
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(fd, &byte, 1) == 1 {
+            if byte == UInt8(ascii: "\n") { return Self.parse(String(decoding: line, as: UTF8.self)) }
+            guard line.count < 64 * 1024 else { return nil }
+            line.append(byte)
+        }
+        return nil
+    }
+
     /// Reads lines until the program closes the connection (or ``close()``), handing each
     /// to `handler` on the calling thread.
     public func run(_ handler: (Message) -> Void) {

@@ -1,6 +1,6 @@
 import Foundation
 @testable import ReqtopCLI
-import RequestEndpoint
+@testable import RequestEndpoint
 import RequestMonitor
 import RequestOperations
 import Synchronization
@@ -146,5 +146,55 @@ final class AttachTests: XCTestCase {
         XCTAssertFalse(state.paused, "the monitor shows the queue running again")
         XCTAssertEqual(commands.perform(.cancel("x")).message, "refused: this endpoint is read-only")
         XCTAssertFalse(queue.isSuspended)
+    }
+}
+
+/// A socket that says one line to whoever connects and closes: what an endpoint says to a
+/// peer it refuses, or garbage.
+private final class OneLineSocket: @unchecked Sendable {
+    // @unchecked: the descriptor and path are set once in init and only read after.
+    let path: String
+    private let fd: Int32
+
+    init(saying line: String) throws {
+        let path = NSTemporaryDirectory() + "one-\(UUID().uuidString.prefix(8)).sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        self.path = path
+        self.fd = fd
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, listen(fd, 4) == 0 else { throw POSIXError(.EADDRINUSE) }
+        Thread.detachNewThread {
+            let peer = accept(fd, nil, nil)
+            guard peer >= 0 else { return }
+            let bytes = Array((line + "\n").utf8)
+            _ = bytes.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
+            close(peer)
+        }
+    }
+
+    deinit {
+        close(fd)
+        unlink(path)
+    }
+}
+
+extension AttachTests {
+    /// Before: a refused attach printed "the program ended" and exited 0.
+    func testARefusedAttachIsAnErrorThatSaysWhy() throws {
+        let refusing = try OneLineSocket(saying: EndpointProtocol.error("refused: this endpoint accepts only its own user (uid 1000)"))
+        let run = try reqtop(["attach", refusing.path, "--no-tui"], timeout: 20)
+        XCTAssertEqual(run.status, 2)
+        XCTAssertEqual(run.stderr, "reqtop: cannot attach to \(refusing.path): the program says: refused: this endpoint accepts only its own user (uid 1000)\n")
+        let garbage = try OneLineSocket(saying: "HTTP/1.1 400 Bad Request")
+        let confused = try reqtop(["attach", garbage.path, "--no-tui"], timeout: 20)
+        XCTAssertEqual(confused.status, 2)
+        XCTAssert(confused.stderr.contains("no hello from it"), confused.stderr)
     }
 }

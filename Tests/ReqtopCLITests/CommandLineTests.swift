@@ -122,6 +122,18 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(help.status, 0)
         XCTAssert(help.stdout.contains("demo"))
         XCTAssert(help.stdout.contains("Exit status"))
+        XCTAssertEqual(try reqtop(["help", "run"]).status, 0)
+    }
+
+    /// Before: both exited 0, so a script that lost its arguments "succeeded".
+    func testNoCommandAndHelpForAnUnknownCommandAreUsageErrors() throws {
+        let bare = try reqtop([])
+        XCTAssertEqual(bare.status, 2)
+        XCTAssert(bare.stderr.hasSuffix("reqtop: no command given; use one of: demo, run, attach, replay, export, serve\n"), bare.stderr)
+        XCTAssert(bare.stderr.contains("USAGE"), "the help comes with it: \(bare.stderr)")
+        let bogus = try reqtop(["help", "bogus"])
+        XCTAssertEqual(bogus.status, 2)
+        XCTAssertEqual(bogus.stderr, "reqtop: help: no command 'bogus'; the commands are: demo, run, attach, replay, export, serve\n")
     }
 
     func testTheDemoRunsItsWholeFlowHeadless() throws {
