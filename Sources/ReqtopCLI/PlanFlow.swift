@@ -53,7 +53,10 @@ struct PlanFlow {
             guard let url = URL(string: filled) else { throw PlanTemplateError("the URL \"\(filled)\" is not valid") }
             built.url = url
             for (name, value) in planned.headers {
-                built.setValue(try PlanTemplate.fill(value, parents: bodies, parentIDs: ids), forHTTPHeaderField: name)
+                let filled = try PlanTemplate.fill(value, parents: bodies, parentIDs: ids)
+                // setValue would drop such a value without a word.
+                if let problem = HTTPFieldCheck.valueProblem(filled) { throw PlanTemplateError("header \(name) from \(value): \(problem)") }
+                built.setValue(filled, forHTTPHeaderField: name)
             }
             if let body = planned.body {
                 let isJSON = planned.headers.contains { $0.key.lowercased() == "content-type" && $0.value.contains("json") }

@@ -29,14 +29,17 @@ struct PlanParser {
     static func load(path: String) throws -> Plan {
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw PlanError(file: path, path: "", message: "cannot read the file (\(ArchiveError.describe(readError: error)))")
+            data = try InputFile.read(path)
+        } catch let error as ArchiveError {
+            throw PlanError(file: error.file, path: "", message: error.message)
         }
         return try PlanParser(file: path).parse(data)
     }
 
     func parse(_ data: Data) throws -> Plan {
+        guard !data.allSatisfy({ [0x20, 0x0A, 0x0D, 0x09].contains($0) }) else {
+            throw PlanError(file: file, path: "", message: "is empty: a plan is a JSON object with \"requests\"")
+        }
         let root: Any
         do {
             root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
@@ -167,6 +170,12 @@ struct PlanParser {
             for (name, value) in dictionary {
                 guard let text = value as? String else {
                     throw PlanError(file: file, path: "\(at).headers.\(name)", message: "expected a string, found \(StrictJSONReader.kind(value))")
+                }
+                if !HTTPFieldCheck.isToken(name) {
+                    throw PlanError(file: file, path: "\(at).headers", message: "\"\(name)\" is not a valid header name (RFC 9110 token)")
+                }
+                if let problem = HTTPFieldCheck.valueProblem(text) {
+                    throw PlanError(file: file, path: "\(at).headers.\(name)", message: problem)
                 }
                 headers[name] = text
             }

@@ -48,6 +48,10 @@ struct Resend {
                 skipped.append(Skipped(id: event.operationID, reason: "the rewritten URL is not valid"))
                 continue
             }
+            if let problem = headers.lazy.compactMap({ HTTPFieldCheck.problem(name: $0.key, value: $0.value) }).first {
+                skipped.append(Skipped(id: event.operationID, reason: "not re-sent: \(problem)"))
+                continue
+            }
             var request = URLRequest(url: rewritten)
             request.httpMethod = method
             for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }

@@ -12,13 +12,9 @@ public struct ArchiveError: Error, Equatable, CustomStringConvertible {
 
     public var description: String { "\(file): \(message)" }
 
-    /// A file's bytes, or an error that names it.
+    /// A file's bytes, or an error that names it (see ``InputFile``).
     static func contents(of path: String) throws -> Data {
-        do {
-            return try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw ArchiveError(file: path, message: "cannot read the file (\(describe(readError: error)))")
-        }
+        try InputFile.read(path)
     }
 
     /// Why a file could not be read, in a few plain words ("no such file", "permission

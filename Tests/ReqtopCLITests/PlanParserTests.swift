@@ -84,6 +84,35 @@ final class PlanParserTests: XCTestCase {
         }
     }
 
+    /// Before: "NSCocoaErrorDomain error 256" for a folder or "", "permission denied" for
+    /// /dev/null or a FIFO, even as root.
+    func testFoldersEmptyNamesEmptyFilesAndPipesGetMessagesAPersonCanActOn() throws {
+        func message(_ path: String) -> String {
+            do { _ = try PlanParser.load(path: path); return "loaded" } catch { return "\(error)" }
+        }
+        XCTAssertEqual(message(NSTemporaryDirectory()), "\(NSTemporaryDirectory()): is a folder; name a file")
+        XCTAssertEqual(message(""), "\"\": no file name given")
+        XCTAssertEqual(message("/dev/null"), "/dev/null: is empty: a plan is a JSON object with \"requests\"")
+        // A pipe is read to its end, as `reqtop run <(make-plan)` needs.
+        let fifo = NSTemporaryDirectory() + "plan-\(UUID().uuidString.prefix(8)).fifo"
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        defer { unlink(fifo) }
+        Thread.detachNewThread {
+            let handle = FileHandle(forWritingAtPath: fifo)
+            handle?.write(Data(#"{"requests": [{"url": "http://a.test/"}]}"#.utf8))
+            try? handle?.close()
+        }
+        XCTAssertEqual(try PlanParser.load(path: fifo).requests.count, 1)
+    }
+
+    /// Before: FoundationNetworking dropped such a header without a word.
+    func testHeaderValuesThatWouldSplitTheHeaderAndBadHeaderNamesAreRefused() {
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "headers": {"X-A": "one\r\nX-Injected: yes"}}]}"#),
+                       "plan.json: requests[0].headers.X-A: its value contains a CR, LF or NUL, which would split the header")
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "headers": {"X A": "1"}}]}"#),
+                       "plan.json: requests[0].headers: \"X A\" is not a valid header name (RFC 9110 token)")
+    }
+
     // MARK: - Flow control
 
     func testDependsOnOrdersParentsFirstAndKeepsTemplates() throws {

@@ -89,6 +89,11 @@ extension RequestOperation {
     /// The seam: hands the prepared request to the transport. Its callbacks arrive in
     /// RequestOperation+TransportCallbacks.swift.
     private func send(_ prepared: URLRequest, token: UInt64) {
+        // Never hand the transport a header it would drop without a word.
+        if let problem = HTTPFieldCheck.problem(in: prepared) {
+            attemptFailed(.preparation("not sent: \(problem)"), token: token, taskError: nil, retryable: false)
+            return
+        }
         let transport = environment.transport
         let task = transport.makeTask(for: prepared, handler: self)
         let started = withCurrent(token) { state in

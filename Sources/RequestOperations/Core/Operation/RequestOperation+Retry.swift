@@ -32,14 +32,17 @@ extension RequestOperation {
     }
 
     /// Ends the current attempt with `failure` and either schedules the next or ends.
-    func attemptFailed(_ failure: AttemptFailure, token: UInt64, taskError: TransportError?) {
+    /// `retryable: false` ends without asking the policy (a request that cannot be sent as
+    /// it is would fail the same way every time).
+    func attemptFailed(_ failure: AttemptFailure, token: UInt64, taskError: TransportError?, retryable: Bool = true) {
         let now = environment.clock.now()
         let outcome = ifCurrent(token) { state -> (Teardown, ScheduledRetry?) in
             var teardown = closeAttempt(&state, failure: failure, at: now)
             if case .preparation(let reason) = failure {
                 publish(&state, .preparationFailed(reason: reason))
             }
-            let decision = decide(after: failure, state: state, now: now)
+            let decision = retryable ? decide(after: failure, state: state, now: now)
+                : .stop(reason: "\(failure.summary); not retried: the request itself cannot be sent")
             state.record.decision = decision.reason
             guard case .retry(let delay, let reason, let fromServer) = decision else {
                 let error = state.attempt > 1 ? RequestError.retriesExhausted(attempts: state.attempt, last: RequestError(failure)) : RequestError(failure)
