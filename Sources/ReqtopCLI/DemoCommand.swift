@@ -71,16 +71,12 @@ struct DemoCommand: ParsableCommand, RunsASession {
                     wave += 1
                 } while !once && !session.hasQuit
             }
-            try RecordingOptions.finish(recorder, hub: queue.events)
-            ReqtopMain.printError(summary.line)
-            throw ExitCode(summary.exitStatus)
+            try RecordingOptions.end(recorder, hub: queue.events, summary: summary)
         }
         let session = HeadlessSession(queue: queue)
         let summary = session.run {
             demo.play(DemoScenario.named(scenario, wave: 1)!, onSend: session.track, shouldStop: { session.wasInterrupted })
         }
-        try RecordingOptions.finish(recorder, hub: queue.events)
-        ReqtopMain.printError(summary.line)
-        throw ExitCode(summary.exitStatus)
+        try RecordingOptions.end(recorder, hub: queue.events, summary: summary)
     }
 }

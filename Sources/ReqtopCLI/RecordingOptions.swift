@@ -45,17 +45,26 @@ struct RecordingOptions: ParsableArguments {
         }
     }
 
-    /// Ends a recording and says where it went (on stderr, with the summary).
-    static func finish(_ recorder: Recorder?, hub: EventHub) throws {
-        guard let recorder else { return }
+    /// Ends a session: finishes the recording, prints the summary, and exits with the
+    /// summary's status — or with 2 when the recording could not be written whole (a full
+    /// disk), after the summary, so the run's own story is never lost with it.
+    static func end(_ recorder: Recorder?, hub: EventHub, summary: RunSummary) throws -> Never {
+        guard let recorder else {
+            ReqtopMain.printError(summary.line)
+            throw ExitCode(summary.exitStatus)
+        }
         do {
             switch recorder {
             case .lines(let writer): try writer.finish(hub: hub)
             case .har(let har): try har.finish(hub: hub)
             }
         } catch {
-            throw InputError(message: "\(error)")
+            ReqtopMain.printError(summary.line)
+            let reason = (error as? ArchiveError)?.message ?? "\(error)"
+            throw InputError(message: "\(recorder.path): the recording is incomplete: \(reason)")
         }
         ReqtopMain.printError("reqtop: recorded to \(recorder.path)" + (recorder.redacted ? " (secrets redacted)" : " (not redacted)"))
+        ReqtopMain.printError(summary.line)
+        throw ExitCode(summary.exitStatus)
     }
 }

@@ -43,8 +43,6 @@ struct RunCommand: ParsableCommand, RunsASession {
         let list = PlanFlow(plan: plan, faultServer: server?.baseURL, queue: queue).requestList(plan)
         let summary = try list.run(on: queue, mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
                                    source: URL(fileURLWithPath: self.plan).lastPathComponent)
-        try RecordingOptions.finish(recorder, hub: queue.events)
-        ReqtopMain.printError(summary.line)
-        throw ExitCode(summary.exitStatus)
+        try RecordingOptions.end(recorder, hub: queue.events, summary: summary)
     }
 }

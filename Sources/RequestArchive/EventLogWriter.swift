@@ -34,7 +34,7 @@ public final class EventLogWriter: Sendable {
             do {
                 try writeAll(text)
             } catch {
-                failure.withLock { $0 = $0 ?? "\(error)" }
+                failure.withLock { $0 = $0 ?? ((error as? ArchiveError)?.message ?? "\(error)") }
             }
         }
         self.subscription.withLock { $0 = subscription }

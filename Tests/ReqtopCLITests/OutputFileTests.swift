@@ -64,4 +64,33 @@ final class OutputFileTests: XCTestCase {
         XCTAssertEqual(missing.status, 2)
         XCTAssertEqual(missing.stderr, "reqtop: \(dir)/no/x.jsonl: cannot write (the folder \(dir)/no does not exist)\n")
     }
+
+    /// Before: exit 2 without the summary, and the path printed twice.
+    func testAFullDiskEndsWithTheSummaryThenWhatHappenedToTheRecording() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/bin/mount") else { throw XCTSkip("needs root to mount a small tmpfs") }
+        let dir = try folder()
+        let mount = Process()
+        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mount.arguments = ["-t", "tmpfs", "-o", "size=4k", "tmpfs", dir]
+        try mount.run()
+        mount.waitUntilExit()
+        guard mount.terminationStatus == 0 else { throw XCTSkip("cannot mount a tmpfs here") }
+        addTeardownBlock {
+            let unmount = Process()
+            unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
+            unmount.arguments = [dir]
+            try? unmount.run()
+            unmount.waitUntilExit()
+        }
+        for name in ["r.jsonl", "r.har"] {
+            let run = try reqtop(["demo", "--scenario", "quick", "--no-tui", "--record", dir + "/" + name])
+            XCTAssertEqual(run.status, 2)
+            let lines = run.stderr.split(separator: "\n")
+            XCTAssertEqual(lines.count, 2, run.stderr)
+            XCTAssert(lines.first?.hasPrefix("reqtop: 6 operations in") == true, run.stderr)
+            XCTAssertEqual(lines.last.map(String.init), "reqtop: \(dir)/\(name): the recording is incomplete: writing failed (No space left on device)")
+            XCTAssertEqual(run.events.filter { $0["event"] as? String == "finished" }.count, 6, "stdout still has every event")
+            try? FileManager.default.removeItem(atPath: dir + "/" + name)
+        }
+    }
 }

@@ -119,7 +119,7 @@ final class EventLogFileTests: XCTestCase {
 
     func testAnUnwritablePathIsAClearError() {
         XCTAssertThrowsError(try EventLogWriter(path: "/no/such/dir/rec.jsonl", hub: EventHub())) { error in
-            XCTAssertEqual("\(error)", "/no/such/dir/rec.jsonl: cannot write the recording (No such file or directory)")
+            XCTAssertEqual("\(error)", "/no/such/dir/rec.jsonl: cannot write (the folder /no/such/dir does not exist)")
         }
     }
 }
