@@ -15,6 +15,7 @@
 #include <langinfo.h>
 
 static inline WINDOW *reqtop_stdscr(void) { return stdscr; }
+static inline WINDOW *reqtop_curscr(void) { return curscr; }
 static inline int reqtop_lines(void) { return LINES; }
 static inline int reqtop_cols(void) { return COLS; }
 static inline int reqtop_colors(void) { return COLORS; }

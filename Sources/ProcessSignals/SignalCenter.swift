@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 
-/// Process signals, delivered reliably: SIGINT, SIGTERM, SIGHUP and SIGWINCH are blocked in
-/// every thread from the start of `main`, and one thread takes them with `sigwait` and
+/// Process signals, delivered reliably: SIGINT, SIGTERM, SIGHUP, SIGWINCH and SIGTSTP are
+/// blocked in every thread from the start of `main`, and one thread takes them with `sigwait` and
 /// calls whoever registered for them.
 ///
 /// Why not `DispatchSource.makeSignalSource`: on Linux it arms asynchronously (through a
@@ -10,16 +10,21 @@ import Synchronization
 /// set to ignore, is lost: a `kill -TERM` sent right after `reqtop serve` printed its port
 /// was silently dropped and the process never ended.
 ///
-/// With no handler registered a signal keeps its default effect (SIGWINCH is ignored, the
-/// others end the process), so blocking them changes nothing for code that does not ask —
+/// With no handler registered a signal keeps its default effect (SIGWINCH is ignored, SIGTSTP
+/// stops the process until SIGCONT, the others end it), so blocking them changes nothing for code that does not ask —
 /// except while *holding* (``install(holding:)``): then a SIGINT, SIGTERM or SIGHUP that
 /// arrives before anyone registered for it waits, and goes to the first handler that
 /// registers, so a Ctrl-C in the first moments of a session (while it parses its plan and
 /// opens its recording) ends that session cleanly with its summary instead of killing the
 /// process. ``stopHolding()`` gives waiting signals their default effect, for commands
 /// that will not register.
+///
+/// SIGTSTP (Ctrl-Z) is here because ncurses' own handler ran on whichever thread the kernel
+/// chose, in the middle of the drawing thread's work: most Ctrl-Zs in the monitor did not
+/// stop it, and the `fg` typed next went to the monitor as keys. The monitor registers for
+/// it and stops from its own loop with ``stopProcess()``.
 public enum SignalCenter {
-    public static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGWINCH]
+    public static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP]
     private static let handlers = Mutex<[Int32: [UInt64: @Sendable () -> Void]]>([:])
     private static let nextToken = Mutex<UInt64>(0)
     private static let installed = Mutex(false)
@@ -90,7 +95,7 @@ public enum SignalCenter {
     private static func deliver(_ signal: Int32) {
         let (registered, kept) = held.withLock { held -> ([@Sendable () -> Void], Bool) in
             let registered = handlers.withLock { Array(($0[signal] ?? [:]).values) }
-            guard registered.isEmpty, held.holding, signal != SIGWINCH else { return (registered, false) }
+            guard registered.isEmpty, held.holding, signal != SIGWINCH, signal != SIGTSTP else { return (registered, false) }
             if !held.pending.contains(signal) { held.pending.append(signal) }
             return ([], true)
         }
@@ -99,6 +104,10 @@ public enum SignalCenter {
             return
         }
         guard signal != SIGWINCH, !kept else { return }
+        if signal == SIGTSTP {
+            stopProcess()
+            return
+        }
         // Nobody asked: the default effect, which for these signals is to end the process.
         Foundation.signal(signal, SIG_DFL)
         var only = sigset_t()
@@ -106,6 +115,22 @@ public enum SignalCenter {
         sigaddset(&only, signal)
         pthread_sigmask(SIG_UNBLOCK, &only, nil)
         raise(signal)
+    }
+
+    /// Stops the process as Ctrl-Z does (the default effect of SIGTSTP) and returns when it is
+    /// continued (`fg`). Call it from the thread that owns the terminal, after giving the
+    /// terminal back. In a process group without job control (no shell to continue it) the
+    /// kernel discards the stop, as it would for any program, and this returns at once.
+    public static func stopProcess() {
+        Foundation.signal(SIGTSTP, SIG_DFL)
+        var only = sigset_t()
+        sigemptyset(&only)
+        sigaddset(&only, SIGTSTP)
+        // Unblocked in this thread only, for the moment of the raise: the stop takes every
+        // thread, and when the process continues the signal is blocked again here.
+        pthread_sigmask(SIG_UNBLOCK, &only, nil)
+        raise(SIGTSTP)
+        pthread_sigmask(SIG_BLOCK, &only, nil)
     }
 
     private static func signalSet() -> sigset_t {

@@ -173,6 +173,28 @@ final class MonitorEndToEndTests: XCTestCase {
         try waitForScreen("the shell to answer") { $0.contains("shell-ok-42") }
     }
 
+    /// Before: ncurses' own Ctrl-Z handler ran on whichever thread the kernel picked, most
+    /// Ctrl-Zs did not stop the monitor, and the `fg` typed next reached it as keys (`g`,
+    /// then Enter opened a detail view).
+    func testCtrlZSuspendsAndFgResumesEveryTime() throws {
+        let binary = CommandLineTests.binary.path
+        try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try keys("\(binary) demo; echo \"exit\"\"-status-$?\"", "Enter")
+        try waitForScreen("the monitor") { $0.contains("w1-profile") }
+        for round in 1...5 {
+            try keys("C-z")
+            try waitForScreen("the shell after Ctrl-Z number \(round)") { screen in
+                screen.components(separatedBy: "Stopped").count - 1 == round && !screen.contains("w1-profile")
+            }
+            try keys("fg", "Enter")
+            try waitForScreen("the monitor back after fg number \(round)") { $0.contains("w1-profile") && $0.contains("FOLLOW") }
+        }
+        let screen = try screen()
+        XCTAssertFalse(screen.contains("Events   Request"), "no key went astray into a detail view:\n\(screen)")
+        try keys("q")
+        try waitForScreen("the exit") { $0.contains("exit-status-") }
+    }
+
     func testAReplayInTheMonitor() throws {
         let recording = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: recording) }

@@ -90,6 +90,7 @@ public final class MonitorScreen: Sendable {
         var registrations = [SIGINT, SIGTERM, SIGHUP].map { SignalCenter.handle($0) { [self] in stop() } }
         let terminal = Terminal(wantColor: options.color)
         registrations.append(SignalCenter.handle(SIGWINCH) { [self] in send(.resize) })
+        registrations.append(SignalCenter.handle(SIGTSTP) { [self] in send(.suspend) })
         defer { registrations.forEach { $0.cancel() } }
 
         defer { terminal.end() }
@@ -116,6 +117,11 @@ public final class MonitorScreen: Sendable {
                     cache = VisibleCache()
                 case .action(let action): perform(MonitorUpdate.update(&state, action, context()))
                 case .resize: terminal.updateSize()
+                case .suspend:
+                    // Ctrl-Z, handled here so ncurses is never entered from two threads.
+                    terminal.suspend()
+                    SignalCenter.stopProcess()
+                    terminal.resume()
                 case .stop: stopped = true
                 }
             }
@@ -156,6 +162,8 @@ enum ScreenInput: Sendable {
     /// An answer to a command, or a pause made elsewhere.
     case action(MonitorAction)
     case resize
+    /// Ctrl-Z: give the terminal back, stop until `fg`, take it again.
+    case suspend
     case stop
 }
 

@@ -48,6 +48,22 @@ final class Terminal {
         endwin()
     }
 
+    /// Gives the terminal back for a while (Ctrl-Z): the shell's screen and modes return.
+    func suspend() {
+        guard !ended else { return }
+        endwin()
+        fflush(nil)
+    }
+
+    /// Takes the terminal again after a suspend: program modes back, the size read anew (it
+    /// may have changed while stopped), and the next draw repaints every cell.
+    func resume() {
+        guard !ended else { return }
+        updateSize()
+        clearok(reqtop_curscr(), true)
+        wrefresh(reqtop_stdscr())
+    }
+
     var size: (width: Int, height: Int) {
         (Int(reqtop_cols()), Int(reqtop_lines()))
     }
