@@ -105,6 +105,8 @@ struct RetrySettings: Equatable {
     var jitter: Jitter = .equal
     var retryNonIdempotent = false
     var retryBudget: TimeInterval? = 60
+    /// Retry at once when another request to the host succeeds (transport failures only).
+    var earlyRetry = true
 
     var policy: ExponentialBackoffRetryPolicy {
         ExponentialBackoffRetryPolicy(maxAttempts: maxAttempts, baseDelay: baseDelay, multiplier: multiplier, maxDelay: maxDelay,

@@ -24,7 +24,7 @@ struct PlanParser {
     private static let batchKeys: Set<String> = ["size", "timeLimit"]
     static let priorities: [String: Operation.QueuePriority] = ["veryLow": .veryLow, "low": .low, "normal": .normal, "high": .high,
                                                                "veryHigh": .veryHigh]
-    private static let retryKeys: Set<String> = ["maxAttempts", "baseDelay", "multiplier", "maxDelay", "jitter", "retryNonIdempotent", "retryBudget"]
+    private static let retryKeys: Set<String> = ["maxAttempts", "baseDelay", "multiplier", "maxDelay", "jitter", "retryNonIdempotent", "retryBudget", "earlyRetry"]
 
     static func load(path: String) throws -> Plan {
         let data: Data
@@ -278,6 +278,12 @@ struct PlanParser {
                 throw PlanError(file: file, path: "\(at).retryNonIdempotent", message: "expected true or false, found \(StrictJSONReader.describe(raw))")
             }
             settings.retryNonIdempotent = flag
+        }
+        if let raw = object["earlyRetry"] {
+            guard let flag = raw as? Bool, JSONText.isBoolean(raw) else {
+                throw PlanError(file: file, path: "\(at).earlyRetry", message: "expected true or false, found \(StrictJSONReader.describe(raw))")
+            }
+            settings.earlyRetry = flag
         }
         if object.keys.contains("retryBudget") {
             settings.retryBudget = object["retryBudget"] is NSNull ? nil : try json.seconds(object["retryBudget"], at: "\(at).retryBudget")

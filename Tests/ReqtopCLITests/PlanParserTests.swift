@@ -61,7 +61,7 @@ final class PlanParserTests: XCTestCase {
         XCTAssertEqual(error(#"{"retry": {"baseDelay": -1}, "requests": [{"url": "http://a/"}]}"#),
                        "plan.json: retry.baseDelay: -1 is negative; expected a number of seconds, 0 or more")
         XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "retry": {"maxAttemps": 3}}]}"#),
-                       #"plan.json: requests[0].retry.maxAttemps: unknown field (did you mean "maxAttempts"?); expected one of baseDelay, jitter, maxAttempts, maxDelay, multiplier, retryBudget, retryNonIdempotent"#)
+                       #"plan.json: requests[0].retry.maxAttemps: unknown field (did you mean "maxAttempts"?); expected one of baseDelay, earlyRetry, jitter, maxAttempts, maxDelay, multiplier, retryBudget, retryNonIdempotent"#)
         XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "retry": {"maxAttempts": 0}}]}"#),
                        "plan.json: requests[0].retry.maxAttempts: expected a whole number of at least 1, found 0")
         XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "retry": {"jitter": "lots"}}]}"#),
@@ -76,6 +76,17 @@ final class PlanParserTests: XCTestCase {
                        "plan.json: requests[0].retry.retryNonIdempotent: expected true or false, found 1")
         XCTAssertEqual(error(#"{"maxConcurrent": true, "requests": [{"url": "http://a/"}]}"#),
                        "plan.json: maxConcurrent: expected a number, found true")
+    }
+
+    func testEarlyRetryCanBeTurnedOffForAPlanOrARequest() throws {
+        let plan = try parse(#"{"retry": {"earlyRetry": false}, "requests": [{"url": "http://a/"}, {"url": "http://b/", "retry": {"earlyRetry": true}}]}"#)
+        let flow = PlanFlow(plan: plan, faultServer: nil, queue: RequestQueue())
+        let off = flow.item(plan.requests[0]).options
+        XCTAssertFalse(off.earlyRetryOnHostSuccess)
+        XCTAssertFalse(off.earlyRetryOnProbe)
+        XCTAssertTrue(flow.item(plan.requests[1]).options.earlyRetryOnHostSuccess)
+        XCTAssertEqual(error(#"{"retry": {"earlyRetry": "no"}, "requests": [{"url": "http://a/"}]}"#),
+                       #"plan.json: retry.earlyRetry: expected true or false, found "no""#)
     }
 
     func testAMissingFileIsNamed() {

@@ -21,7 +21,7 @@ final class EarlyRetryTests: XCTestCase {
         let server = try startServer()
         let queue = RequestQueue()
         let recorder = EventRecorder(queue.events)
-        let waiting = queue.add(URLRequest(url: server.url("/flaky/e?failures=1")), id: "waiting", options: RequestOptions(retryPolicy: longWait))
+        let waiting = queue.add(URLRequest(url: server.url("/flaky/e?failures=1&status=drop")), id: "waiting", options: RequestOptions(retryPolicy: longWait))
         waitFor(5, "the backoff") { if case .waitingToRetry = waiting.phase { true } else { false } }
         XCTAssertEqual(queue.environment.recovery?.observerCount, 1)
         let start = Date()
@@ -44,6 +44,29 @@ final class EarlyRetryTests: XCTestCase {
         XCTAssertEqual(earlyRetries(recorder, "ra"), [])
         XCTAssertEqual(waiting.result?.outcome, .success)
         XCTAssertGreaterThanOrEqual(waiting.result?.duration ?? 0, 0.99)
+    }
+
+    /// Before: any success on the host retried requests waiting out a 429 or a 503 at once,
+    /// undoing the backoff the server asked for.
+    func testAnAnswerThatSaidSlowDownIsNeverCutShortByAnotherSuccess() throws {
+        let server = try startServer()
+        let queue = RequestQueue()
+        let recorder = EventRecorder(queue.events)
+        let waiting = ["429", "503", "500"].map { status in
+            queue.add(URLRequest(url: server.url("/flaky/slow\(status)?failures=1&status=\(status)")), id: "s\(status)",
+                      options: RequestOptions(retryPolicy: longWait))
+        }
+        waitFor(5, "the backoffs") { waiting.allSatisfy { if case .waitingToRetry = $0.phase { true } else { false } } }
+        XCTAssertEqual(queue.environment.recovery?.observerCount, 0, "nothing waits for the host's success")
+        let other = queue.add(URLRequest(url: server.url("/echo")), id: "other")
+        waitFor(5, "the other request") { other.result != nil }
+        usleep(600_000)  // early retries come 50–250 ms after a success
+        for operation in waiting {
+            XCTAssert({ if case .waitingToRetry = operation.phase { true } else { false } }(), "\(operation.id) still waits its backoff")
+            XCTAssertEqual(earlyRetries(recorder, operation.id), [])
+        }
+        queue.cancelAll()
+        queue.waitUntilAllOperationsAreFinished()
     }
 
     func testAProbeNoticesTheHostIsBack() throws {
@@ -93,7 +116,7 @@ final class EarlyRetryTests: XCTestCase {
         let queue = RequestQueue()
         let recovery = try XCTUnwrap(queue.environment.recovery)
         var operations = (0..<10).map { index in
-            queue.add(URLRequest(url: server.url("/flaky/obs\(index)?failures=5")), options: RequestOptions(retryPolicy: longWait))
+            queue.add(URLRequest(url: server.url("/flaky/obs\(index)?failures=5&status=drop")), options: RequestOptions(retryPolicy: longWait))
         }
         operations += (0..<5).map { _ in
             queue.add(URLRequest(url: URL(string: "http://127.0.0.1:\(deadPort)/x")!), options: RequestOptions(retryPolicy: longWait))

@@ -119,9 +119,14 @@ final class RetryPolicyTests: XCTestCase {
         XCTAssertEqual(delay(decision), 12)
     }
 
-    func testRetryAfterIsCappedByTheMaximumDelay() {
+    /// Before: "Retry-After 120s capped to 10s", a retry the server had said it would refuse.
+    func testARetryAfterLongerThanThePolicyAllowsEndsAtOnceNeverSooner() {
         let decision = ExponentialBackoffRetryPolicy(maxDelay: 10).decide(context(.status(503, headers: ["Retry-After": "120"])))
-        XCTAssertEqual(decision, .retry(after: 10, reason: "status 503; attempt 1 of 3; Retry-After 120s capped to 10s", fromServer: true))
+        XCTAssertEqual(decision, .stop(reason: "status 503; the server asked to wait 120s (Retry-After), longer than the 10s maximum delay; not retried sooner"))
+        let budget = ExponentialBackoffRetryPolicy(maxDelay: 300, retryBudget: 60).decide(context(.status(429, headers: ["Retry-After": "120"])))
+        XCTAssertEqual(budget, .stop(reason: "status 429; the server asked to wait 120s (Retry-After); the next retry would start after the 60s retry budget"))
+        let within = ExponentialBackoffRetryPolicy(maxDelay: 300, retryBudget: nil).decide(context(.status(429, headers: ["Retry-After": "120"])))
+        XCTAssertEqual(within, .retry(after: 120, reason: "status 429; attempt 1 of 3; Retry-After 120s", fromServer: true))
     }
 
     func testTheRetryBudgetStopsRetriesThatWouldStartTooLate() {
@@ -145,6 +150,11 @@ final class RetryAfterTests: XCTestCase {
         XCTAssertEqual(RetryAfter.delay(from: " 0 ", now: now), 0)
         XCTAssertNil(RetryAfter.delay(from: "-5", now: now))
         XCTAssertNil(RetryAfter.delay(from: "soon", now: now))
+        // delay-seconds is 1*DIGIT; anything else that Double() would read is not a delay.
+        for notDigits in ["1e3", "+5", "0x10", "inf", "nan", "1.5", "", " "] {
+            XCTAssertNil(RetryAfter.delay(from: notDigits, now: now), notDigits)
+        }
+        XCTAssertEqual(RetryAfter.delay(from: "99999999999999999999999", now: now), 1e23)
     }
 
     func testTheThreeHTTPDateForms() {

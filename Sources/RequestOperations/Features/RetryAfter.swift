@@ -6,8 +6,10 @@ public enum RetryAfter {
     /// A date in the past gives 0.
     public static func delay(from value: String, now: Date = Date()) -> TimeInterval? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = Double(trimmed), seconds.isFinite {
-            return seconds >= 0 ? seconds : nil
+        // delay-seconds is 1*DIGIT: "1e3", "+5", "0x10", "inf" and "-1" are not delays. Any
+        // number of digits is read (as a Double, so 10^30 seconds does not overflow).
+        if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+            return Double(trimmed)
         }
         guard let date = httpDate(trimmed) else { return nil }
         return max(0, date.timeIntervalSince(now))

@@ -104,6 +104,10 @@ public enum Jitter: String, Sendable, CaseIterable {
 /// The default policy: exponential backoff with jitter, idempotency rules, `Retry-After`,
 /// and a total retry-time budget.
 ///
+/// A `Retry-After` is obeyed to the second: when it is longer than `maxDelay` or than what
+/// is left of the retry budget, the operation ends at once with that reason, never with an
+/// earlier retry.
+///
 /// Defaults: 3 attempts; 0.5 s base delay doubling up to 30 s; equal jitter; retries
 /// GET, HEAD, OPTIONS, TRACE, PUT and DELETE (POST and PATCH only with
 /// ``retryNonIdempotent`` or an `Idempotency-Key` header); statuses 408, 429, 500, 502,
@@ -169,11 +173,15 @@ public struct ExponentialBackoffRetryPolicy: RetryPolicy {
         if case .status(_, let headers) = context.failure,
            let value = headers.first(where: { $0.key.caseInsensitiveCompare("Retry-After") == .orderedSame })?.value,
            let serverDelay = RetryAfter.delay(from: value, now: context.wallClockNow) {
+            // Never before the server's time: a retry sooner than it asked is one it told us
+            // it would refuse, and it adds to the load that made it say so.
+            guard serverDelay <= maxDelay else {
+                return .stop(reason: "\(context.failure.summary); the server asked to wait \(Self.format(serverDelay)) (Retry-After), "
+                    + "longer than the \(Self.format(maxDelay)) maximum delay; not retried sooner")
+            }
             fromServer = true
-            delay = min(serverDelay, maxDelay)
-            how = serverDelay > maxDelay
-                ? "Retry-After \(Self.format(serverDelay)) capped to \(Self.format(maxDelay))"
-                : "Retry-After \(Self.format(delay))"
+            delay = serverDelay
+            how = "Retry-After \(Self.format(delay))"
         } else {
             delay = backoff(afterAttempt: context.attempt, previousDelay: context.previousDelay, random: context.random)
             how = "backoff \(Self.format(delay))" + (jitter == .none ? "" : " (\(jitter.rawValue) jitter)")
@@ -181,7 +189,8 @@ public struct ExponentialBackoffRetryPolicy: RetryPolicy {
         delay = max(0, delay)
 
         if let retryBudget, context.elapsed + delay > retryBudget {
-            return .stop(reason: "\(context.failure.summary); the next retry would start after the \(Self.format(retryBudget)) retry budget")
+            let asked = fromServer ? " the server asked to wait \(Self.format(delay)) (Retry-After);" : ""
+            return .stop(reason: "\(context.failure.summary);\(asked) the next retry would start after the \(Self.format(retryBudget)) retry budget")
         }
         return .retry(after: delay, reason: "\(context.failure.summary); attempt \(context.attempt) of \(maxAttempts); \(how)",
                       fromServer: fromServer)

@@ -68,9 +68,10 @@ extension RequestOperation {
                                    elapsed: now - (state.firstAttemptAt ?? now), previousDelay: state.lastDelay,
                                    wallClockNow: Date(), random: environment.random)
         let decision = options.retryPolicy.decide(context)
-        if case .retry(let delay, _, _) = decision, let deadline = options.deadline,
+        if case .retry(let delay, _, let fromServer) = decision, let deadline = options.deadline,
            let startedAt = state.startedAt, now + delay >= startedAt + deadline {
-            return .stop(reason: "\(failure.summary); the next retry would start after the \(ExponentialBackoffRetryPolicy.format(deadline)) deadline")
+            let asked = fromServer ? " the server asked to wait \(ExponentialBackoffRetryPolicy.format(delay)) (Retry-After);" : ""
+            return .stop(reason: "\(failure.summary);\(asked) the next retry would start after the \(ExponentialBackoffRetryPolicy.format(deadline)) deadline")
         }
         return decision
     }
@@ -87,7 +88,10 @@ extension RequestOperation {
         let timer = clock.schedule(at: clock.now() + retry.delay) { [weak self] in self?.retryDue(token: token) }
         var observation: RecoveryObservation?
         if let recovery = environment.recovery, let host {
-            let onSuccess = options.earlyRetryOnHostSuccess && !retry.fromServer
+            // Another request's success says the host is reachable again: that cures a failure
+            // to reach it, never an answer that said "slow down" (429, 503, Retry-After), nor
+            // any other status the host chose to send.
+            let onSuccess = options.earlyRetryOnHostSuccess && !retry.fromServer && retry.failure.isTransportFailure
             let probe = options.earlyRetryOnProbe && retry.failure.isConnectivityFailure
             if onSuccess || probe {
                 observation = recovery.observe(host, onSuccess: onSuccess, probe: probe) { [weak self] trigger, delay in
@@ -132,6 +136,12 @@ extension RequestOperation {
 }
 
 extension AttemptFailure {
+    /// No answer came (the connection failed, was lost or timed out).
+    var isTransportFailure: Bool {
+        if case .transport = self { return true }
+        return false
+    }
+
     /// The host could not be reached at all: worth probing for its return.
     var isConnectivityFailure: Bool {
         guard case .transport(let code) = self else { return false }
