@@ -28,18 +28,28 @@ extension MonitorEndpoint {
             close(wakeWrite)
             done.signal()
         }
+        var closingBy: Date?
         while true {
-            let (stopped, watched) = state.withLock { state in
+            let (draining, watched) = state.withLock { state in
                 // A connection that is behind is watched for room too: the missed notice and
                 // the fresh snapshot go out as soon as it has caught up.
-                (state.stopped, state.connections.map { ($0.key, $0.value.pending > 0 || $0.value.behind) })
+                (state.draining, state.connections.map { ($0.key, $0.value.pending > 0 || $0.value.behind) })
             }
-            if stopped { return }
-            var polls = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            var timeout: Int32 = -1
+            if draining {
+                // The program ended: no new monitors; write out what each one has not read,
+                // so it sees every event before the end of the stream.
+                let by = closingBy ?? Date().addingTimeInterval(options.closingGrace)
+                closingBy = by
+                let left = by.timeIntervalSinceNow
+                if !watched.contains(where: { $0.1 }) || left <= 0 { return }
+                timeout = Int32(min(left * 1000, 1000)) + 1
+            }
+            var polls = [pollfd(fd: draining ? -1 : listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
             for (fd, writing) in watched {
                 polls.append(pollfd(fd: fd, events: Int16(POLLIN) | (writing ? Int16(POLLOUT) : 0), revents: 0))
             }
-            guard poll(&polls, nfds_t(polls.count), -1) >= 0 else {
+            guard poll(&polls, nfds_t(polls.count), timeout) >= 0 else {
                 if errno == EINTR { continue }
                 return
             }

@@ -39,6 +39,9 @@ public final class MonitorEndpoint: Sendable {
         public var bufferLimit: Int
         /// Finished operations kept for monitors that attach later.
         public var finishedLimit: Int
+        /// How long ``MonitorEndpoint/stop()`` keeps writing to monitors what they have not
+        /// read yet, before it closes their connections anyway.
+        public var closingGrace: TimeInterval = 2
 
         public init(readOnly: Bool = false, directory: String = EndpointDirectory.path, name: String = ProcessInfo.processInfo.processName,
                     bufferLimit: Int = 1 << 20, finishedLimit: Int = 1000) {
@@ -66,6 +69,8 @@ public final class MonitorEndpoint: Sendable {
         var connections: [Int32: EndpointConnection] = [:]
         var subscription: EventSubscription?
         var stopped = false
+        /// Set once the last events are in the buffers: the I/O thread writes them out and ends.
+        var draining = false
 
         /// Changes connection `fd` in place: a copy taken out of the dictionary and put back
         /// would copy its buffers on every change. Nil when it is gone.
@@ -108,7 +113,10 @@ public final class MonitorEndpoint: Sendable {
         return endpoint
     }
 
-    /// Closes every connection and removes the socket. Monitors see the program end.
+    /// Closes every connection and removes the socket. Monitors see the program end, after
+    /// every event the program published: the events still gathering in the subscription's
+    /// batch are handed over, and each connection's buffer is written out before it closes
+    /// (for at most ``Options/closingGrace`` to a monitor that stopped reading).
     public func stop() {
         let subscription = state.withLock { state -> EventSubscription? in
             guard !state.stopped else { return nil }
@@ -117,7 +125,10 @@ public final class MonitorEndpoint: Sendable {
             return state.subscription
         }
         guard let subscription else { return }
-        subscription.cancel()
+        // `stopped` is set: `publish` still appends what `finish` hands over, and the I/O
+        // thread drains the buffers before it closes them.
+        subscription.finish()
+        state.withLock { $0.draining = true }
         wake()
         done.wait()
     }

@@ -198,3 +198,53 @@ extension AttachTests {
         XCTAssert(confused.stderr.contains("no hello from it"), confused.stderr)
     }
 }
+
+extension AttachTests {
+    /// Before: in about half the runs a headless attach stopped at an operation's
+    /// `taskCreated`, said "ended" and exited 0: the endpoint dropped the events still in its
+    /// 25 ms batch and closed connections with bytes unwritten. Fifty runs of a short plan
+    /// whose last request starts at the very end; each attached stream must hold every event
+    /// of the program's own output, in the same order for each operation.
+    func testAnAttachedMonitorGetsEveryEventBeforeTheEndFiftyTimesInARow() throws {
+        let directory = try Self.makeRuntimeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let plan = directory + "/short.json"
+        try Data("""
+        {"retry": {"baseDelay": 0.05, "jitter": "none"},
+         "requests": [
+           {"id": "slow", "url": "{{fault}}/delay/300"},
+           {"id": "flaky", "url": "{{fault}}/flaky/f?failures=1"},
+           {"id": "last", "url": "{{fault}}/echo", "dependsOn": "slow"}
+         ]}
+        """.utf8).write(to: URL(fileURLWithPath: plan))
+        /// Each operation's events, in order, as JSON lines without the time (the snapshot
+        /// and the live stream write the same events).
+        func byOperation(_ output: String) -> [String: [String]] {
+            var events: [String: [String]] = [:]
+            for line in output.split(separator: "\n") {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                      let op = object["op"] as? String else { continue }
+                events[op, default: []].append("\(object["attempt"] ?? "")-\(object["event"] ?? "")")
+            }
+            return events
+        }
+        var failures: [String] = []
+        for round in 0..<50 {
+            let runtime = directory + "/r\(round)"
+            try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let program = try Self.launch(["run", plan, "--no-tui", "--listen"], runtimeDirectory: runtime)
+            try Self.waitForSocket(in: runtime)
+            let monitor = try Self.launch(["attach", "--no-tui"], runtimeDirectory: runtime)
+            program.process.waitUntilExit()
+            monitor.process.waitUntilExit()
+            let own = byOperation(program.stdout())
+            let attached = byOperation(monitor.stdout())
+            XCTAssertEqual(own["last"]?.last, "1-finished", "the program's own output is whole: \(program.stderr())")
+            if monitor.stderr().contains("attached to") && attached != own {
+                failures.append("round \(round): attached \(attached), own \(own); \(monitor.stderr())")
+            }
+            XCTAssertEqual(monitor.process.terminationStatus, 0, monitor.stderr())
+        }
+        XCTAssertEqual(failures, [], "\(failures.count) of 50 attached streams lost events")
+    }
+}

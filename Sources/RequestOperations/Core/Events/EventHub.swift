@@ -112,6 +112,15 @@ public final class EventSubscription: Sendable {
         hub.remove(subscriber)
         subscriber.close()
     }
+
+    /// Stops taking new events, hands over every event already queued for this subscriber
+    /// (on its queue, before this returns), then stops: for a subscriber that must see the
+    /// end of the story, such as a recording or an attached monitor when the program ends.
+    public func finish() {
+        hub.remove(subscriber)
+        subscriber.deliverNow()
+        subscriber.close()
+    }
 }
 
 /// One subscriber's pending events and the serial queue that hands them over.
