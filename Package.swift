@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "RequestArchive", targets: ["RequestArchive"]),
         .library(name: "RequestEndpoint", targets: ["RequestEndpoint"]),
         .executable(name: "reqtop", targets: ["reqtop"]),
+        // The parsers as fuzz targets, for scripts/fuzz (libFuzzer) and the tests.
+        .library(name: "ParserFuzzing", targets: ["ParserFuzzing"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -57,6 +59,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "reqtop", dependencies: ["ReqtopCLI", "ProcessSignals"]),
+        .target(name: "ParserFuzzing", dependencies: ["ReqtopCLI", "RequestArchive", "RequestEndpoint", "RequestEventFormat", "RequestMonitor", "RequestOperations"]),
         .executableTarget(
             name: "reqtop-bench",
             dependencies: ["RequestOperations", "RequestEventFormat", "RequestEndpoint", "FaultServer"],
@@ -72,6 +75,7 @@ let package = Package(
             dependencies: ["RequestArchive"],
             path: "Benchmarks/ArchiveBenchmark"
         ),
+        .testTarget(name: "ParserFuzzingTests", dependencies: ["ParserFuzzing"]),
         .testTarget(name: "RequestOperationsTests", dependencies: ["RequestOperations", "FaultServer"]),
         .testTarget(name: "RequestEventFormatTests", dependencies: ["RequestEventFormat", "RequestOperations"]),
         .testTarget(name: "FaultServerTests", dependencies: ["FaultServer"]),

@@ -51,7 +51,7 @@ public enum EndpointProtocol {
     }
 
     /// Reads one command line; throws a message that names what was wrong.
-    static func parse(_ text: String) throws -> Request {
+    public static func parse(_ text: String) throws -> Request {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
             throw EndpointError("not a JSON object: expected {\"id\": N, \"command\": \"cancel\", \"op\": \"ID\"}")
         }
