@@ -52,8 +52,8 @@ struct PlanParser {
         try json.checkKeys(object, allowed: Self.planKeys, at: "")
 
         let retry = try retrySettings(object["retry"], base: RetrySettings(), at: "retry")
-        let timeout = try json.seconds(object["timeout"], at: "timeout")
-        let deadline = try json.seconds(object["deadline"], at: "deadline") ?? 300
+        let timeout = try json.timeLimit(object["timeout"], at: "timeout")
+        let deadline = try json.timeLimit(object["deadline"], at: "deadline") ?? 300
         let maxConcurrent = try json.integer(object["maxConcurrent"], at: "maxConcurrent", minimum: 1) ?? 6
         let perHost = try json.integer(object["maxConcurrentPerHost"], at: "maxConcurrentPerHost", minimum: 1)
         let auth = try authSettings(object["auth"])
@@ -151,10 +151,14 @@ struct PlanParser {
         let id = try json.string(object["id"], at: "\(at).id") ?? "req-\(index + 1)"
         guard !id.isEmpty else { throw PlanError(file: file, path: "\(at).id", message: "empty; expected a non-empty string") }
 
-        let method = (try json.string(object["method"], at: "\(at).method") ?? "GET")
-        guard Self.methods.contains(method.uppercased()) else {
+        // Any RFC 9110 method token (PROPFIND, QUERY, PURGE, ...): the eight standard ones
+        // may be written in any case; others are sent as written, and are not idempotent to
+        // the retry policy unless the plan says so (retryNonIdempotent, Idempotency-Key).
+        let written = (try json.string(object["method"], at: "\(at).method") ?? "GET")
+        let method = Self.methods.contains(written.uppercased()) ? written.uppercased() : written
+        guard HTTPFieldCheck.isToken(method) else {
             throw PlanError(file: file, path: "\(at).method",
-                            message: "unknown method \"\(method)\"; expected one of \(Self.methods.sorted().joined(separator: ", "))")
+                            message: "\(StrictJSONReader.describe(written)) is not a method: a method is one word of letters, digits or !#$%&'*+-.^_`|~")
         }
 
         guard let urlText = try json.string(object["url"], at: "\(at).url") else {
@@ -245,10 +249,10 @@ struct PlanParser {
             priority = value
         }
 
-        return PlannedRequest(id: id, method: method.uppercased(), url: urlText, headers: headers, body: body,
+        return PlannedRequest(id: id, method: method, url: urlText, headers: headers, body: body,
                               retry: try retrySettings(object["retry"], base: retry, at: "\(at).retry"),
-                              attemptTimeout: try json.seconds(object["timeout"], at: "\(at).timeout") ?? timeout,
-                              deadline: try json.seconds(object["deadline"], at: "\(at).deadline") ?? deadline,
+                              attemptTimeout: try json.timeLimit(object["timeout"], at: "\(at).timeout") ?? timeout,
+                              deadline: try json.timeLimit(object["deadline"], at: "\(at).deadline") ?? deadline,
                               dependsOn: dependsOn, batch: batch, auth: auth, priority: priority)
     }
 

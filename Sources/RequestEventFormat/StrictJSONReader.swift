@@ -70,6 +70,17 @@ public struct StrictJSONReader: Sendable {
         return value
     }
 
+    /// Seconds that limit something (a timeout, a deadline): above 0, as 0 would fail every
+    /// request before it started.
+    public func timeLimit(_ raw: Any?, at path: String) throws -> TimeInterval? {
+        guard let value = try seconds(raw, at: path) else { return nil }
+        guard value > 0 else {
+            throw StrictJSONError(file: file, path: path,
+                                  message: "0 would fail every request at once; expected a number of seconds above 0 (leave it out for the default)")
+        }
+        return value
+    }
+
     public func integer(_ raw: Any?, at path: String, minimum: Int) throws -> Int? {
         guard let value = try number(raw, at: path) else { return nil }
         guard value == value.rounded(), value >= Double(minimum), value <= Double(Int32.max) else {

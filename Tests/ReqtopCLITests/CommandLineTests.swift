@@ -96,11 +96,11 @@ final class CommandLineTests: XCTestCase {
     }
 
     func testBadPlansAndBadUsageExitTwoWithAClearMessage() throws {
-        let broken = try writePlan(#"{"requests": [{"url": "http://a/", "method": "FETCH"}]}"#)
+        let broken = try writePlan(#"{"requests": [{"url": "http://a/", "method": "GET /x"}]}"#)
         let run = try reqtop(["run", broken])
         XCTAssertEqual(run.status, 2)
         XCTAssertEqual(run.stdout, "", "nothing runs on a bad plan")
-        XCTAssert(run.stderr.hasPrefix("reqtop: \(broken): requests[0].method: unknown method \"FETCH\""), run.stderr)
+        XCTAssert(run.stderr.hasPrefix("reqtop: \(broken): requests[0].method: \"GET /x\" is not a method"), run.stderr)
 
         let notJSON = try writePlan("this is not json")
         XCTAssertEqual(try reqtop(["run", notJSON]).status, 2)

@@ -56,8 +56,8 @@ final class PlanParserTests: XCTestCase {
         XCTAssertEqual(error(#"{"requests": []}"#), "plan.json: requests: empty; expected at least one request")
         XCTAssertEqual(error(#"{"requests": [{"id": "a"}]}"#), "plan.json: requests[0].url: missing; expected an absolute http or https URL")
         XCTAssertEqual(error(#"{"requests": [{"url": "ftp://x/y"}]}"#), #"plan.json: requests[0].url: "ftp://x/y" is not an absolute http or https URL"#)
-        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "method": "FETCH"}]}"#),
-                       #"plan.json: requests[0].method: unknown method "FETCH"; expected one of DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT, TRACE"#)
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "method": "GE T"}]}"#),
+                       #"plan.json: requests[0].method: "GE T" is not a method: a method is one word of letters, digits or !#$%&'*+-.^_`|~"#)
         XCTAssertEqual(error(#"{"retry": {"baseDelay": -1}, "requests": [{"url": "http://a/"}]}"#),
                        "plan.json: retry.baseDelay: -1 is negative; expected a number of seconds, 0 or more")
         XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "retry": {"maxAttemps": 3}}]}"#),
@@ -87,6 +87,20 @@ final class PlanParserTests: XCTestCase {
         XCTAssertTrue(flow.item(plan.requests[1]).options.earlyRetryOnHostSuccess)
         XCTAssertEqual(error(#"{"retry": {"earlyRetry": "no"}, "requests": [{"url": "http://a/"}]}"#),
                        #"plan.json: retry.earlyRetry: expected true or false, found "no""#)
+    }
+
+    /// Before: PROPFIND was refused, and a timeout or deadline of 0 was taken and failed
+    /// every request.
+    func testAnyMethodTokenIsTakenAndZeroTimeLimitsAreRefused() throws {
+        let plan = try parse(#"{"requests": [{"url": "http://a/", "method": "PROPFIND"}, {"url": "http://a/", "method": "purge"}, {"url": "http://a/", "method": "post"}]}"#)
+        XCTAssertEqual(plan.requests.map(\.method), ["PROPFIND", "purge", "POST"], "standard methods in any case; others as written")
+        XCTAssertFalse(plan.requests[0].retry.policy.retryableMethods.contains("PROPFIND"), "an unknown method is not idempotent")
+        for field in ["timeout", "deadline"] {
+            XCTAssertEqual(error(#"{"\#(field)": 0, "requests": [{"url": "http://a/"}]}"#),
+                           "plan.json: \(field): 0 would fail every request at once; expected a number of seconds above 0 (leave it out for the default)")
+            XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "\#(field)": 0}]}"#),
+                           "plan.json: requests[0].\(field): 0 would fail every request at once; expected a number of seconds above 0 (leave it out for the default)")
+        }
     }
 
     func testAMissingFileIsNamed() {
