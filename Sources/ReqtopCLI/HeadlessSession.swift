@@ -11,11 +11,12 @@ import Synchronization
 final class HeadlessSession: Sendable {
     let queue: RequestQueue
     private let output: JSONLinesOutput
-    private let tracker = OperationTracker()
+    private let tracker: OperationTracker
     private let interrupted = Mutex(false)
 
     init(queue: RequestQueue) {
         self.queue = queue
+        self.tracker = OperationTracker(hub: queue.events)
         self.output = JSONLinesOutput(hub: queue.events)
     }
 

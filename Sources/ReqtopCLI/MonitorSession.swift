@@ -9,12 +9,13 @@ import Synchronization
 final class MonitorSession: Sendable {
     let queue: RequestQueue
     let commands: LiveQueueCommands
-    private let tracker = OperationTracker()
+    private let tracker: OperationTracker
     private let screen: MonitorScreen
     private let quitting = Mutex(false)
 
     init(queue: RequestQueue, source: String, color: Bool) throws {
         self.queue = queue
+        self.tracker = OperationTracker(hub: queue.events)
         let commands = LiveQueueCommands(queue: queue)
         self.commands = commands
         let events = queue.events
@@ -32,17 +33,19 @@ final class MonitorSession: Sendable {
     /// operations, for as long as it likes: it should stop when ``hasQuit`` turns true).
     func run(_ body: @escaping @Sendable () -> Void) -> RunSummary {
         let subscription = queue.events.subscribe(label: "reqtop.monitor") { [screen] batch in screen.feed(batch) }
-        let workerDone = DispatchSemaphore(value: 0)
-        let worker = Thread {
+        let bodyDone = DispatchSemaphore(value: 0)
+        let worker = Thread { [screen] in
             body()
-            workerDone.signal()
+            // Everything is added; the header says ENDED whenever all of it has finished.
+            screen.sourceComplete("ENDED: every operation finished, q quits")
+            bodyDone.signal()
         }
         worker.start()
         screen.run()
         quitting.withLock { $0 = true }
         subscription.cancel()
         // Wait for `body` to see the quit, so that it adds nothing after the sweep below.
-        workerDone.wait()
+        bodyDone.wait()
         tracker.cancelRunning(by: "quit")
         // And what the session did not add itself (a token refresh).
         queue.cancelAll(by: "quit")

@@ -154,27 +154,22 @@ private final class ScreenBox: Sendable {
 
 /// The outcomes a recording ends with.
 struct ReplaySummary {
-    var outcomes: [String: RequestOutcome] = [:]
-    var order: [String] = []
-    var duration: TimeInterval = 0
+    let tally: SessionTally
 
     init(_ events: [RequestEvent]) {
-        for event in events {
-            if outcomes[event.operationID] == nil, !order.contains(event.operationID) { order.append(event.operationID) }
-            if case .finished(let outcome, _, _, _, _) = event.payload { outcomes[event.operationID] = outcome }
-            duration = max(duration, event.time)
-        }
+        tally = SessionTally(events)
     }
 
     var exitStatus: Int32 {
-        order.allSatisfy { outcomes[$0] == .success } ? 0 : 1
+        tally.order.count == tally.count(.success) ? 0 : 1
     }
 
     var line: String {
-        let count = { (outcome: RequestOutcome) in self.outcomes.values.filter { $0 == outcome }.count }
-        let unfinished = order.count - outcomes.count
-        return "reqtop: replayed \(order.count) operation\(order.count == 1 ? "" : "s") over \(String(format: "%.1f", duration))s: "
-            + "\(count(.success)) succeeded, \(count(.failure)) failed, \(count(.cancelled)) cancelled"
+        let total = tally.order.count
+        let unfinished = tally.unfinished
+        return "reqtop: replayed \(total) operation\(total == 1 ? "" : "s") over \(String(format: "%.1f", tally.latest))s: "
+            + "\(tally.count(.success)) succeeded, \(tally.count(.failure)) failed, \(tally.count(.cancelled)) cancelled"
+            + " (\(tally.attempts) attempt\(tally.attempts == 1 ? "" : "s"))"
             + (unfinished > 0 ? ", \(unfinished) unfinished when the recording ends" : "")
     }
 }

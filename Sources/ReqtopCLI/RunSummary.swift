@@ -9,15 +9,12 @@ struct RunSummary: Equatable {
     var attempts = 0
     var duration: TimeInterval = 0
 
-    init(results: [RequestResult], duration: TimeInterval) {
-        for result in results {
-            switch result.outcome {
-            case .success: succeeded += 1
-            case .failure: failed += 1
-            case .cancelled: cancelled += 1
-            }
-            attempts += result.attempts.filter { $0.startedAt != nil }.count
-        }
+    /// Counted by the one rule (``SessionTally``): every operation in the events.
+    init(tally: SessionTally, duration: TimeInterval) {
+        succeeded = tally.count(.success)
+        failed = tally.count(.failure)
+        cancelled = tally.count(.cancelled)
+        attempts = tally.attempts
         self.duration = duration
     }
 

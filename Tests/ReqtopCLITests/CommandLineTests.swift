@@ -223,3 +223,23 @@ extension XCTestCase {
     }
 
 }
+
+extension CommandLineTests {
+    /// Before: the live summary counted only what the plan added (5) where a replay of its
+    /// own recording counted every operation in it (6, with the token refresh).
+    func testALiveRunAndTheReplayOfItsRecordingCountAlike() throws {
+        let plan = try writePlan(String(decoding: try Data(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("scripts/fuzz/corpus/plan/readme-flow.json")), as: UTF8.self))
+        let recording = plan + ".jsonl"
+        let live = try reqtop(["run", plan, "--record", recording])
+        let replay = try reqtop(["replay", recording, "--no-tui"])
+        func counts(_ stderr: String) -> String? {
+            stderr.split(separator: "\n").last.flatMap { line in
+                line.range(of: #"[0-9]+ operations"#, options: .regularExpression).map { String(line[$0]) + " " + line.split(separator: ":").dropFirst(2).joined(separator: ":") }
+            }
+        }
+        XCTAssertEqual(counts(live.stderr), "6 operations  6 succeeded, 0 failed, 0 cancelled (6 attempts)", live.stderr)
+        XCTAssertEqual(counts(replay.stderr), counts(live.stderr), replay.stderr)
+        XCTAssert(live.stdout.contains(#""op":"token-refresh-1""#), "the refresh is one of them")
+    }
+}

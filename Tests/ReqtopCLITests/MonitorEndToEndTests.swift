@@ -284,3 +284,24 @@ private func spawnAndWait(_ argv: [String]) throws -> Int32 {
     while waitpid(pid, &status, 0) == -1, errno == EINTR {}
     return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
 }
+
+extension MonitorEndToEndTests {
+    /// Before: once a run's operations had all finished, the header went on counting (the
+    /// clock, `req/s`) as if the source were live.
+    func testARunThatHasEndedSaysSoAndItsHeaderStandsStill() throws {
+        let plan = NSTemporaryDirectory() + "ended-\(UUID().uuidString.prefix(6)).json"
+        try Data(#"{"requests": [{"id": "a", "url": "{{fault}}/delay/300"}, {"id": "b", "url": "{{fault}}/echo"}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: plan))
+        defer { try? FileManager.default.removeItem(atPath: plan) }
+        let binary = CommandLineTests.binary.path
+        try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "20", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try keys("\(binary) run \(plan); echo \"exit\"\"-status-$?\"", "Enter")
+        let ended = try waitForScreen("ENDED in the header") { $0.contains("ENDED: every operation finished, q quits") }
+        let header = ended.split(separator: "\n").prefix(2).joined(separator: "\n")
+        usleep(1_500_000)
+        let later = try screen().split(separator: "\n").prefix(2).joined(separator: "\n")
+        XCTAssertEqual(later, header, "the clock and the rate stand still")
+        try keys("q")
+        try waitForScreen("the exit") { $0.contains("exit-status-0") }
+    }
+}

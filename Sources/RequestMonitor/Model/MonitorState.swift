@@ -45,6 +45,9 @@ public struct MonitorState: Sendable, Equatable {
     var flashAfterCommand = 0
     /// A replay's speed and position, for the header.
     public var playback: String?
+    /// Set when the source has ended ("ENDED: every operation finished, q quits"): the header
+    /// says so and its clock and rate stand still.
+    public var ended: String?
     public var quit = false
 
     public init() {}

@@ -69,6 +69,13 @@ public final class MonitorScreen: Sendable {
         send(.action(.pausedElsewhere(paused)))
     }
 
+    /// Says the source will add nothing more: from now on, whenever every operation shown
+    /// has finished, the header shows `text` ("ENDED: …") and its clock and rate stand still
+    /// at the last event. A re-run from the monitor makes it live until that one ends too.
+    public func sourceComplete(_ text: String) {
+        send(.complete(text))
+    }
+
     /// Ends the loop from another thread (or a signal).
     public func stop() {
         send(.stop)
@@ -100,9 +107,11 @@ public final class MonitorScreen: Sendable {
         var cache = VisibleCache()
         var dirty = true
         var stopped = false
+        /// What the header says once the source is complete and every operation finished.
+        var endedText: String?
 
         while !stopped {
-            let now = options.clock?() ?? model.latest
+            var now = state.ended != nil ? model.latest : options.clock?() ?? model.latest
             let (width, height) = terminal.size
             func context() -> MonitorUpdate.Context {
                 MonitorUpdate.Context(visible: cache.ids(model: model, state: state, now: now), pageSize: MonitorView.pageSize(height: height),
@@ -112,6 +121,7 @@ public final class MonitorScreen: Sendable {
                 dirty = true
                 switch input {
                 case .events(let events): model.apply(events)
+                case .complete(let text): endedText = text
                 case .reset:
                     model = QueueModel(source: options.source)
                     cache = VisibleCache()
@@ -132,6 +142,13 @@ public final class MonitorScreen: Sendable {
                 perform(MonitorUpdate.update(&state, action, context()))
             }
             if state.quit || stopped { break }
+            let unfinished = [OperationRow.State.running, .backoff, .queued, .preparing, .held].reduce(0) { $0 + model.counts[$1, default: 0] }
+            let ended = unfinished == 0 && !model.rows.isEmpty ? endedText : nil
+            if ended != state.ended {
+                state.ended = ended
+                now = ended != nil ? model.latest : options.clock?() ?? model.latest
+                dirty = true
+            }
 
             let visibleIDs = cache.ids(model: model, state: state, now: now)
             let pageSize = MonitorView.pageSize(height: height)
@@ -141,7 +158,7 @@ public final class MonitorScreen: Sendable {
             state.scroll = MonitorView.scroll(current: state.scroll, selected: selected, count: visibleIDs.count, pageSize: pageSize)
 
             state.playback = options.playbackStatus?()
-            let active = options.playbackStatus != nil
+            let active = (options.playbackStatus != nil && state.ended == nil)
                 || model.counts[.running, default: 0] + model.counts[.backoff, default: 0] + model.counts[.preparing, default: 0] + model.counts[.held, default: 0] > 0
             if dirty || active {
                 let view = MonitorView(model: model, state: state, visible: cache.indices, theme: theme, now: now)
@@ -162,6 +179,8 @@ enum ScreenInput: Sendable {
     /// An answer to a command, or a pause made elsewhere.
     case action(MonitorAction)
     case resize
+    /// The source adds nothing more (see ``MonitorScreen/sourceComplete(_:)``).
+    case complete(String)
     /// Ctrl-Z: give the terminal back, stop until `fg`, take it again.
     case suspend
     case stop

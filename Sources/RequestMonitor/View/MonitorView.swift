@@ -77,7 +77,7 @@ public struct MonitorView {
         var x = grid.put(" reqtop ", x: 0, y: 0, style: CellGrid.Style(bold: true, reverse: true))
         x = grid.put("\(theme.separator) \(model.source) ", x: x, y: 0, style: bar)
         // A replay's status says PAUSED itself; an attached program's gets it added.
-        let mode = state.playback.map { state.paused && !$0.contains("PAUSED") ? "\($0) PAUSED" : $0 }
+        let mode = state.ended ?? state.playback.map { state.paused && !$0.contains("PAUSED") ? "\($0) PAUSED" : $0 }
             ?? (state.paused ? "PAUSED" : (state.follow ? "FOLLOW" : ""))
         if !mode.isEmpty {
             x = grid.put(" \(mode) ", x: x + 1, y: 0, style: CellGrid.Style(color: theme.color ? (state.paused ? .yellow : .green) : .normal, bold: true, reverse: true))

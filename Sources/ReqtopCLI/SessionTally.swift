@@ -1,0 +1,44 @@
+import Foundation
+import RequestOperations
+
+/// The one counting rule for every summary — a live run's, a replay's — and for the
+/// monitor's "ops": every operation that appears in the events counts once, with the
+/// outcome of its `finished` event, whoever added it (the plan, a token refresh, a re-run
+/// `~2` from the monitor); attempts are the attempts that started (`started` events).
+///
+/// Before, a live run counted only the operations it had added itself, so its summary said
+/// 196 where a replay of its own recording said 204.
+struct SessionTally: Sendable, Equatable {
+    private(set) var outcomes: [String: RequestOutcome] = [:]
+    /// Operations in the order they first appeared.
+    private(set) var order: [String] = []
+    private var seen: Set<String> = []
+    private(set) var attempts = 0
+    /// The latest event time.
+    private(set) var latest: TimeInterval = 0
+
+    init() {}
+
+    init(_ events: [RequestEvent]) {
+        add(events)
+    }
+
+    mutating func add(_ events: [RequestEvent]) {
+        for event in events {
+            if seen.insert(event.operationID).inserted { order.append(event.operationID) }
+            switch event.payload {
+            case .finished(let outcome, _, _, _, _): outcomes[event.operationID] = outcome
+            case .started: attempts += 1
+            default: break
+            }
+            latest = max(latest, event.time)
+        }
+    }
+
+    func count(_ outcome: RequestOutcome) -> Int {
+        outcomes.values.filter { $0 == outcome }.count
+    }
+
+    /// Operations with no `finished` event (a recording cut short).
+    var unfinished: Int { order.count - outcomes.count }
+}
