@@ -40,4 +40,17 @@ static inline int reqtop_key_btab(void) { return KEY_BTAB; }
 static inline int reqtop_key_f1(void) { return KEY_F(1); }
 static inline const char *reqtop_codeset(void) { return nl_langinfo(CODESET); }
 
+#include <term.h>
+/* Whether ncurses can drive the terminal named TERM, before initscr (which exits the
+   process when it cannot): 0 yes; 1 no terminfo entry for it; 2 no terminfo database;
+   3 it cannot move the cursor (dumb, hardcopy). */
+static inline int reqtop_terminal_problem(const char *term) {
+    int error = 0;
+    if (setupterm(term, 1, &error) != OK) return error == -1 ? 2 : 1;
+    const char *cup = tigetstr("cup");
+    int usable = cup != NULL && cup != (char *)-1 && tigetflag("hc") <= 0;
+    del_curterm(cur_term);
+    return usable ? 0 : 3;
+}
+
 #endif

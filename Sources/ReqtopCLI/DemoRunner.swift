@@ -27,10 +27,13 @@ final class DemoRunner: Sendable {
         let down = try FaultServer.start()
         downPort = down.port
         down.stop()
-        // The token route answers after 1.5 s, so the refresh can be watched.
+        // The token route answers after 1.5 s, so the refresh can be watched. Each wave logs
+        // in or refreshes twice on purpose (the burst of 401s, then the expiry), so the loop
+        // guard counts over 15 s, less than a wave: with the default (3 a minute) the third
+        // wave's refresh was refused and seven of its requests failed.
         auth = BearerTokenAuthenticator(refresher: TokenEndpoint(
             url: servers[.api]!.url("/auth/token?delay=1500"), credentials: ["username": "demo", "password": "secret"],
-            queue: queue))
+            queue: queue), options: RequestReactor.Options(maxRuns: 3, window: 15))
         self.servers = Mutex(servers)
     }
 

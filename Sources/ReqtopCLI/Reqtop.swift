@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ProcessSignals
+import RequestMonitor
 
 /// `reqtop`: the root command. Each subcommand is a small type in its own file.
 public struct Reqtop: ParsableCommand {
@@ -94,6 +95,11 @@ enum OutputMode: Equatable {
 
     static func choose(noTUI: Bool, noColor: Bool = false) -> OutputMode {
         guard !noTUI, isatty(STDOUT_FILENO) == 1, isatty(STDIN_FILENO) == 1 else { return .headless }
+        // A terminal the monitor cannot draw on: say why, and print what headless would.
+        if let problem = TerminalCheck.problem(term: ProcessInfo.processInfo.environment["TERM"]) {
+            ReqtopMain.printError("reqtop: \(problem); printing events as JSON lines instead (--no-tui says so at once)")
+            return .headless
+        }
         // https://no-color.org: any non-empty NO_COLOR turns colour off.
         let environmentSaysNo = !(ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
         return .monitor(color: !noColor && !environmentSaysNo)

@@ -305,3 +305,19 @@ extension MonitorEndToEndTests {
         try waitForScreen("the exit") { $0.contains("exit-status-0") }
     }
 }
+
+extension MonitorEndToEndTests {
+    /// Before: "Error opening terminal: xterm-bogus." and status 1.
+    func testAnUnknownTerminalFallsBackToJSONLinesAndSaysWhy() throws {
+        let plan = NSTemporaryDirectory() + "term-\(UUID().uuidString.prefix(6)).json"
+        try Data(#"{"requests": [{"id": "a", "url": "{{fault}}/echo"}]}"#.utf8).write(to: URL(fileURLWithPath: plan))
+        defer { try? FileManager.default.removeItem(atPath: plan) }
+        let binary = CommandLineTests.binary.path
+        try tmux(["new-session", "-d", "-s", session, "-x", "200", "-y", "30", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try keys("TERM=xterm-bogus \(binary) run \(plan) > /dev/tty; echo \"exit\"\"-status-$?\"", "Enter")
+        let screen = try waitForScreen("the fallback") { $0.contains("exit-status-") }
+        XCTAssert(screen.contains("reqtop: TERM=xterm-bogus is a terminal ncurses does not know (no terminfo entry); printing events as JSON lines instead"), screen)
+        XCTAssert(screen.contains(#""op":"a","attempt":1,"event":"finished""#), screen)
+        XCTAssert(screen.contains("exit-status-0"), screen)
+    }
+}

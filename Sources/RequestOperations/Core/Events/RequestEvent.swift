@@ -116,6 +116,18 @@ public struct TransportError: Sendable, Equatable, Codable {
         if code == .unknown, let detail, detail.hasPrefix("transfer closed with") {
             code = .networkConnectionLost
         }
+        // TLS failures come as -1 too, with OpenSSL's words ("SSL routines::wrong version
+        // number", "certificate verify failed"): named by their codes, so they read as what
+        // they are and a policy can tell an untrusted certificate (never retried) from a
+        // handshake that failed.
+        if code == .unknown, let detail {
+            let lower = detail.lowercased()
+            if lower.contains("certificate") {
+                code = .serverCertificateUntrusted
+            } else if lower.contains("ssl") || lower.contains("tls") {
+                code = .secureConnectionFailed
+            }
+        }
         let usable = detail.flatMap { $0.isEmpty || $0.hasPrefix("The operation could not be completed") ? nil : $0 }
         self.init(code: code.rawValue, message: usable ?? TransportError.describe(code))
     }
@@ -131,7 +143,11 @@ public struct TransportError: Sendable, Equatable, Codable {
         case .dnsLookupFailed: "DNS lookup failed"
         case .notConnectedToInternet: "not connected to the internet"
         case .badServerResponse: "bad server response"
-        case .secureConnectionFailed: "secure connection failed"
+        case .secureConnectionFailed: "TLS handshake failed"
+        case .serverCertificateUntrusted: "TLS certificate not trusted"
+        case .serverCertificateHasBadDate: "TLS certificate expired or not yet valid"
+        case .serverCertificateHasUnknownRoot: "TLS certificate from an unknown authority"
+        case .clientCertificateRejected: "TLS client certificate rejected"
         case .badURL: "bad URL"
         case .unsupportedURL: "unsupported URL"
         case .httpTooManyRedirects: "too many redirects"
