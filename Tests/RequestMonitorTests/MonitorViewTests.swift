@@ -262,3 +262,28 @@ final class RowFilterTests: XCTestCase {
         XCTAssertEqual(sorted(.host).first, "ok-one")
     }
 }
+
+extension MonitorViewTests {
+    /// Found by libFuzzer: a recording whose attempt starts before its operation was queued
+    /// (events need not be in time order) trapped the Timing tab ("Negative count not
+    /// allowed"), and the table drew that bar left of the TIMELINE column.
+    func testAnAttemptBeforeItsQueueTimeIsDrawnInsideItsColumns() {
+        var model = QueueModel(source: "odd recording")
+        func event(_ t: TimeInterval, _ payload: RequestEvent.Payload) {
+            model.apply(RequestEvent(time: t, operationID: "odd", attempt: 1, payload: payload))
+        }
+        event(5, .queued(method: "GET", url: "http://api.test/x", headers: [:], maxAttempts: 3))
+        event(1, .started)
+        event(1, .taskCreated(taskIdentifier: 1, url: "http://api.test/x"))
+        event(6, .taskCompleted(error: nil))
+        event(6, .finished(outcome: .success, status: 200, attempts: 1, duration: 1, reason: nil))
+        let table = render(model)
+        let row = line(table, containing: "odd")
+        let header = line(table, containing: "TIMELINE")
+        let column = header.range(of: "TIMELINE")!.lowerBound.utf16Offset(in: header)
+        XCTAssertEqual(Array(row.utf16).prefix(column).contains(Array("█".utf16)[0]), false, "no bar left of TIMELINE:\n\(table.text)")
+        var state = MonitorState()
+        state.screen = .detail(id: "odd", tab: .timing)
+        XCTAssert(render(model, state: state).text.contains("attempt 1"))
+    }
+}

@@ -197,6 +197,14 @@ public struct MonitorView {
         }
     }
 
+    /// Where `time` falls in a lifetime from `start` lasting `span`, from 0 to 1. Clamped:
+    /// events of a recording need not be in time order (a segment may start before its
+    /// operation was queued), and a bar drawn from a negative cell trapped the monitor.
+    static func fraction(_ time: TimeInterval, from start: TimeInterval, span: TimeInterval) -> Double {
+        guard span > 0 else { return 0 }
+        return max(0, min(1, (time - start) / span))
+    }
+
     /// The operation's attempts (solid) and waits (light) across its own lifetime. Every
     /// segment gets at least one cell, and attempts are drawn last, so a millisecond attempt
     /// between two long waits still shows.
@@ -204,8 +212,8 @@ public struct MonitorView {
         let start = row.queuedAt
         let span = max(row.finishedAt ?? now, start + 0.001) - start
         func cells(_ segment: OperationRow.Segment) -> Range<Int> {
-            let from = min(width - 1, Int(Double(width) * (segment.start - start) / span))
-            let to = min(width, Int((Double(width) * ((segment.end ?? now) - start) / span).rounded(.up)))
+            let from = min(width - 1, Int(Double(width) * Self.fraction(segment.start, from: start, span: span)))
+            let to = min(width, Int((Double(width) * Self.fraction(segment.end ?? now, from: start, span: span)).rounded(.up)))
             return from..<max(from + 1, to)
         }
         for segment in row.segments where segment.kind == .wait {
@@ -282,8 +290,8 @@ public struct MonitorView {
             let end = max(row.finishedAt ?? now, start + 0.001)
             let barWidth = 40
             return row.segments.map { segment in
-                let from = Int(Double(barWidth) * (segment.start - start) / (end - start))
-                let to = max(from + 1, Int(Double(barWidth) * ((segment.end ?? now) - start) / (end - start)))
+                let from = min(barWidth - 1, Int(Double(barWidth) * Self.fraction(segment.start, from: start, span: end - start)))
+                let to = max(from + 1, Int(Double(barWidth) * Self.fraction(segment.end ?? now, from: start, span: end - start)))
                 let bar = String(repeating: " ", count: min(barWidth, from))
                     + String(repeating: segment.kind == .wait ? theme.waitBar : theme.attemptBar, count: max(1, min(barWidth, to) - from))
                 let label = switch segment.kind {
