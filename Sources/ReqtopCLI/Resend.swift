@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import RequestArchive
+import RequestEventFormat
 import RequestOperations
 
 /// The requests of a recording, ready to send again: each operation's first request, with

@@ -1,4 +1,5 @@
 import Foundation
+import RequestEventFormat
 import RequestOperations
 import Synchronization
 

@@ -1,0 +1,140 @@
+import Foundation
+import RequestOperations
+
+/// Takes secrets out of events before they leave the process — on stdout, in recordings
+/// and HAR, on the monitor endpoint's socket, in the monitor. One set of rules for all:
+///
+/// - headers `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, and any header
+///   whose name says it carries a credential (it contains token, secret, password, passwd,
+///   signature, credential, session, api-key, api_key or apikey: `X-Api-Key`,
+///   `X-Auth-Token`, `X-Amz-Security-Token`);
+/// - the userinfo of a URL (`http://user:pw@host/` → `http://[redacted]@host/`);
+/// - query and fragment values whose names are such words or the usual secret names
+///   (`access_token`, `key`, `sig`, `X-Amz-Signature`, `X-Amz-Credential`, …), with `&` or
+///   `;` between pairs and names percent-decoded to compare (`%74oken` is `token`);
+/// - the OAuth `code` in a redirect's `Location`.
+///
+/// Everything else is kept byte for byte (`%zz` stays `%zz`), so a URL that carried no
+/// secret is re-sent exactly as it was. A value taken out reads ``placeholder``
+/// (``urlPlaceholder`` in URLs).
+public struct Redactor: Sendable {
+    public static let placeholder = "[redacted]"
+    /// The placeholder inside URLs, percent-encoded so the URL still parses (a query value
+    /// reads `[redacted]` once decoded).
+    public static let urlPlaceholder = "%5Bredacted%5D"
+    /// Header names redacted whatever they contain (lower case).
+    public var headers: Set<String>
+    /// Query and fragment names redacted exactly (lower case).
+    public var queryParameters: Set<String>
+    /// Words that mark a header or parameter name as a credential wherever they appear in it.
+    public var credentialWords: [String]
+
+    public init(headers: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"],
+                queryParameters: Set<String> = ["access_token", "refresh_token", "id_token", "client_secret", "key", "sig",
+                                                "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature",
+                                                "x-goog-credential", "auth", "pwd"],
+                credentialWords: [String] = ["token", "secret", "password", "passwd", "signature", "credential", "session",
+                                             "api-key", "api_key", "apikey"]) {
+        self.headers = headers
+        self.queryParameters = queryParameters
+        self.credentialWords = credentialWords
+    }
+
+    public func redact(_ event: RequestEvent) -> RequestEvent {
+        var event = event
+        switch event.payload {
+        case .queued(let method, let url, let headerFields, let maxAttempts):
+            event.payload = .queued(method: method, url: redact(url: url), headers: redact(headers: headerFields), maxAttempts: maxAttempts)
+        case .taskCreated(let task, let url):
+            event.payload = .taskCreated(taskIdentifier: task, url: redact(url: url))
+        case .redirect(let status, let location):
+            event.payload = .redirect(status: status, location: redact(url: location, oauthCode: true))
+        case .response(let status, let headerFields, let expected):
+            event.payload = .response(status: status, headers: redact(headers: headerFields), expectedBytes: expected)
+        default:
+            break
+        }
+        return event
+    }
+
+    public func isSecretHeader(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return headers.contains(lower) || credentialWords.contains { lower.contains($0) }
+    }
+
+    public func redact(headers fields: [String: String]) -> [String: String] {
+        var out = fields
+        for (key, value) in fields {
+            if isSecretHeader(key) {
+                out[key] = Self.placeholder
+            } else if key.caseInsensitiveCompare("Location") == .orderedSame || key.caseInsensitiveCompare("Content-Location") == .orderedSame {
+                out[key] = redact(url: value, oauthCode: true)
+            }
+        }
+        return out
+    }
+
+    func isSecretParameter(_ rawName: String, oauthCode: Bool) -> Bool {
+        let name = (rawName.removingPercentEncoding ?? rawName).lowercased()
+        if oauthCode, name == "code" { return true }
+        return queryParameters.contains(name) || credentialWords.contains { name.contains($0) }
+    }
+
+    /// The URL with its userinfo and secret query and fragment values replaced, and every
+    /// other byte as it was. `oauthCode` also takes out `code` (an OAuth redirect's).
+    public func redact(url text: String, oauthCode: Bool = false) -> String {
+        var out = Substring(text)
+        var result = ""
+        // Userinfo: between "://" and the last "@" of the authority.
+        if let scheme = out.range(of: "://") {
+            let authorityStart = scheme.upperBound
+            let authorityEnd = out[authorityStart...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? out.endIndex
+            result += out[..<authorityStart]
+            if let at = out[authorityStart..<authorityEnd].lastIndex(of: "@") {
+                result += Self.urlPlaceholder
+                result += out[at..<authorityEnd]
+            } else {
+                result += out[authorityStart..<authorityEnd]
+            }
+            out = out[authorityEnd...]
+        }
+        let fragmentStart = out.firstIndex(of: "#") ?? out.endIndex
+        let queryStart = out[..<fragmentStart].firstIndex(of: "?") ?? fragmentStart
+        result += out[..<queryStart]
+        if queryStart < fragmentStart {
+            result += "?"
+            result += redact(pairs: out[out.index(after: queryStart)..<fragmentStart], oauthCode: oauthCode)
+        }
+        if fragmentStart < out.endIndex {
+            result += "#"
+            result += redact(pairs: out[out.index(after: fragmentStart)...], oauthCode: oauthCode)
+        }
+        return result
+    }
+
+    /// `name=value` pairs separated by `&` or `;`, with secret values replaced.
+    private func redact(pairs text: Substring, oauthCode: Bool) -> String {
+        var result = ""
+        var pieceStart = text.startIndex
+        var index = text.startIndex
+        func finish(_ piece: Substring) {
+            if let equals = piece.firstIndex(of: "="), isSecretParameter(String(piece[..<equals]), oauthCode: oauthCode),
+               piece.index(after: equals) < piece.endIndex {
+                result += piece[...equals]
+                result += Self.urlPlaceholder
+            } else {
+                result += piece
+            }
+        }
+        while index < text.endIndex {
+            if text[index] == "&" || text[index] == ";" {
+                finish(text[pieceStart..<index])
+                result.append(text[index])
+                pieceStart = text.index(after: index)
+            }
+            index = text.index(after: index)
+        }
+        finish(text[pieceStart..<text.endIndex])
+        return result
+    }
+}

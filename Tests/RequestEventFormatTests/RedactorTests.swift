@@ -1,0 +1,59 @@
+import RequestEventFormat
+import RequestOperations
+import XCTest
+
+/// The one set of redaction rules, as a table: what goes in, what must come out. Each row
+/// that leaked before is marked.
+final class RedactorTests: XCTestCase {
+    private let redactor = Redactor()
+    private let r = Redactor.urlPlaceholder
+    private let h = Redactor.placeholder
+
+    func testURLs() {
+        let table: [(String, String)] = [
+            ("http://a.test/x?page=2&token=abc", "http://a.test/x?page=2&token=\(r)"),
+            ("http://u:pw@a.test/x", "http://\(r)@a.test/x"),                                       // leaked
+            ("https://user@a.test:8443/p?q=1", "https://\(r)@a.test:8443/p?q=1"),
+            ("http://a.test/x?x=1;token=t", "http://a.test/x?x=1;token=\(r)"),                       // leaked
+            ("http://a.test/cb#access_token=t&state=s", "http://a.test/cb#access_token=\(r)&state=s"), // leaked
+            ("http://a.test/#section-2", "http://a.test/#section-2"),
+            ("https://b.s3.test/o?X-Amz-Algorithm=AWS4&X-Amz-Credential=AK%2F1&X-Amz-Signature=ff&X-Amz-Security-Token=st",
+             "https://b.s3.test/o?X-Amz-Algorithm=AWS4&X-Amz-Credential=\(r)&X-Amz-Signature=\(r)&X-Amz-Security-Token=\(r)"), // leaked
+            ("http://a.test/x?%74oken=t&q=%zz", "http://a.test/x?%74oken=\(r)&q=%zz"),             // re-encoded before
+            ("http://a.test/x?q=a%20b&api_key=k&sessionid=s&key=g", "http://a.test/x?q=a%20b&api_key=\(r)&sessionid=\(r)&key=\(r)"),
+            ("http://a.test/x?code=US", "http://a.test/x?code=US"),
+            ("http://a.test/x?token=", "http://a.test/x?token="),
+            ("http://a.test/x?token", "http://a.test/x?token"),
+            ("not a url", "not a url"),
+            ("", ""),
+        ]
+        for (input, expected) in table {
+            XCTAssertEqual(redactor.redact(url: input), expected, input)
+        }
+        XCTAssertEqual(redactor.redact(url: "https://app.test/cb?code=oauth-code&state=s", oauthCode: true), "https://app.test/cb?code=\(r)&state=s")
+    }
+
+    func testHeaders() {
+        let input = ["Authorization": "Bearer t", "Proxy-Authorization": "Basic x", "Cookie": "a=b", "Set-Cookie": "s=1",
+                     "X-Api-Key": "k", "X-Auth-Token": "t", "X-Amz-Security-Token": "st", "X-Client-Secret": "s",
+                     "X-Session-Id": "s", "Accept": "application/json", "Location": "https://app.test/cb?code=c&state=s",
+                     "X-Request-Id": "r-1"]
+        let out = redactor.redact(headers: input)
+        for name in ["Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key", "X-Auth-Token",  // the last two leaked
+                     "X-Amz-Security-Token", "X-Client-Secret", "X-Session-Id"] {
+            XCTAssertEqual(out[name], h, name)
+        }
+        XCTAssertEqual(out["Accept"], "application/json")
+        XCTAssertEqual(out["X-Request-Id"], "r-1")
+        XCTAssertEqual(out["Location"], "https://app.test/cb?code=\(r)&state=s", "the OAuth code in a redirect")  // leaked
+    }
+
+    func testEvents() {
+        let redirect = redactor.redact(RequestEvent(time: 0, operationID: "a", attempt: 1,
+                                                    payload: .redirect(status: 302, location: "https://app.test/cb?code=c")))
+        XCTAssertEqual(redirect.payload, .redirect(status: 302, location: "https://app.test/cb?code=\(r)"))
+        let queued = redactor.redact(RequestEvent(time: 0, operationID: "a", attempt: 1,
+                                                  payload: .queued(method: "GET", url: "http://u:p@a.test/?token=t", headers: ["X-Api-Key": "k"], maxAttempts: 1)))
+        XCTAssertEqual(queued.payload, .queued(method: "GET", url: "http://\(r)@a.test/?token=\(r)", headers: ["X-Api-Key": h], maxAttempts: 1))
+    }
+}
