@@ -52,10 +52,10 @@ struct DemoCommand: ParsableCommand, RunsASession {
         let demo = try DemoRunner(queue: queue)
         defer { demo.stopServers() }
         let recorder = try recording.start(queue.events)
-        let listening = try endpoint.start(queue, name: "reqtop demo")
+        let listening = try endpoint.start(queue, name: "reqtop demo", redactor: recording.redactor)
         defer { listening?.stop() }
         if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
-            let session = try MonitorSession(queue: queue, source: "demo (\(scenario))", color: color)
+            let session = try MonitorSession(queue: queue, source: "demo (\(scenario))", color: color, redactor: recording.redactor)
             let scenario = self.scenario, once = self.once
             let summary = session.run {
                 var wave = 1
@@ -73,7 +73,7 @@ struct DemoCommand: ParsableCommand, RunsASession {
             }
             try RecordingOptions.end(recorder, hub: queue.events, summary: summary)
         }
-        let session = HeadlessSession(queue: queue)
+        let session = HeadlessSession(queue: queue, redactor: recording.redactor)
         let summary = session.run {
             demo.play(DemoScenario.named(scenario, wave: 1)!, onSend: session.track, shouldStop: { session.wasInterrupted })
         }

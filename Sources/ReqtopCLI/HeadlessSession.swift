@@ -2,6 +2,7 @@ import Foundation
 import Dispatch
 import ProcessSignals
 import RequestMonitor
+import RequestEventFormat
 import RequestOperations
 import Synchronization
 
@@ -14,10 +15,10 @@ final class HeadlessSession: Sendable {
     private let tracker: OperationTracker
     private let interrupted = Mutex(false)
 
-    init(queue: RequestQueue) {
+    init(queue: RequestQueue, redactor: Redactor?) {
         self.queue = queue
         self.tracker = OperationTracker(hub: queue.events)
-        self.output = JSONLinesOutput(hub: queue.events)
+        self.output = JSONLinesOutput(hub: queue.events, redactor: redactor)
     }
 
     var wasInterrupted: Bool { interrupted.withLock { $0 } }

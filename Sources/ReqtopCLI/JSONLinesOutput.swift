@@ -11,20 +11,23 @@ final class JSONLinesOutput: Sendable {
     private let handle: FileHandle
     private let hub: EventHub
     private let subscription = Mutex<EventSubscription?>(nil)
+    /// Secrets out of what is printed (stdout ends up in CI logs); nil with --no-redact.
+    private let redactor: Redactor?
 
-    init(hub: EventHub, handle: FileHandle = .standardOutput) {
+    init(hub: EventHub, handle: FileHandle = .standardOutput, redactor: Redactor?) {
         self.hub = hub
         self.handle = handle
+        self.redactor = redactor
     }
 
-    /// Writes the header line and starts following the hub.
+    /// Writes the header line (which says whether secrets are redacted) and starts following the hub.
     func start() {
-        write(EventLog.headerLine(startedAt: hub.startedAt) + "\n")
+        write(EventLog.headerLine(startedAt: hub.startedAt, redacted: redactor != nil) + "\n")
         let subscription = hub.subscribe(label: "reqtop.stdout") { [self] batch in
             var text = ""
             text.reserveCapacity(batch.count * 120)
             for event in batch {
-                text += EventLog.line(for: event)
+                text += EventLog.line(for: redactor?.redact(event) ?? event)
                 text += "\n"
             }
             write(text)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RequestEndpoint
+import RequestEventFormat
 import RequestOperations
 
 /// `--listen` and `--read-only`: open a monitor endpoint so `reqtop attach` can watch (and,
@@ -19,10 +20,12 @@ struct ListenOption: ParsableArguments {
     }
 
     /// Opens the endpoint when asked, and says where.
-    func start(_ queue: RequestQueue, name: String) throws -> MonitorEndpoint? {
+    func start(_ queue: RequestQueue, name: String, redactor: Redactor?) throws -> MonitorEndpoint? {
         guard listen else { return nil }
         do {
-            let endpoint = try queue.startMonitorEndpoint(options: MonitorEndpoint.Options(readOnly: readOnly, name: name))
+            var options = MonitorEndpoint.Options(readOnly: readOnly, name: name)
+            options.redactor = redactor
+            let endpoint = try queue.startMonitorEndpoint(options: options)
             ReqtopMain.printError("reqtop: monitor endpoint at \(endpoint.path)\(readOnly ? " (read-only)" : ""); attach with: reqtop attach \(getpid())")
             return endpoint
         } catch {

@@ -1,5 +1,6 @@
 import Foundation
 import RequestMonitor
+import RequestEventFormat
 import RequestOperations
 import Synchronization
 
@@ -13,7 +14,11 @@ final class MonitorSession: Sendable {
     private let screen: MonitorScreen
     private let quitting = Mutex(false)
 
-    init(queue: RequestQueue, source: String, color: Bool) throws {
+    /// Secrets out of what the screen shows (it may be shared or recorded); nil with --no-redact.
+    private let redactor: Redactor?
+
+    init(queue: RequestQueue, source: String, color: Bool, redactor: Redactor?) throws {
+        self.redactor = redactor
         self.queue = queue
         self.tracker = OperationTracker(hub: queue.events)
         let commands = LiveQueueCommands(queue: queue)
@@ -32,7 +37,9 @@ final class MonitorSession: Sendable {
     /// Shows the monitor until `q`; `body` runs on a background thread meanwhile (adding
     /// operations, for as long as it likes: it should stop when ``hasQuit`` turns true).
     func run(_ body: @escaping @Sendable () -> Void) -> RunSummary {
-        let subscription = queue.events.subscribe(label: "reqtop.monitor") { [screen] batch in screen.feed(batch) }
+        let subscription = queue.events.subscribe(label: "reqtop.monitor") { [screen, redactor] batch in
+            screen.feed(redactor.map { redactor in batch.map(redactor.redact) } ?? batch)
+        }
         let bodyDone = DispatchSemaphore(value: 0)
         let worker = Thread { [screen] in
             body()

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RequestArchive
+import RequestEventFormat
 import RequestOperations
 
 /// `--record FILE` and `--no-redact`, shared by `demo` and `run`.
@@ -8,8 +9,12 @@ struct RecordingOptions: ParsableArguments {
     @Option(name: .customLong("record"), help: "Record the session to FILE: JSON lines as events happen, or HAR 1.2 (at the end) when FILE ends in .har.")
     var file: String?
 
-    @Flag(name: .customLong("no-redact"), help: "Keep secrets (Authorization, Cookie, token=...) in the recording.")
+    @Flag(name: .customLong("no-redact"), help: "Keep secrets (Authorization, Cookie, API keys, token=..., user:password@) in everything reqtop prints, records, shows and serves to attached monitors.")
     var noRedact = false
+
+    /// What takes secrets out of every output (stdout, the recording, the monitor, the
+    /// endpoint); nil with --no-redact.
+    var redactor: Redactor? { noRedact ? nil : Redactor() }
 
     /// A recording under way, in either format.
     enum Recorder {

@@ -116,7 +116,7 @@ struct ReplayCommand: ParsableCommand {
         }
         let list = RequestList(items: plan.requests.map { RequestList.Item(id: $0.id, request: $0.request, options: RequestOptions()) })
         let summary = try list.run(on: RequestQueue(), mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
-                                   source: "re-sending \(URL(fileURLWithPath: file).lastPathComponent)")
+                                   source: "re-sending \(URL(fileURLWithPath: file).lastPathComponent)", redactor: Redactor())
         ReqtopMain.printError(summary.line + (plan.skipped.isEmpty ? "" : "; \(plan.skipped.count) not sent"))
         throw ExitCode(plan.skipped.isEmpty ? summary.exitStatus : 1)
     }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import RequestEventFormat
 import RequestOperations
 
 /// A fixed list of requests to run, as `run` and `replay --send` have: in the monitor (which
@@ -20,12 +21,12 @@ struct RequestList: Sendable {
     /// Parents before their children.
     var items: [Item]
 
-    func run(on queue: RequestQueue, mode: OutputMode, source: String) throws -> RunSummary {
+    func run(on queue: RequestQueue, mode: OutputMode, source: String, redactor: Redactor?) throws -> RunSummary {
         if case .monitor(let color) = mode {
-            let session = try MonitorSession(queue: queue, source: source, color: color)
+            let session = try MonitorSession(queue: queue, source: source, color: color, redactor: redactor)
             return session.run { add(to: queue, track: session.track) }
         }
-        let session = HeadlessSession(queue: queue)
+        let session = HeadlessSession(queue: queue, redactor: redactor)
         return session.run { add(to: queue, track: session.track) }
     }
 

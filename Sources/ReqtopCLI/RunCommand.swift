@@ -38,11 +38,11 @@ struct RunCommand: ParsableCommand, RunsASession {
         defer { server?.stop() }
         let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent, maxConcurrentRequestsPerHost: plan.maxConcurrentPerHost)
         let recorder = try recording.start(queue.events, inputs: [self.plan])
-        let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)")
+        let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)", redactor: recording.redactor)
         defer { listening?.stop() }
         let list = PlanFlow(plan: plan, faultServer: server?.baseURL, queue: queue).requestList(plan)
         let summary = try list.run(on: queue, mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
-                                   source: URL(fileURLWithPath: self.plan).lastPathComponent)
+                                   source: URL(fileURLWithPath: self.plan).lastPathComponent, redactor: recording.redactor)
         try RecordingOptions.end(recorder, hub: queue.events, summary: summary)
     }
 }

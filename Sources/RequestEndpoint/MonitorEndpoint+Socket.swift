@@ -93,7 +93,7 @@ extension MonitorEndpoint {
         let hello = EndpointProtocol.line([
             "event": "hello", "version": EndpointProtocol.version, "pid": Int(getpid()), "name": options.name,
             "startedAt": EventLog.iso8601(startedAt), "t": queue.events.elapsed(), "live": state.journal.liveCount,
-            "readOnly": options.readOnly, "suspended": queue.isSuspended,
+            "readOnly": options.readOnly, "suspended": queue.isSuspended, "redacted": options.redactor != nil,
         ])
         return Array((hello + "\n").utf8) + snapshot(state)
     }

@@ -42,6 +42,9 @@ public final class MonitorEndpoint: Sendable {
         /// How long ``MonitorEndpoint/stop()`` keeps writing to monitors what they have not
         /// read yet, before it closes their connections anyway.
         public var closingGrace: TimeInterval = 2
+        /// Takes secrets out of every event before it is kept or sent (a monitor's screen is
+        /// often shared); nil sends them as they are. The hello says which.
+        public var redactor: Redactor? = Redactor()
 
         public init(readOnly: Bool = false, directory: String = EndpointDirectory.path, name: String = ProcessInfo.processInfo.processName,
                     bufferLimit: Int = 1 << 20, finishedLimit: Int = 1000) {
@@ -142,7 +145,8 @@ public final class MonitorEndpoint: Sendable {
 
     // MARK: - Events in
 
-    func publish(_ batch: [RequestEvent]) {
+    func publish(_ original: [RequestEvent]) {
+        let batch = options.redactor.map { redactor in original.map(redactor.redact) } ?? original
         func encode() -> [UInt8] {
             var text = ""
             for event in batch {

@@ -59,7 +59,8 @@ final class CommandLineTests: XCTestCase {
         """)
         let run = try reqtop(["run", plan, "--no-tui"])
         XCTAssertEqual(run.status, 1, run.stderr)
-        XCTAssert(run.stderr.contains("5 succeeded, 1 failed, 1 cancelled"), run.stderr)
+        // Seven from the plan and the token refresh (the one counting rule: every operation).
+        XCTAssert(run.stderr.contains("8 operations in") && run.stderr.contains("6 succeeded, 1 failed, 1 cancelled"), run.stderr)
         let events = run.events
         let items = events.first { $0["op"] as? String == "items" && $0["event"] as? String == "taskCreated" }
         XCTAssertTrue((items?["url"] as? String)?.hasSuffix("/echo?user=42") == true, "\(String(describing: items))")
@@ -241,5 +242,24 @@ extension CommandLineTests {
         XCTAssertEqual(counts(live.stderr), "6 operations  6 succeeded, 0 failed, 0 cancelled (6 attempts)", live.stderr)
         XCTAssertEqual(counts(replay.stderr), counts(live.stderr), replay.stderr)
         XCTAssert(live.stdout.contains(#""op":"token-refresh-1""#), "the refresh is one of them")
+    }
+}
+
+extension CommandLineTests {
+    /// Before: stdout (which ends up in CI logs) printed `Authorization: Bearer …` and
+    /// `?access_token=…` as they were; only recordings were redacted, and partly.
+    func testSecretsNeverLeaveOnStdoutUnlessAskedAndTheHeaderSaysWhich() throws {
+        let plan = try writePlan(#"""
+        {"requests": [{"id": "s", "url": "http://u:pw-0s3cr3t@127.0.0.1:9/x?access_token=tok-0s3cr3t&page=2",
+          "headers": {"Authorization": "Bearer tok-0s3cr3t", "X-Api-Key": "key-0s3cr3t", "X-Trace": "keep-me"},
+          "retry": {"maxAttempts": 1}}]}
+        """#)
+        let redacted = try reqtop(["run", plan])
+        XCTAssertFalse(redacted.stdout.contains("0s3cr3t"), redacted.stdout)
+        XCTAssert(redacted.stdout.hasPrefix(#"{"event":"session","version":1,"#) && redacted.stdout.split(separator: "\n")[0].contains(#""redacted":true"#), redacted.stdout)
+        XCTAssert(redacted.stdout.contains("keep-me") && redacted.stdout.contains("page=2"), "the rest is kept")
+        let plain = try reqtop(["run", plan, "--no-redact"])
+        XCTAssert(plain.stdout.contains("tok-0s3cr3t") && plain.stdout.contains("key-0s3cr3t"), plain.stdout)
+        XCTAssert(plain.stdout.split(separator: "\n")[0].contains(#""redacted":false"#), plain.stdout)
     }
 }
