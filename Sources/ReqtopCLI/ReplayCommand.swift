@@ -31,7 +31,7 @@ struct ReplayCommand: ParsableCommand {
     @Flag(name: .customLong("no-tui"), help: "Print the events as JSON lines.")
     var noTUI = false
 
-    @Option(help: "Playback speed in the monitor: 0.25, 0.5, 1, 2, 4, 8 or 16.")
+    @Option(help: "Playback speed in the monitor, from 0.25 to 16 (+ and - then step through 0.25, 0.5, 1, 2, 4, 8, 16).")
     var speed = 1.0
 
     @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
@@ -55,8 +55,8 @@ struct ReplayCommand: ParsableCommand {
                 throw ValidationError("--target '\(target)' is not an absolute http or https URL (for example http://127.0.0.1:8080)")
             }
         }
-        guard ReplayPlayer.speeds.contains(speed) else {
-            throw ValidationError("--speed must be one of 0.25, 0.5, 1, 2, 4, 8, 16, not \(speed)")
+        guard ReplayPlayer.speedRange.contains(speed) else {
+            throw ValidationError("--speed must be from 0.25 to 16, not \(speed)")
         }
     }
 

@@ -47,6 +47,18 @@ final class ReplayPlayerTests: XCTestCase {
         XCTAssertEqual(player.speed, 0.25)
     }
 
+    /// Before: `--speed 3` was refused; any speed in the range is taken, and + and - go to
+    /// the nearest step from there.
+    func testAnySpeedInTheRangeIsTakenAndStepsGoFromIt() {
+        let player = ReplayPlayer(events: events, speed: 3, output: { _ in })
+        XCTAssertEqual(player.speed, 3)
+        XCTAssertEqual(player.faster(), 4)
+        let slow = ReplayPlayer(events: events, speed: 3, output: { _ in })
+        XCTAssertEqual(slow.slower(), 2)
+        XCTAssertEqual(ReplayPlayer(events: events, speed: 0.3, output: { _ in }).speed, 0.3)
+        XCTAssertEqual(ReplayPlayer.format(0.3), "0.3×")
+    }
+
     func testStepJumpToEndAndBackToStart() {
         let sink = Sink()
         let player = ReplayPlayer(events: events, output: sink.output)

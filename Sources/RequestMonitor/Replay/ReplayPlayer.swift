@@ -9,7 +9,10 @@ import Synchronization
 /// Speed runs from 0.25× to 16×; it can pause, step to the next event, and jump to the
 /// start or the end. A driver thread ticks every 20 ms and hands over what fell due.
 public final class ReplayPlayer: Sendable {
+    /// The steps `+` and `-` move between.
     public static let speeds: [Double] = [0.25, 0.5, 1, 2, 4, 8, 16]
+    /// Any speed in this range may be asked for (`--speed 3`); `+` and `-` go to the next step.
+    public static let speedRange: ClosedRange<Double> = 0.25...16
 
     private struct State {
         var position = 0
@@ -33,7 +36,7 @@ public final class ReplayPlayer: Sendable {
 
     public init(events: [RequestEvent], speed: Double = 1, output: @escaping @Sendable (ReplayOutput) -> Void) {
         self.events = events.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
-        self.state = Mutex(State(speed: Self.speeds.min { abs($0 - speed) < abs($1 - speed) } ?? 1))
+        self.state = Mutex(State(speed: Self.speedRange.contains(speed) ? speed : 1))
         self.output = output
     }
 
@@ -86,8 +89,9 @@ public final class ReplayPlayer: Sendable {
 
     private func changeSpeed(by step: Int) -> Double {
         state.withLock { state in
-            let index = Self.speeds.firstIndex(of: state.speed) ?? 2
-            state.speed = Self.speeds[min(Self.speeds.count - 1, max(0, index + step))]
+            // From a speed between steps (3×), + goes to the next step up (4×), - down (2×).
+            let next = step > 0 ? Self.speeds.first { $0 > state.speed } : Self.speeds.last { $0 < state.speed }
+            state.speed = next ?? state.speed
             return state.speed
         }
     }
@@ -171,6 +175,6 @@ public final class ReplayCommands: QueueCommands {
 
 extension ReplayPlayer {
     static func format(_ speed: Double) -> String {
-        speed == speed.rounded() ? "\(Int(speed))×" : "\(speed)×"
+        speed == speed.rounded() ? "\(Int(speed))×" : "\((speed * 100).rounded() / 100)×"
     }
 }
