@@ -191,3 +191,19 @@ final class HARExportTests: XCTestCase {
         XCTAssertEqual(imported.events, held)
     }
 }
+
+extension HARImportTests {
+    /// Before: "not valid JSON (around character 0)". HARP, the JSONP form Firebug's
+    /// NetExport writes and harviewer reads, wraps the HAR in a callback.
+    func testTheJSONPFormIsRead() throws {
+        let har = try Data(contentsOf: URL(fileURLWithPath: try fixture("insomnia.har")))
+        for (prefix, suffix) in [("onInputData(", ");"), ("onInputData(", ")"), ("\n  harp.load(", ");\n")] {
+            let wrapped = Data(prefix.utf8) + har + Data(suffix.utf8)
+            let result = try HARImport.parse(wrapped, file: "page.harp")
+            XCTAssertEqual(result.entryCount, 1, prefix)
+        }
+        XCTAssertThrowsError(try HARImport.parse(Data("onInputData({\"log\": 1}".utf8), file: "torn.harp")) { error in
+            XCTAssert("\(error)".hasPrefix("torn.harp: not valid JSON"), "\(error)")
+        }
+    }
+}

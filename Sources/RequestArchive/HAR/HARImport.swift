@@ -17,6 +17,24 @@ public enum HARImport {
         public var entryCount: Int
     }
 
+    /// The JSON inside a JSONP file (HARP: `onInputData({...});`, as Firebug's NetExport
+    /// writes it and harviewer reads it); any other bytes as they are.
+    static func unwrapJSONP(_ bytes: Data) -> Data {
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), bytes[first] != UInt8(ascii: "{") else { return bytes }
+        // An identifier (letters, digits, _ $ .), then "(".
+        var index = first
+        while index < bytes.endIndex, let byte = Optional(bytes[index]),
+              (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x5F || byte == 0x24 || byte == 0x2E {
+            index += 1
+        }
+        guard index > first, index < bytes.endIndex, bytes[index] == UInt8(ascii: "(") else { return bytes }
+        // The last ")" (an optional ";" and spaces after it).
+        guard let close = bytes.lastIndex(of: UInt8(ascii: ")")), close > index,
+              bytes[(close + 1)...].allSatisfy({ isSpace($0) || $0 == UInt8(ascii: ";") }) else { return bytes }
+        return bytes[(index + 1)..<close]
+    }
+
     public static func read(path: String) throws -> Result {
         try parse(ArchiveError.contents(of: path), file: path)
     }
@@ -24,6 +42,7 @@ public enum HARImport {
     public static func parse(_ data: Data, file: String) throws -> Result {
         var bytes = data
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        bytes = unwrapJSONP(bytes)
         let har: HARFile
         do {
             har = try JSONDecoder().decode(HARFile.self, from: bytes)
