@@ -207,7 +207,7 @@ final class MonitorViewTests: XCTestCase {
     func testAnAttachedProgramsHeaderSaysWhenItIsPaused() {
         var state = MonitorState()
         state.playback = "ATTACHED reqtop demo 42"
-        XCTAssert(line(render(state: state), containing: "reqtop").contains("ATTACHED reqtop demo 42   "))
+        XCTAssert(line(render(state: state), containing: "reqtop").contains("ATTACHED reqtop demo 42  · test plan"))
         state.paused = true
         XCTAssert(line(render(state: state), containing: "reqtop").contains("ATTACHED reqtop demo 42 PAUSED"))
         state.playback = "REPLAY 1× PAUSED 3.0/9.0s"
@@ -285,5 +285,37 @@ extension MonitorViewTests {
         var state = MonitorState()
         state.screen = .detail(id: "odd", tab: .timing)
         XCTAssert(render(model, state: state).text.contains("attempt 1"))
+    }
+}
+
+extension MonitorViewTests {
+    /// Before: at 60–79 columns values sat under the wrong heading and the header ran over
+    /// its clock; at 200 columns ids were cut at 12 characters however wide the screen.
+    func testAtEveryWidthFromSixtyToThreeHundredEachValueStaysUnderItsHeading() {
+        var model = scriptedModel()
+        model.apply(RequestEvent(time: 9.6, operationID: "w2-download~2", attempt: 1,
+                                 payload: .queued(method: "OPTIONS", url: "http://api.test:8080/a/long/path/to/something?x=1", headers: [:], maxAttempts: 3)))
+        for width in 60...300 {
+            let grid = render(model, width: width, height: 20)
+            // Lines padded to the width (the text form drops trailing spaces).
+            let lines = grid.text.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { Array($0) + Array(repeating: Character(" "), count: max(0, width - $0.count)) }
+            XCTAssert(String(lines[0]).trimmingCharacters(in: .whitespaces).hasSuffix("t=10.0s"), "the clock whole at \(width): \(String(lines[0]))")
+            let visible = VisibleRows.compute(model, filter: "", sort: .arrival, now: 10)
+            let columns = MonitorView(model: model, state: MonitorState(), visible: visible, theme: Theme(), now: 10).columns(width: width)
+            XCTAssertLessThanOrEqual(columns.reduce(1) { $0 + $1.width + 1 }, width + 1, "the columns fit \(width)")
+            var x = 1
+            for column in columns {
+                let heading = String(lines[2][x..<min(width, x + column.width)]).trimmingCharacters(in: .whitespaces)
+                XCTAssertEqual(heading, column.title, "width \(width): heading over its own column")
+                for line in lines[3..<(3 + model.rows.count)] where x + column.width < width {
+                    XCTAssertEqual(line[x + column.width], " ", "width \(width): nothing runs past \(column.title): \(String(line))")
+                }
+                x += column.width + 1
+            }
+            if width >= 200 {
+                XCTAssert(grid.text.contains("w2-download~2"), "a whole id at \(width)")
+            }
+        }
     }
 }

@@ -71,7 +71,8 @@ public final class ReplayPlayer: Sendable {
             state.playhead += elapsed * state.speed
             let start = state.position
             while state.position < events.count, events[state.position].time <= state.playhead { state.position += 1 }
-            if state.position >= events.count { state.playhead = max(state.playhead, duration) }
+            // At the end the playhead stands at the last event, never past it ("END 1.3/1.1s").
+            if state.position >= events.count { state.playhead = duration }
             return events[start..<state.position]
         }
         if !due.isEmpty { output(.events(Array(due))) }

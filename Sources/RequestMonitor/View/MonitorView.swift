@@ -74,52 +74,82 @@ public struct MonitorView {
     private func drawHeader(_ grid: inout CellGrid) {
         let bar = CellGrid.Style(reverse: true)
         grid.fill(y: 0, style: bar)
-        var x = grid.put(" reqtop ", x: 0, y: 0, style: CellGrid.Style(bold: true, reverse: true))
-        x = grid.put("\(theme.separator) \(model.source) ", x: x, y: 0, style: bar)
-        // A replay's status says PAUSED itself; an attached program's gets it added.
+        // The clock first, at the right; the rest from the left, each part whole or not at
+        // all, so nothing is written over the clock at any width (it was at 60–79 columns).
+        let clock = "t=\(Format.seconds(now)) "
+        let limit = grid.width - clock.count - 1
+        grid.put(clock, x: grid.width - clock.count, y: 0, style: bar)
+        var x = grid.put(" reqtop ", x: 0, y: 0, style: CellGrid.Style(bold: true, reverse: true), limit: max(0, limit))
+        func part(_ text: String, gap: Int = 0, style: CellGrid.Style) {
+            guard x + gap + text.count <= limit else { return }
+            x = grid.put(text, x: x + gap, y: 0, style: style)
+        }
+        // A replay's status says PAUSED itself; an attached program's gets it added. It comes
+        // before the source's name: on a narrow screen it is what matters more.
         let mode = state.ended ?? state.playback.map { state.paused && !$0.contains("PAUSED") ? "\($0) PAUSED" : $0 }
             ?? (state.paused ? "PAUSED" : (state.follow ? "FOLLOW" : ""))
         if !mode.isEmpty {
-            x = grid.put(" \(mode) ", x: x + 1, y: 0, style: CellGrid.Style(color: theme.color ? (state.paused ? .yellow : .green) : .normal, bold: true, reverse: true))
+            part(" \(mode) ", style: CellGrid.Style(color: theme.color ? (state.paused ? .yellow : .green) : .normal, bold: true, reverse: true))
         }
-        x = grid.put("  sort: \(state.sort.rawValue)", x: x, y: 0, style: bar)
-        if !state.filter.isEmpty { x = grid.put("  filter: \(state.filter)", x: x, y: 0, style: CellGrid.Style(bold: true, reverse: true)) }
-        let clock = "t=\(Format.seconds(now)) "
-        grid.put(clock, x: grid.width - clock.count, y: 0, style: bar)
+        let room = limit - x - 4
+        if room >= 4 { part(" \(theme.separator) \(fit(model.source, min(model.source.count, room), ellipsis: theme.ellipsis)) ", style: bar) }
+        if !state.filter.isEmpty { part("  filter: \(state.filter)", style: CellGrid.Style(bold: true, reverse: true)) }
+        part("  sort: \(state.sort.rawValue)", style: bar)
 
         x = 1
+        // Room is kept at the right for the table's position ("51–58 of 58"); each count is
+        // drawn whole or not at all.
+        let scrolling = visible.count > Self.pageSize(height: grid.height)
+        let countsLimit = grid.width - (scrolling ? 2 * String(visible.count).count + 8 : 0) - 1
         for state in [OperationRow.State.running, .backoff, .queued, .preparing, .held, .succeeded, .failed, .cancelled] {
             let count = model.counts[state, default: 0]
             if count == 0, state == .preparing || state == .held { continue }
-            x = grid.put("\(theme.glyph(state)) \(count) \(theme.word(state))", x: x, y: 1, style: count > 0 ? theme.style(state) : CellGrid.Style(dim: true))
+            let text = "\(theme.glyph(state)) \(count) \(theme.word(state))"
+            guard x + text.count <= countsLimit else { break }
+            x = grid.put(text, x: x, y: 1, style: count > 0 ? theme.style(state) : CellGrid.Style(dim: true))
             x += 2
         }
         let rate = String(format: "%.1f req/s", model.requestsPerSecond(at: now))
         let totals = grid.width >= 110 ? "  \(model.rows.count) ops  \(model.eventCount) events" : ""
-        x = grid.put(rate + totals, x: x + 1, y: 1, style: CellGrid.Style(dim: true))
+        if x + 1 + rate.count + totals.count <= countsLimit {
+            x = grid.put(rate + totals, x: x + 1, y: 1, style: CellGrid.Style(dim: true))
+        } else if x + 1 + rate.count <= countsLimit {
+            x = grid.put(rate, x: x + 1, y: 1, style: CellGrid.Style(dim: true))
+        }
     }
 
     // MARK: - Table
 
-    private struct Column {
+    struct Column {
         var title: String
         var width: Int
         var right = false
     }
 
-    private func columns(width: Int) -> [Column] {
-        var columns = [Column(title: "ID", width: 12), Column(title: "STATE", width: 11), Column(title: "METH", width: 5)]
-        let showHost = width >= 100
-        let showBar = width >= 110
-        if showHost { columns.append(Column(title: "HOST", width: 15)) }
-        columns.append(Column(title: "PATH", width: 0))
-        columns += [Column(title: "STAT", width: 4, right: true), Column(title: "ATT", width: 5, right: true),
-                    Column(title: "WAIT", width: 6, right: true), Column(title: "DUR", width: 6, right: true),
-                    Column(title: "SIZE", width: 6, right: true)]
-        if showBar { columns.append(Column(title: "TIMELINE", width: 14)) }
-        let fixed = columns.reduce(0) { $0 + $1.width + 1 }
-        let index = columns.firstIndex { $0.title == "PATH" }!
-        columns[index].width = max(6, width - fixed - 1)
+    /// The table's columns for `width`: ID and HOST as wide as what the visible rows hold
+    /// (within bounds), PATH the rest; when the width is short, whole columns are left out,
+    /// least needed first (TIMELINE, HOST, SIZE, METH, WAIT), so a value is never drawn
+    /// under another column's heading.
+    func columns(width: Int) -> [Column] {
+        let rows = visible.lazy.map { model.rows[$0] }
+        let idWidth = min(28, max(6, rows.map(\.id.count).max() ?? 6))
+        let hostWidth = min(24, max(8, rows.map(\.host.count).max() ?? 8))
+        var columns = [Column(title: "ID", width: idWidth), Column(title: "STATE", width: 11), Column(title: "METH", width: 6),
+                       Column(title: "HOST", width: hostWidth), Column(title: "PATH", width: 0),
+                       Column(title: "STAT", width: 4, right: true), Column(title: "ATT", width: 5, right: true),
+                       Column(title: "WAIT", width: 6, right: true), Column(title: "DUR", width: 6, right: true),
+                       Column(title: "SIZE", width: 6, right: true), Column(title: "TIMELINE", width: width >= 200 ? 24 : 14)]
+        let minimumPath = 12
+        func used() -> Int { columns.reduce(1) { $0 + ($1.title == "PATH" ? minimumPath : $1.width) + 1 } }
+        for title in ["TIMELINE", "HOST", "SIZE", "METH", "WAIT"] where used() > width {
+            columns.removeAll { $0.title == title }
+        }
+        // Still too wide (under 60 columns): the id gives way down to 6.
+        if used() > width, let id = columns.firstIndex(where: { $0.title == "ID" }) {
+            columns[id].width = max(6, columns[id].width - (used() - width))
+        }
+        let path = columns.firstIndex { $0.title == "PATH" }!
+        columns[path].width = max(6, width - (used() - minimumPath) - 1)
         return columns
     }
 
@@ -369,6 +399,7 @@ public struct MonitorView {
         let hints = KeyMap.barHints(detail: detail, paused: state.paused, held: model.counts[.held, default: 0] > 0)
         var x = 0
         for (key, label) in hints {
+            guard x + key.count + label.count <= grid.width else { break }  // whole hints only
             x = grid.put(key, x: x, y: y, style: CellGrid.Style(bold: true))
             x = grid.put(label, x: x, y: y, style: CellGrid.Style(color: theme.color ? .cyan : .normal, reverse: true))
             x += 1
