@@ -59,6 +59,26 @@ final class ReplayPlayerTests: XCTestCase {
         XCTAssertEqual(ReplayPlayer.format(0.3), "0.3×")
     }
 
+    /// Before: an hour between two page loads in a browser's HAR took an hour at 1×.
+    func testAnIdleHourIsSkippedAndSaidSo() {
+        let sink = Sink()
+        let gap = [RequestEvent(time: 0, operationID: "page-1", attempt: 1, payload: .started),
+                   RequestEvent(time: 3600, operationID: "page-2", attempt: 1, payload: .started)]
+        let player = ReplayPlayer(events: gap, output: sink.output)
+        let start = DispatchTime.now().uptimeNanoseconds
+        player.tick(now: start)
+        XCTAssertEqual(sink.all, ["page-1"])
+        XCTAssertEqual(player.playhead, 3599, accuracy: 0.01, "on to a second before the next event")
+        player.tick(now: start + 2 * second)
+        XCTAssertEqual(sink.all, ["page-1", "page-2"])
+        XCTAssertEqual(player.skipped, 3599, accuracy: 0.01)
+        XCTAssert(ReplayCommands(player: player).status().hasSuffix("(59m59s idle skipped)"), ReplayCommands(player: player).status())
+        // Gaps of a few seconds are played as they were.
+        let short = ReplayPlayer(events: events, output: { _ in })
+        short.tick(now: start)
+        XCTAssertEqual(short.skipped, 0)
+    }
+
     func testStepJumpToEndAndBackToStart() {
         let sink = Sink()
         let player = ReplayPlayer(events: events, output: sink.output)

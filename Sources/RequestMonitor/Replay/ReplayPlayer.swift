@@ -21,7 +21,14 @@ public final class ReplayPlayer: Sendable {
         var paused = false
         var stopped = false
         var lastTick = DispatchTime.now().uptimeNanoseconds
+        /// Session time jumped over because nothing happened in it.
+        var skipped: TimeInterval = 0
     }
+
+    /// A stretch longer than this with no event is skipped (to a second before the next
+    /// event) and counted in ``skipped``: a browser HAR with an hour between two page loads
+    /// took an hour at 1×.
+    public static let idleGapLimit: TimeInterval = 5
 
     private let events: [RequestEvent]
     private let state: Mutex<State>
@@ -46,6 +53,8 @@ public final class ReplayPlayer: Sendable {
     public var isPaused: Bool { state.withLock { $0.paused } }
     public var isAtEnd: Bool { state.withLock { $0.position >= events.count } }
     public var duration: TimeInterval { events.last?.time ?? 0 }
+    /// Idle session time skipped so far.
+    public var skipped: TimeInterval { state.withLock { $0.skipped } }
 
     /// Starts the driver thread; returns at once.
     public func start() {
@@ -71,6 +80,11 @@ public final class ReplayPlayer: Sendable {
             state.playhead += elapsed * state.speed
             let start = state.position
             while state.position < events.count, events[state.position].time <= state.playhead { state.position += 1 }
+            if state.position < events.count, events[state.position].time - state.playhead > Self.idleGapLimit {
+                let jump = events[state.position].time - 1 - state.playhead
+                state.playhead += jump
+                state.skipped += jump
+            }
             // At the end the playhead stands at the last event, never past it ("END 1.3/1.1s").
             if state.position >= events.count { state.playhead = duration }
             return events[start..<state.position]
@@ -115,6 +129,7 @@ public final class ReplayPlayer: Sendable {
         state.withLock { state in
             state.position = 0
             state.playhead = 0
+            state.skipped = 0
         }
         output(.reset)
     }
@@ -170,7 +185,17 @@ public final class ReplayCommands: QueueCommands {
     /// What the header shows: speed, where the playhead is, and the end.
     public func status() -> String {
         let where_ = player.isAtEnd ? "END" : (player.isPaused ? "PAUSED" : "PLAYING")
+        let skipped = player.skipped
         return "REPLAY \(ReplayPlayer.format(player.speed)) \(where_) \(String(format: "%.1f", player.playhead))/\(String(format: "%.1f", player.duration))s"
+            + (skipped > 0 ? " (\(Self.duration(skipped)) idle skipped)" : "")
+    }
+
+    /// "58m12s", "2h03m", "7.5s".
+    static func duration(_ seconds: TimeInterval) -> String {
+        if seconds < 60 { return String(format: "%.1fs", seconds) }
+        let whole = Int(seconds.rounded())
+        if whole < 3600 { return "\(whole / 60)m\(String(format: "%02d", whole % 60))s" }
+        return "\(whole / 3600)h\(String(format: "%02d", (whole % 3600) / 60))m"
     }
 }
 
