@@ -79,6 +79,21 @@ final class ReplayPlayerTests: XCTestCase {
         XCTAssertEqual(short.skipped, 0)
     }
 
+    /// Seeking by time: forward hands over what fell due; back starts the screen over and
+    /// replays up to the new time, so it shows the queue as it was then.
+    func testSeekingForwardAndBackByTime() {
+        let sink = Sink()
+        let player = ReplayPlayer(events: events, output: sink.output)
+        player.seek(to: 4.5)
+        XCTAssertEqual(sink.all, ["op-0", "op-1", "op-2", "op-3", "op-4"])
+        XCTAssertEqual(player.playhead, 4.5)
+        let commands = ReplayCommands(player: player)
+        XCTAssertEqual(commands.perform(.playback(.seek(-10))).message, "at 0.0s")
+        XCTAssertEqual(sink.all.suffix(2), ["reset", "op-0"])
+        XCTAssertEqual(commands.perform(.playback(.seek(60))).message, "at 9.0s", "never past the end")
+        XCTAssertTrue(player.isAtEnd)
+    }
+
     func testStepJumpToEndAndBackToStart() {
         let sink = Sink()
         let player = ReplayPlayer(events: events, output: sink.output)

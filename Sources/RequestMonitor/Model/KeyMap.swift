@@ -65,6 +65,10 @@ public enum KeyMap {
         Binding(keys: [.character("n")], label: "n", action: .playback(.step), help: "replay: pause and step to the next event"),
         Binding(keys: [.character("<")], label: "< >", action: .playback(.start), help: "replay: jump to the start / the end"),
         Binding(keys: [.character(">")], label: "", action: .playback(.end), help: ""),
+        Binding(keys: [.character("[")], label: "[ ]", action: .playback(.seek(-10)), help: "replay: 10 s back / forward"),
+        Binding(keys: [.character("]")], label: "", action: .playback(.seek(10)), help: ""),
+        Binding(keys: [.character("{")], label: "{ }", action: .playback(.seek(-60)), help: "replay: a minute back / forward"),
+        Binding(keys: [.character("}")], label: "", action: .playback(.seek(60)), help: ""),
         Binding(keys: [.character("?"), .f1], label: "? F1", action: .toggleHelp, help: "this help", bar: bar("?", "Help")),
         Binding(keys: [.character("q")], label: "q", action: .quit, help: "quit", bar: bar("q", "Quit")),
     ]

@@ -1,3 +1,4 @@
+import Foundation
 /// What the monitor asks of the queue it shows (live, attached or a replay). The update
 /// never carries one out: it returns it as a ``MonitorEffect``, the screen runs it off the
 /// drawing thread through ``QueueCommands`` and feeds the ``CommandAnswer`` back as
@@ -16,6 +17,8 @@ public enum MonitorCommand: Sendable, Equatable {
 
 public enum PlaybackAction: Sendable, Equatable {
     case faster, slower, step, start, end
+    /// Move the playhead by this many seconds of session time (back when negative).
+    case seek(TimeInterval)
 }
 
 /// A command's answer, in words for the bottom line.

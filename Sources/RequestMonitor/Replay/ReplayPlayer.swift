@@ -134,6 +134,23 @@ public final class ReplayPlayer: Sendable {
         output(.reset)
     }
 
+    /// Moves the playhead to session time `target` (within the recording): forward, what
+    /// falls due comes out at once; back, the screen starts over and gets everything up to
+    /// there, so it shows the queue as it was at that moment.
+    public func seek(to target: TimeInterval) {
+        let (reset, due) = state.withLock { state -> (Bool, ArraySlice<RequestEvent>) in
+            let time = max(0, min(duration, target))
+            let back = time < state.playhead
+            if back { state.position = 0 }
+            let start = state.position
+            while state.position < events.count, events[state.position].time <= time { state.position += 1 }
+            state.playhead = time
+            return (back, events[start..<state.position])
+        }
+        if reset { output(.reset) }
+        if !due.isEmpty { output(.events(Array(due))) }
+    }
+
     public func jumpToEnd() {
         let rest = state.withLock { state -> ArraySlice<RequestEvent> in
             let rest = events[state.position...]
@@ -179,6 +196,9 @@ public final class ReplayCommands: QueueCommands {
         case .end:
             player.jumpToEnd()
             return "at the end"
+        case .seek(let seconds):
+            player.seek(to: player.playhead + seconds)
+            return "at \(String(format: "%.1f", player.playhead))s"
         }
     }
 
