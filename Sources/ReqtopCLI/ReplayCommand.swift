@@ -46,6 +46,9 @@ struct ReplayCommand: ParsableCommand {
     @Flag(help: "With --send and no --target: send without asking which hosts are fine.")
     var yes = false
 
+    @Flag(help: "A HAR entry that cannot be read is an error (exit 2); without it such entries are skipped, named, and the exit status is 1.")
+    var strict = false
+
     func validate() throws {
         if target != nil || yes, !send {
             throw ValidationError("--target and --yes go with --send")
@@ -62,9 +65,15 @@ struct ReplayCommand: ParsableCommand {
 
     func run() throws {
         let log: EventLogFile
+        var skippedEntries = 0
         do {
-            if file.lowercased().hasSuffix(".har") {
-                let har = try HARImport.read(path: file)
+            if file.lowercased().hasSuffix(".har") || file.lowercased().hasSuffix(".harp") {
+                let har = try HARImport.read(path: file, strict: strict)
+                for reason in har.skipped { ReqtopMain.printError("reqtop: \(file): skipped \(reason)") }
+                if !har.skipped.isEmpty {
+                    ReqtopMain.printError("reqtop: \(file): \(har.skipped.count) of \(har.skipped.count + har.entryCount) entries skipped (--strict refuses the file instead)")
+                }
+                skippedEntries = har.skipped.count
                 log = EventLogFile(startedAt: har.startedAt, redacted: nil, events: har.events, tornLastLine: nil)
             } else {
                 log = try EventLogFile.read(path: file)
@@ -82,7 +91,7 @@ struct ReplayCommand: ParsableCommand {
         if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
             try playInMonitor(log, color: color)
             ReqtopMain.printError(summary.line)
-            throw ExitCode(summary.exitStatus)
+            throw ExitCode(skippedEntries > 0 ? max(1, summary.exitStatus) : summary.exitStatus)
         }
         var out = EventLog.headerLine(startedAt: log.startedAt ?? Date(), redacted: log.redacted) + "\n"
         for event in log.events {
@@ -90,7 +99,8 @@ struct ReplayCommand: ParsableCommand {
         }
         FileHandle.standardOutput.write(Data(out.utf8))
         ReqtopMain.printError(summary.line)
-        throw ExitCode(summary.exitStatus)
+        // Something was left out: not the whole story, so not a clean 0.
+        throw ExitCode(skippedEntries > 0 ? max(1, summary.exitStatus) : summary.exitStatus)
     }
 
     /// Sends the recorded requests again through the engine; ends the process with the run's status.

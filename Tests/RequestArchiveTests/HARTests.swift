@@ -207,3 +207,22 @@ extension HARImportTests {
         }
     }
 }
+
+extension HARImportTests {
+    /// Before: one bad entry rejected the whole file. Now the good ones are imported and each
+    /// bad one is named; `strict` keeps the old all-or-nothing.
+    func testABadEntryIsSkippedAndNamedUnlessStrict() throws {
+        let good = #"{"startedDateTime": "2023-01-01T00:00:00Z", "request": {"method": "GET", "url": "http://a/1"}, "response": {"status": 200}}"#
+        let bad = #"{"startedDateTime": "2023-01-01T00:00:01Z", "request": {"method": "GET", "url": "http://a/2"}, "response": {"status": "200"}}"#
+        let late = #"{"startedDateTime": "2023-01-01T00:00:02Z", "request": {"method": "GET", "url": "http://a/3"}, "response": {"status": 1e19}}"#
+        let data = Data(#"{"log": {"entries": [\#(good), \#(bad), \#(good), \#(late)]}}"#.utf8)
+        let result = try HARImport.parse(data, file: "x.har")
+        XCTAssertEqual(result.entryCount, 2)
+        XCTAssertEqual(result.skipped, ["$.log.entries[1].response.status: expected a number, found a string",
+                                        "$.log.entries[3].response.status: expected a status from -1 to 999, found 1e+19"])
+        XCTAssertEqual(finished(result).map(\.0), ["entry-1", "entry-3"], "entries keep their numbers")
+        XCTAssertThrowsError(try HARImport.parse(data, file: "x.har", strict: true)) { error in
+            XCTAssertEqual("\(error)", "x.har: $.log.entries[1].response.status: expected a number, found a string")
+        }
+    }
+}

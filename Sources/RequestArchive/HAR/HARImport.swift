@@ -14,7 +14,11 @@ public enum HARImport {
     public struct Result: Sendable {
         public var startedAt: Date?
         public var events: [RequestEvent]
+        /// Entries imported.
         public var entryCount: Int
+        /// Entries left out, each with the JSON path of its problem
+        /// (`$.log.entries[17].response.status: expected a number, found a string`).
+        public var skipped: [String] = []
     }
 
     /// The JSON inside a JSONP file (HARP: `onInputData({...});`, as Firebug's NetExport
@@ -35,11 +39,13 @@ public enum HARImport {
         return bytes[(index + 1)..<close]
     }
 
-    public static func read(path: String) throws -> Result {
-        try parse(ArchiveError.contents(of: path), file: path)
+    /// Reads a HAR file. An entry that cannot be read is left out and named in
+    /// ``Result/skipped``; with `strict`, it is an error, as a file that is not HAR is.
+    public static func read(path: String, strict: Bool = false) throws -> Result {
+        try parse(ArchiveError.contents(of: path), file: path, strict: strict)
     }
 
-    public static func parse(_ data: Data, file: String) throws -> Result {
+    public static func parse(_ data: Data, file: String, strict: Bool = false) throws -> Result {
         var bytes = data
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
         bytes = unwrapJSONP(bytes)
@@ -59,42 +65,58 @@ public enum HARImport {
             throw ArchiveError(file: file, message: HARDecodingError.message(error))
         }
 
-        var starts: [Date] = []
-        for (index, entry) in har.log.entries.enumerated() {
-            try checkNumbers(entry, at: "$.log.entries[\(index)]", file: file)
-            guard let start = HARDate.parse(entry.startedDateTime) else {
-                throw ArchiveError(file: file, message: "$.log.entries[\(index)].startedDateTime: \"\(entry.startedDateTime)\" is not an ISO 8601 date")
-            }
-            starts.append(start)
-        }
-        let origin = starts.min()
-        var events: [RequestEvent] = []
-        // For reqtop's own entries: the session's start, from an entry's date and its events.
-        var sessionStart: Date?
-        for index in har.log.entries.indices.sorted(by: { (starts[$0], $0) < (starts[$1], $1) }) {
-            let entry = har.log.entries[index]
-            if let recorded = entry.reqtop?.events, !recorded.isEmpty {
-                for (number, value) in recorded.enumerated() {
+        // Each entry is checked whole before any of it is used; a bad one is skipped and named.
+        var entries: [Int: (entry: HAREntry, start: Date, recorded: [RequestEvent])] = [:]
+        var skipped: [String] = []
+        for (index, readable) in har.log.entries.enumerated() {
+            do {
+                guard case .read(let entry) = readable else {
+                    if case .unreadable(let error) = readable { throw ArchiveError(file: file, message: HARDecodingError.message(error)) }
+                    continue
+                }
+                try checkNumbers(entry, at: "$.log.entries[\(index)]", file: file)
+                guard let start = HARDate.parse(entry.startedDateTime) else {
+                    throw ArchiveError(file: file, message: "$.log.entries[\(index)].startedDateTime: \"\(entry.startedDateTime)\" is not an ISO 8601 date")
+                }
+                var recorded: [RequestEvent] = []
+                for (number, value) in (entry.reqtop?.events ?? []).enumerated() {
                     let place = "$.log.entries[\(index)]._reqtop.events[\(number)]"
                     do {
                         guard let object = value.object as? [String: Any], let event = try EventLog.event(from: object, lineNumber: number) else {
                             throw ArchiveError(file: file, message: "\(place): expected an event object")
                         }
-                        events.append(event)
+                        recorded.append(event)
                     } catch let error as EventLogError {
                         throw ArchiveError(file: file, message: "\(place): \(error.message)")
                     }
                 }
+                entries[index] = (entry, start, recorded)
+            } catch let error as ArchiveError {
+                if strict { throw error }
+                skipped.append(error.message)
+            }
+        }
+        if entries.isEmpty, !skipped.isEmpty {
+            throw ArchiveError(file: file, message: skipped.count == 1 ? skipped[0] : "none of its \(skipped.count) entries could be read; the first: \(skipped[0])")
+        }
+        let origin = entries.values.map(\.start).min()
+        var events: [RequestEvent] = []
+        // For reqtop's own entries: the session's start, from an entry's date and its events.
+        var sessionStart: Date?
+        for index in entries.keys.sorted(by: { (entries[$0]!.start, $0) < (entries[$1]!.start, $1) }) {
+            let (entry, start, recorded) = entries[index]!
+            if !recorded.isEmpty {
+                events += recorded
                 if sessionStart == nil, let started = events.last(where: { $0.payload.name == "started" }) ?? events.last {
-                    sessionStart = starts[index].addingTimeInterval(-started.time)
+                    sessionStart = start.addingTimeInterval(-started.time)
                 }
                 continue
             }
-            events += synthesize(entry, id: "entry-\(index + 1)", offset: starts[index].timeIntervalSince(origin ?? starts[index]))
+            events += synthesize(entry, id: "entry-\(index + 1)", offset: start.timeIntervalSince(origin ?? start))
         }
         events.sort { $0.time < $1.time }
         // Other tools' entries are placed from the earliest one, which starts the session.
-        return Result(startedAt: sessionStart ?? origin, events: events, entryCount: har.log.entries.count)
+        return Result(startedAt: sessionStart ?? origin, events: events, entryCount: entries.count, skipped: skipped)
     }
 
     /// HAR's numbers are checked where they are read, as the event reader checks its own, so

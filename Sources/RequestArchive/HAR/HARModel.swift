@@ -8,7 +8,22 @@ struct HARFile: Decodable {
 }
 
 struct HARLog: Decodable {
-    let entries: [HAREntry]
+    let entries: [Readable<HAREntry>]
+}
+
+/// One element of an array, or why it could not be read: one bad entry no longer rejects a
+/// whole file (the others are imported and the bad one is named).
+enum Readable<Element: Decodable>: Decodable {
+    case read(Element)
+    case unreadable(DecodingError)
+
+    init(from decoder: Decoder) throws {
+        do {
+            self = .read(try Element(from: decoder))
+        } catch let error as DecodingError {
+            self = .unreadable(error)
+        }
+    }
 }
 
 struct HAREntry: Decodable {
