@@ -74,6 +74,9 @@ struct ReplayCommand: ParsableCommand {
                     ReqtopMain.printError("reqtop: \(file): \(har.skipped.count) of \(har.skipped.count + har.entryCount) entries skipped (--strict refuses the file instead)")
                 }
                 skippedEntries = har.skipped.count
+                if har.torn {
+                    ReqtopMain.printError("reqtop: \(file): the recording was cut off; replaying the \(har.entryCount) whole entries before the cut")
+                }
                 log = EventLogFile(startedAt: har.startedAt, redacted: nil, events: har.events, tornLastLine: nil)
             } else {
                 log = try EventLogFile.read(path: file)

@@ -50,6 +50,33 @@ final class RecordingTests: XCTestCase {
         XCTAssert(replay.stderr.contains("unfinished when the recording ends"), replay.stderr)
     }
 
+    /// Before: a HAR was written at the end, so SIGKILL left an empty file.
+    func testAHARRecordingKilledWithSIGKILLHoldsEveryFinishedOperation() throws {
+        let recording = temporaryPath("killed.har")
+        let process = Process()
+        process.executableURL = CommandLineTests.binary
+        process.arguments = ["demo", "--no-tui", "--record", recording]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 3)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+
+        // As it was left: a valid HAR with what had finished.
+        let whole = try reqtop(["replay", recording, "--no-tui"])
+        XCTAssert(whole.stderr.contains("reqtop: replayed "), whole.stderr)
+        let operations = Set(whole.events.compactMap { $0["op"] as? String })
+        XCTAssertGreaterThanOrEqual(operations.count, 3, "w1-profile, w1-redirects, w1-not-found finish in the first 3 s: \(operations)")
+        // And with its last entry torn, as a kill in the middle of a write leaves it.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: recording))
+        let entries = bytes.split(separator: UInt8(ascii: "\n")).count - 2  // a header line, one line an entry, a closing line
+        bytes.removeLast(40)
+        try bytes.write(to: URL(fileURLWithPath: recording))
+        let torn = try reqtop(["replay", recording, "--no-tui"])
+        XCTAssert(torn.stderr.contains("the recording was cut off; replaying the \(entries - 1) whole entries before the cut"), torn.stderr)
+    }
+
     func testRecordExportImportGivesTheSameOperationsAttemptsAndOutcomes() throws {
         let recording = temporaryPath("demo.jsonl"), exported = temporaryPath("demo.har"), direct = temporaryPath("direct.har")
         XCTAssertEqual(try reqtop(["demo", "--scenario", "quick", "--no-tui", "--record", recording]).status, 1)

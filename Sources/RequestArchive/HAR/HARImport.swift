@@ -19,6 +19,25 @@ public enum HARImport {
         /// Entries left out, each with the JSON path of its problem
         /// (`$.log.entries[17].response.status: expected a number, found a string`).
         public var skipped: [String] = []
+        /// Set when the file is a HAR reqtop was writing when it was killed: read up to its
+        /// last whole entry.
+        public var torn = false
+    }
+
+    /// A HAR that ``HARRecorder`` was writing when the process was killed: its header line,
+    /// whole entry lines, and a last line cut short. Gives the document up to the last
+    /// whole entry, or nil when the bytes are not such a file.
+    static func mendTorn(_ bytes: Data) -> Data? {
+        let header = Data(HARRecorder.header.utf8)
+        guard bytes.starts(with: header) else { return nil }
+        var kept: [Data] = []
+        for line in bytes.dropFirst(header.count).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+            var entry = Data(line)
+            if entry.last == UInt8(ascii: ",") { entry.removeLast() }
+            guard (try? JSONSerialization.jsonObject(with: entry)) is [String: Any] else { break }
+            kept.append(entry)
+        }
+        return header + kept.joined(separator: Data(",\n".utf8)) + Data(HARRecorder.closing.utf8)
     }
 
     /// The JSON inside a JSONP file (HARP: `onInputData({...});`, as Firebug's NetExport
@@ -50,8 +69,16 @@ public enum HARImport {
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
         bytes = unwrapJSONP(bytes)
         let har: HARFile
+        var torn = false
         do {
-            har = try JSONDecoder().decode(HARFile.self, from: bytes)
+            do {
+                har = try JSONDecoder().decode(HARFile.self, from: bytes)
+            } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+                // Not JSON: perhaps a HAR reqtop was writing when it was killed.
+                guard let mended = mendTorn(bytes) else { throw DecodingError.dataCorrupted(context) }
+                har = try JSONDecoder().decode(HARFile.self, from: mended)
+                torn = true
+            }
         } catch let error as DecodingError {
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
                 // JSONDecoder does not say where; JSONSerialization does (only on this path).
@@ -116,7 +143,7 @@ public enum HARImport {
         }
         events.sort { $0.time < $1.time }
         // Other tools' entries are placed from the earliest one, which starts the session.
-        return Result(startedAt: sessionStart ?? origin, events: events, entryCount: entries.count, skipped: skipped)
+        return Result(startedAt: sessionStart ?? origin, events: events, entryCount: entries.count, skipped: skipped, torn: torn)
     }
 
     /// HAR's numbers are checked where they are read, as the event reader checks its own, so
