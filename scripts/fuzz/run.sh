@@ -25,10 +25,19 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || (( seconds < 1 )); then
   echo "run.sh: SECONDS must be a whole number of seconds, at least 1 (got '$seconds')" >&2; exit 2
 fi
 build="$root/.build-fuzz"
-swift build -c release --package-path "$here" --scratch-path "$build/build" \
-  -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library 2>&1 | grep -v "prohibited flag" | tail -3
+build_fuzzer() {
+  swift build -c release --package-path "$here" --scratch-path "$build/build" \
+    -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library > "$build/build.log" 2>&1
+}
+mkdir -p "$build"
+# A build that fails is never fuzzed with an older binary; a stale build folder (a source
+# file moved between modules) is built again from scratch once.
+if ! build_fuzzer; then
+  echo "run.sh: the build failed; building again from scratch (see $build/build.log)" >&2
+  rm -rf "$build/build"
+  build_fuzzer || { tail -20 "$build/build.log" >&2; echo "run.sh: the fuzzer did not build" >&2; exit 2; }
+fi
 binary="$build/build/release/reqtop-fuzz"
-[[ -x "$binary" ]] || { echo "run.sh: the fuzzer did not build" >&2; exit 2; }
 [[ "$which" == all ]] && list=("${targets[@]}") || list=("$which")
 status=0
 for target in "${list[@]}"; do
