@@ -141,6 +141,32 @@ final class MonitorUpdateTests: XCTestCase {
         XCTAssertEqual(state.flash, "retrying flaky now")
     }
 
+    /// `:` in a replay: type a time, Enter goes there (the seek is a command for the player).
+    func testGoingToATypedTime() {
+        var state = MonitorState()
+        let context = MonitorUpdate.Context(visible: visible, pageSize: 3, model: model, canCommand: true, canCancel: false)
+        func type(_ keys: [KeyMap.Key]) -> [MonitorEffect] {
+            var effects: [MonitorEffect] = []
+            for key in keys {
+                guard let action = KeyMap.action(for: key, in: state) else { continue }
+                effects += MonitorUpdate.update(&state, action, context)
+            }
+            return effects
+        }
+        XCTAssertEqual(type([.character(":"), .character("1"), .character(":"), .character("3"), .character("0"), .enter]),
+                       [.command(.playback(.seekTo(90)))])
+        XCTAssertNil(state.timeDraft)
+        XCTAssertEqual(type([.character(":"), .character("q"), .enter]), [], "q is typed into the prompt, not quit")
+        XCTAssertFalse(state.quit)
+        XCTAssertEqual(state.flash, #"not a time: "q" (90, 90.5, 1:30, 1:02:03, 1m30s, 2h)"#)
+        for (typed, seconds) in [("90", 90.0), ("90.5", 90.5), ("1:02:03", 3723), ("1m30s", 90), ("2h", 7200), ("45s", 45)] {
+            XCTAssertEqual(MonitorUpdate.sessionTime(typed), seconds, typed)
+        }
+        for bad in ["", "1:2:3:4", "m", "1x", "-5", "1e99"] {
+            XCTAssertNil(MonitorUpdate.sessionTime(bad), bad)
+        }
+    }
+
     func testAnAnswerToAnOlderCommandDoesNotCoverANewerMessage() {
         var state = MonitorState()
         state.selectedID = "download"

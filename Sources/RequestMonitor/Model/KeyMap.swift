@@ -69,6 +69,7 @@ public enum KeyMap {
         Binding(keys: [.character("]")], label: "", action: .playback(.seek(10)), help: ""),
         Binding(keys: [.character("{")], label: "{ }", action: .playback(.seek(-60)), help: "replay: a minute back / forward"),
         Binding(keys: [.character("}")], label: "", action: .playback(.seek(60)), help: ""),
+        Binding(keys: [.character(":")], label: ":", action: .startTimeJump, help: "replay: go to a time (90, 1:30, 1m30s)"),
         Binding(keys: [.character("?"), .f1], label: "? F1", action: .toggleHelp, help: "this help", bar: bar("?", "Help")),
         Binding(keys: [.character("q")], label: "q", action: .quit, help: "quit", bar: bar("q", "Quit")),
     ]
@@ -84,14 +85,16 @@ public enum KeyMap {
     /// The action for `key` in the current state: typing goes to the filter while it is
     /// open, and only y/n/Esc answer a confirmation.
     public static func action(for key: Key, in state: MonitorState) -> MonitorAction? {
-        if state.filterDraft != nil {
+        if state.filterDraft != nil || state.timeDraft != nil {
+            let typed: MonitorAction.FilterKey
             switch key {
-            case .character(let c): return .filterInput(.character(c))
-            case .backspace: return .filterInput(.backspace)
-            case .enter: return .filterInput(.enter)
-            case .escape: return .filterInput(.escape)
+            case .character(let c): typed = .character(c)
+            case .backspace: typed = .backspace
+            case .enter: typed = .enter
+            case .escape: typed = .escape
             default: return nil
             }
+            return state.filterDraft != nil ? .filterInput(typed) : .timeInput(typed)
         }
         if state.confirmation != nil {
             switch key {

@@ -5,6 +5,10 @@ public enum MonitorAction: Sendable, Equatable {
     case open, back, nextTab, previousTab
     case retry, cancel, cancelAll, togglePause, releaseBatches
     case startFilter, toggleFollow, cycleSort, toggleHelp, quit
+    /// Open the "go to time" prompt of a replay.
+    case startTimeJump
+    /// A key typed into the "go to time" prompt.
+    case timeInput(FilterKey)
     case confirm(Bool)
     case playback(PlaybackAction)
     /// A key typed into the filter: a character, backspace, enter or escape.

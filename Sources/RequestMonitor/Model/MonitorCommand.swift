@@ -19,6 +19,8 @@ public enum PlaybackAction: Sendable, Equatable {
     case faster, slower, step, start, end
     /// Move the playhead by this many seconds of session time (back when negative).
     case seek(TimeInterval)
+    /// Move the playhead to this session time.
+    case seekTo(TimeInterval)
 }
 
 /// A command's answer, in words for the bottom line.

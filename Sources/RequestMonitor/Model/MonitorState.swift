@@ -29,6 +29,8 @@ public struct MonitorState: Sendable, Equatable {
     public var filter = ""
     /// The filter being typed, while `/` is active.
     public var filterDraft: String?
+    /// The time being typed after `:` in a replay (nil when the prompt is closed).
+    public var timeDraft: String?
     public var sort = Sort.arrival
     /// Keep the newest operation selected and in view.
     public var follow = true

@@ -199,6 +199,9 @@ public final class ReplayCommands: QueueCommands {
         case .seek(let seconds):
             player.seek(to: player.playhead + seconds)
             return "at \(String(format: "%.1f", player.playhead))s"
+        case .seekTo(let time):
+            player.seek(to: time)
+            return "at \(String(format: "%.1f", player.playhead))s"
         }
     }
 

@@ -383,6 +383,11 @@ public struct MonitorView {
                      style: CellGrid.Style(bold: true, reverse: true))
             return
         }
+        if let draft = state.timeDraft {
+            grid.fill(y: y, style: CellGrid.Style(reverse: true))
+            grid.put(" go to time: \(draft)_   (Enter go, Esc cancel; 90, 1:30, 1m30s)", x: 0, y: y, style: CellGrid.Style(bold: true, reverse: true))
+            return
+        }
         if let confirmation = state.confirmation {
             let question = switch confirmation {
             case .cancel(let id): " Cancel \(id)? (y/n) "
