@@ -40,7 +40,7 @@ struct ReplayCommand: ParsableCommand {
     @Flag(help: "Send the recorded requests again, through the engine (retries and all), instead of showing the recording.")
     var send = false
 
-    @Option(help: "With --send: the scheme, host and port to send to instead of the recorded ones (http://127.0.0.1:8080).")
+    @Option(help: "With --send: the scheme, host and port to send to instead of the recorded ones (http://127.0.0.1:8080); a path in it goes in front of each recorded path (http://127.0.0.1:8080/staging).")
     var target: String?
 
     @Flag(help: "With --send and no --target: send without asking which hosts are fine.")

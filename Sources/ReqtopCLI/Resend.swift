@@ -40,10 +40,22 @@ struct Resend {
                 skipped.append(Skipped(id: event.operationID, reason: "its query value \(redactedQuery.joined(separator: ", ")) was redacted"))
                 continue
             }
+            if components.percentEncodedUser == Redactor.urlPlaceholder || (components.percentEncodedFragment ?? "").contains(Redactor.urlPlaceholder) {
+                skipped.append(Skipped(id: event.operationID, reason: "its \(components.percentEncodedUser == Redactor.urlPlaceholder ? "user:password" : "fragment") was redacted"))
+                continue
+            }
             if let target {
                 components.scheme = target.scheme
                 components.host = target.host
                 components.port = target.port
+                // A path in the target goes in front of the recorded path
+                // (--target http://127.0.0.1:8080/staging sends /echo to /staging/echo).
+                let prefix = URLComponents(url: target, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+                if !prefix.isEmpty, prefix != "/" {
+                    let base = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
+                    let path = components.percentEncodedPath
+                    components.percentEncodedPath = base + (path.hasPrefix("/") ? path : "/" + path)
+                }
             }
             guard let rewritten = components.url else {
                 skipped.append(Skipped(id: event.operationID, reason: "the rewritten URL is not valid"))

@@ -1,0 +1,20 @@
+import Foundation
+@testable import ReqtopCLI
+import RequestOperations
+import XCTest
+
+final class ResendTests: XCTestCase {
+    /// Before: a path in --target was silently dropped. And a URL whose user:password was
+    /// redacted is never sent with the placeholder.
+    func testATargetsPathGoesInFrontOfEachRecordedPath() {
+        func queued(_ id: String, _ url: String) -> RequestEvent {
+            RequestEvent(time: 0, operationID: id, attempt: 1, payload: .queued(method: "GET", url: url, headers: [:], maxAttempts: 1))
+        }
+        let events = [queued("a", "http://api.test/echo%74?q=a%20b"), queued("b", "http://%5Bredacted%5D@api.test/x")]
+        let plan = Resend(events: events, target: URL(string: "http://127.0.0.1:8080/staging/"))
+        XCTAssertEqual(plan.requests.map { $0.request.url?.absoluteString }, ["http://127.0.0.1:8080/staging/echo%74?q=a%20b"])
+        XCTAssertEqual(plan.skipped.map(\.reason), ["its user:password was redacted"])
+        let plain = Resend(events: [events[0]], target: URL(string: "http://127.0.0.1:8080"))
+        XCTAssertEqual(plain.requests.first?.request.url?.absoluteString, "http://127.0.0.1:8080/echo%74?q=a%20b")
+    }
+}
