@@ -109,12 +109,19 @@ public enum SignalCenter {
             return
         }
         // Nobody asked: the default effect, which for these signals is to end the process.
+        raiseWithDefaultEffect(signal)
+    }
+
+    /// Gives `signal` its default effect on this thread: default disposition, unblocked here
+    /// for the moment of the raise, blocked again if the process goes on (after a stop).
+    private static func raiseWithDefaultEffect(_ signal: Int32) {
         Foundation.signal(signal, SIG_DFL)
         var only = sigset_t()
         sigemptyset(&only)
         sigaddset(&only, signal)
         pthread_sigmask(SIG_UNBLOCK, &only, nil)
         raise(signal)
+        pthread_sigmask(SIG_BLOCK, &only, nil)
     }
 
     /// Stops the process as Ctrl-Z does (the default effect of SIGTSTP) and returns when it is
@@ -122,15 +129,8 @@ public enum SignalCenter {
     /// terminal back. In a process group without job control (no shell to continue it) the
     /// kernel discards the stop, as it would for any program, and this returns at once.
     public static func stopProcess() {
-        Foundation.signal(SIGTSTP, SIG_DFL)
-        var only = sigset_t()
-        sigemptyset(&only)
-        sigaddset(&only, SIGTSTP)
-        // Unblocked in this thread only, for the moment of the raise: the stop takes every
-        // thread, and when the process continues the signal is blocked again here.
-        pthread_sigmask(SIG_UNBLOCK, &only, nil)
-        raise(SIGTSTP)
-        pthread_sigmask(SIG_BLOCK, &only, nil)
+        // The stop takes every thread; when the process continues, SIGTSTP is blocked again.
+        raiseWithDefaultEffect(SIGTSTP)
     }
 
     private static func signalSet() -> sigset_t {

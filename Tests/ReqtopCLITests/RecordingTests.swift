@@ -31,8 +31,8 @@ final class RecordingTests: XCTestCase {
         XCTAssert(replay.stderr.contains("3 succeeded, 2 failed, 1 cancelled"), replay.stderr)
     }
 
-    func testARecordingKilledWithSIGKILLReadsUpToItsLastCompleteLine() throws {
-        let recording = temporaryPath("killed.jsonl")
+    /// Runs the demo headless, recording to `recording`, and kills it with SIGKILL at 3 s.
+    private func recordDemoAndKillItAfterThreeSeconds(to recording: String) throws {
         let process = Process()
         process.executableURL = CommandLineTests.binary
         process.arguments = ["demo", "--no-tui", "--record", recording]
@@ -42,6 +42,11 @@ final class RecordingTests: XCTestCase {
         Thread.sleep(forTimeInterval: 3)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+    }
+
+    func testARecordingKilledWithSIGKILLReadsUpToItsLastCompleteLine() throws {
+        let recording = temporaryPath("killed.jsonl")
+        try recordDemoAndKillItAfterThreeSeconds(to: recording)
 
         let text = try String(contentsOfFile: recording, encoding: .utf8)
         XCTAssertGreaterThan(text.split(separator: "\n").count, 20, "events were written as they happened")
@@ -53,15 +58,7 @@ final class RecordingTests: XCTestCase {
     /// Before: a HAR was written at the end, so SIGKILL left an empty file.
     func testAHARRecordingKilledWithSIGKILLHoldsEveryFinishedOperation() throws {
         let recording = temporaryPath("killed.har")
-        let process = Process()
-        process.executableURL = CommandLineTests.binary
-        process.arguments = ["demo", "--no-tui", "--record", recording]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        Thread.sleep(forTimeInterval: 3)
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        try recordDemoAndKillItAfterThreeSeconds(to: recording)
 
         // As it was left: a valid HAR with what had finished.
         let whole = try reqtop(["replay", recording, "--no-tui"])

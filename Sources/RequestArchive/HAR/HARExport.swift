@@ -11,6 +11,17 @@ import RequestEventFormat
 /// very same events).
 public enum HARExport {
     public static func document(events: [RequestEvent], startedAt: Date, creatorVersion: String = "0.1.0") -> [String: Any] {
+        ["log": [
+            "version": "1.2",
+            "creator": ["name": "reqtop", "version": creatorVersion],
+            "pages": [] as [Any],
+            "entries": entries(events: events, startedAt: startedAt),
+        ] as [String: Any]]
+    }
+
+    /// The entries for `events`, one per attempt, oldest first (as HAR prefers); the
+    /// recorder writes them as operations finish.
+    static func entries(events: [RequestEvent], startedAt: Date) -> [[String: Any]] {
         var order: [String] = []
         var byOperation: [String: [RequestEvent]] = [:]
         for event in events.sorted(by: { $0.time < $1.time }) {
@@ -34,13 +45,7 @@ public enum HARExport {
                                                     method: method, url: url, requestHeaders: requestHeaders)))
             }
         }
-        return ["log": [
-            "version": "1.2",
-            "creator": ["name": "reqtop", "version": creatorVersion],
-            "pages": [] as [Any],
-            // HAR prefers entries sorted by startedDateTime, oldest first.
-            "entries": entries.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element.entry),
-        ] as [String: Any]]
+        return entries.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element.entry)
     }
 
     public static func data(events: [RequestEvent], startedAt: Date) throws -> Data {

@@ -93,7 +93,7 @@ public enum HARImport {
         }
 
         // Each entry is checked whole before any of it is used; a bad one is skipped and named.
-        var entries: [Int: (entry: HAREntry, start: Date, recorded: [RequestEvent])] = [:]
+        var entries: [(index: Int, entry: HAREntry, start: Date, recorded: [RequestEvent])] = []
         var skipped: [String] = []
         for (index, readable) in har.log.entries.enumerated() {
             do {
@@ -117,7 +117,7 @@ public enum HARImport {
                         throw ArchiveError(file: file, message: "\(place): \(error.message)")
                     }
                 }
-                entries[index] = (entry, start, recorded)
+                entries.append((index, entry, start, recorded))
             } catch let error as ArchiveError {
                 if strict { throw error }
                 skipped.append(error.message)
@@ -126,12 +126,11 @@ public enum HARImport {
         if entries.isEmpty, !skipped.isEmpty {
             throw ArchiveError(file: file, message: skipped.count == 1 ? skipped[0] : "none of its \(skipped.count) entries could be read; the first: \(skipped[0])")
         }
-        let origin = entries.values.map(\.start).min()
+        let origin = entries.map(\.start).min()
         var events: [RequestEvent] = []
         // For reqtop's own entries: the session's start, from an entry's date and its events.
         var sessionStart: Date?
-        for index in entries.keys.sorted(by: { (entries[$0]!.start, $0) < (entries[$1]!.start, $1) }) {
-            let (entry, start, recorded) = entries[index]!
+        for (index, entry, start, recorded) in entries.sorted(by: { ($0.start, $0.index) < ($1.start, $1.index) }) {
             if !recorded.isEmpty {
                 events += recorded
                 if sessionStart == nil, let started = events.last(where: { $0.payload.name == "started" }) ?? events.last {

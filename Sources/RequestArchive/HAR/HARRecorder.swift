@@ -60,8 +60,8 @@ public final class HARRecorder: Sendable {
 
     /// Writes one operation's entries in place of the closing line, followed by it.
     private func append(_ events: [RequestEvent]) {
-        let document = HARExport.document(events: events, startedAt: startedAt)
-        guard let entries = (document["log"] as? [String: Any])?["entries"] as? [[String: Any]], !entries.isEmpty else { return }
+        let entries = HARExport.entries(events: events, startedAt: startedAt)
+        guard !entries.isEmpty else { return }
         pending.withLock { pending in
             guard pending.failure == nil else { return }
             var text = ""

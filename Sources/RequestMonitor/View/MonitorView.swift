@@ -25,7 +25,7 @@ public struct MonitorView {
         self.now = now
     }
 
-    private func fit(_ text: String, _ width: Int, ellipsis: String? = nil) -> String {
+    func fit(_ text: String, _ width: Int, ellipsis: String? = nil) -> String {
         Format.fit(text, width, ellipsis: ellipsis ?? theme.ellipsis)
     }
 
@@ -253,123 +253,6 @@ public struct MonitorView {
         for segment in row.segments where segment.kind != .wait {
             let style = theme.style(row.state == .backoff ? .failed : row.state)
             grid.put(String(repeating: theme.attemptBar, count: cells(segment).count), x: x + cells(segment).lowerBound, y: y, style: style)
-        }
-    }
-
-    // MARK: - Detail
-
-    private func drawDetail(_ grid: inout CellGrid, row: OperationRow, tab: MonitorState.DetailTab) {
-        var x = grid.put(" \(row.id) ", x: 0, y: 2, style: CellGrid.Style(bold: true))
-        x = grid.put("\(theme.glyph(row.state)) \(theme.word(row.state))", x: x, y: 2, style: theme.style(row.state))
-        let attempts = row.maxAttempts.map { "\(row.attempt)/\($0)" } ?? "\(row.attempt)"
-        grid.put("  \(row.method) \(row.url)  status \(row.status.map(String.init) ?? "-")  attempt \(attempts)  \(Format.seconds(row.elapsed(at: now)))",
-                 x: x, y: 2)
-        x = 1
-        for candidate in MonitorState.DetailTab.allCases {
-            let selected = candidate == tab
-            x = grid.put(" \(candidate.rawValue) ", x: x, y: 3, style: CellGrid.Style(bold: selected, reverse: selected))
-            x += 1
-        }
-        let lines = detailLines(row: row, tab: tab)
-        let room = grid.height - 5
-        let shown = lines.count > room ? Array(lines.suffix(room - 1)) : lines
-        var y = 4
-        if lines.count > room {
-            grid.put("  \(theme.ellipsis) \(lines.count - shown.count) earlier lines", x: 0, y: y, style: CellGrid.Style(dim: true))
-            y += 1
-        }
-        for (text, style) in shown {
-            grid.put(text, x: 1, y: y, style: style)
-            y += 1
-        }
-    }
-
-    private func detailLines(row: OperationRow, tab: MonitorState.DetailTab) -> [(String, CellGrid.Style)] {
-        switch tab {
-        case .events:
-            return row.events.map { event in
-                let time = String(format: "%8.3f", event.time - row.queuedAt)
-                return ("\(time)  #\(event.attempt)  \(fit(event.payload.name, 17))\(Self.describe(event.payload, theme))", Self.style(event.payload, theme))
-            }
-        case .request:
-            var lines: [(String, CellGrid.Style)] = [("\(row.method) \(row.url)", CellGrid.Style(bold: true))]
-            lines += row.requestHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
-            if row.requestHeaders.isEmpty { lines.append(("(no headers set by the caller)", CellGrid.Style(dim: true))) }
-            return lines
-        case .response:
-            guard let status = row.status else { return [("no response yet", CellGrid.Style(dim: true))] }
-            var lines: [(String, CellGrid.Style)] = [("status \(status)   \(Format.bytes(row.bytes)) received" + (row.expectedBytes.map { " of \(Format.bytes($0))" } ?? ""), CellGrid.Style(bold: true))]
-            lines += row.responseHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
-            if let error = row.lastError { lines.append(("last error: \(error)", theme.style(.failed))) }
-            return lines
-        case .retries:
-            var flow: [(String, CellGrid.Style)] = []
-            if let heldBy = row.heldBy { flow.append(("held: waiting for \(heldBy)", theme.style(.held))) }
-            if !row.interceptedBy.isEmpty { flow.append(("interceptors: \(row.interceptedBy.joined(separator: " \(theme.arrow) "))", .plain)) }
-            var lines: [(String, CellGrid.Style)] = row.attempts.map { attempt in
-                let span = "\(String(format: "%7.3f", attempt.start - row.queuedAt))\(theme.dash)\(attempt.end.map { String(format: "%.3f", $0 - row.queuedAt) } ?? theme.ellipsis)"
-                let outcome = attempt.status.map { "status \($0)" } ?? attempt.error ?? (attempt.end == nil ? "running" : "-")
-                let next = attempt.delay.map { " \(theme.arrow) wait \(String(format: "%.2f", $0))s" } ?? ""
-                return ("#\(attempt.number)  \(span)  \(outcome)\(next)  \(attempt.decision ?? "")", attempt.delay != nil ? theme.style(.backoff) : .plain)
-            }
-            if let reason = row.reason, row.state.isFinished { lines.append(("end: \(reason)", theme.style(row.state))) }
-            if lines.isEmpty { lines.append(("not started yet", CellGrid.Style(dim: true))) }
-            return flow + lines
-        case .timing:
-            let start = row.queuedAt
-            let end = max(row.finishedAt ?? now, start + 0.001)
-            let barWidth = 40
-            return row.segments.map { segment in
-                let from = min(barWidth - 1, Int(Double(barWidth) * Self.fraction(segment.start, from: start, span: end - start)))
-                let to = max(from + 1, Int(Double(barWidth) * Self.fraction(segment.end ?? now, from: start, span: end - start)))
-                let bar = String(repeating: " ", count: min(barWidth, from))
-                    + String(repeating: segment.kind == .wait ? theme.waitBar : theme.attemptBar, count: max(1, min(barWidth, to) - from))
-                let label = switch segment.kind {
-                case .attempt(let number): "attempt \(number)"
-                case .wait: "backoff"
-                }
-                let duration = Format.seconds((segment.end ?? now) - segment.start)
-                return ("\(fit(label, 10)) \(fit(bar, barWidth))  \(String(format: "%.3f", segment.start - start))  \(duration)",
-                        segment.kind == .wait ? theme.style(.backoff) : .plain)
-            }
-        }
-    }
-
-    static func describe(_ payload: RequestEvent.Payload, _ theme: Theme) -> String {
-        switch payload {
-        case .queued(let method, let url, _, _): "\(method) \(url)"
-        case .started, .other: ""
-        case .preparationFailed(let reason), .validationFailed(let reason): reason
-        case .taskCreated(let task, _): "task \(task)"
-        case .redirect(let status, let location): "\(status) \(theme.arrow) \(location)"
-        case .response(let status, _, let expected): "status \(status)" + (expected.map { ", \($0) bytes expected" } ?? "")
-        case .data(let bytes): "\(bytes) bytes"
-        case .taskCompleted(let error): error.map { "error \($0.code) \($0.message)" } ?? "ok"
-        case .retryScheduled(let delay, let reason): String(format: "in %.2fs: ", delay) + reason
-        case .earlyRetry(let trigger, let delay): String(format: "%@ in %.2fs", trigger, delay)
-        case .intercepted(let by, let command): "\(by): \(command)"
-        case .held(let batch): "in batch \(batch)"
-        case .released(let batch, let size): "batch \(batch) released, \(size) together"
-        case .reactorStarted(let name, let trigger): "\(name) runs (\(trigger))"
-        case .reactorWaiting(let name): "waits for \(name)"
-        case .reactorFinished(let name, let outcome): "\(name): \(outcome)"
-        case .requeued(let by, let reason): "by \(by): \(reason)"
-        case .cancelled(let by): "by \(by)"
-        case .finished(let outcome, let status, let attempts, let duration, let reason):
-            "\(outcome.rawValue), status \(status.map(String.init) ?? "-"), \(attempts) attempt\(attempts == 1 ? "" : "s"), \(Format.seconds(duration))"
-                + (reason.map { ": \($0)" } ?? "")
-        }
-    }
-
-    static func style(_ payload: RequestEvent.Payload, _ theme: Theme) -> CellGrid.Style {
-        switch payload {
-        case .retryScheduled, .earlyRetry, .held, .reactorStarted, .reactorWaiting, .requeued: theme.style(.backoff)
-        case .reactorFinished(_, let outcome) where outcome != "success": theme.style(.failed)
-        case .validationFailed, .preparationFailed: theme.style(.failed)
-        case .taskCompleted(let error) where error != nil: theme.style(.failed)
-        case .cancelled: theme.style(.cancelled)
-        case .finished(let outcome, _, _, _, _): theme.style(outcome == .success ? .succeeded : outcome == .failure ? .failed : .cancelled)
-        default: .plain
         }
     }
 
