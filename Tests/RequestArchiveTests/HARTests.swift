@@ -49,11 +49,9 @@ final class HARImportTests: XCTestCase {
         }
     }
 
-    func testTheLargerFilesFromSharedDataWhenPresent() throws {
-        let shared = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../shared/data/har").standardized
-        guard FileManager.default.fileExists(atPath: shared.path) else { throw XCTSkip("no shared/data/har beside the project") }
-        XCTAssertEqual(try HARImport.read(path: shared.appendingPathComponent("firefox.har").path).entryCount, 14)
-        XCTAssertEqual(try HARImport.read(path: shared.appendingPathComponent("safari.har").path).entryCount, 19)
+    func testTheLargerFirefoxAndSafariFiles() throws {
+        XCTAssertEqual(try HARImport.read(path: try fixture("firefox.har")).entryCount, 14)
+        XCTAssertEqual(try HARImport.read(path: try fixture("safari.har")).entryCount, 19)
     }
 
     func testBrokenFilesNameTheFileAndTheJSONPath() throws {
