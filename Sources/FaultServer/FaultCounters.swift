@@ -9,6 +9,8 @@ public final class FaultCounters: Sendable {
     private struct State {
         var hitsByPath: [String: Int] = [:]
         var headsByPath: [String: Int] = [:]
+        /// The last requests per path (method and body), for tests that check what arrived.
+        var requestsByPath: [String: [ReceivedRequest]] = [:]
         var total = 0
         var flakyHits: [String: Int] = [:]
         var tokensIssued = 0
@@ -31,6 +33,20 @@ public final class FaultCounters: Sendable {
         state.withLock { $0.headsByPath[path, default: 0] }
     }
 
+    /// A request as it arrived: its method, target (path and query), headers (lower-case
+    /// names) and body.
+    public struct ReceivedRequest: Sendable, Equatable {
+        public var method: String
+        public var uri: String
+        public var headers: [String: String]
+        public var body: Data
+    }
+
+    /// The last 100 requests received for `path`, oldest first.
+    public func requests(_ path: String) -> [ReceivedRequest] {
+        state.withLock { $0.requestsByPath[path, default: []] }
+    }
+
     /// Requests received in all.
     public var totalHits: Int {
         state.withLock { $0.total }
@@ -45,10 +61,12 @@ public final class FaultCounters: Sendable {
         state.withLock { $0.headsByPath[path, default: 0] += 1 }
     }
 
-    func recordHit(_ path: String) {
+    func recordHit(_ path: String, _ request: ReceivedRequest) {
         state.withLock { state in
             state.hitsByPath[path, default: 0] += 1
             state.total += 1
+            state.requestsByPath[path, default: []].append(request)
+            if state.requestsByPath[path, default: []].count > 100 { state.requestsByPath[path]?.removeFirst() }
         }
     }
 

@@ -34,7 +34,9 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
             guard let head else { return }
             self.head = nil
             let path = URLComponents(string: head.uri)?.path ?? head.uri
-            counters.recordHit(path)
+            var headers: [String: String] = [:]
+            for (name, value) in head.headers { headers[name.lowercased()] = value }
+            counters.recordHit(path, .init(method: head.method.rawValue, uri: head.uri, headers: headers, body: Data(body.readableBytesView)))
             defer { answered += 1 }
             serve(FaultRoute.parse(head.uri), head: head, context: context)
         }

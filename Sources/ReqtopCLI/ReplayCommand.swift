@@ -19,8 +19,8 @@ struct ReplayCommand: ParsableCommand {
         summary of the recorded outcomes goes to stderr and the exit status follows them (0 when \
         every operation succeeded). A recording cut off by a crash is read up to its last \
         complete line. With --send the recorded requests are sent again instead (methods, \
-        URLs and headers; recordings keep no bodies); a request that needs a redacted value is \
-        reported and not sent. A .har file (HAR 1.2, from browsers, proxies or reqtop itself) is shown \
+        URLs, headers, bodies, time limits and retry settings); a request that needs a redacted \
+        value or a body the recording left out is reported and not sent. A .har file (HAR 1.2, from browsers, proxies or reqtop itself) is shown \
         entry by entry on its timeline.
         """
     )
@@ -112,6 +112,9 @@ struct ReplayCommand: ParsableCommand {
         for skipped in plan.skipped {
             ReqtopMain.printError("reqtop: not sending \(skipped.id): \(skipped.reason)")
         }
+        for note in plan.notes {
+            ReqtopMain.printError("reqtop: \(note)")
+        }
         guard !plan.requests.isEmpty else {
             ReqtopMain.printError("reqtop: \(file): nothing to send")
             throw ExitCode(plan.skipped.isEmpty ? 0 : 1)
@@ -127,7 +130,7 @@ struct ReplayCommand: ParsableCommand {
                 throw ExitCode(1)
             }
         }
-        let list = RequestList(items: plan.requests.map { RequestList.Item(id: $0.id, request: $0.request, options: RequestOptions()) })
+        let list = RequestList(items: plan.requests.map { RequestList.Item(id: $0.id, request: $0.request, options: $0.options) })
         let summary = try list.run(on: RequestQueue(), mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
                                    source: "re-sending \(URL(fileURLWithPath: file).lastPathComponent)", redactor: Redactor())
         ReqtopMain.printError(summary.line + (plan.skipped.isEmpty ? "" : "; \(plan.skipped.count) not sent"))

@@ -6,71 +6,141 @@ import RequestArchive
 import RequestEventFormat
 import RequestOperations
 
-/// The requests of a recording, ready to send again: each operation's first request, with
-/// scheme, host and port rewritten to a target when one is given.
+/// The requests of a recording, ready to send again: each operation's request as it was
+/// sent (a dependent operation's `built` request, else its `queued` one), with its body and
+/// its recorded time limits and retry settings, and scheme, host and port rewritten to a
+/// target when one is given.
 ///
-/// Recordings keep methods, URLs and headers, not bodies, so a re-sent request has no body.
-/// A request that carries a redacted value (a `[redacted]` header or query value) is never
-/// sent with the placeholder: it is set aside with the reason.
+/// A request that carries a redacted value (a `[redacted]` header, query value, URL
+/// user:password or body field) or a body the recording left out is never sent in part: it
+/// is set aside with the reason.
 struct Resend {
     struct Skipped: Equatable {
         var id: String
         var reason: String
     }
 
-    var requests: [(id: String, request: URLRequest)] = []
+    struct Request {
+        var id: String
+        var request: URLRequest
+        var options: RequestOptions
+    }
+
+    var requests: [Request] = []
     var skipped: [Skipped] = []
+    /// Things sent otherwise than recorded (a custom retry policy replaced by the default).
+    var notes: [String] = []
     /// The hosts the requests go to, for the confirmation.
     var hosts: [String] = []
 
+    /// What a recording says of one operation's request.
+    private struct Recorded {
+        var method: String
+        var url: String
+        var headers: [String: String]
+        var body: RecordedBody?
+        var options: RecordedOptions?
+    }
+
     init(events: [RequestEvent], target: URL?) {
-        var seen = Set<String>()
+        var order: [String] = []
+        var recorded: [String: Recorded] = [:]
         for event in events {
-            guard case .queued(let method, let url, let headers, _) = event.payload, seen.insert(event.operationID).inserted else { continue }
-            let redactedHeaders = headers.filter { $0.value == Redactor.placeholder }.map(\.key).sorted()
-            if !redactedHeaders.isEmpty {
-                skipped.append(Skipped(id: event.operationID, reason: "its \(redactedHeaders.joined(separator: ", ")) value was redacted"))
+            switch event.payload {
+            case .queued(let method, let url, let headers, _, let body, let options):
+                guard recorded[event.operationID] == nil else { continue }
+                order.append(event.operationID)
+                recorded[event.operationID] = Recorded(method: method, url: url, headers: headers, body: body, options: options)
+            case .built(let method, let url, let headers, let body):
+                guard var request = recorded[event.operationID] else { continue }
+                (request.method, request.url, request.headers, request.body) = (method, url, headers, body)
+                recorded[event.operationID] = request
+            default:
                 continue
             }
-            guard var components = URLComponents(string: url), components.host != nil else {
-                skipped.append(Skipped(id: event.operationID, reason: "\"\(url)\" is not a URL it can send to"))
-                continue
-            }
-            if let redactedQuery = components.queryItems?.filter({ $0.value == Redactor.placeholder }).map(\.name), !redactedQuery.isEmpty {
-                skipped.append(Skipped(id: event.operationID, reason: "its query value \(redactedQuery.joined(separator: ", ")) was redacted"))
-                continue
-            }
-            if components.percentEncodedUser == Redactor.urlPlaceholder || (components.percentEncodedFragment ?? "").contains(Redactor.urlPlaceholder) {
-                skipped.append(Skipped(id: event.operationID, reason: "its \(components.percentEncodedUser == Redactor.urlPlaceholder ? "user:password" : "fragment") was redacted"))
-                continue
-            }
-            if let target {
-                components.scheme = target.scheme
-                components.host = target.host
-                components.port = target.port
-                // A path in the target goes in front of the recorded path
-                // (--target http://127.0.0.1:8080/staging sends /echo to /staging/echo).
-                let prefix = URLComponents(url: target, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
-                if !prefix.isEmpty, prefix != "/" {
-                    let base = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
-                    let path = components.percentEncodedPath
-                    components.percentEncodedPath = base + (path.hasPrefix("/") ? path : "/" + path)
-                }
-            }
-            guard let rewritten = components.url else {
-                skipped.append(Skipped(id: event.operationID, reason: "the rewritten URL is not valid"))
-                continue
-            }
-            if let problem = headers.lazy.compactMap({ HTTPFieldCheck.problem(name: $0.key, value: $0.value) }).first {
-                skipped.append(Skipped(id: event.operationID, reason: "not re-sent: \(problem)"))
-                continue
-            }
-            var request = URLRequest(url: rewritten)
-            request.httpMethod = method
-            for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-            requests.append((event.operationID, request))
-            let host = [rewritten.host ?? "", rewritten.port.map { ":\($0)" } ?? ""].joined()
-            if !hosts.contains(host) { hosts.append(host) }
         }
+        for id in order {
+            do {
+                let request = try Self.request(recorded[id]!, target: target)
+                requests.append(Request(id: id, request: request, options: options(recorded[id]!.options, id: id)))
+                let host = [request.url?.host ?? "", request.url?.port.map { ":\($0)" } ?? ""].joined()
+                if !hosts.contains(host) { hosts.append(host) }
+            } catch let reason as NotSent {
+                skipped.append(Skipped(id: id, reason: reason.text))
+            } catch {
+                skipped.append(Skipped(id: id, reason: "\(error)"))
+            }
+        }
+    }
+
+    private struct NotSent: Error {
+        var text: String
+        init(_ text: String) { self.text = text }
+    }
+
+    private static func request(_ recorded: Recorded, target: URL?) throws -> URLRequest {
+        let redactedHeaders = recorded.headers.filter { $0.value == Redactor.placeholder }.map(\.key).sorted()
+        guard redactedHeaders.isEmpty else { throw NotSent("its \(redactedHeaders.joined(separator: ", ")) value was redacted") }
+        guard var components = URLComponents(string: recorded.url), components.host != nil else {
+            throw NotSent("\"\(recorded.url)\" is not a URL it can send to")
+        }
+        if let redactedQuery = components.queryItems?.filter({ $0.value == Redactor.placeholder }).map(\.name), !redactedQuery.isEmpty {
+            throw NotSent("its query value \(redactedQuery.joined(separator: ", ")) was redacted")
+        }
+        if components.percentEncodedUser == Redactor.urlPlaceholder || (components.percentEncodedFragment ?? "").contains(Redactor.urlPlaceholder) {
+            throw NotSent("its \(components.percentEncodedUser == Redactor.urlPlaceholder ? "user:password" : "fragment") was redacted")
+        }
+        if let target { retarget(&components, to: target) }
+        guard let url = components.url else { throw NotSent("the rewritten URL is not valid") }
+        if let problem = recorded.headers.lazy.compactMap({ HTTPFieldCheck.problem(name: $0.key, value: $0.value) }).first {
+            throw NotSent("not re-sent: \(problem)")
+        }
+        var request = URLRequest(url: url)
+        request.httpMethod = recorded.method
+        for (name, value) in recorded.headers { request.setValue(value, forHTTPHeaderField: name) }
+        switch recorded.body {
+        case .bytes(let data)?:
+            let redacted = Redactor.redactedFields(body: data, headers: recorded.headers)
+            guard redacted.isEmpty else {
+                throw NotSent("its body field\(redacted.count == 1 ? "" : "s") \(redacted.joined(separator: ", ")) \(redacted.count == 1 ? "was" : "were") redacted")
+            }
+            request.httpBody = data
+        case .omitted(let bytes, let reason)?:
+            throw NotSent("its body\(bytes.map { " (\($0) bytes)" } ?? "") was not recorded: \(reason)")
+        case nil:
+            break
+        }
+        return request
+    }
+
+    /// Scheme, host and port from the target; a path in the target goes in front of the
+    /// recorded path (--target http://127.0.0.1:8080/staging sends /echo to /staging/echo).
+    private static func retarget(_ components: inout URLComponents, to target: URL) {
+        components.scheme = target.scheme
+        components.host = target.host
+        components.port = target.port
+        let prefix = URLComponents(url: target, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+        if !prefix.isEmpty, prefix != "/" {
+            let base = prefix.hasSuffix("/") ? String(prefix.dropLast()) : prefix
+            let path = components.percentEncodedPath
+            components.percentEncodedPath = base + (path.hasPrefix("/") ? path : "/" + path)
+        }
+    }
+
+    /// The recorded time limits and retry settings; what was not recorded is the default,
+    /// said in a note when it differs from what the recording ran with.
+    private mutating func options(_ recorded: RecordedOptions?, id: String) -> RequestOptions {
+        var options = RequestOptions()
+        guard let recorded else { return options }
+        options.attemptTimeout = recorded.attemptTimeout
+        options.deadline = recorded.deadline
+        options.earlyRetryOnHostSuccess = recorded.earlyRetry
+        options.earlyRetryOnProbe = recorded.earlyRetry
+        if let retry = recorded.retry {
+            options.retryPolicy = ExponentialBackoffRetryPolicy(retry)
+        } else {
+            notes.append("\(id): its retry policy was not one a recording can hold; re-sent with the default (3 attempts, 0.5 s doubling)")
+        }
+        return options
     }
 }

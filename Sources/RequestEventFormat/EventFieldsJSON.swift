@@ -14,6 +14,7 @@ struct JSONFieldWriter: EventFieldWriter {
     mutating func double(_ key: String, _ value: Double) { field(key, JSONText.number(value)) }
     mutating func headers(_ key: String, _ value: [String: String]) { field(key, JSONText.object(value)) }
     mutating func null(_ key: String) { field(key, "null") }
+    mutating func bool(_ key: String, _ value: Bool) { field(key, value ? "true" : "false") }
 
     mutating func error(_ key: String, _ value: TransportError?) {
         guard let value else { return null(key) }
@@ -59,6 +60,14 @@ struct JSONObjectFields: EventFieldReader {
     func optionalString(_ key: String) -> String? { try? string(key) }
     func optionalInt(_ key: String) -> Int? { try? int(key) }
     func optionalDouble(_ key: String) -> Double? { try? double(key) }
+
+    func has(_ key: String) -> Bool { object[key] != nil }
+
+    func optionalBool(_ key: String) throws -> Bool? {
+        guard let value = object[key] else { return nil }
+        guard let number = value as? NSNumber, JSONText.isBoolean(number) else { throw invalid(key, expected: "true or false", found: "\(value)") }
+        return number.boolValue
+    }
 
     func headers(_ key: String) -> [String: String] {
         (object[key] as? [String: Any])?.compactMapValues { $0 as? String } ?? [:]

@@ -12,7 +12,8 @@ import RequestOperations
 /// - query and fragment values whose names are such words or the usual secret names
 ///   (`access_token`, `key`, `sig`, `X-Amz-Signature`, `X-Amz-Credential`, …), with `&` or
 ///   `;` between pairs and names percent-decoded to compare (`%74oken` is `token`);
-/// - the OAuth `code` in a redirect's `Location`.
+/// - the OAuth `code` in a redirect's `Location`;
+/// - request bodies' JSON members and form fields by the same names (Redactor+Body.swift).
 ///
 /// Everything else is kept byte for byte (`%zz` stays `%zz`), so a URL that carried no
 /// secret is re-sent exactly as it was. A value taken out reads ``placeholder``
@@ -43,8 +44,12 @@ public struct Redactor: Sendable {
     public func redact(_ event: RequestEvent) -> RequestEvent {
         var event = event
         switch event.payload {
-        case .queued(let method, let url, let headerFields, let maxAttempts):
-            event.payload = .queued(method: method, url: redact(url: url), headers: redact(headers: headerFields), maxAttempts: maxAttempts)
+        case .queued(let method, let url, let headerFields, let maxAttempts, let body, let options):
+            event.payload = .queued(method: method, url: redact(url: url), headers: redact(headers: headerFields), maxAttempts: maxAttempts,
+                                    body: redact(body: body, headers: headerFields), options: options)
+        case .built(let method, let url, let headerFields, let body):
+            event.payload = .built(method: method, url: redact(url: url), headers: redact(headers: headerFields),
+                                   body: redact(body: body, headers: headerFields))
         case .taskCreated(let task, let url):
             event.payload = .taskCreated(taskIdentifier: task, url: redact(url: url))
         case .redirect(let status, let location):
@@ -103,17 +108,17 @@ public struct Redactor: Sendable {
         result += out[..<queryStart]
         if queryStart < fragmentStart {
             result += "?"
-            result += redact(pairs: out[out.index(after: queryStart)..<fragmentStart], oauthCode: oauthCode)
+            result += redactPairs(out[out.index(after: queryStart)..<fragmentStart], oauthCode: oauthCode)
         }
         if fragmentStart < out.endIndex {
             result += "#"
-            result += redact(pairs: out[out.index(after: fragmentStart)...], oauthCode: oauthCode)
+            result += redactPairs(out[out.index(after: fragmentStart)...], oauthCode: oauthCode)
         }
         return result
     }
 
     /// `name=value` pairs separated by `&` or `;`, with secret values replaced.
-    private func redact(pairs text: Substring, oauthCode: Bool) -> String {
+    func redactPairs(_ text: Substring, oauthCode: Bool) -> String {
         var result = ""
         var pieceStart = text.startIndex
         var index = text.startIndex

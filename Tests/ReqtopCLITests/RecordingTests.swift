@@ -121,6 +121,59 @@ final class RecordingTests: XCTestCase {
         XCTAssertEqual(Set(finished), ["public", "flaky"])
     }
 
+    /// Before: a re-sent POST had no body, and timeouts and retry settings were dropped
+    /// without a word. Now bodies (up to 64 KiB, secret fields redacted) and options are
+    /// recorded and sent again as they were; what cannot be sent whole is named and not sent.
+    func testResendingSendsBodiesAndOptionsAsRecorded() throws {
+        let plan = temporaryPath("plan.json"), recording = temporaryPath("bodies.jsonl")
+        let big = String(repeating: "x", count: 70_000)
+        try """
+        {"retry": {"baseDelay": 0.05, "jitter": "none"}, "requests": [
+          {"id": "upload", "method": "POST", "url": "{{fault}}/echo?what=upload", "headers": {"Idempotency-Key": "k1"},
+           "body": {"name": "x", "n": [1, 2]}},
+          {"id": "form", "method": "POST", "url": "{{fault}}/echo?what=form",
+           "headers": {"Content-Type": "application/x-www-form-urlencoded"}, "body": "a=1&b=two"},
+          {"id": "login", "method": "POST", "url": "{{fault}}/echo?what=login", "body": {"username": "ann", "password": "s3cret"}},
+          {"id": "huge", "method": "PUT", "url": "{{fault}}/echo?what=huge", "body": "\(big)"},
+          {"id": "child", "url": "{{fault}}/echo?what=child&m={{upload.method}}", "dependsOn": "upload"},
+          {"id": "stubborn", "url": "{{fault}}/flaky/stubborn?failures=3", "retry": {"maxAttempts": 4}},
+          {"id": "slow", "url": "{{fault}}/delay/1500", "timeout": 0.3, "retry": {"maxAttempts": 1}}
+        ]}
+        """.write(toFile: plan, atomically: true, encoding: .utf8)
+        let live = try reqtop(["run", plan, "--record", recording])
+        XCTAssertEqual(live.status, 1, "slow times out: \(live.stderr)")
+        let recorded = try String(contentsOfFile: recording, encoding: .utf8)
+        XCTAssertFalse(recorded.contains("s3cret"))
+        XCTAssert(recorded.contains(#""body":"{\"username\":\"ann\",\"password\":\"[redacted]\"}""#) ||
+                  recorded.contains(#"\"password\":\"[redacted]\""#), "the password field is redacted in the recorded body")
+        XCTAssert(recorded.contains(#""bodyBytes":70000,"bodyOmitted":"over the 65536-byte limit""#), "the huge body is named, not carried")
+        XCTAssert(recorded.contains(#""event":"built""#), "child's built request is recorded")
+
+        let target = try FaultServer.start()
+        defer { target.stop() }
+        let resent = try reqtop(["replay", recording, "--send", "--target", target.baseURL.absoluteString])
+        XCTAssertEqual(resent.status, 1, resent.stderr)
+        XCTAssert(resent.stderr.contains("not sending login: its body field password was redacted"), resent.stderr)
+        XCTAssert(resent.stderr.contains("not sending huge: its body (70000 bytes) was not recorded: over the 65536-byte limit"), resent.stderr)
+        let echoes = Dictionary(target.counters.requests("/echo").map { (URLComponents(string: $0.uri)?.queryItems?.first?.value ?? "", $0) },
+                                uniquingKeysWith: { first, _ in first })
+        XCTAssertEqual(Set(echoes.keys), ["upload", "form", "child"], "login and huge never reached the target")
+        XCTAssertEqual(echoes["upload"]?.method, "POST")
+        XCTAssertEqual(echoes["upload"].map { String(decoding: $0.body, as: UTF8.self) }, #"{"n":[1,2],"name":"x"}"#, "the plan's JSON as sent live")
+        XCTAssert(recorded.contains(#""bodyBytes":22,"body":"{\"n\":[1,2],\"name\":\"x\"}""#))
+        XCTAssertEqual(echoes["upload"]?.headers["idempotency-key"], "k1")
+        XCTAssertEqual(echoes["form"].map { String(decoding: $0.body, as: UTF8.self) }, "a=1&b=two")
+        XCTAssertEqual(echoes["form"]?.headers["content-type"], "application/x-www-form-urlencoded")
+        XCTAssertEqual(echoes["child"]?.uri, "/echo?what=child&m=POST", "the request as built from its parent, not the template")
+        XCTAssertEqual(target.counters.hits("/flaky/stubborn"), 4, "its own 4 attempts, not the default 3")
+        let finished = Dictionary(resent.events.filter { $0["event"] as? String == "finished" }.map { ($0["op"] as? String ?? "", $0) },
+                                  uniquingKeysWith: { first, _ in first })
+        XCTAssertEqual(finished["stubborn"]?["outcome"] as? String, "success")
+        XCTAssertEqual(finished["slow"]?["outcome"] as? String, "failure", "its 0.3 s timeout came along")
+        XCTAssertEqual(finished["slow"]?["attempts"] as? Int, 1)
+        XCTAssertLessThan(finished["slow"]?["duration"] as? Double ?? 99, 1.4, "it gave up at its timeout, before the server answered")
+    }
+
     func testResendingWithoutATargetAsksFirst() throws {
         let recording = temporaryPath("demo.jsonl")
         _ = try reqtop(["demo", "--scenario", "quick", "--no-tui", "--record", recording])

@@ -36,8 +36,10 @@ final class HARImportTests: XCTestCase {
         let response = try XCTUnwrap(charles.events.first { $0.payload.name == "response" })
         XCTAssertEqual(response.time, (43 + 37 + 26 + 1 + 24) / 1000.0, accuracy: 0.0001)
         let post = try HARImport.read(path: try fixture("postdata.har"))
-        guard case .queued(let method, _, _, _)? = post.events.first?.payload else { return XCTFail() }
+        guard case .queued(let method, _, _, _, let body, _)? = post.events.first?.payload, case .bytes(let data)? = body else { return XCTFail() }
         XCTAssertEqual(method, "POST")
+        XCTAssertEqual(data.count, 1310, "postData.text is the body")
+        XCTAssert(String(decoding: data, as: UTF8.self).hasPrefix(#"{"metadata":{"pageViewId":1689428126308"#))
     }
 
     func testFailedAndIncompleteEntriesAreFailures() throws {

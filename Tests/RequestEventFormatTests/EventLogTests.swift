@@ -13,6 +13,20 @@ final class EventLogTests: XCTestCase {
         let payloads: [RequestEvent.Payload] = [
             .queued(method: "GET", url: "http://h/a?b=1", headers: ["Accept": "*/*"], maxAttempts: 4),
             .queued(method: "POST", url: "http://h/", headers: [:], maxAttempts: nil),
+            .queued(method: "POST", url: "http://h/", headers: ["Content-Type": "application/json"], maxAttempts: 5,
+                    body: .bytes(Data(#"{"a":"é\n"}"#.utf8)),
+                    options: RecordedOptions(attemptTimeout: 2.5, deadline: 300,
+                                             retry: RetrySettings(maxAttempts: 5, baseDelay: 0.25, multiplier: 3, maxDelay: 10,
+                                                                  jitter: .decorrelated, retryNonIdempotent: true, retryBudget: nil),
+                                             earlyRetry: false)),
+            .queued(method: "PUT", url: "http://h/", headers: [:], maxAttempts: nil, body: .bytes(Data([0, 0xFF, 0x10])),
+                    options: RecordedOptions(deadline: 300)),
+            .queued(method: "PUT", url: "http://h/", headers: [:], maxAttempts: 3, body: .omitted(bytes: 70_000, reason: "over the 65536-byte limit"),
+                    options: RecordedOptions(retry: RetrySettings(maxAttempts: 3, baseDelay: 0.5, multiplier: 2, maxDelay: 30,
+                                                                  jitter: .equal, retryNonIdempotent: false, retryBudget: 60))),
+            .queued(method: "POST", url: "http://h/", headers: [:], maxAttempts: nil, body: .omitted(bytes: nil, reason: "a stream")),
+            .built(method: "GET", url: "http://h/items/7", headers: ["Authorization": "[redacted]"], body: nil),
+            .built(method: "POST", url: "http://h/items", headers: [:], body: .bytes(Data("id=7".utf8))),
             .started,
             .preparationFailed(reason: "no token"),
             .taskCreated(taskIdentifier: 7, url: "http://h/a"),
@@ -56,6 +70,50 @@ final class EventLogTests: XCTestCase {
         XCTAssertEqual(finished["attempts"] as? Int, 1)
         XCTAssertEqual(try object(.cancelled(by: "cancelAll"))["by"] as? String, "cancelAll")
         XCTAssertEqual(try object(.earlyRetry(trigger: "manual", delay: 0))["trigger"] as? String, "manual")
+
+        // A request's body and options (added; older readers ignore them).
+        let settings = RetrySettings(maxAttempts: 4, baseDelay: 0.25, multiplier: 2, maxDelay: 8, jitter: .full,
+                                     retryNonIdempotent: false, retryBudget: 60)
+        let queued = try object(.queued(method: "POST", url: "http://h/", headers: [:], maxAttempts: 4, body: .bytes(Data("a=1".utf8)),
+                                        options: RecordedOptions(attemptTimeout: 2, deadline: 300, retry: settings, earlyRetry: false)))
+        XCTAssertEqual(queued["body"] as? String, "a=1")
+        XCTAssertEqual(queued["bodyBytes"] as? Int, 3)
+        XCTAssertEqual(queued["timeout"] as? Double, 2)
+        XCTAssertEqual(queued["deadline"] as? Double, 300)
+        XCTAssertEqual(queued["earlyRetry"] as? Bool, false)
+        XCTAssertEqual(queued["maxAttempts"] as? Int, 4)
+        XCTAssertEqual(queued["retryBaseDelay"] as? Double, 0.25)
+        XCTAssertEqual(queued["retryMultiplier"] as? Double, 2)
+        XCTAssertEqual(queued["retryMaxDelay"] as? Double, 8)
+        XCTAssertEqual(queued["retryJitter"] as? String, "full")
+        XCTAssertEqual(queued["retryNonIdempotent"] as? Bool, false)
+        XCTAssertEqual(queued["retryBudget"] as? Double, 60)
+        let binary = try object(.queued(method: "PUT", url: "http://h/", headers: [:], maxAttempts: nil, body: .bytes(Data([0, 0xFF, 0x10]))))
+        XCTAssertEqual(binary["bodyBase64"] as? String, "AP8Q")
+        XCTAssertNil(binary["body"])
+        let omitted = try object(.queued(method: "PUT", url: "http://h/", headers: [:], maxAttempts: nil, body: .omitted(bytes: 9, reason: "r")))
+        XCTAssertEqual(omitted["bodyOmitted"] as? String, "r")
+        XCTAssertEqual(omitted["bodyBytes"] as? Int, 9)
+        XCTAssertEqual(try object(.built(method: "GET", url: "http://h/7", headers: [:], body: nil))["event"] as? String, "built")
+    }
+
+    func testBrokenBodiesAndOptionsNameTheField() {
+        func error(_ fields: String) -> String {
+            let line = #"{"t":0,"op":"a","attempt":1,"event":"queued","method":"POST","url":"http://h/","# + fields + "}"
+            do {
+                _ = try EventLog.parse(line: line, lineNumber: 3)
+                return "read"
+            } catch {
+                return "\(error)"
+            }
+        }
+        XCTAssertEqual(error(#""bodyBase64":"!!""#), #"line 3: field "bodyBase64": expected base64, found "!!…""#)
+        XCTAssertEqual(error(#""earlyRetry":"no""#), #"line 3: field "earlyRetry": expected true or false, found no"#)
+        XCTAssertEqual(error(#""retryBaseDelay":0.5,"retryJitter":"wild","maxAttempts":3,"retryMultiplier":2,"retryMaxDelay":3"#),
+                       #"line 3: field "retryJitter": expected none, full, equal, decorrelated, found "wild""#)
+        XCTAssertEqual(error(#""retryBaseDelay":0.5,"retryJitter":"full""#), #"line 3: missing field "maxAttempts" (expected an integer)"#)
+        XCTAssertEqual(error(#""timeout":1e19"#), #"line 3: field "timeout": expected seconds from 0 to 1000000000, found 1e+19"#)
+        XCTAssertEqual(error(#""body":5"#), #"line 3: field "body": expected a string"#)
     }
 
     func testStringsAreEscaped() {

@@ -56,4 +56,49 @@ final class RedactorTests: XCTestCase {
                                                   payload: .queued(method: "GET", url: "http://u:p@a.test/?token=t", headers: ["X-Api-Key": "k"], maxAttempts: 1)))
         XCTAssertEqual(queued.payload, .queued(method: "GET", url: "http://\(r)@a.test/?token=\(r)", headers: ["X-Api-Key": h], maxAttempts: 1))
     }
+
+    /// Request bodies are recorded now, so they are redacted by the same names.
+    func testBodies() {
+        let json = ["Content-Type": "application/json"]
+        func body(_ text: String, _ headers: [String: String] = [:]) -> String {
+            switch redactor.redact(body: .bytes(Data(text.utf8)), headers: headers) {
+            case .bytes(let data)?: String(decoding: data, as: UTF8.self)
+            case .omitted(_, let reason)?: "omitted: \(reason)"
+            case nil: "nil"
+            }
+        }
+        let table: [(String, [String: String], String)] = [
+            (#"{"username":"ann","password":"s3cret"}"#, json, #"{"username":"ann","password":"[redacted]"}"#),
+            // every other byte kept: spacing, order, escapes, numbers
+            (#"{ "a" : 1.50e2 ,"client_secret":  "x\"y" , "b":[true,null] }"#, [:], #"{ "a" : 1.50e2 ,"client_secret":  "[redacted]" , "b":[true,null] }"#),
+            // nested, in arrays, and whole values under a credential's name
+            (#"[{"user":{"api_key":123}},{"credentials":{"user":"a","password":"b"}}]"#, json,
+             #"[{"user":{"api_key":"[redacted]"}},{"credentials":"[redacted]"}]"#),
+            // an escaped name is still the name
+            (#"{"pass\u0077ord":"p"}"#, json, #"{"pass\u0077ord":"[redacted]"}"#),
+            (#"{"page":2,"tokenless":false}"#, json, #"{"page":2,"tokenless":"[redacted]"}"#),
+            ("grant_type=password&username=a&password=p%20q&client_secret=s", ["content-type": "application/x-www-form-urlencoded"],
+             "grant_type=password&username=a&password=\(r)&client_secret=\(r)"),
+            ("password=p", ["Content-Type": "text/plain"], "password=p"),
+            (#"{"password":"p""#, json, "omitted: not JSON reqtop can read, so not recorded in case it holds a secret"),
+            (#"{"password":"p"} trailing"#, [:], "omitted: not JSON reqtop can read, so not recorded in case it holds a secret"),
+            (String(repeating: "[", count: 600) + String(repeating: "]", count: 600), json,
+             "omitted: not JSON reqtop can read, so not recorded in case it holds a secret"),
+            ("", json, "omitted: not JSON reqtop can read, so not recorded in case it holds a secret"),
+        ]
+        for (input, headers, expected) in table {
+            XCTAssertEqual(body(input, headers), expected, input)
+        }
+        let binary = RecordedBody.bytes(Data([0xFF, 0x00, 0x7B]))
+        XCTAssertEqual(redactor.redact(body: binary, headers: json), binary, "binary bodies are kept")
+        XCTAssertEqual(Redactor.redactedFields(body: Data(#"{"a":{"password":"[redacted]"},"token":"[redacted]","b":"c"}"#.utf8), headers: json),
+                       ["password", "token"])
+        XCTAssertEqual(Redactor.redactedFields(body: Data("a=1&password=\(r)".utf8), headers: ["Content-Type": "application/x-www-form-urlencoded"]),
+                       ["password"])
+        let built = redactor.redact(RequestEvent(time: 0, operationID: "a", attempt: 1,
+                                                 payload: .built(method: "POST", url: "http://a.test/?sig=s", headers: ["Content-Type": "application/json"],
+                                                                 body: .bytes(Data(#"{"refresh_token":"t"}"#.utf8)))))
+        XCTAssertEqual(built.payload, .built(method: "POST", url: "http://a.test/?sig=\(r)", headers: ["Content-Type": "application/json"],
+                                             body: .bytes(Data(#"{"refresh_token":"[redacted]"}"#.utf8))))
+    }
 }

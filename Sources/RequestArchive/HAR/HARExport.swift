@@ -31,9 +31,14 @@ public enum HARExport {
         var entries: [(start: TimeInterval, entry: [String: Any])] = []
         for id in order {
             let own = byOperation[id]!
-            var method = "GET", url = "", requestHeaders: [String: String] = [:]
-            if case .queued(let m, let u, let h, _)? = own.first(where: { $0.payload.name == "queued" })?.payload {
-                (method, url, requestHeaders) = (m, u, h)
+            // The request as sent: a dependent operation's `built` replaces its `queued`.
+            var request = SentRequest()
+            for event in own {
+                switch event.payload {
+                case .queued(let method, let url, let headers, _, let body, _), .built(let method, let url, let headers, let body):
+                    request = SentRequest(method: method, url: url, headers: headers, body: body)
+                default: break
+                }
             }
             let attempts = Set(own.map(\.attempt)).sorted()
             for attempt in attempts {
@@ -42,7 +47,7 @@ public enum HARExport {
                 let mine = own.filter { $0.attempt == attempt }
                 guard let started = mine.first(where: { $0.payload.name == "started" }) ?? mine.first else { continue }
                 entries.append((started.time, entry(id: id, attempt: attempt, events: mine, started: started.time, startedAt: startedAt,
-                                                    method: method, url: url, requestHeaders: requestHeaders)))
+                                                    request: request)))
             }
         }
         return entries.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element.entry)
@@ -52,8 +57,25 @@ public enum HARExport {
         try JSONSerialization.data(withJSONObject: document(events: events, startedAt: startedAt), options: [.prettyPrinted, .sortedKeys])
     }
 
+    private struct SentRequest {
+        var method = "GET", url = "", headers: [String: String] = [:], body: RecordedBody?
+
+        /// HAR's `postData` (`mimeType`, `text`), base64 with `"encoding": "base64"` for a
+        /// binary body as `content` does it; the size or -1.
+        var postData: (fields: [String: Any]?, size: Int) {
+            switch body {
+            case .bytes(let data)?:
+                let type = headers.first { $0.key.caseInsensitiveCompare("Content-Type") == .orderedSame }?.value ?? ""
+                if let text = String(data: data, encoding: .utf8) { return (["mimeType": type, "text": text], data.count) }
+                return (["mimeType": type, "text": data.base64EncodedString(), "encoding": "base64"], data.count)
+            case .omitted(let bytes, _)?: return (nil, bytes ?? -1)
+            case nil: return (nil, 0)
+            }
+        }
+    }
+
     private static func entry(id: String, attempt: Int, events: [RequestEvent], started: TimeInterval, startedAt: Date,
-                              method: String, url: String, requestHeaders: [String: String]) -> [String: Any] {
+                              request: SentRequest) -> [String: Any] {
         var taskCreated: TimeInterval?, responseAt: TimeInterval?, end: TimeInterval?
         var status = 0, responseHeaders: [String: String] = [:], bytes = 0, error: TransportError?
         var delay: TimeInterval?, reason: String?, outcome: String?, redirect = ""
@@ -93,13 +115,16 @@ public enum HARExport {
         if let delay { reqtop["retryDelay"] = delay }
         if let reason { reqtop["reason"] = reason }
         if let outcome { reqtop["outcome"] = outcome }
+        var requestFields: [String: Any] = [
+            "method": request.method, "url": request.url, "httpVersion": "HTTP/1.1", "cookies": [] as [Any],
+            "headers": pairs(request.headers), "queryString": pairs(query(request.url)), "headersSize": -1,
+            "bodySize": request.postData.size,
+        ]
+        if let postData = request.postData.fields { requestFields["postData"] = postData }
         var entry: [String: Any] = [
             "startedDateTime": HARDate.format(startedAt.addingTimeInterval(started)),
             "time": blocked + wait + receive,
-            "request": [
-                "method": method, "url": url, "httpVersion": "HTTP/1.1", "cookies": [] as [Any],
-                "headers": pairs(requestHeaders), "queryString": pairs(query(url)), "headersSize": -1, "bodySize": -1,
-            ] as [String: Any],
+            "request": requestFields,
             "response": [
                 "status": status, "statusText": status == 0 ? "" : HTTPURLResponse.localizedString(forStatusCode: status),
                 "httpVersion": "HTTP/1.1", "cookies": [] as [Any], "headers": pairs(responseHeaders),

@@ -11,6 +11,9 @@ import RequestOperations
 /// A file that is not JSON, not HAR, or has a wrong type where HAR requires one is an
 /// error naming the file and the JSON path of the problem.
 public enum HARImport {
+    /// Request bodies (`postData`) up to this size are read whole, as a live session's
+    /// events carry them (``EventHub/bodyLimit``'s default).
+    static let bodyLimit = 65_536
     public struct Result: Sendable {
         public var startedAt: Date?
         public var events: [RequestEvent]
@@ -188,7 +191,8 @@ public enum HARImport {
         let failed = status <= 0
         let code = Int(status)
         var events = [
-            RequestEvent(time: offset, operationID: id, attempt: 1, payload: .queued(method: method, url: url, headers: headers(entry.request.headers), maxAttempts: nil)),
+            RequestEvent(time: offset, operationID: id, attempt: 1, payload: .queued(method: method, url: url, headers: headers(entry.request.headers), maxAttempts: nil,
+                                                                                  body: entry.request.postData?.body(limit: bodyLimit))),
             RequestEvent(time: offset, operationID: id, attempt: 1, payload: .started),
             RequestEvent(time: offset + before, operationID: id, attempt: 1, payload: .taskCreated(taskIdentifier: 0, url: url)),
         ]

@@ -46,6 +46,31 @@ struct HARRequest: Decodable {
     let method: String
     let url: String
     let headers: [HARHeader]?
+    let postData: HARPostData?
+}
+
+/// A request body: `text` (base64 when `encoding` says so, as reqtop writes binary bodies
+/// and some tools do), or form `params` when there is no text.
+struct HARPostData: Decodable {
+    let mimeType: String?
+    let text: String?
+    let encoding: String?
+    let params: [HARHeader]?
+
+    /// The body as it would be sent: whole up to `limit` bytes, else named by size.
+    func body(limit: Int) -> RecordedBody? {
+        var data: Data?
+        if let text {
+            data = encoding?.lowercased() == "base64" ? Data(base64Encoded: text) : Data(text.utf8)
+            if data == nil { return .omitted(bytes: nil, reason: "its base64 text could not be read") }
+        } else if let params, !params.isEmpty {
+            var form = URLComponents()
+            form.queryItems = params.map { URLQueryItem(name: $0.name, value: $0.value ?? "") }
+            data = Data((form.percentEncodedQuery ?? "").utf8)
+        }
+        guard let data, !data.isEmpty else { return nil }
+        return data.count <= limit ? .bytes(data) : .omitted(bytes: data.count, reason: "over the \(limit)-byte limit")
+    }
 }
 
 struct HARResponse: Decodable {

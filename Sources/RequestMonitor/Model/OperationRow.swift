@@ -39,6 +39,10 @@ public struct OperationRow: Sendable, Equatable {
     public var host = ""
     public var path = ""
     public var requestHeaders: [String: String] = [:]
+    /// The body as recorded (whole up to the hub's limit, or named by size).
+    public var requestBody: RecordedBody?
+    /// Time limits and retry settings, as recorded.
+    public var requestOptions: RecordedOptions?
     public var responseHeaders: [String: String] = [:]
     public var state = State.queued
     public var attempt = 1
@@ -80,10 +84,17 @@ public struct OperationRow: Sendable, Equatable {
         events.append(event)
         let t = event.time
         switch event.payload {
-        case .queued(let method, let url, let headers, let maxAttempts):
+        case .queued(let method, let url, let headers, let maxAttempts, let body, let options):
             self.method = method
             self.requestHeaders = headers
             self.maxAttempts = maxAttempts
+            self.requestBody = body
+            self.requestOptions = options
+            setURL(url)
+        case .built(let method, let url, let headers, let body):
+            self.method = method
+            self.requestHeaders = headers
+            self.requestBody = body
             setURL(url)
         case .started:
             closeSegment(at: t)

@@ -43,7 +43,8 @@ extension MonitorView {
             var lines: [(String, CellGrid.Style)] = [("\(row.method) \(row.url)", CellGrid.Style(bold: true))]
             lines += row.requestHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
             if row.requestHeaders.isEmpty { lines.append(("(no headers set by the caller)", CellGrid.Style(dim: true))) }
-            return lines
+            if let options = row.requestOptions { lines.append((Self.describe(options, maxAttempts: row.maxAttempts), CellGrid.Style(dim: true))) }
+            return lines + Self.bodyLines(row.requestBody)
         case .response:
             guard let status = row.status else { return [("no response yet", CellGrid.Style(dim: true))] }
             var lines: [(String, CellGrid.Style)] = [("status \(status)   \(Format.bytes(row.bytes)) received" + (row.expectedBytes.map { " of \(Format.bytes($0))" } ?? ""), CellGrid.Style(bold: true))]
@@ -85,7 +86,8 @@ extension MonitorView {
 
     static func describe(_ payload: RequestEvent.Payload, _ theme: Theme) -> String {
         switch payload {
-        case .queued(let method, let url, _, _): "\(method) \(url)"
+        case .queued(let method, let url, _, _, let body, _), .built(let method, let url, _, let body):
+            "\(method) \(url)" + (body.map { " (" + Self.bodySize($0) + ")" } ?? "")
         case .started, .other: ""
         case .preparationFailed(let reason), .validationFailed(let reason): reason
         case .taskCreated(let task, _): "task \(task)"
@@ -119,5 +121,45 @@ extension MonitorView {
         case .finished(let outcome, _, _, _, _): theme.style(outcome == .success ? .succeeded : outcome == .failure ? .failed : .cancelled)
         default: .plain
         }
+    }
+
+    static func bodySize(_ body: RecordedBody) -> String {
+        switch body {
+        case .bytes(let data): "body \(Format.bytes(data.count))"
+        case .omitted(let bytes, let reason): "body \(bytes.map(Format.bytes) ?? "of unknown size") not recorded: \(reason)"
+        }
+    }
+
+    /// The body as text lines (the first 200), or what is known of it.
+    static func bodyLines(_ body: RecordedBody?) -> [(String, CellGrid.Style)] {
+        guard let body else { return [] }
+        var lines: [(String, CellGrid.Style)] = [("", .plain), (bodySize(body), CellGrid.Style(bold: true))]
+        if case .bytes(let data) = body {
+            if let text = String(data: data, encoding: .utf8) {
+                let all = text.split(separator: "\n", omittingEmptySubsequences: false)
+                lines += all.prefix(200).map { (String($0), .plain) }
+                if all.count > 200 { lines.append(("\(all.count - 200) more lines", CellGrid.Style(dim: true))) }
+            } else {
+                lines.append(("(binary)", CellGrid.Style(dim: true)))
+            }
+        }
+        return lines
+    }
+
+    /// "timeout 5s · deadline 300s · retry 3 attempts, 0.5s×2 up to 30s, equal jitter, budget 60s"
+    static func describe(_ options: RecordedOptions, maxAttempts: Int?) -> String {
+        var parts: [String] = []
+        if let timeout = options.attemptTimeout { parts.append("timeout \(Format.seconds(timeout))") }
+        if let deadline = options.deadline { parts.append("deadline \(Format.seconds(deadline))") }
+        if let retry = options.retry {
+            var text = "retry \(retry.maxAttempts) attempts, \(Format.seconds(retry.baseDelay))×\(retry.multiplier.formatted()) up to \(Format.seconds(retry.maxDelay)), \(retry.jitter.rawValue) jitter"
+            if retry.retryNonIdempotent { text += ", any method" }
+            text += retry.retryBudget.map { ", budget \(Format.seconds($0))" } ?? ", no budget"
+            parts.append(text)
+        } else {
+            parts.append("retry: a custom policy" + (maxAttempts.map { " (\($0) attempts)" } ?? ""))
+        }
+        if !options.earlyRetry { parts.append("no early retry") }
+        return parts.joined(separator: " · ")
     }
 }

@@ -11,10 +11,14 @@ public protocol RetryPolicy: Sendable {
     func decide(_ context: RetryContext) -> RetryDecision
     /// The most attempts this policy allows, when it has a fixed limit (shown as "2/4").
     var attemptLimit: Int? { get }
+    /// Its settings, for recordings (`replay --send` uses them again); nil for a policy
+    /// that cannot be written down, which a re-send replaces with the default.
+    var settings: RetrySettings? { get }
 }
 
 extension RetryPolicy {
     public var attemptLimit: Int? { nil }
+    public var settings: RetrySettings? { nil }
 }
 
 /// What went wrong with one attempt.

@@ -20,11 +20,16 @@ public final class EventHub: Sendable {
     private let origin: TimeInterval
     /// How long the first event of a batch waits for company before delivery.
     public let deliveryDelay: TimeInterval
+    /// Request bodies up to this many bytes ride whole in `queued` and `built` events (so
+    /// recordings can show and re-send them); larger ones are named by size. 64 KiB by
+    /// default; 0 carries none.
+    public let bodyLimit: Int
     private let subscribers = Mutex<[EventSubscriber]>([])
     private let nextOperationNumber = Mutex(0)
 
-    public init(clock: RequestClock = SystemClock(), deliveryDelay: TimeInterval = 0.002) {
+    public init(clock: RequestClock = SystemClock(), deliveryDelay: TimeInterval = 0.002, bodyLimit: Int = 65_536) {
         self.clock = clock
+        self.bodyLimit = max(0, bodyLimit)
         self.origin = clock.now()
         self.startedAt = Date()
         self.deliveryDelay = deliveryDelay

@@ -16,12 +16,20 @@ extension RequestEvent.Payload {
     @discardableResult
     public func write<W: EventFieldWriter>(to w: inout W) -> String {
         switch self {
-        case .queued(let method, let url, let headers, let maxAttempts):
+        case .queued(let method, let url, let headers, let maxAttempts, let body, let options):
             w.string("method", method)
             w.string("url", url)
             if !headers.isEmpty { w.headers("headers", headers) }
             if let maxAttempts { w.int("maxAttempts", maxAttempts) }
+            Self.write(body: body, to: &w)
+            if let options { Self.write(options: options, to: &w) }
             return "queued"
+        case .built(let method, let url, let headers, let body):
+            w.string("method", method)
+            w.string("url", url)
+            if !headers.isEmpty { w.headers("headers", headers) }
+            Self.write(body: body, to: &w)
+            return "built"
         case .started:
             return "started"
         case .preparationFailed(let reason):
@@ -104,7 +112,9 @@ extension RequestEvent.Payload {
         switch name {
         case "queued":
             self = .queued(method: try r.string("method"), url: try r.string("url"), headers: r.headers("headers"),
-                           maxAttempts: r.optionalInt("maxAttempts"))
+                           maxAttempts: r.optionalInt("maxAttempts"), body: try Self.readBody(r), options: try Self.readOptions(r))
+        case "built":
+            self = .built(method: try r.string("method"), url: try r.string("url"), headers: r.headers("headers"), body: try Self.readBody(r))
         case "started": self = .started
         case "preparationFailed": self = .preparationFailed(reason: try r.string("reason"))
         case "taskCreated": self = .taskCreated(taskIdentifier: try r.int("task"), url: r.optionalString("url") ?? "")
@@ -142,6 +152,7 @@ public protocol EventFieldWriter {
     mutating func int(_ key: String, _ value: Int)
     mutating func double(_ key: String, _ value: Double)
     mutating func headers(_ key: String, _ value: [String: String])
+    mutating func bool(_ key: String, _ value: Bool)
     /// A transport error, or null for none.
     mutating func error(_ key: String, _ value: TransportError?)
     mutating func null(_ key: String)
@@ -156,6 +167,10 @@ public protocol EventFieldReader {
     func optionalString(_ key: String) -> String?
     func optionalInt(_ key: String) -> Int?
     func optionalDouble(_ key: String) -> Double?
+    /// Whether the field is present (with any value, null included).
+    func has(_ key: String) -> Bool
+    /// Absent: nil; present and not a boolean: throws.
+    func optionalBool(_ key: String) throws -> Bool?
     /// Absent fields and non-string values are left out.
     func headers(_ key: String) -> [String: String]
     /// Null or absent: nil.
@@ -170,6 +185,7 @@ private struct DiscardingFieldWriter: EventFieldWriter {
     func int(_ key: String, _ value: Int) {}
     func double(_ key: String, _ value: Double) {}
     func headers(_ key: String, _ value: [String: String]) {}
+    func bool(_ key: String, _ value: Bool) {}
     func error(_ key: String, _ value: TransportError?) {}
     func null(_ key: String) {}
 }

@@ -29,8 +29,15 @@ public struct RequestEvent: Sendable, Equatable {
     /// What happened. The comment on each case gives its `event` name and fields.
     public enum Payload: Sendable, Equatable {
         /// `queued`: `method`, `url`, `headers` (the request as first built), `maxAttempts`
-        /// (when the retry policy has a fixed limit).
-        case queued(method: String, url: String, headers: [String: String], maxAttempts: Int?)
+        /// (when the retry policy has a fixed limit), the body (`body` as text or
+        /// `bodyBase64`, `bodyBytes`, or `bodyOmitted` with why) and the options that can be
+        /// written down (`timeout`, `deadline`, `retryBaseDelay`, ... see ``RecordedOptions``).
+        case queued(method: String, url: String, headers: [String: String], maxAttempts: Int?,
+                    body: RecordedBody? = nil, options: RecordedOptions? = nil)
+        /// `built`: `method`, `url`, `headers` and the body of the request a dependent
+        /// operation built from its parents' results, once, before its first attempt. It
+        /// replaces the `queued` request (which held the request before the parents' values).
+        case built(method: String, url: String, headers: [String: String], body: RecordedBody?)
         /// `started`: an attempt got a slot and begins to prepare its request.
         case started
         /// `preparationFailed`: `reason`. Preparing the request threw; the retry policy decides.

@@ -63,7 +63,9 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
         parents.forEach(addDependency)
         environment.events.publish(operation: self.id, attempt: 1,
                                    .queued(method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "",
-                                           headers: request.allHTTPHeaderFields ?? [:], maxAttempts: options.retryPolicy.attemptLimit))
+                                           headers: request.allHTTPHeaderFields ?? [:], maxAttempts: options.retryPolicy.attemptLimit,
+                                           body: RecordedBody(of: request, limit: environment.events.bodyLimit),
+                                           options: RecordedOptions(options)))
     }
 
     // MARK: - What callers can read
@@ -146,7 +148,15 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
         guard let build else { return true }
         do {
             let built = try build(request, DependencyResults(parents: parents))
-            state.withLock { $0.request = built }
+            let body = RecordedBody(of: built, limit: environment.events.bodyLimit)
+            state.withLock { state in
+                state.request = built
+                // Under the lock, so a cancel that ended the operation meanwhile is not
+                // followed by a `built` after its `finished`.
+                guard state.result == nil else { return }
+                publish(&state, .built(method: built.httpMethod ?? "GET", url: built.url?.absoluteString ?? "",
+                                       headers: built.allHTTPHeaderFields ?? [:], body: body))
+            }
             return true
         } catch {
             end(outcome: .failure, error: .preparation("cannot build the request from its parents: \(error)"),

@@ -1,0 +1,67 @@
+import Foundation
+import RequestOperations
+
+/// Request bodies, by the same names as query parameters (``Redactor/isSecretParameter``):
+///
+/// - JSON (a `json` Content-Type, or a text that starts with `{` or `[`): the value of each
+///   member so named, nested ones too, becomes `"[redacted]"` — a whole object under
+///   `"credentials"` included. Every other byte is kept.
+/// - `application/x-www-form-urlencoded`: the pairs, as in a query string.
+/// - A JSON body that cannot be followed is left out (`bodyOmitted`), since a secret in it
+///   could not be found. Other text and binary bodies are kept as they are.
+extension Redactor {
+    /// The Content-Type among `headers`, lower-cased.
+    static func contentType(_ headers: [String: String]) -> String {
+        headers.first { $0.key.caseInsensitiveCompare("Content-Type") == .orderedSame }?.value.lowercased() ?? ""
+    }
+
+    enum BodyKind { case json, form, other }
+
+    static func kind(of text: String, headers: [String: String]) -> BodyKind {
+        let type = contentType(headers)
+        if type.contains("x-www-form-urlencoded") { return .form }
+        if type.contains("json") { return .json }
+        let first = text.utf8.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        return first == UInt8(ascii: "{") || first == UInt8(ascii: "[") ? .json : .other
+    }
+
+    public func redact(body: RecordedBody?, headers: [String: String]) -> RecordedBody? {
+        guard case .bytes(let data)? = body, let text = String(data: data, encoding: .utf8) else { return body }
+        switch Self.kind(of: text, headers: headers) {
+        case .form:
+            let redacted = redactPairs(text[...], oauthCode: false)
+            return redacted == text ? body : .bytes(Data(redacted.utf8))
+        case .json:
+            guard let redacted = JSONMemberScanner.replacingValues(in: text, { name, _ in
+                isSecretParameter(name, oauthCode: false) ? "\"\(Self.placeholder)\"" : nil
+            }) else {
+                return .omitted(bytes: data.count, reason: "not JSON reqtop can read, so not recorded in case it holds a secret")
+            }
+            return redacted == text ? body : .bytes(Data(redacted.utf8))
+        case .other:
+            return body
+        }
+    }
+
+    /// The names of the body's fields whose values read as redacted (`"[redacted]"` in
+    /// JSON, `%5Bredacted%5D` in a form), in order: what a re-send could not send.
+    public static func redactedFields(body: Data, headers: [String: String]) -> [String] {
+        guard let text = String(data: body, encoding: .utf8) else { return [] }
+        var names: [String] = []
+        switch kind(of: text, headers: headers) {
+        case .form:
+            for pair in text.split(whereSeparator: { $0 == "&" || $0 == ";" }) {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2, parts[1] == urlPlaceholder { names.append(String(parts[0])) }
+            }
+        case .json:
+            _ = JSONMemberScanner.replacingValues(in: text) { name, value in
+                if value == "\"\(placeholder)\"" { names.append(name) }
+                return nil
+            }
+        case .other:
+            break
+        }
+        return names
+    }
+}

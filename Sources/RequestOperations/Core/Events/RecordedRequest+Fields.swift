@@ -1,0 +1,75 @@
+import Foundation
+
+/// The fields of a recorded body and recorded options, shared by `queued` and `built`.
+///
+/// - body: `bodyBytes` (its size), then `body` (the text, when it is UTF-8) or `bodyBase64`;
+///   or, when it was left out, `bodyOmitted` (why) and `bodyBytes` when known.
+/// - options: `timeout`, `deadline`, `earlyRetry` (only when false), and the retry settings
+///   `retryBaseDelay`, `retryMultiplier`, `retryMaxDelay`, `retryJitter`,
+///   `retryNonIdempotent`, `retryBudget` (absent: no budget) beside `maxAttempts`.
+extension RequestEvent.Payload {
+    static func write<W: EventFieldWriter>(body: RecordedBody?, to w: inout W) {
+        switch body {
+        case .bytes(let data)?:
+            w.int("bodyBytes", data.count)
+            if let text = String(data: data, encoding: .utf8) {
+                w.string("body", text)
+            } else {
+                w.string("bodyBase64", data.base64EncodedString())
+            }
+        case .omitted(let bytes, let reason)?:
+            if let bytes { w.int("bodyBytes", bytes) }
+            w.string("bodyOmitted", reason)
+        case nil:
+            break
+        }
+    }
+
+    static func write<W: EventFieldWriter>(options: RecordedOptions, to w: inout W) {
+        if let timeout = options.attemptTimeout { w.double("timeout", timeout) }
+        if let deadline = options.deadline { w.double("deadline", deadline) }
+        if !options.earlyRetry { w.bool("earlyRetry", false) }
+        if let retry = options.retry {
+            w.double("retryBaseDelay", retry.baseDelay)
+            w.double("retryMultiplier", retry.multiplier)
+            w.double("retryMaxDelay", retry.maxDelay)
+            w.string("retryJitter", retry.jitter.rawValue)
+            w.bool("retryNonIdempotent", retry.retryNonIdempotent)
+            if let budget = retry.retryBudget { w.double("retryBudget", budget) }
+        }
+    }
+
+    static func readBody<R: EventFieldReader>(_ r: R) throws -> RecordedBody? {
+        if r.has("body") { return .bytes(Data(try r.string("body").utf8)) }
+        if let base64 = r.optionalString("bodyBase64") {
+            guard let data = Data(base64Encoded: base64) else {
+                throw r.invalid("bodyBase64", expected: "base64", found: "\"\(base64.prefix(20))…\"")
+            }
+            return .bytes(data)
+        }
+        if let reason = r.optionalString("bodyOmitted") { return .omitted(bytes: r.optionalInt("bodyBytes"), reason: reason) }
+        return nil
+    }
+
+    static func readOptions<R: EventFieldReader>(_ r: R) throws -> RecordedOptions? {
+        // Present and wrong is an error, not a default: a re-send must not run without the
+        // timeout a recording asked for.
+        func seconds(_ key: String) throws -> Double? { r.has(key) ? try r.double(key) : nil }
+        let timeout = try seconds("timeout")
+        let deadline = try seconds("deadline")
+        let earlyRetry = try r.optionalBool("earlyRetry")
+        var retry: RetrySettings?
+        if let baseDelay = try seconds("retryBaseDelay") {
+            let jitterName = try r.string("retryJitter")
+            guard let jitter = Jitter(rawValue: jitterName) else {
+                throw r.invalid("retryJitter", expected: Jitter.allCases.map(\.rawValue).joined(separator: ", "), found: "\"\(jitterName)\"")
+            }
+            retry = RetrySettings(maxAttempts: try r.int("maxAttempts"), baseDelay: baseDelay, multiplier: try r.double("retryMultiplier"),
+                                  maxDelay: try r.double("retryMaxDelay"), jitter: jitter,
+                                  retryNonIdempotent: try r.optionalBool("retryNonIdempotent") ?? false,
+                                  retryBudget: try seconds("retryBudget"))
+        }
+        guard timeout != nil || deadline != nil || earlyRetry != nil || retry != nil else { return nil }
+        return RecordedOptions(attemptTimeout: timeout, deadline: deadline, retry: retry, earlyRetry: earlyRetry ?? true)
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request's body as the `queued` (and `built`) event carries it, so that a recording can
+/// show it and `replay --send` can send it again.
+///
+/// Bodies up to ``EventHub/bodyLimit`` bytes (64 KiB by default) ride whole; a larger one, or
+/// a body that is a stream (read once, by the transport), is named with its size and why it
+/// was left out.
+public enum RecordedBody: Sendable, Equatable {
+    /// The whole body.
+    case bytes(Data)
+    /// Not carried: its size when known, and why (`over the 65536-byte limit`, `a stream`).
+    case omitted(bytes: Int?, reason: String)
+
+    /// The body of `request`, whole when it is at most `limit` bytes.
+    public init?(of request: URLRequest, limit: Int) {
+        if let data = request.httpBody {
+            guard !data.isEmpty else { return nil }
+            self = data.count <= limit ? .bytes(data) : .omitted(bytes: data.count, reason: "over the \(limit)-byte limit")
+        } else if request.httpBodyStream != nil {
+            self = .omitted(bytes: nil, reason: "a stream")
+        } else {
+            return nil
+        }
+    }
+}
+
+/// The options of a request that can be written down and used again: its time limits and
+/// its retry settings. Code (validators, interceptors, reactors, preparers) cannot be, so a
+/// re-sent request runs with the re-sending program's own.
+public struct RecordedOptions: Sendable, Equatable {
+    /// ``RequestOptions/attemptTimeout`` (`timeout`).
+    public var attemptTimeout: TimeInterval?
+    /// ``RequestOptions/deadline`` (`deadline`).
+    public var deadline: TimeInterval?
+    /// The retry policy's settings; nil when the policy cannot describe itself (a custom one).
+    public var retry: RetrySettings?
+    /// ``RequestOptions/earlyRetryOnHostSuccess`` and ``RequestOptions/earlyRetryOnProbe``
+    /// (`earlyRetry`, written only when they are off).
+    public var earlyRetry: Bool
+
+    public init(attemptTimeout: TimeInterval? = nil, deadline: TimeInterval? = nil, retry: RetrySettings? = nil, earlyRetry: Bool = true) {
+        self.attemptTimeout = attemptTimeout
+        self.deadline = deadline
+        self.retry = retry
+        self.earlyRetry = earlyRetry
+    }
+
+    public init(_ options: RequestOptions) {
+        self.init(attemptTimeout: options.attemptTimeout, deadline: options.deadline,
+                  retry: options.retryPolicy.settings,
+                  earlyRetry: options.earlyRetryOnHostSuccess || options.earlyRetryOnProbe)
+    }
+}
+
+/// The settings of an ``ExponentialBackoffRetryPolicy`` that a plan can give, recorded with
+/// each request (`maxAttempts`, `retryBaseDelay`, `retryMultiplier`, `retryMaxDelay`,
+/// `retryJitter`, `retryNonIdempotent`, `retryBudget`). The retryable methods, statuses and
+/// errors are the defaults.
+public struct RetrySettings: Sendable, Equatable {
+    public var maxAttempts: Int
+    public var baseDelay: TimeInterval
+    public var multiplier: Double
+    public var maxDelay: TimeInterval
+    public var jitter: Jitter
+    public var retryNonIdempotent: Bool
+    /// nil: no budget.
+    public var retryBudget: TimeInterval?
+
+    public init(maxAttempts: Int, baseDelay: TimeInterval, multiplier: Double, maxDelay: TimeInterval, jitter: Jitter,
+                retryNonIdempotent: Bool, retryBudget: TimeInterval?) {
+        self.maxAttempts = maxAttempts
+        self.baseDelay = baseDelay
+        self.multiplier = multiplier
+        self.maxDelay = maxDelay
+        self.jitter = jitter
+        self.retryNonIdempotent = retryNonIdempotent
+        self.retryBudget = retryBudget
+    }
+}
+
+extension ExponentialBackoffRetryPolicy {
+    /// A policy with these settings and the default retryable methods, statuses and errors.
+    public init(_ settings: RetrySettings) {
+        self.init(maxAttempts: settings.maxAttempts, baseDelay: settings.baseDelay, multiplier: settings.multiplier,
+                  maxDelay: settings.maxDelay, jitter: settings.jitter, retryNonIdempotent: settings.retryNonIdempotent,
+                  retryBudget: settings.retryBudget)
+    }
+
+    /// Its settings, or nil when its retryable sets are not the defaults (a recording could
+    /// not say so, and a re-send would then retry differently).
+    public var settings: RetrySettings? {
+        guard retryableMethods == Self.defaultRetryableMethods, retryableStatusCodes == Self.defaultRetryableStatusCodes,
+              retryableErrorCodes == Self.defaultRetryableErrorCodes else { return nil }
+        return RetrySettings(maxAttempts: maxAttempts, baseDelay: baseDelay, multiplier: multiplier, maxDelay: maxDelay,
+                             jitter: jitter, retryNonIdempotent: retryNonIdempotent, retryBudget: retryBudget)
+    }
+}
