@@ -162,6 +162,35 @@ final class MonitorViewTests: XCTestCase {
         XCTAssert(lines.first { $0.hasPrefix(" backoff ") }?.contains("░") == true, grid.text)
     }
 
+    /// The Request tab shows the recorded body and options, and a dependent request as built.
+    func testTheRequestTabShowsBodyOptionsAndTheBuiltRequest() {
+        var model = QueueModel(source: "bodies")
+        let options = RecordedOptions(attemptTimeout: 0.3, deadline: 300,
+                                      retry: RetrySettings(maxAttempts: 1, baseDelay: 0.05, multiplier: 2, maxDelay: 30, jitter: .none,
+                                                           retryNonIdempotent: false, retryBudget: 60))
+        model.apply(RequestEvent(time: 0, operationID: "up", attempt: 1,
+                                 payload: .queued(method: "POST", url: "http://api.test/up", headers: ["Content-Type": "application/json"],
+                                                  maxAttempts: 1, body: .bytes(Data("{\"a\":1,\n\"password\":\"[redacted]\"}".utf8)), options: options)))
+        model.apply(RequestEvent(time: 0, operationID: "child", attempt: 1,
+                                 payload: .queued(method: "GET", url: "http://api.test/items/%7B%7Bup.id%7D%7D", headers: [:], maxAttempts: 3,
+                                                  body: .omitted(bytes: 70_000, reason: "over the 65536-byte limit"))))
+        model.apply(RequestEvent(time: 1, operationID: "child", attempt: 1, payload: .built(method: "GET", url: "http://api.test/items/7", headers: [:], body: nil)))
+        var state = MonitorState()
+        state.screen = .detail(id: "up", tab: .request)
+        var text = render(model, state: state, now: 2).text
+        XCTAssert(text.contains("timeout 0.3s · deadline 5m00s · retry 1 attempt, 0.05s×2 up to 30s, no jitter, budget 1m00s"), text)
+        XCTAssert(text.contains("body 32B"), text)
+        XCTAssert(text.contains(#" "password":"[redacted]"}"#), "each line of the body: \(text)")
+        state.screen = .detail(id: "child", tab: .request)
+        text = render(model, state: state, now: 2).text
+        XCTAssert(text.contains("GET http://api.test/items/7"), "the request as built: \(text)")
+        XCTAssertFalse(text.contains("body"), "the built request has no body: \(text)")
+        state.screen = .detail(id: "child", tab: .events)
+        text = render(model, state: state, width: 200, now: 2).text
+        XCTAssert(text.contains("body 68.4K not recorded: over the 65536-byte limit"), text)
+        XCTAssert(text.contains("built"), text)
+    }
+
     func testHeldRequestsAndReactorsShowWhatTheyWaitFor() {
         var model = QueueModel(source: "flow")
         func event(_ t: TimeInterval, _ op: String, _ attempt: Int, _ payload: RequestEvent.Payload) {

@@ -146,18 +146,28 @@ extension MonitorView {
         return lines
     }
 
-    /// "timeout 5s · deadline 300s · retry 3 attempts, 0.5s×2 up to 30s, equal jitter, budget 60s"
+    /// "timeout 5s · deadline 5m00s · retry 3 attempts, 0.5s×2 up to 30s, equal jitter, budget 60s"
     static func describe(_ options: RecordedOptions, maxAttempts: Int?) -> String {
+        // Settings are exact numbers a person typed: 0.05 s stays 0.05 s.
+        func exact(_ seconds: TimeInterval) -> String {
+            guard seconds < 60 else { return Format.seconds(seconds) }
+            var text = String(format: "%.3f", seconds)
+            while text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text.removeLast() }
+            return text + "s"
+        }
         var parts: [String] = []
-        if let timeout = options.attemptTimeout { parts.append("timeout \(Format.seconds(timeout))") }
-        if let deadline = options.deadline { parts.append("deadline \(Format.seconds(deadline))") }
+        if let timeout = options.attemptTimeout { parts.append("timeout \(exact(timeout))") }
+        if let deadline = options.deadline { parts.append("deadline \(exact(deadline))") }
         if let retry = options.retry {
-            var text = "retry \(retry.maxAttempts) attempts, \(Format.seconds(retry.baseDelay))×\(retry.multiplier.formatted()) up to \(Format.seconds(retry.maxDelay)), \(retry.jitter.rawValue) jitter"
+            var text = "retry \(retry.maxAttempts) attempt\(retry.maxAttempts == 1 ? "" : "s"), "
+                + "\(exact(retry.baseDelay))×\(retry.multiplier.formatted()) up to \(exact(retry.maxDelay)), "
+                + (retry.jitter == .none ? "no jitter" : "\(retry.jitter.rawValue) jitter")
             if retry.retryNonIdempotent { text += ", any method" }
-            text += retry.retryBudget.map { ", budget \(Format.seconds($0))" } ?? ", no budget"
+            text += retry.retryBudget.map { ", budget \(exact($0))" } ?? ", no budget"
             parts.append(text)
         } else {
-            parts.append("retry: a custom policy" + (maxAttempts.map { " (\($0) attempts)" } ?? ""))
+            parts.append("retry: a policy of the program's own" + (maxAttempts.map { " (\($0) attempts)" } ?? ""))
         }
         if !options.earlyRetry { parts.append("no early retry") }
         return parts.joined(separator: " · ")
