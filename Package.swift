@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "RequestEventFormat", targets: ["RequestEventFormat"]),
         .library(name: "RequestArchive", targets: ["RequestArchive"]),
         .library(name: "RequestEndpoint", targets: ["RequestEndpoint"]),
+        .library(name: "RequestLogging", targets: ["RequestLogging"]),
         .executable(name: "reqtop", targets: ["reqtop"]),
         // The parsers as fuzz targets, for scripts/fuzz (libFuzzer) and the tests.
         .library(name: "ParserFuzzing", targets: ["ParserFuzzing"]),
@@ -36,6 +37,8 @@ let package = Package(
         .target(name: "RequestMonitor", dependencies: ["RequestOperations", "RequestEventFormat", "ProcessSignals", "CNCurses"]),
         .target(name: "RequestArchive", dependencies: ["RequestOperations", "RequestEventFormat"]),
         .target(name: "RequestEndpoint", dependencies: ["RequestOperations", "RequestEventFormat"]),
+        // swift-log for programs that embed the engine; the engine itself stays Foundation-only.
+        .target(name: "RequestLogging", dependencies: ["RequestOperations", "RequestEventFormat", .product(name: "Logging", package: "swift-log")]),
         .target(
             name: "FaultServer",
             dependencies: [

@@ -33,7 +33,8 @@ final class TypedResultTests: XCTestCase {
         queue.waitUntilAllOperationsAreFinished()
         guard case .failure(let error)? = operation.typedResult else { return XCTFail("expected a failure") }
         XCTAssertEqual(error.stage, .decoding)
-        XCTAssertEqual(error, .decoding("the body: missing field \"token\""))
+        XCTAssertEqual(error.reason, .decoding("the body: missing field \"token\""))
+        XCTAssertEqual(error.result.status, 200, "the error carries the whole result")
         XCTAssertEqual(operation.result?.attempts.count, 1, "a decoding failure is not retried")
     }
 

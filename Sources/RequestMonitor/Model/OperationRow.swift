@@ -190,7 +190,7 @@ public struct OperationRow: Sendable, Equatable {
                 $0.end = $0.end ?? t
                 if outcome != .success, $0.decision == nil { $0.decision = reason }
             }
-        case .other:
+        case .other, .missed:
             break
         }
     }

@@ -33,6 +33,8 @@ public struct QueueModel: Sendable {
     }
 
     public mutating func apply(_ event: RequestEvent) {
+        // A stream's notice that it fell behind belongs to no operation.
+        if case .missed = event.payload { return }
         eventCount += 1
         version += 1
         latest = max(latest, event.time)

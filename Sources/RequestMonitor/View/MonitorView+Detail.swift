@@ -89,6 +89,7 @@ extension MonitorView {
         case .queued(let method, let url, _, _, let body, _), .built(let method, let url, _, let body):
             "\(method) \(url)" + (body.map { " (" + Self.bodySize($0) + ")" } ?? "")
         case .started, .other: ""
+        case .missed(let count): "\(count) events missed"
         case .preparationFailed(let reason), .validationFailed(let reason): reason
         case .taskCreated(let task, _): "task \(task)"
         case .redirect(let status, let location): "\(status) \(theme.arrow) \(location)"

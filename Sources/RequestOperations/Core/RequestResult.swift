@@ -21,8 +21,27 @@ public enum RequestPhase: Sendable, Equatable {
     case finished(RequestOutcome)
 }
 
-/// Why an operation failed: the stage, and the detail.
-public indirect enum RequestError: Error, Sendable, Equatable, CustomStringConvertible {
+/// What `response(for:)` and `value(_:for:)` throw when an operation fails, or is cancelled
+/// by anything but the calling Task: why (``reason``, ``stage``) and everything the
+/// operation did (``result``: its attempts, their statuses and timings, the last body).
+public struct RequestError: Error, Sendable, CustomStringConvertible {
+    public var reason: Reason
+    public var result: RequestResult
+
+    public init(reason: Reason, result: RequestResult) {
+        self.reason = reason
+        self.result = result
+    }
+
+    /// Which stage failed: what a caller switches on to decide what to tell a person.
+    public var stage: RequestErrorStage { reason.stage }
+    public var description: String { reason.description }
+}
+
+extension RequestError {
+/// Why an operation failed: the stage, and the detail. Interceptors and reactors throw
+/// these to say which stage they fail as.
+public indirect enum Reason: Error, Sendable, Equatable, CustomStringConvertible {
     case transport(TransportError)
     case status(Int)
     case validation(String)
@@ -37,7 +56,7 @@ public indirect enum RequestError: Error, Sendable, Equatable, CustomStringConve
     case cancelled(by: String)
     case deadlineExceeded(TimeInterval)
     /// Retries ran out; `last` is the final attempt's failure.
-    case retriesExhausted(attempts: Int, last: RequestError)
+    case retriesExhausted(attempts: Int, last: Reason)
 
     init(_ failure: AttemptFailure) {
         switch failure {
@@ -64,13 +83,15 @@ public indirect enum RequestError: Error, Sendable, Equatable, CustomStringConve
     }
 }
 
+}
+
 /// The stage of a request's flow that an error came from.
 public enum RequestErrorStage: String, Sendable, Equatable {
     case transport, status, validation, preparation, decoding, interceptor, reactor, cancelled, retriesExhausted, deadline
 }
 
-extension RequestError {
-    /// Which stage failed: what a caller switches on to decide what to tell a person.
+extension RequestError.Reason {
+    /// Which stage failed.
     public var stage: RequestErrorStage {
         switch self {
         case .transport: .transport
@@ -122,7 +143,7 @@ public struct RequestResult: Sendable {
     public var headers: [String: String]
     /// The last response's body.
     public var data: Data
-    public var error: RequestError?
+    public var error: RequestError.Reason?
     public var attempts: [AttemptRecord]
     /// Seconds from the first attempt's start (or from the operation's start) to the end.
     public var duration: TimeInterval

@@ -90,7 +90,7 @@ struct BearerTokenInterceptor: RequestInterceptor {
             if let error = await context.wait(for: reactor, run: run) { throw error }
             token = store.token
         }
-        guard let token else { throw RequestError.reactor(name: name, message: "the refresh gave no token") }
+        guard let token else { throw RequestError.Reason.reactor(name: name, message: "the refresh gave no token") }
         var signed = request
         signed.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         return Interception(signed)

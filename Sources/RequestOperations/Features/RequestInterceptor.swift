@@ -10,7 +10,7 @@ import FoundationNetworking
 /// or waiting for a token holds no slot. Each one is published as an `intercepted` event
 /// (`by`, `command`).
 ///
-/// Throwing ends the operation as a failure with ``RequestError/interceptor(name:message:)``;
+/// Throwing ends the operation as a failure with ``RequestError/Reason/interceptor(name:message:)``;
 /// the retry policy is not asked (an interceptor that cannot sign a request will not sign it
 /// a second later either).
 ///
@@ -32,7 +32,7 @@ public struct InterceptionContext: Sendable {
     public var clock: RequestClock
     /// Waits for a reactor run the way the operation waits for one itself (shown as held by
     /// it, with `reactorWaiting` and `reactorFinished`).
-    let waitForReactor: @Sendable (RequestReactor, UInt64) async -> RequestError?
+    let waitForReactor: @Sendable (RequestReactor, UInt64) async -> RequestError.Reason?
 
     /// A context for calling an interceptor by hand (a test, say): reactor runs are waited for plainly.
     public init(operationID: String, attempt: Int, userInfo: [String: String] = [:], clock: RequestClock) {
@@ -40,7 +40,7 @@ public struct InterceptionContext: Sendable {
     }
 
     init(operationID: String, attempt: Int, userInfo: [String: String], clock: RequestClock,
-         waitForReactor: @escaping @Sendable (RequestReactor, UInt64) async -> RequestError?) {
+         waitForReactor: @escaping @Sendable (RequestReactor, UInt64) async -> RequestError.Reason?) {
         self.operationID = operationID
         self.attempt = attempt
         self.userInfo = userInfo
@@ -50,7 +50,7 @@ public struct InterceptionContext: Sendable {
 
     /// Waits for a reactor run (a login, say), showing the operation as held by it meanwhile.
     /// Returns the run's error, or nil when it succeeded.
-    func wait(for reactor: RequestReactor, run: UInt64) async -> RequestError? {
+    func wait(for reactor: RequestReactor, run: UInt64) async -> RequestError.Reason? {
         await waitForReactor(reactor, run)
     }
 }

@@ -14,7 +14,7 @@ import Synchronization
 ///   When the run succeeds the operation is requeued (`requeued`; a new attempt at once,
 ///   not counted against its retry policy) or, without ``Options/requeue``, goes on as if
 ///   nothing had happened. When it fails or times out, every waiting operation fails with
-///   ``RequestError/reactor(name:message:)``; nothing is retried.
+///   ``RequestError/Reason/reactor(name:message:)``; nothing is retried.
 /// - ``ReactorDecision/requeue(reason:)``: a new attempt at once, without a run (a 401 for
 ///   a request sent with a token that has already been replaced).
 ///
@@ -84,7 +84,7 @@ public final class RequestReactor: Sendable {
         case started(run: UInt64)
         case joined(run: UInt64)
         /// Ran too often: the error to fail with.
-        case refused(RequestError)
+        case refused(RequestError.Reason)
     }
 
     /// Joins the current run, or starts one for `trigger`.
@@ -112,10 +112,10 @@ public final class RequestReactor: Sendable {
 
     /// Waits for `run` to end; `nil` when it succeeded, else the error to fail with.
     /// A cancelled waiting task stops waiting at once (and gets a cancellation error).
-    func outcome(of run: UInt64) async -> RequestError? {
+    func outcome(of run: UInt64) async -> RequestError.Reason? {
         let id = state.withLock { $0.waiters.makeID() }
-        return await WaiterList<RequestError?, UInt64>.wait(cancelled: .cancelled(by: "caller"), enqueue: { continuation in
-            let done = state.withLock { state -> RequestError?? in
+        return await WaiterList<RequestError.Reason?, UInt64>.wait(cancelled: .cancelled(by: "caller"), enqueue: { continuation in
+            let done = state.withLock { state -> RequestError.Reason?? in
                 guard state.waiters.add(id, tag: run, continuation) else { return .some(.cancelled(by: "caller")) }
                 // The run may have ended already: then its outcome, at once.
                 guard let outcome = state.outcomes[run] else { return .none }
@@ -135,7 +135,7 @@ public final class RequestReactor: Sendable {
                 self.end(run, nil)
             } catch is CancellationError {
                 self.end(run, .reactor(name: name, message: "cancelled"))
-            } catch let error as RequestError {
+            } catch let error as RequestError.Reason {
                 self.end(run, .reactor(name: name, message: "\(error)"))
             } catch {
                 self.end(run, .reactor(name: name, message: "\(error)"))
@@ -156,8 +156,8 @@ public final class RequestReactor: Sendable {
         if stale { timer?.cancel() }
     }
 
-    private func end(_ run: UInt64, _ error: RequestError?) {
-        let ended = state.withLock { state -> (waiters: [CheckedContinuation<RequestError?, Never>], task: Task<Void, Never>?, timer: ScheduledTimer?)? in
+    private func end(_ run: UInt64, _ error: RequestError.Reason?) {
+        let ended = state.withLock { state -> (waiters: [CheckedContinuation<RequestError.Reason?, Never>], task: Task<Void, Never>?, timer: ScheduledTimer?)? in
             guard state.current == run else { return nil }
             state.current = nil
             state.outcomes[run] = .some(error)
@@ -185,9 +185,9 @@ public final class RequestReactor: Sendable {
         var task: Task<Void, Never>?
         var timer: ScheduledTimer?
         /// Outcomes of the last runs, for a waiter that arrives after its run ended.
-        var outcomes: [UInt64: RequestError?] = [:]
+        var outcomes: [UInt64: RequestError.Reason?] = [:]
         /// Operations waiting for a run, tagged with the run.
-        var waiters = WaiterList<RequestError?, UInt64>()
+        var waiters = WaiterList<RequestError.Reason?, UInt64>()
     }
 }
 

@@ -5,7 +5,7 @@ import FoundationNetworking
 import Synchronization
 
 /// Turns a validated response into a typed value. Runs once, after the last attempt
-/// succeeded; throwing ends the operation as a failure with ``RequestError/decoding(_:)``
+/// succeeded; throwing ends the operation as a failure with ``RequestError/Reason/decoding(_:)``
 /// (the retry policy is not asked: the same body would fail again).
 ///
 /// Default: ``JSONResultParser``.
@@ -49,7 +49,7 @@ public struct ResultParsingError: Error, Sendable, CustomStringConvertible {
 }
 
 /// A request operation with a typed result: ``typedResult`` is `.success(value)` or the
-/// ``RequestError`` of the stage that failed.
+/// ``RequestError`` of the stage that failed, with the operation's whole result.
 public final class TypedRequestOperation<Parser: ResultParser>: RequestOperation, @unchecked Sendable {
     public let parser: Parser
     private let value = Mutex<Parser.Value?>(nil)
@@ -70,8 +70,8 @@ public final class TypedRequestOperation<Parser: ResultParser>: RequestOperation
     /// Set once the operation ended.
     public var typedResult: Result<Parser.Value, RequestError>? {
         guard let result else { return nil }
-        if let error = result.error { return .failure(error) }
-        guard let parsed = value.withLock({ $0 }) else { return .failure(.decoding("no value")) }
+        if let reason = result.error { return .failure(RequestError(reason: reason, result: result)) }
+        guard let parsed = value.withLock({ $0 }) else { return .failure(RequestError(reason: .decoding("no value"), result: result)) }
         return .success(parsed)
     }
 }

@@ -101,6 +101,9 @@ extension RequestEvent.Payload {
             w.double("duration", duration)
             if let reason { w.string("reason", reason) }
             return "finished"
+        case .missed(let count):
+            w.int("count", count)
+            return "missed"
         case .other(let name):
             return name
         }
@@ -134,6 +137,7 @@ extension RequestEvent.Payload {
         case "reactorFinished": self = .reactorFinished(name: try r.string("name"), outcome: try r.string("outcome"))
         case "requeued": self = .requeued(by: try r.string("by"), reason: try r.string("reason"))
         case "cancelled": self = .cancelled(by: try r.string("by"))
+        case "missed": self = .missed(count: try r.int("count"))
         case "finished":
             let outcomeName = try r.string("outcome")
             guard let outcome = RequestOutcome(rawValue: outcomeName) else {

@@ -80,6 +80,9 @@ public struct RequestEvent: Sendable, Equatable {
         case cancelled(by: String)
         /// `finished`: `outcome`, `status` (null without a response), `attempts`, `duration`, `reason`.
         case finished(outcome: RequestOutcome, status: Int?, attempts: Int, duration: TimeInterval, reason: String?)
+        /// `missed`: `count` events a consumer of ``EventHub/stream(bufferLimit:)`` did not
+        /// get because it fell behind; `op` is empty. Never published by an operation.
+        case missed(count: Int)
         /// Any kind this version does not know, kept by name so newer files still read.
         case other(name: String)
     }

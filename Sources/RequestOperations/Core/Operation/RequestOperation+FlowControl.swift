@@ -47,7 +47,7 @@ extension RequestOperation {
             do {
                 interception = try await interceptor.intercept(request, context: context)
             } catch {
-                let failure = (error as? RequestError) ?? .interceptor(name: interceptor.name, message: "\(error)")
+                let failure = (error as? RequestError.Reason) ?? .interceptor(name: interceptor.name, message: "\(error)")
                 fail(token, failure, reason: "\(failure)")
                 return nil
             }
@@ -83,7 +83,7 @@ extension RequestOperation {
     /// (the phase is then `phase`, if given); else the error to fail with (a cancellation
     /// error when the operation ended meanwhile).
     func waitForReactor(_ reactor: RequestReactor, run: UInt64, token: UInt64, announce: RequestEvent.Payload,
-                        then phase: RequestPhase?) async -> RequestError? {
+                        then phase: RequestPhase?) async -> RequestError.Reason? {
         guard withCurrent(token, { state in
             state.phase = .waitingForReactor(reactor.name)
             publish(&state, announce)
@@ -97,7 +97,7 @@ extension RequestOperation {
     }
 
     /// Ends the operation with `error` if `token` is still current.
-    func fail(_ token: UInt64, _ error: RequestError, reason: String) {
+    func fail(_ token: UInt64, _ error: RequestError.Reason, reason: String) {
         guard state.withLock({ $0.isCurrent(token: token) }) else { return }
         end(outcome: .failure, error: error, reason: reason, cancelledBy: nil)
     }

@@ -45,7 +45,7 @@ extension RequestOperation {
                 : .stop(reason: "\(failure.summary); not retried: the request itself cannot be sent")
             state.record.decision = decision.reason
             guard case .retry(let delay, let reason, let fromServer) = decision else {
-                let error = state.attempt > 1 ? RequestError.retriesExhausted(attempts: state.attempt, last: RequestError(failure)) : RequestError(failure)
+                let error = state.attempt > 1 ? RequestError.Reason.retriesExhausted(attempts: state.attempt, last: RequestError.Reason(failure)) : RequestError.Reason(failure)
                 teardown.merge(endLocked(&state, outcome: .failure, error: error, reason: decision.reason, cancelledBy: nil))
                 return (teardown, nil)
             }

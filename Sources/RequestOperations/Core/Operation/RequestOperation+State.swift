@@ -27,6 +27,8 @@ extension RequestOperation {
         var observation: RecoveryObservation?
         var lastDelay: TimeInterval?
         var result: RequestResult?
+        /// Tasks awaiting ``RequestOperation/finished``, resumed once the result is set.
+        var finishWaiters: [CheckedContinuation<RequestResult, Never>] = []
 
         /// The request as built; interceptors start from it on each attempt.
         var request: URLRequest

@@ -173,7 +173,7 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
 
     /// Ends the operation (once): tears down whatever stage it is in, publishes the end,
     /// calls the completion handler and finishes the `Operation`.
-    func end(outcome: RequestOutcome, error: RequestError?, reason: String?, cancelledBy: String?) {
+    func end(outcome: RequestOutcome, error: RequestError.Reason?, reason: String?, cancelledBy: String?) {
         let teardown = state.withLock { state -> Teardown? in
             guard state.result == nil else { return nil }
             return endLocked(&state, outcome: outcome, error: error, reason: reason, cancelledBy: cancelledBy)
@@ -199,7 +199,7 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
         return teardown
     }
 
-    func endLocked(_ state: inout State, outcome: RequestOutcome, error: RequestError?, reason: String?,
+    func endLocked(_ state: inout State, outcome: RequestOutcome, error: RequestError.Reason?, reason: String?,
                    cancelledBy: String?) -> Teardown {
         let now = environment.clock.now()
         var teardown = Teardown(closing: state.current)
@@ -231,6 +231,12 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
     /// (one that was cancelled before it started is finished by `execute()`).
     private func completed(_ result: RequestResult) {
         completion?(result)
+        // Waiters added from now on find the result set and do not wait.
+        let waiters = state.withLock { state in
+            defer { state.finishWaiters = [] }
+            return state.finishWaiters
+        }
+        waiters.forEach { $0.resume(returning: result) }
         if state.withLock({ $0.startedAt != nil }) { finish() }
     }
 
