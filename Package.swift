@@ -89,6 +89,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "RequestEventFormat", "RequestMonitor", "RequestArchive", "RequestEndpoint", "FaultServer"]),
+        .testTarget(name: "RequestLoggingTests", dependencies: ["RequestLogging", "RequestOperations", "FaultServer", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RequestEndpointTests", dependencies: ["RequestEndpoint", "RequestEventFormat", "RequestOperations", "FaultServer"]),
     ],
     swiftLanguageModes: [.v6]
