@@ -10,8 +10,10 @@
 //
 // Then the cost of the monitor endpoint to the program: operations with no endpoint, with
 // an endpoint and no monitor, and with one monitor attached and reading, alternating.
+// Then the cost of the async API: the same operations from completion handlers and from
+// Tasks awaiting `response(for:)`, alternating (AsyncCost.swift).
 //
-//   swift run -c release reqtop-bench [--requests N] [--rounds R]
+//   swift run -c release reqtop-bench [--requests N] [--rounds R] [--endpoint-only | --async-only]
 import FaultServer
 import Foundation
 #if canImport(FoundationNetworking)
@@ -166,7 +168,9 @@ func operations(inFlight: Int, watching: Watching = .none) -> Double {
 print("reqtop-bench: \(requests) GETs of 64 bytes on 127.0.0.1, best of \(rounds) alternating rounds")
 _ = reference(inFlight: 8)
 _ = operations(inFlight: 8)
-for inFlight in CommandLine.arguments.contains("--endpoint-only") ? [] : [1, 8] {
+let asyncOnly = CommandLine.arguments.contains("--async-only")
+let endpointOnly = CommandLine.arguments.contains("--endpoint-only")
+for inFlight in endpointOnly || asyncOnly ? [] : [1, 8] {
     var best = (reference: 0.0, delegate: 0.0, operations: 0.0)
     for _ in 0..<rounds {
         best.reference = max(best.reference, reference(inFlight: inFlight))
@@ -182,7 +186,7 @@ if CommandLine.arguments.contains("--profile-endpoint") {
     for _ in 0..<rounds { _ = operations(inFlight: 8, watching: .endpointAndMonitor) }
     exit(0)
 }
-for inFlight in [1, 8] {
+for inFlight in asyncOnly ? [] : [1, 8] {
     var best = (none: 0.0, endpoint: 0.0, monitor: 0.0)
     for _ in 0..<rounds {
         best.none = max(best.none, operations(inFlight: inFlight))
@@ -191,6 +195,16 @@ for inFlight in [1, 8] {
     }
     print(String(format: "endpoint, in flight %d: no endpoint %.0f req/s | endpoint, no monitor %.0f req/s (%.2f) | one monitor attached %.0f req/s (%.2f)",
                  inFlight, best.none, best.endpoint, best.endpoint / best.none, best.monitor, best.monitor / best.none))
+}
+_ = AsyncCost.asyncTasks(requests: requests / 4, inFlight: 8, url: url)  // warm the cooperative pool
+for inFlight in endpointOnly ? [] : [1, 8] {
+    var best = (completion: 0.0, async: 0.0)
+    for _ in 0..<rounds {
+        best.completion = max(best.completion, AsyncCost.completionHandlers(requests: requests, inFlight: inFlight, url: url))
+        best.async = max(best.async, AsyncCost.asyncTasks(requests: requests, inFlight: inFlight, url: url))
+    }
+    print(String(format: "async, %d at a time: completion handlers %.0f req/s | await response(for:) %.0f req/s (%.3f)",
+                 inFlight, best.completion, best.async, best.async / best.completion))
 }
 try? FileManager.default.removeItem(atPath: endpointDirectory)
 server.stop()
