@@ -109,6 +109,25 @@ final class AsyncAPITests: XCTestCase {
         XCTAssert(routed, "the routing table is empty: \(session.routedTaskCount) left")
     }
 
+    /// Cancelled by anything but the calling Task (here `cancelAll`): a RequestError, not a
+    /// CancellationError, so the caller can tell "I gave up" from "it was stopped".
+    func testACancelByOthersThrowsARequestErrorThatSaysWho() async throws {
+        let server = try startServer()
+        let queue = RequestQueue(earlyRetry: nil)
+        let task = Task { try await queue.response(for: URLRequest(url: server.url("/hang")), id: "stopped") }
+        let running = await eventually { queue.operation(withID: "stopped")?.phase == .inFlight }
+        XCTAssert(running)
+        queue.cancelAll()
+        do {
+            _ = try await task.value
+            XCTFail("the call returned")
+        } catch let error as RequestError {
+            XCTAssertEqual(error.reason, .cancelled(by: "cancelAll"))
+            XCTAssertEqual(error.stage, .cancelled)
+            XCTAssertEqual(error.result.outcome, .cancelled)
+        }
+    }
+
     func testATaskCancelledBeforeTheCallSendsNothing() async throws {
         let counters = FaultCounters()
         let server = try startServer(counters: counters)
