@@ -29,9 +29,10 @@ let package = Package(
         .target(name: "RequestOperations"),
         .target(name: "RequestEventFormat", dependencies: ["RequestOperations"]),
         .target(name: "ProcessSignals"),
+        // No pkgConfig: its -D flags are ones SwiftPM refuses (a warning on every build); the
+        // shim defines what they would, and the module map links ncursesw and tinfo.
         .systemLibrary(
             name: "CNCurses",
-            pkgConfig: "ncursesw",
             providers: [.apt(["libncurses-dev"])]
         ),
         .target(name: "RequestMonitor", dependencies: ["RequestOperations", "RequestEventFormat", "ProcessSignals", "CNCurses"]),
