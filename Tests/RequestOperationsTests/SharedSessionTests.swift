@@ -59,3 +59,28 @@ final class SharedSessionTests: XCTestCase {
         waitFor(5, "the routing table to empty") { session.routedTaskCount == 0 }
     }
 }
+
+/// URLSession enforces its own per-host limit (6); the queue's limits must be the ones that count.
+final class ConnectionLimitTests: XCTestCase {
+    func testAQueueAllowedFiftyToOneHostRunsFiftyAtOnce() throws {
+        let server = try startServer()
+        let queue = RequestQueue(maxConcurrentRequests: 50, session: SharedSession(), earlyRetry: nil)
+        let started = Date()
+        let operations = (0..<50).map { queue.add(URLRequest(url: server.url("/delay/1000")), id: "slow-\($0)") }
+        queue.waitUntilAllOperationsAreFinished()
+        let took = Date().timeIntervalSince(started)
+        print("50 one-second requests to one host, 50 allowed at once: \(String(format: "%.2f", took)) s")
+        XCTAssert(operations.allSatisfy { $0.result?.outcome == .success })
+        // 6 at a time would take 9 s; all at once about 1 s. A wide bound for a loaded machine.
+        XCTAssertLessThan(took, 5)
+    }
+
+    func testAQueuesPerHostLimitStillHolds() throws {
+        let server = try startServer()
+        let queue = RequestQueue(maxConcurrentRequests: 50, maxConcurrentRequestsPerHost: 2, session: SharedSession(), earlyRetry: nil)
+        let started = Date()
+        for index in 0..<6 { queue.add(URLRequest(url: server.url("/delay/300")), id: "two-\(index)") }
+        queue.waitUntilAllOperationsAreFinished()
+        XCTAssertGreaterThan(Date().timeIntervalSince(started), 0.85, "2 at a time: three rounds of 0.3 s")
+    }
+}

@@ -17,8 +17,15 @@ public final class SharedSession: RequestTransport, Sendable {
     public let session: URLSession
     private let router: SessionDelegateRouter
 
-    /// - Parameter configuration: copied. Its `httpMaximumConnectionsPerHost` (6 by
-    ///   default) is enforced by URLSession itself. Its cache is not used (see below).
+    /// URLSession's own limit of connections to one host, which it enforces (6 by default).
+    /// The queues' limits (`maxConcurrentRequests`, `maxConcurrentRequestsPerHost`) are the
+    /// ones that count, so the session allows this many: before, a queue allowed 100 at once
+    /// to one host ran 6 at a time (100 one-second requests took 17 s).
+    public static let connectionsPerHost = 512
+
+    /// - Parameter configuration: copied. Its `httpMaximumConnectionsPerHost` is raised to
+    ///   ``connectionsPerHost`` when lower, so the queue's limits decide. Its cache is not
+    ///   used (see below).
     public init(configuration: URLSessionConfiguration = .default) {
         // No URLCache. A request engine that retries and measures must reach the network
         // every time; and on Linux a cancel that lands while FoundationNetworking reads the
@@ -27,6 +34,7 @@ public final class SharedSession: RequestTransport, Sendable {
         // ("Trying to access a behaviour for a task that in not in the registry"): seen
         // once in about ten full test runs, in a test that cancels a request just sent.
         let configuration = configuration.copy() as! URLSessionConfiguration
+        configuration.httpMaximumConnectionsPerHost = max(configuration.httpMaximumConnectionsPerHost, Self.connectionsPerHost)
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         let router = SessionDelegateRouter()
