@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "RequestArchive", targets: ["RequestArchive"]),
         .library(name: "RequestEndpoint", targets: ["RequestEndpoint"]),
         .library(name: "RequestLogging", targets: ["RequestLogging"]),
+        .library(name: "RequestTransportNIO", targets: ["RequestTransportNIO"]),
         .executable(name: "reqtop", targets: ["reqtop"]),
         // The parsers as fuzz targets, for scripts/fuzz (libFuzzer) and the tests.
         .library(name: "ParserFuzzing", targets: ["ParserFuzzing"]),
@@ -24,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.21.0"),
     ],
     targets: [
         .target(name: "RequestOperations"),
@@ -38,6 +40,14 @@ let package = Package(
         .target(name: "RequestMonitor", dependencies: ["RequestOperations", "RequestEventFormat", "ProcessSignals", "CNCurses"]),
         .target(name: "RequestArchive", dependencies: ["RequestOperations", "RequestEventFormat"]),
         .target(name: "RequestEndpoint", dependencies: ["RequestOperations", "RequestEventFormat"]),
+        // The second transport: the engine's seam, carried by AsyncHTTPClient.
+        .target(name: "RequestTransportNIO", dependencies: [
+            "RequestOperations",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ]),
         // swift-log for programs that embed the engine; the engine itself stays Foundation-only.
         .target(name: "RequestLogging", dependencies: ["RequestOperations", "RequestEventFormat", .product(name: "Logging", package: "swift-log")]),
         .target(
@@ -58,6 +68,7 @@ let package = Package(
                 "RequestMonitor",
                 "RequestArchive",
                 "RequestEndpoint",
+                "RequestTransportNIO",
                 "FaultServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -80,7 +91,7 @@ let package = Package(
             path: "Benchmarks/ArchiveBenchmark"
         ),
         .testTarget(name: "ParserFuzzingTests", dependencies: ["ParserFuzzing"]),
-        .testTarget(name: "RequestOperationsTests", dependencies: ["RequestOperations", "FaultServer"]),
+        .testTarget(name: "RequestOperationsTests", dependencies: ["RequestOperations", "RequestTransportNIO", "FaultServer"]),
         .testTarget(name: "RequestEventFormatTests", dependencies: ["RequestEventFormat", "RequestOperations"]),
         .testTarget(name: "FaultServerTests", dependencies: ["FaultServer"]),
         .testTarget(name: "RequestMonitorTests", dependencies: ["RequestMonitor", "RequestOperations"]),

@@ -38,6 +38,8 @@ struct DemoCommand: ParsableCommand, RunsASession {
 
     @OptionGroup var endpoint: ListenOption
 
+    @OptionGroup var transport: TransportOption
+
     func validate() throws {
         guard DemoScenario.names.contains(scenario) else {
             throw ValidationError("unknown scenario '\(scenario)'; expected one of: \(DemoScenario.names.joined(separator: ", "))")
@@ -48,14 +50,15 @@ struct DemoCommand: ParsableCommand, RunsASession {
     }
 
     func run() throws {
-        let queue = RequestQueue(maxConcurrentRequests: maxConcurrent)
+        let carrier = transport.transport ?? .urlsession
+        let queue = RequestQueue(maxConcurrentRequests: maxConcurrent, transport: carrier.transport)
         let demo = try DemoRunner(queue: queue)
         defer { demo.stopServers() }
         let recorder = try recording.start(queue.events)
         let listening = try endpoint.start(queue, name: "reqtop demo", redactor: recording.redactor)
         defer { listening?.stop() }
         if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
-            let session = try MonitorSession(queue: queue, source: "demo (\(scenario))", color: color, redactor: recording.redactor)
+            let session = try MonitorSession(queue: queue, source: "demo (\(scenario)) · \(carrier.rawValue)", color: color, redactor: recording.redactor)
             let scenario = self.scenario, once = self.once
             let summary = session.run {
                 var wave = 1

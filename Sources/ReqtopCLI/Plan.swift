@@ -30,6 +30,8 @@ struct Plan: Equatable {
     var batches: [String: BatchSettings] = [:]
     /// In an order where every parent comes before its children.
     var requests: [PlannedRequest]
+    /// What carries the requests (`"transport"`); `--transport` overrides it.
+    var transport: TransportChoice?
 
     /// The placeholder that stands for the embedded fault server's base URL.
     static let faultServerPlaceholder = "{{fault}}"

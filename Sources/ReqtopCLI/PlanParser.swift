@@ -17,7 +17,7 @@ struct PlanParser {
 
     static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
     private static let planKeys: Set<String> = ["requests", "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost",
-                                                "auth", "batches"]
+                                                "auth", "batches", "transport"]
     private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline",
                                                    "dependsOn", "batch", "auth", "priority"]
     private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
@@ -58,6 +58,13 @@ struct PlanParser {
         let perHost = try json.integer(object["maxConcurrentPerHost"], at: "maxConcurrentPerHost", minimum: 1)
         let auth = try authSettings(object["auth"])
         let batches = try batchSettings(object["batches"])
+        var transport: TransportChoice?
+        if let name = try json.string(object["transport"], at: "transport") {
+            guard let choice = TransportChoice(rawValue: name) else {
+                throw PlanError(file: file, path: "transport", message: "\"\(name)\" is not a transport; expected urlsession or nio")
+            }
+            transport = choice
+        }
 
         guard let list = object["requests"] else {
             throw PlanError(file: file, path: "requests", message: "missing; expected an array of requests")
@@ -81,7 +88,7 @@ struct PlanParser {
             planned.append(request)
         }
         return Plan(maxConcurrent: maxConcurrent, maxConcurrentPerHost: perHost, auth: auth, batches: batches,
-                    requests: try PlanOrdering(file: file).ordered(planned, indices: seen))
+                    requests: try PlanOrdering(file: file).ordered(planned, indices: seen), transport: transport)
     }
 
     private func authSettings(_ raw: Any?) throws -> AuthSettings? {

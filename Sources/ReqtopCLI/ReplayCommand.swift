@@ -46,12 +46,14 @@ struct ReplayCommand: ParsableCommand {
     @Flag(help: "With --send and no --target: send without asking which hosts are fine.")
     var yes = false
 
+    @OptionGroup var transport: TransportOption
+
     @Flag(help: "A HAR entry that cannot be read is an error (exit 2); without it such entries are skipped, named, and the exit status is 1.")
     var strict = false
 
     func validate() throws {
-        if target != nil || yes, !send {
-            throw ValidationError("--target and --yes go with --send")
+        if target != nil || yes || transport.transport != nil, !send {
+            throw ValidationError("--target, --yes and --transport go with --send")
         }
         if let target {
             guard let url = URL(string: target), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
@@ -131,8 +133,9 @@ struct ReplayCommand: ParsableCommand {
             }
         }
         let list = RequestList(items: plan.requests.map { RequestList.Item(id: $0.id, request: $0.request, options: $0.options) })
-        let summary = try list.run(on: RequestQueue(), mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
-                                   source: "re-sending \(URL(fileURLWithPath: file).lastPathComponent)", redactor: Redactor())
+        let carrier = transport.transport ?? .urlsession
+        let summary = try list.run(on: RequestQueue(transport: carrier.transport), mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
+                                   source: "re-sending \(URL(fileURLWithPath: file).lastPathComponent) · \(carrier.rawValue)", redactor: Redactor())
         ReqtopMain.printError(summary.line + (plan.skipped.isEmpty ? "" : "; \(plan.skipped.count) not sent"))
         throw ExitCode(plan.skipped.isEmpty ? summary.exitStatus : 1)
     }

@@ -32,17 +32,21 @@ struct RunCommand: ParsableCommand, RunsASession {
 
     @OptionGroup var endpoint: ListenOption
 
+    @OptionGroup var transport: TransportOption
+
     func run() throws {
         let plan = try PlanParser.load(path: self.plan)
         let server = plan.usesFaultServer ? try FaultServer.start() : nil
         defer { server?.stop() }
-        let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent, maxConcurrentRequestsPerHost: plan.maxConcurrentPerHost)
+        let carrier = transport.transport ?? plan.transport ?? .urlsession
+        let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent, maxConcurrentRequestsPerHost: plan.maxConcurrentPerHost,
+                                 transport: carrier.transport)
         let recorder = try recording.start(queue.events, inputs: [self.plan])
         let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)", redactor: recording.redactor)
         defer { listening?.stop() }
         let list = PlanFlow(plan: plan, faultServer: server?.baseURL, queue: queue).requestList(plan)
         let summary = try list.run(on: queue, mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
-                                   source: URL(fileURLWithPath: self.plan).lastPathComponent, redactor: recording.redactor)
+                                   source: "\(URL(fileURLWithPath: self.plan).lastPathComponent) · \(carrier.rawValue)", redactor: recording.redactor)
         try RecordingOptions.end(recorder, hub: queue.events, summary: summary)
     }
 }

@@ -14,15 +14,15 @@ public struct RequestEnvironment: Sendable {
     /// `nil`: no early retry.
     public let recovery: HostRecoveryCenter?
     public let random: RandomSource
+    /// What carries an attempt's bytes: `session` unless another transport was chosen.
+    public let transport: RequestTransport
 
     public var clock: RequestClock { events.clock }
 
-    /// What carries an attempt's bytes (the shared session).
-    var transport: RequestTransport { session }
-
-    public init(session: SharedSession = .shared, events: EventHub = EventHub(), gate: ConcurrencyGate? = nil,
-                recovery: HostRecoveryCenter? = nil, random: RandomSource = SystemRandomSource()) {
+    public init(session: SharedSession = .shared, transport: RequestTransport? = nil, events: EventHub = EventHub(),
+                gate: ConcurrencyGate? = nil, recovery: HostRecoveryCenter? = nil, random: RandomSource = SystemRandomSource()) {
         self.session = session
+        self.transport = transport ?? session
         self.events = events
         self.gate = gate
         self.recovery = recovery
@@ -57,12 +57,16 @@ public final class RequestQueue: Sendable {
     ///   - maxConcurrentRequestsPerHost: requests in flight at once to one host (`nil`: no
     ///     limit of its own). Waiters are served by their `queuePriority`.
     ///   - session: the shared session (one per process is the point).
+    ///   - transport: what carries the bytes; nil: `session` (URLSession). The
+    ///     `RequestTransportNIO` module's `NIOTransport.shared` runs on AsyncHTTPClient.
     ///   - clock, random: inject ``ManualClock`` / ``SeededRandomSource`` for exact tests.
-    public init(maxConcurrentRequests: Int = 6, maxConcurrentRequestsPerHost: Int? = nil, session: SharedSession = .shared, clock: RequestClock = SystemClock(),
+    public init(maxConcurrentRequests: Int = 6, maxConcurrentRequestsPerHost: Int? = nil, session: SharedSession = .shared,
+                transport: RequestTransport? = nil, clock: RequestClock = SystemClock(),
                 random: RandomSource = SystemRandomSource(), earlyRetry: HostRecoveryCenter.Options? = .init(),
                 probe: HostProbe = TCPConnectProbe()) {
         environment = RequestEnvironment(
             session: session,
+            transport: transport,
             events: EventHub(clock: clock),
             gate: ConcurrencyGate(limit: maxConcurrentRequests, perHostLimit: maxConcurrentRequestsPerHost),
             recovery: earlyRetry.map { HostRecoveryCenter(clock: clock, random: random, probe: probe, options: $0) },

@@ -7,7 +7,7 @@ import FoundationNetworking
 /// data, completion). Each callback first checks that its task is still the attempt's
 /// (``State/isCurrent(task:)``): a late callback of an earlier attempt changes nothing.
 extension RequestOperation {
-    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {
+    public func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {
         state.withLock { state -> URLRequest? in
             guard state.isCurrent(task: task) else { return nil }
             publish(&state, .redirect(status: response.statusCode, location: request.url?.absoluteString ?? ""))
@@ -15,7 +15,7 @@ extension RequestOperation {
         }
     }
 
-    func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition {
+    public func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition {
         let invalidTask = state.withLock { state -> TransportTask? in
             guard state.isCurrent(task: task) else { return nil }
             let now = environment.clock.now()
@@ -43,7 +43,7 @@ extension RequestOperation {
         return .allow
     }
 
-    func task(_ task: Int, didReceive data: Data) {
+    public func task(_ task: Int, didReceive data: Data) {
         state.withLock { state in
             guard state.isCurrent(task: task) else { return }
             if state.record.firstByteAt == nil {
@@ -55,7 +55,7 @@ extension RequestOperation {
         }
     }
 
-    func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+    public func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
         // Default handling can hang forever on Linux (swift-corelibs-foundation before PR
         // 5457). With no credential to offer, the 401 itself is the answer.
         let answer = options.challengeHandler?(challenge) ?? (.rejectProtectionSpace, nil)
@@ -67,7 +67,7 @@ extension RequestOperation {
         return answer
     }
 
-    func task(_ task: Int, didCompleteWithError error: Error?) {
+    public func task(_ task: Int, didCompleteWithError error: Error?) {
         let current = state.withLock { state -> (UInt64, AttemptFailure?, TransportError?)? in
             guard state.isCurrent(task: task) else { return nil }
             let (failure, reported) = Self.judge(state.current, answered: state.answer.response != nil, error: error)

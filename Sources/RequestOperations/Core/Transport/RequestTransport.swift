@@ -7,8 +7,15 @@ import FoundationNetworking
 /// transport and hears back through ``TransportCallbacks``. Everything above it (retries,
 /// interceptors, reactors, events) is the same whatever carries the bytes.
 ///
-/// ``SharedSession`` (one `URLSession` with a routing delegate) is the transport today.
-protocol RequestTransport: Sendable {
+/// ``SharedSession`` (one `URLSession` with a routing delegate) is the default; the
+/// `RequestTransportNIO` module has one on AsyncHTTPClient. A transport must:
+///
+/// - call back serially per task, in this order: redirect(s), response, data × N, completion;
+/// - ask ``TransportCallbacks/task(_:willRedirect:to:)`` before following a redirect;
+/// - report failures as `URLError`s with the codes URLSession would use (the retry policy
+///   judges those), and a cancelled task as `URLError.cancelled`;
+/// - never call back synchronously from ``resume(_:)`` or ``cancel(_:)``.
+public protocol RequestTransport: Sendable {
     /// Makes a task for `request` whose callbacks go to `handler`. Nothing is sent until
     /// ``resume(_:)``.
     func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask
@@ -18,14 +25,21 @@ protocol RequestTransport: Sendable {
     func cancel(_ task: TransportTask)
     /// Forgets a task that was made but never resumed.
     func discard(_ task: TransportTask)
+    /// Its name in the monitor's header and in `--transport` (`urlsession`, `nio`).
+    var name: String { get }
 }
 
 /// One request handed to a transport. `identifier` names it in every callback, so a handler
 /// that ran several tasks in turn (one per attempt) can ignore a late callback of an earlier one.
-struct TransportTask: Sendable {
-    let identifier: Int
+public struct TransportTask: Sendable {
+    public let identifier: Int
     /// The transport's own handle (a `URLSessionDataTask` for ``SharedSession``).
-    let handle: any Sendable
+    public let handle: any Sendable
+
+    public init(identifier: Int, handle: any Sendable) {
+        self.identifier = identifier
+        self.handle = handle
+    }
 }
 
 /// What a transport tells the owner of one task.
@@ -33,7 +47,7 @@ struct TransportTask: Sendable {
 /// Callbacks arrive serially, in URLSession's order: redirect(s), response, data × N,
 /// completion. On Linux an authentication challenge delivers the 401 response first, then
 /// the challenge, then the real response.
-protocol TransportCallbacks: AnyObject, Sendable {
+public protocol TransportCallbacks: AnyObject, Sendable {
     /// Return the request to follow the redirect, nil to stop at it.
     func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest?
     func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition

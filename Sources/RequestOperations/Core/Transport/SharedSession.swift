@@ -53,17 +53,19 @@ public final class SharedSession: RequestTransport, Sendable {
 
     // MARK: - RequestTransport
 
-    func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
+    public var name: String { "urlsession" }
+
+    public func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
         let task = session.dataTask(with: request)
         router.register(handler, for: task.taskIdentifier)
         return TransportTask(identifier: task.taskIdentifier, handle: task)
     }
 
-    func resume(_ task: TransportTask) {
+    public func resume(_ task: TransportTask) {
         (task.handle as? URLSessionDataTask)?.resume()
     }
 
-    func discard(_ task: TransportTask) {
+    public func discard(_ task: TransportTask) {
         _ = router.remove(task.identifier)
     }
 
@@ -75,7 +77,7 @@ public final class SharedSession: RequestTransport, Sendable {
     /// session's serial delegate queue, and the router never answers a redirect callback
     /// for a task it was asked to cancel: a redirect answered before runs its completion on
     /// the task's work queue ahead of the cancel, and one not answered never runs it.
-    func cancel(_ task: TransportTask) {
+    public func cancel(_ task: TransportTask) {
         guard let dataTask = task.handle as? URLSessionDataTask else { return }
         router.markCancelled(task.identifier)
         session.delegateQueue.addOperation { dataTask.cancel() }

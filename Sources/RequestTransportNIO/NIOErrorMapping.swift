@@ -1,0 +1,80 @@
+import AsyncHTTPClient
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// AsyncHTTPClient's and SwiftNIO's errors as the `URLError` codes URLSession gives for the
+/// same failures, so one retry policy decides the same on both transports. The message
+/// keeps NIO's own words.
+public enum NIOErrorMapping {
+    public static func urlError(_ error: Error) -> URLError {
+        if let error = error as? URLError { return error }
+        let code = code(for: error)
+        return URLError(code, userInfo: [NSLocalizedDescriptionKey: "\(TransportErrorWords.describe(code)) (\(error))"])
+    }
+
+    static func code(for error: Error) -> URLError.Code {
+        switch error {
+        case let error as HTTPClientError:
+            switch error {
+            case .cancelled: return .cancelled
+            case .readTimeout, .writeTimeout, .connectTimeout, .deadlineExceeded, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout:
+                return .timedOut
+            case .remoteConnectionClosed: return .networkConnectionLost
+            case .invalidURL, .emptyHost, .emptyScheme: return .badURL
+            case .redirectLimitReached, .redirectCycleDetected: return .httpTooManyRedirects
+            default: return error.description.lowercased().contains("scheme") ? .unsupportedURL : .badServerResponse
+            }
+        case let error as NIOConnectionError:
+            // Every address failed: none resolved, or each refused.
+            return error.connectionErrors.isEmpty ? .cannotFindHost : .cannotConnectToHost
+        case let error as IOError:
+            switch error.errnoCode {
+            case ECONNREFUSED: return .cannotConnectToHost
+            case ECONNRESET, EPIPE: return .networkConnectionLost
+            case ETIMEDOUT: return .timedOut
+            default: return .networkConnectionLost
+            }
+        case let error as ChannelError:
+            switch error {
+            case .connectTimeout: return .timedOut
+            default: return .networkConnectionLost
+            }
+        case is HTTPParserError:
+            return .badServerResponse
+        default:
+            let words = "\(error)".lowercased()
+            // NIOSSL's errors, named by their type so this module needs no TLS import.
+            if "\(type(of: error))".contains("SSL") {
+                return words.contains("certificate") ? .serverCertificateUntrusted : .secureConnectionFailed
+            }
+            if words.contains("refused") { return .cannotConnectToHost }
+            if words.contains("dns") || words.contains("resolve") { return .cannotFindHost }
+            return .unknown
+        }
+    }
+}
+
+/// TransportError's names, used for the message.
+enum TransportErrorWords {
+    static func describe(_ code: URLError.Code) -> String {
+        switch code {
+        case .cancelled: "cancelled"
+        case .timedOut: "timed out"
+        case .cannotFindHost: "cannot find host"
+        case .cannotConnectToHost: "cannot connect to host"
+        case .networkConnectionLost: "network connection lost"
+        case .badServerResponse: "bad server response"
+        case .secureConnectionFailed: "TLS handshake failed"
+        case .serverCertificateUntrusted: "TLS certificate not trusted"
+        case .badURL: "bad URL"
+        case .unsupportedURL: "unsupported URL"
+        case .httpTooManyRedirects: "too many redirects"
+        default: "URL error \(code.rawValue)"
+        }
+    }
+}

@@ -1,0 +1,221 @@
+import AsyncHTTPClient
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NIOCore
+import NIOHTTP1
+import RequestOperations
+import Synchronization
+
+/// One task of ``NIOTransport``: a request and the redirects it follows, each hop one
+/// AsyncHTTPClient request, reported to the handler as one URLSession-like task.
+///
+/// Callbacks come from the hop's event loop, one hop at a time, so they are serial; a late
+/// callback of a hop that was left (for a redirect, or cancelled) is dropped by its number.
+final class NIOExchange: Sendable {
+    static let maxRedirects = 16
+
+    private struct State {
+        var request: URLRequest
+        /// The hop under way (bumped for each redirect followed); callbacks of others are dropped.
+        var hop = 0
+        var redirects = 0
+        var running: HTTPClient.Task<Void>?
+        var started = false
+        var cancelled = false
+        var completed = false
+    }
+
+    let identifier: Int
+    private let handler: TransportCallbacks
+    private let client: HTTPClient
+    private let state: Mutex<State>
+
+    init(identifier: Int, request: URLRequest, handler: TransportCallbacks, client: HTTPClient) {
+        self.identifier = identifier
+        self.handler = handler
+        self.client = client
+        state = Mutex(State(request: request))
+    }
+
+    func start() {
+        let go = state.withLock { state -> (URLRequest, Int)? in
+            guard !state.started, !state.cancelled else { return nil }
+            state.started = true
+            return (state.request, state.hop)
+        }
+        guard let (request, hop) = go else { return }
+        send(request, hop: hop)
+    }
+
+    func cancel() {
+        let running = state.withLock { state -> HTTPClient.Task<Void>?? in
+            guard !state.completed, !state.cancelled else { return nil }
+            state.cancelled = true
+            return .some(state.running)
+        }
+        guard let running else { return }
+        if let running {
+            // The client reports the cancellation through didReceiveError, on its event loop.
+            running.cancel()
+        } else {
+            // Not sent yet (or between hops): report it, never synchronously.
+            DispatchQueue.global().async { self.complete(hop: nil, URLError(.cancelled)) }
+        }
+    }
+
+    private func send(_ request: URLRequest, hop: Int) {
+        let outgoing: HTTPClient.Request
+        do {
+            outgoing = try Self.clientRequest(request)
+        } catch {
+            DispatchQueue.global().async { self.complete(hop: hop, NIOErrorMapping.urlError(error)) }
+            return
+        }
+        let delegate = NIOHopDelegate(exchange: self, hop: hop, url: request.url!)
+        let task = client.execute(request: outgoing, delegate: delegate)
+        let cancelledMeanwhile = state.withLock { state -> Bool in
+            guard state.hop == hop else { return true }
+            state.running = task
+            return state.cancelled
+        }
+        if cancelledMeanwhile { task.cancel() }
+    }
+
+    static func clientRequest(_ request: URLRequest) throws -> HTTPClient.Request {
+        guard let url = request.url else { throw URLError(.badURL) }
+        var headers = HTTPHeaders()
+        for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
+        var body: HTTPClient.Body?
+        if let data = request.httpBody {
+            body = .bytes(data)
+        } else if let stream = request.httpBodyStream {
+            body = .bytes(Self.read(stream))
+        }
+        return try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"), headers: headers, body: body)
+    }
+
+    private static func read(_ stream: InputStream) -> Data {
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        stream.open()
+        defer { stream.close() }
+        while true {
+            let count = stream.read(&buffer, maxLength: buffer.count)
+            if count <= 0 { break }
+            data.append(buffer, count: count)
+        }
+        return data
+    }
+
+    // MARK: - From the hop's delegate
+
+    func isCurrent(_ hop: Int) -> Bool {
+        state.withLock { $0.hop == hop && !$0.completed }
+    }
+
+    /// A response head: a redirect to follow, or the response.
+    func received(_ head: HTTPResponseHead, hop: Int, url: URL) {
+        guard isCurrent(hop) else { return }
+        var fields: [String: String] = [:]
+        for (name, value) in head.headers {
+            fields[name] = fields[name].map { "\($0), \(value)" } ?? value
+        }
+        let response = HTTPURLResponse(url: url, statusCode: Int(head.status.code), httpVersion: "HTTP/\(head.version.major).\(head.version.minor)",
+                                       headerFields: fields)!
+        if let next = redirect(for: head, from: url, response: response, hop: hop) {
+            follow(next, leaving: hop)
+            return
+        }
+        if handler.task(identifier, didReceive: response) == .cancel { cancel() }
+    }
+
+    func received(_ data: Data, hop: Int) {
+        guard isCurrent(hop) else { return }
+        handler.task(identifier, didReceive: data)
+    }
+
+    /// The hop ended (error nil: the exchange completed).
+    func complete(hop: Int?, _ error: URLError?) {
+        let finish = state.withLock { state -> Bool in
+            guard !state.completed, hop == nil || state.hop == hop else { return false }
+            state.completed = true
+            state.running = nil
+            return true
+        }
+        guard finish else { return }
+        handler.task(identifier, didCompleteWithError: error)
+    }
+
+    // MARK: - Redirects
+
+    private func redirect(for head: HTTPResponseHead, from url: URL, response: HTTPURLResponse, hop: Int) -> URLRequest? {
+        let status = Int(head.status.code)
+        guard [301, 302, 303, 307, 308].contains(status), let location = head.headers.first(name: "Location"),
+              let target = URL(string: location, relativeTo: url)?.absoluteURL else { return nil }
+        let (current, redirects) = state.withLock { ($0.request, $0.redirects) }
+        guard redirects < Self.maxRedirects else {
+            complete(hop: hop, URLError(.httpTooManyRedirects))
+            return nil
+        }
+        var next = current
+        next.url = target
+        let method = current.httpMethod ?? "GET"
+        if status == 303 && method != "HEAD" || (status == 301 || status == 302) && method == "POST" {
+            next.httpMethod = "GET"
+            next.httpBody = nil
+            next.httpBodyStream = nil
+            next.setValue(nil, forHTTPHeaderField: "Content-Type")
+            next.setValue(nil, forHTTPHeaderField: "Content-Length")
+        }
+        return handler.task(identifier, willRedirect: response, to: next)
+    }
+
+    private func follow(_ request: URLRequest, leaving hop: Int) {
+        let next = state.withLock { state -> (HTTPClient.Task<Void>?, Int)? in
+            guard state.hop == hop, !state.completed, !state.cancelled else { return nil }
+            state.hop += 1
+            state.redirects += 1
+            state.request = request
+            let leaving = state.running
+            state.running = nil
+            return (leaving, state.hop)
+        }
+        guard let (leaving, hop) = next else { return }
+        leaving?.cancel()
+        send(request, hop: hop)
+    }
+}
+
+/// The AsyncHTTPClient delegate of one hop: passes what it hears to the exchange.
+final class NIOHopDelegate: HTTPClientResponseDelegate, Sendable {
+    typealias Response = Void
+    let exchange: NIOExchange
+    let hop: Int
+    let url: URL
+
+    init(exchange: NIOExchange, hop: Int, url: URL) {
+        self.exchange = exchange
+        self.hop = hop
+        self.url = url
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        exchange.received(head, hop: hop, url: url)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        exchange.received(Data(buffer.readableBytesView), hop: hop)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveError(task: HTTPClient.Task<Void>, _ error: Error) {
+        exchange.complete(hop: hop, NIOErrorMapping.urlError(error))
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+        exchange.complete(hop: hop, nil)
+    }
+}

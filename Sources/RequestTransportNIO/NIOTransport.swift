@@ -1,0 +1,73 @@
+import AsyncHTTPClient
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NIOCore
+import RequestOperations
+import Synchronization
+
+/// A ``RequestTransport`` on AsyncHTTPClient (SwiftNIO): the same operations, events and
+/// monitor as with URLSession, without FoundationNetworking underneath.
+///
+/// ```swift
+/// let queue = RequestQueue(maxConcurrentRequests: 8, transport: NIOTransport.shared)
+/// ```
+///
+/// - One `HTTPClient` per transport; ``shared`` is the process's, as `SharedSession.shared`
+///   is for URLSession.
+/// - Redirects are not followed by the client: the operation is asked (so they show as
+///   `redirect` events) and the transport follows them, as URLSession does (301/302 turn a
+///   POST into a GET, 303 anything but HEAD; 307/308 keep the method and body), up to 16.
+/// - Bodies stream: each part the client reads is one `data` callback; nothing is buffered
+///   whole. Request bodies are sent as given (a body stream is read first).
+/// - Errors are `URLError`s with the codes URLSession would use (``NIOErrorMapping``), so a
+///   retry policy decides the same on both transports.
+/// - Its connection pool allows 512 connections per host: the queue's limits decide. It does
+///   not retry a connection that failed: the retry policy does.
+public final class NIOTransport: RequestTransport {
+    public static let shared = NIOTransport()
+
+    public let client: HTTPClient
+    public var name: String { "nio" }
+    private let nextIdentifier = Mutex(0)
+
+    /// - Parameter configuration: the client's; redirects are always left to the transport,
+    ///   decompression is off (the body is reported as it arrives, as its size says).
+    public init(configuration: HTTPClient.Configuration = HTTPClient.Configuration()) {
+        var configuration = configuration
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(
+            idleTimeout: configuration.connectionPool.idleTimeout, concurrentHTTP1ConnectionsPerHostSoftLimit: 512)
+        // A connection that cannot be made fails the attempt at once, as with URLSession: the
+        // retry policy (and early retry) decide what happens next. The client's own retrying
+        // would hold a refused connection for its 10 s connect timeout.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// Closes the client's connections; the transport cannot be used afterwards. Not for
+    /// ``shared``, which lives as long as the process.
+    public func shutdown() async throws {
+        try await client.shutdown()
+    }
+
+    public func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
+        let identifier = nextIdentifier.withLock { value in
+            value += 1
+            return value
+        }
+        return TransportTask(identifier: identifier, handle: NIOExchange(identifier: identifier, request: request, handler: handler, client: client))
+    }
+
+    public func resume(_ task: TransportTask) {
+        (task.handle as? NIOExchange)?.start()
+    }
+
+    public func cancel(_ task: TransportTask) {
+        (task.handle as? NIOExchange)?.cancel()
+    }
+
+    public func discard(_ task: TransportTask) {}
+}
