@@ -77,7 +77,9 @@ let package = Package(
         .target(name: "ParserFuzzing", dependencies: ["ReqtopCLI", "RequestArchive", "RequestEndpoint", "RequestEventFormat", "RequestMonitor", "RequestOperations"]),
         .executableTarget(
             name: "reqtop-bench",
-            dependencies: ["RequestOperations", "RequestEventFormat", "RequestEndpoint", "FaultServer"],
+            dependencies: ["RequestOperations", "RequestEventFormat", "RequestEndpoint", "RequestTransportNIO", "FaultServer",
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "NIOCore", package: "swift-nio")],
             path: "Benchmarks/ThroughputBenchmark"
         ),
         .executableTarget(

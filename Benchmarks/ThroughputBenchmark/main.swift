@@ -13,7 +13,11 @@
 // Then the cost of the async API: the same operations from completion handlers and from
 // Tasks awaiting `response(for:)`, alternating (AsyncCost.swift).
 //
-//   swift run -c release reqtop-bench [--requests N] [--rounds R] [--endpoint-only | --async-only]
+// Then, with --transport nio, the NIO transport: operations on it against raw
+// AsyncHTTPClient and against the URLSession transport; and the CPU a process spends while
+// 100 requests wait 10 s for a slow route, on each transport (NIOCost.swift).
+//
+//   swift run -c release reqtop-bench [--requests N] [--rounds R] [--endpoint-only | --async-only | --transport nio]
 import FaultServer
 import Foundation
 #if canImport(FoundationNetworking)
@@ -21,6 +25,7 @@ import FoundationNetworking
 #endif
 import RequestEndpoint
 import RequestOperations
+import RequestTransportNIO
 import Synchronization
 
 func argument(_ name: String, default value: Int) -> Int {
@@ -166,11 +171,19 @@ func operations(inFlight: Int, watching: Watching = .none) -> Double {
 }
 
 print("reqtop-bench: \(requests) GETs of 64 bytes on 127.0.0.1, best of \(rounds) alternating rounds")
+/// Which parts run: all but the NIO part by default; one part with its flag.
+enum Part { case operations, endpoint, async, nio }
+let parts: Set<Part> = {
+    let arguments = CommandLine.arguments
+    if arguments.contains("--endpoint-only") { return [.endpoint] }
+    if arguments.contains("--async-only") { return [.async] }
+    if let index = arguments.firstIndex(of: "--transport"), index + 1 < arguments.count, arguments[index + 1] == "nio" { return [.nio] }
+    if arguments.contains("--profile-nio") || arguments.contains("--profile-endpoint") { return [] }
+    return [.operations, .endpoint, .async]
+}()
 _ = reference(inFlight: 8)
 _ = operations(inFlight: 8)
-let asyncOnly = CommandLine.arguments.contains("--async-only")
-let endpointOnly = CommandLine.arguments.contains("--endpoint-only")
-for inFlight in endpointOnly || asyncOnly ? [] : [1, 8] {
+for inFlight in parts.contains(.operations) ? [1, 8] : [] {
     var best = (reference: 0.0, delegate: 0.0, operations: 0.0)
     for _ in 0..<rounds {
         best.reference = max(best.reference, reference(inFlight: inFlight))
@@ -186,7 +199,7 @@ if CommandLine.arguments.contains("--profile-endpoint") {
     for _ in 0..<rounds { _ = operations(inFlight: 8, watching: .endpointAndMonitor) }
     exit(0)
 }
-for inFlight in asyncOnly ? [] : [1, 8] {
+for inFlight in parts.contains(.endpoint) ? [1, 8] : [] {
     var best = (none: 0.0, endpoint: 0.0, monitor: 0.0)
     for _ in 0..<rounds {
         best.none = max(best.none, operations(inFlight: inFlight))
@@ -196,8 +209,8 @@ for inFlight in asyncOnly ? [] : [1, 8] {
     print(String(format: "endpoint, in flight %d: no endpoint %.0f req/s | endpoint, no monitor %.0f req/s (%.2f) | one monitor attached %.0f req/s (%.2f)",
                  inFlight, best.none, best.endpoint, best.endpoint / best.none, best.monitor, best.monitor / best.none))
 }
-_ = AsyncCost.asyncTasks(requests: requests / 4, inFlight: 8, url: url)  // warm the cooperative pool
-for inFlight in endpointOnly ? [] : [1, 8] {
+if parts.contains(.async) { _ = AsyncCost.asyncTasks(requests: requests / 4, inFlight: 8, url: url) }  // warm the cooperative pool
+for inFlight in parts.contains(.async) ? [1, 8] : [] {
     var best = (completion: 0.0, async: 0.0)
     for _ in 0..<rounds {
         best.completion = max(best.completion, AsyncCost.completionHandlers(requests: requests, inFlight: inFlight, url: url))
@@ -205,6 +218,29 @@ for inFlight in endpointOnly ? [] : [1, 8] {
     }
     print(String(format: "async, %d at a time: completion handlers %.0f req/s | await response(for:) %.0f req/s (%.3f)",
                  inFlight, best.completion, best.async, best.async / best.completion))
+}
+if CommandLine.arguments.contains("--profile-nio") {
+    // For `perf record`: only operations on the NIO transport, 8 in flight.
+    for _ in 0..<rounds { _ = NIOCost.operations(requests: requests, inFlight: 8, url: url, transport: NIOTransport.shared) }
+    exit(0)
+}
+if parts.contains(.nio) {
+    _ = NIOCost.rawClient(requests: requests / 4, inFlight: 8, url: url)
+    for inFlight in [1, 8] {
+        var best = (raw: 0.0, nio: 0.0, urlsession: 0.0)
+        for _ in 0..<rounds {
+            best.raw = max(best.raw, NIOCost.rawClient(requests: requests, inFlight: inFlight, url: url))
+            best.nio = max(best.nio, NIOCost.operations(requests: requests, inFlight: inFlight, url: url, transport: NIOTransport.shared))
+            best.urlsession = max(best.urlsession, NIOCost.operations(requests: requests, inFlight: inFlight, url: url, transport: SharedSession.shared))
+        }
+        print(String(format: "nio, in flight %d: raw AsyncHTTPClient %.0f req/s | operations on NIO %.0f req/s (%.2f of raw) | operations on URLSession %.0f req/s (NIO is %.2f×)",
+                     inFlight, best.raw, best.nio, best.nio / best.raw, best.urlsession, best.nio / best.urlsession))
+    }
+    let slow = server.url("/delay/10000")
+    for (name, transport) in [("nio", NIOTransport.shared as RequestTransport), ("urlsession", SharedSession.shared)] {
+        let share = NIOCost.cpuWhileWaiting(count: 100, seconds: 10, slowURL: slow, transport: transport)
+        print(String(format: "cpu, 100 requests waiting 10 s on %@: %.1f %% of a core (this process, the fault server included)", name, share * 100))
+    }
 }
 try? FileManager.default.removeItem(atPath: endpointDirectory)
 server.stop()

@@ -139,10 +139,14 @@ private struct RecentOperations {
     static let limit = 2_000
     var byID: [String: RequestOperation] = [:]
     var order: [String] = []
+    /// The size at which to look for finished ones to forget next. When every one is still
+    /// running none can go, so the next look waits for another quarter of the limit:
+    /// without that, adding 5,000 at once scanned the whole list on every add past 2,500.
+    private var nextTrim = limit + limit / 4
 
     mutating func add(_ operation: RequestOperation) {
         if byID.updateValue(operation, forKey: operation.id) == nil { order.append(operation.id) }
-        guard order.count > Self.limit + Self.limit / 4 else { return }
+        guard order.count > nextTrim else { return }
         // Forget finished ones, oldest first, down to the limit; running ones stay.
         var excess = order.count - Self.limit
         order.removeAll { id in
@@ -151,5 +155,6 @@ private struct RecentOperations {
             excess -= 1
             return true
         }
+        nextTrim = max(Self.limit, order.count) + Self.limit / 4
     }
 }
