@@ -4,7 +4,8 @@ import PackageDescription
 // reqtop: HTTP requests as Operations over one shared URLSession, and a terminal monitor.
 // The modules and what each may depend on are in ARCHITECTURE.md: the engine
 // (RequestOperations) depends on Foundation only and everything else on it, never the other
-// way; the fault server is the only user of SwiftNIO; the command line ties them together.
+// way; SwiftNIO is used by the fault server and the NIO transport only; the command line ties
+// them together.
 let package = Package(
     name: "reqtop",
     platforms: [.macOS(.v15)],
