@@ -131,6 +131,11 @@ final class NIOExchange: Sendable {
         if handler.task(identifier, didReceive: response) == .cancel { cancel() }
     }
 
+    func sentRequest(hop: Int) {
+        guard isCurrent(hop) else { return }
+        handler.taskDidSendRequest(identifier)
+    }
+
     func received(_ data: Data, hop: Int) {
         guard isCurrent(hop) else { return }
         handler.task(identifier, didReceive: data)
@@ -199,6 +204,10 @@ final class NIOHopDelegate: HTTPClientResponseDelegate, Sendable {
         self.exchange = exchange
         self.hop = hop
         self.url = url
+    }
+
+    func didSendRequest(task: HTTPClient.Task<Void>) {
+        exchange.sentRequest(hop: hop)
     }
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {

@@ -107,6 +107,7 @@ final class HARExportTests: XCTestCase {
         RequestEvent(time: 0.12, operationID: "a", attempt: 1, payload: .retryScheduled(delay: 1, reason: "status 503; Retry-After 1s")),
         RequestEvent(time: 1.12, operationID: "a", attempt: 2, payload: .started),
         RequestEvent(time: 1.13, operationID: "a", attempt: 2, payload: .taskCreated(taskIdentifier: 2, url: "http://h/x?page=2")),
+        RequestEvent(time: 1.14, operationID: "a", attempt: 2, payload: .sent),  // the NIO transport says when the request was written
         RequestEvent(time: 1.20, operationID: "a", attempt: 2, payload: .response(status: 200, headers: ["Content-Type": "text/plain"], expectedBytes: 2)),
         RequestEvent(time: 1.25, operationID: "a", attempt: 2, payload: .data(bytes: 2)),
         RequestEvent(time: 1.25, operationID: "a", attempt: 2, payload: .taskCompleted(error: nil)),
@@ -145,6 +146,10 @@ final class HARExportTests: XCTestCase {
         let first = entries[0]
         XCTAssertEqual((first["response"] as? [String: Any])?["status"] as? Int, 503)
         XCTAssertEqual(((first["timings"] as? [String: Double])?["wait"])!, 80, accuracy: 0.001)
+        XCTAssertEqual(((first["timings"] as? [String: Double])?["send"])!, 0, "no sent event: no send time")
+        let second = try XCTUnwrap(entries.first { ($0["_reqtop"] as? [String: Any])?["attempt"] as? Int == 2 })
+        XCTAssertEqual(((second["timings"] as? [String: Double])?["send"])!, 10, accuracy: 0.001, "taskCreated to sent")
+        XCTAssertEqual(((second["timings"] as? [String: Double])?["wait"])!, 60, accuracy: 0.001, "sent to response")
         let reqtop = try XCTUnwrap(first["_reqtop"] as? [String: Any])
         XCTAssertEqual(reqtop["op"] as? String, "a")
         XCTAssertEqual(reqtop["attempt"] as? Int, 1)

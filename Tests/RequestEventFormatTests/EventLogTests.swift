@@ -28,6 +28,7 @@ final class EventLogTests: XCTestCase {
             .built(method: "GET", url: "http://h/items/7", headers: ["Authorization": "[redacted]"], body: nil),
             .built(method: "POST", url: "http://h/items", headers: [:], body: .bytes(Data("id=7".utf8))),
             .started,
+            .sent,
             .preparationFailed(reason: "no token"),
             .taskCreated(taskIdentifier: 7, url: "http://h/a"),
             .redirect(status: 302, location: "http://h/b"),

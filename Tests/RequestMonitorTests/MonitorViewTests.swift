@@ -191,6 +191,26 @@ final class MonitorViewTests: XCTestCase {
         XCTAssert(text.contains("built"), text)
     }
 
+    /// With a `sent` event (the NIO transport) the Timing tab splits each attempt.
+    func testTheTimingTabSplitsAnAttemptWhenTheTransportSaidWhenItWasSent() {
+        var model = QueueModel(source: "nio")
+        func event(_ t: TimeInterval, _ payload: RequestEvent.Payload) {
+            model.apply(RequestEvent(time: t, operationID: "timed", attempt: 1, payload: payload))
+        }
+        event(0, .queued(method: "GET", url: "http://api.test/x", headers: [:], maxAttempts: 1))
+        event(0, .started)
+        event(0.001, .taskCreated(taskIdentifier: 1, url: "http://api.test/x"))
+        event(0.002, .sent)
+        event(0.052, .response(status: 200, headers: [:], expectedBytes: 10))
+        event(0.062, .data(bytes: 10))
+        event(0.062, .taskCompleted(error: nil))
+        event(0.062, .finished(outcome: .success, status: 200, attempts: 1, duration: 0.062, reason: nil))
+        var state = MonitorState()
+        state.screen = .detail(id: "timed", tab: .timing)
+        let text = render(model, state: state, now: 1).text
+        XCTAssert(text.contains("attempt 1: send 1.0ms · wait 50.0ms · receive 10.0ms"), text)
+    }
+
     func testHeldRequestsAndReactorsShowWhatTheyWaitFor() {
         var model = QueueModel(source: "flow")
         func event(_ t: TimeInterval, _ op: String, _ attempt: Int, _ payload: RequestEvent.Payload) {

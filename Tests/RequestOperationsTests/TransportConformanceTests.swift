@@ -51,6 +51,29 @@ struct TransportConformanceTests {
         #expect(recorder.events(of: "download").compactMap { if case .data(let n) = $0.payload { n } else { nil } }.reduce(0, +) == 70_000)
     }
 
+    /// The NIO transport says when the request was written whole (`sent`), which splits the
+    /// attempt into send and wait; URLSession on Linux cannot, and publishes nothing.
+    @Test(arguments: TransportKind.allCases)
+    func theMomentTheRequestWasWrittenIsAnEventWhereTheTransportKnowsIt(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = queue(kind)
+        let recorder = EventRecorder(queue.events)
+        let result = try await queue.response(for: URLRequest(url: server.url("/delay/50")), id: "timed")
+        let names = names(recorder, "timed")
+        switch kind {
+        case .nio:
+            #expect(names == ["queued", "started", "taskCreated", "sent", "response", "data", "taskCompleted", "finished"], "\(names)")
+            let attempt = try #require(result.attempts.first)
+            let sent = try #require(attempt.requestSentAt)
+            let response = try #require(attempt.responseAt)
+            #expect(response - sent >= 0.04, "the server's 50 ms are wait, after the send")
+        case .urlsession:
+            #expect(!names.contains("sent"))
+            #expect(result.attempts.first?.requestSentAt == nil)
+        }
+    }
+
     @Test(arguments: TransportKind.allCases)
     func aBodyIsSentAndRedirectsAreEventsTheOperationAnswers(_ kind: TransportKind) async throws {
         let server = try FaultServer.start()

@@ -76,12 +76,13 @@ public enum HARExport {
 
     private static func entry(id: String, attempt: Int, events: [RequestEvent], started: TimeInterval, startedAt: Date,
                               request: SentRequest) -> [String: Any] {
-        var taskCreated: TimeInterval?, responseAt: TimeInterval?, end: TimeInterval?
+        var taskCreated: TimeInterval?, requestSent: TimeInterval?, responseAt: TimeInterval?, end: TimeInterval?
         var status = 0, responseHeaders: [String: String] = [:], bytes = 0, error: TransportError?
         var delay: TimeInterval?, reason: String?, outcome: String?, redirect = ""
         for event in events {
             switch event.payload {
             case .taskCreated: taskCreated = taskCreated ?? event.time
+            case .sent: requestSent = event.time
             case .response(let s, let h, _):
                 status = s
                 responseHeaders = h
@@ -105,7 +106,11 @@ public enum HARExport {
         let sent = taskCreated ?? started
         let finish = end ?? events.last?.time ?? started
         let blocked = max(0, sent - started) * 1000
-        let wait = max(0, (responseAt ?? finish) - sent) * 1000
+        // With a `sent` event (the NIO transport) the time to write the request is `send`
+        // and `wait` starts when it was written; without one `send` is 0, as before.
+        let written = requestSent.map { max(sent, $0) } ?? sent
+        let send = (written - sent) * 1000
+        let wait = max(0, (responseAt ?? finish) - written) * 1000
         let receive = responseAt.map { max(0, finish - $0) * 1000 } ?? 0
         let contentType = responseHeaders.first { $0.key.lowercased() == "content-type" }?.value ?? ""
         var reqtop: [String: Any] = [
@@ -123,7 +128,7 @@ public enum HARExport {
         if let postData = request.postData.fields { requestFields["postData"] = postData }
         var entry: [String: Any] = [
             "startedDateTime": HARDate.format(startedAt.addingTimeInterval(started)),
-            "time": blocked + wait + receive,
+            "time": blocked + send + wait + receive,
             "request": requestFields,
             "response": [
                 "status": status, "statusText": status == 0 ? "" : HTTPURLResponse.localizedString(forStatusCode: status),
@@ -132,7 +137,7 @@ public enum HARExport {
                 "redirectURL": redirect, "headersSize": -1, "bodySize": status == 0 ? -1 : bytes,
             ] as [String: Any],
             "cache": [:] as [String: Any],
-            "timings": ["blocked": blocked, "dns": -1, "connect": -1, "ssl": -1, "send": 0, "wait": wait, "receive": receive],
+            "timings": ["blocked": blocked, "dns": -1, "connect": -1, "ssl": -1, "send": send, "wait": wait, "receive": receive],
             "_reqtop": reqtop,
         ]
         if let error { entry["_error"] = "\(error.code) \(error.message)" }

@@ -196,6 +196,10 @@ public enum HARImport {
             RequestEvent(time: offset, operationID: id, attempt: 1, payload: .started),
             RequestEvent(time: offset + before, operationID: id, attempt: 1, payload: .taskCreated(taskIdentifier: 0, url: url)),
         ]
+        // A tool that timed the send (browsers do) splits the attempt as reqtop's NIO transport does.
+        if !failed, send > 0 {
+            events.append(RequestEvent(time: offset + before + send, operationID: id, attempt: 1, payload: .sent))
+        }
         if !failed {
             events.append(RequestEvent(time: offset + before + send + wait, operationID: id, attempt: 1,
                                        payload: .response(status: code, headers: headers(entry.response.headers), expectedBytes: size > 0 ? Int(size) : nil)))

@@ -29,6 +29,11 @@ public struct OperationRow: Sendable, Equatable {
         /// The wait chosen after it, and why (or why it was the last).
         public var delay: TimeInterval?
         public var decision: String?
+        /// When its task was made, the request written whole (transports that tell), and
+        /// the response began: the attempt's send, wait and receive.
+        public var taskAt: TimeInterval?
+        public var sentAt: TimeInterval?
+        public var responseAt: TimeInterval?
     }
 
     public let id: String
@@ -107,7 +112,10 @@ public struct OperationRow: Sendable, Equatable {
         case .preparationFailed(let reason):
             lastError = reason
             updateAttempt { $0.error = reason }
+        case .sent:
+            updateAttempt { $0.sentAt = t }
         case .taskCreated(_, let url):
+            updateAttempt { $0.taskAt = $0.taskAt ?? t }
             state = .running
             // A dependent request is built from its parents' results: show what was sent.
             if !url.isEmpty, url != self.url { setURL(url) }
@@ -118,7 +126,10 @@ public struct OperationRow: Sendable, Equatable {
             responseHeaders = headers
             expectedBytes = expected
             bytes = 0
-            updateAttempt { $0.status = status }
+            updateAttempt {
+                $0.status = status
+                $0.responseAt = t
+            }
         case .data(let count):
             bytes += count
         case .taskCompleted(let error):

@@ -68,7 +68,7 @@ extension MonitorView {
             let start = row.queuedAt
             let end = max(row.finishedAt ?? now, start + 0.001)
             let barWidth = 40
-            return row.segments.map { segment in
+            var lines: [(String, CellGrid.Style)] = row.segments.map { segment in
                 let from = min(barWidth - 1, Int(Double(barWidth) * Self.fraction(segment.start, from: start, span: end - start)))
                 let to = max(from + 1, Int(Double(barWidth) * Self.fraction(segment.end ?? now, from: start, span: end - start)))
                 let bar = String(repeating: " ", count: min(barWidth, from))
@@ -81,7 +81,24 @@ extension MonitorView {
                 return ("\(fit(label, 10)) \(fit(bar, barWidth))  \(String(format: "%.3f", segment.start - start))  \(duration)",
                         segment.kind == .wait ? theme.style(.backoff) : .plain)
             }
+            let phases = row.attempts.compactMap { attempt in Self.phases(attempt, end: attempt.end ?? now) }
+            if !phases.isEmpty { lines += [("", .plain)] + phases.map { ($0, CellGrid.Style(dim: true)) } }
+            return lines
         }
+    }
+
+    /// "attempt 2: send 0.4ms · wait 12.1ms · receive 3.0ms", for an attempt whose transport
+    /// said when the request was written.
+    static func phases(_ attempt: OperationRow.Attempt, end: TimeInterval) -> String? {
+        guard let task = attempt.taskAt, let sent = attempt.sentAt else { return nil }
+        func ms(_ seconds: TimeInterval) -> String { String(format: "%.1fms", max(0, seconds) * 1000) }
+        var parts = ["send \(ms(sent - task))"]
+        if let response = attempt.responseAt {
+            parts += ["wait \(ms(response - sent))", "receive \(ms(end - response))"]
+        } else {
+            parts.append("waiting \(ms(end - sent))")
+        }
+        return "attempt \(attempt.number): " + parts.joined(separator: " · ")
     }
 
     static func describe(_ payload: RequestEvent.Payload, _ theme: Theme) -> String {
@@ -89,6 +106,7 @@ extension MonitorView {
         case .queued(let method, let url, _, _, let body, _), .built(let method, let url, _, let body):
             "\(method) \(url)" + (body.map { " (" + Self.bodySize($0) + ")" } ?? "")
         case .started, .other: ""
+        case .sent: "request written"
         case .missed(let count): "\(count) events missed"
         case .preparationFailed(let reason), .validationFailed(let reason): reason
         case .taskCreated(let task, _): "task \(task)"

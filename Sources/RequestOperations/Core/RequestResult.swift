@@ -119,6 +119,8 @@ public struct AttemptRecord: Sendable, Equatable {
     public var startedAt: TimeInterval?
     /// When its task was resumed.
     public var sentAt: TimeInterval?
+    /// When the transport had written the whole request (nil when it cannot tell).
+    public var requestSentAt: TimeInterval?
     public var responseAt: TimeInterval?
     public var firstByteAt: TimeInterval?
     public var endedAt: TimeInterval?

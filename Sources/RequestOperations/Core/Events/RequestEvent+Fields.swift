@@ -32,6 +32,8 @@ extension RequestEvent.Payload {
             return "built"
         case .started:
             return "started"
+        case .sent:
+            return "sent"
         case .preparationFailed(let reason):
             w.string("reason", reason)
             return "preparationFailed"
@@ -119,6 +121,7 @@ extension RequestEvent.Payload {
         case "built":
             self = .built(method: try r.string("method"), url: try r.string("url"), headers: r.headers("headers"), body: try Self.readBody(r))
         case "started": self = .started
+        case "sent": self = .sent
         case "preparationFailed": self = .preparationFailed(reason: try r.string("reason"))
         case "taskCreated": self = .taskCreated(taskIdentifier: try r.int("task"), url: r.optionalString("url") ?? "")
         case "redirect": self = .redirect(status: try r.int("status"), location: try r.string("location"))

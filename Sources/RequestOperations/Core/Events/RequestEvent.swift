@@ -44,6 +44,9 @@ public struct RequestEvent: Sendable, Equatable {
         case preparationFailed(reason: String)
         /// `taskCreated`: `task` (the URLSession task identifier), `url` as sent.
         case taskCreated(taskIdentifier: Int, url: String)
+        /// `sent`: the request (head and body) was written whole. From transports that can
+        /// tell (NIO); URLSession on Linux cannot. Splits an attempt's time into send and wait.
+        case sent
         /// `redirect`: `status`, `location`.
         case redirect(status: Int, location: String)
         /// `response`: `status`, `headers`, `expectedBytes` (absent when unknown).

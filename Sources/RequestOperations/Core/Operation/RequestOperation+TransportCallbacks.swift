@@ -15,6 +15,14 @@ extension RequestOperation {
         }
     }
 
+    public func taskDidSendRequest(_ task: Int) {
+        state.withLock { state in
+            guard state.isCurrent(task: task) else { return }
+            state.record.requestSentAt = environment.clock.now()
+            publish(&state, .sent)
+        }
+    }
+
     public func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition {
         let invalidTask = state.withLock { state -> TransportTask? in
             guard state.isCurrent(task: task) else { return nil }

@@ -55,4 +55,11 @@ public protocol TransportCallbacks: AnyObject, Sendable {
     func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?)
     /// The last callback of a task: `error` is nil when the exchange completed.
     func task(_ task: Int, didCompleteWithError error: Error?)
+    /// The request was written whole (head and body), before its response; for transports
+    /// that can tell. Optional: the default does nothing.
+    func taskDidSendRequest(_ task: Int)
+}
+
+extension TransportCallbacks {
+    public func taskDidSendRequest(_ task: Int) {}
 }
