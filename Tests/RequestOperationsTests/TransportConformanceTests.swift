@@ -131,6 +131,27 @@ struct TransportConformanceTests {
         }
     }
 
+    /// A connection the server dropped: a long backoff, cut short when another request to the
+    /// same host succeeds (early retry judges the transport's error code, so it must match).
+    @Test(arguments: TransportKind.allCases)
+    func aDroppedConnectionIsRetriedEarlyWhenTheHostAnswersAgain(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(transport: kind.make())
+        let recorder = EventRecorder(queue.events)
+        let longWait = ExponentialBackoffRetryPolicy(maxAttempts: 3, baseDelay: 30, jitter: .none, retryBudget: nil)
+        let waiting = queue.add(URLRequest(url: server.url("/flaky/\(kind)-drop?failures=1&status=drop")), id: "waiting",
+                                options: RequestOptions(retryPolicy: longWait))
+        try await waitUntil { if case .waitingToRetry = waiting.phase { true } else { false } }
+        let started = Date()
+        queue.add(URLRequest(url: server.url("/echo")), id: "other")
+        let result = await waiting.finished
+        #expect(result.outcome == .success)
+        #expect(Date().timeIntervalSince(started) < 5, "not the 30 s backoff")
+        let triggers = recorder.events(of: "waiting").compactMap { if case .earlyRetry(let trigger, _) = $0.payload { trigger } else { nil } }
+        #expect(triggers == ["host-success:other"])
+    }
+
     @Test(arguments: TransportKind.allCases)
     func cancellingEndsEveryStageAtOnceAndCompletesOnce(_ kind: TransportKind) async throws {
         let server = try FaultServer.start()
