@@ -13,6 +13,13 @@ import Synchronization
 ///
 /// Callbacks come from the hop's event loop, one hop at a time, so they are serial; a late
 /// callback of a hop that was left (for a redirect, or cancelled) is dropped by its number.
+///
+/// `start()` and `cancel()` never call back before they return (the engine calls them
+/// holding the operation's lock): AsyncHTTPClient runs a request, or a cancel, inline when
+/// asked on an event loop — the request's head is written and `didSendRequest` called before
+/// `execute` returns — so both are handed to an event loop first. (Seen in CI: a slot freed
+/// on an event loop started the next request there, and its `sent` callback took the lock
+/// the engine held: "Recursive call to lock Mutex".)
 final class NIOExchange: Sendable {
     static let maxRedirects = 16
 
@@ -30,12 +37,15 @@ final class NIOExchange: Sendable {
     let identifier: Int
     private let handler: TransportCallbacks
     private let client: HTTPClient
+    /// Where `start()` and `cancel()` do their work, after returning.
+    private let eventLoop: EventLoop
     private let state: Mutex<State>
 
     init(identifier: Int, request: URLRequest, handler: TransportCallbacks, client: HTTPClient) {
         self.identifier = identifier
         self.handler = handler
         self.client = client
+        eventLoop = client.eventLoopGroup.any()
         state = Mutex(State(request: request))
     }
 
@@ -46,7 +56,7 @@ final class NIOExchange: Sendable {
             return (state.request, state.hop)
         }
         guard let (request, hop) = go else { return }
-        send(request, hop: hop)
+        eventLoop.execute { self.send(request, hop: hop) }
     }
 
     func cancel() {
@@ -56,12 +66,14 @@ final class NIOExchange: Sendable {
             return .some(state.running)
         }
         guard let running else { return }
-        if let running {
-            // The client reports the cancellation through didReceiveError, on its event loop.
-            running.cancel()
-        } else {
-            // Not sent yet (or between hops): report it, never synchronously.
-            DispatchQueue.global().async { self.complete(hop: nil, URLError(.cancelled)) }
+        eventLoop.execute {
+            if let running {
+                // The client reports the cancellation through didReceiveError.
+                running.cancel()
+            } else {
+                // Not sent yet (or between hops): report it here.
+                self.complete(hop: nil, URLError(.cancelled))
+            }
         }
     }
 
@@ -70,7 +82,7 @@ final class NIOExchange: Sendable {
         do {
             outgoing = try Self.clientRequest(request)
         } catch {
-            DispatchQueue.global().async { self.complete(hop: hop, NIOErrorMapping.urlError(error)) }
+            complete(hop: hop, NIOErrorMapping.urlError(error))
             return
         }
         let delegate = NIOHopDelegate(exchange: self, hop: hop, url: request.url!)

@@ -202,6 +202,28 @@ struct TransportConformanceTests {
         #expect(Date().timeIntervalSince(started) < 3)
     }
 
+    /// One slot, 300 requests, a third of them cancelled as they go: each freed slot starts
+    /// the next request from inside the transport's callback (on NIO, on its event loop), so
+    /// a transport that called back before `resume` returned would take the operation's lock
+    /// twice — seen once in CI as "Recursive call to lock Mutex".
+    @Test(arguments: TransportKind.allCases)
+    func aSlotFreedInACallbackStartsTheNextRequestSafely(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = queue(kind, 1)
+        let counter = CompletionCounter()
+        let operations = (0..<300).map { index in
+            queue.add(URLRequest(url: server.url(index % 3 == 0 ? "/delay/5" : "/echo")), id: "c\(index)", completion: counter.handler)
+        }
+        for (index, operation) in operations.enumerated() where index % 3 == 0 {
+            try await Task.sleep(nanoseconds: 1_000_000)
+            operation.cancel()
+        }
+        try await waitUntil { counter.count == 300 }
+        #expect(operations.allSatisfy { $0.result != nil })
+        #expect(operations.enumerated().filter { $0.offset % 3 != 0 }.allSatisfy { $0.element.result?.outcome == .success })
+    }
+
     @Test(arguments: TransportKind.allCases)
     func fiveHundredAtOnceEachGetExactlyTheirOwnBytes(_ kind: TransportKind) async throws {
         let server = try FaultServer.start()

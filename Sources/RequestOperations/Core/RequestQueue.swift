@@ -68,7 +68,8 @@ public final class RequestQueue: Sendable {
             session: session,
             transport: transport,
             events: EventHub(clock: clock),
-            gate: ConcurrencyGate(limit: maxConcurrentRequests, perHostLimit: maxConcurrentRequestsPerHost),
+            gate: ConcurrencyGate(limit: maxConcurrentRequests, perHostLimit: maxConcurrentRequestsPerHost,
+                                  handoff: transport?.startsNextRequestInCallbacks == true ? nil : DispatchQueue.global(qos: .userInitiated)),
             recovery: earlyRetry.map { HostRecoveryCenter(clock: clock, random: random, probe: probe, options: $0) },
             random: random)
         operationQueue = OperationQueue()

@@ -27,6 +27,14 @@ public protocol RequestTransport: Sendable {
     func discard(_ task: TransportTask)
     /// Its name in the monitor's header and in `--transport` (`urlsession`, `nio`).
     var name: String { get }
+    /// Whether a slot freed in one of its callbacks may start the next request right there.
+    /// URLSession's callbacks share one serial queue, so the next start goes elsewhere
+    /// (false); an event loop can start it at once and save a thread hop (true).
+    var startsNextRequestInCallbacks: Bool { get }
+}
+
+extension RequestTransport {
+    public var startsNextRequestInCallbacks: Bool { false }
 }
 
 /// One request handed to a transport. `identifier` names it in every callback, so a handler
