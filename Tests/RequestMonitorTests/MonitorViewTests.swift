@@ -301,6 +301,18 @@ final class RowFilterTests: XCTestCase {
         XCTAssertEqual(ids(""), ["ok-one", "flaky", "download", "down", "gone", "later"])
     }
 
+    /// Text is searched in a per-row key (id, host, path, method): case folded once, and a
+    /// word never matches across two fields.
+    func testAWordMatchesWithinOneFieldIgnoringCase() {
+        XCTAssertEqual(ids("USERS/1"), ["ok-one"])
+        XCTAssertEqual(ids("post"), ["down"], "the method")
+        XCTAssertEqual(ids("ok-oneapi"), [], "id and host are separate fields")
+        XCTAssertEqual(ids("nothing-matches-this"), [])
+        XCTAssert(RowFilter.contains(Array("abcabd".utf8), Array("abd".utf8)))
+        XCTAssertFalse(RowFilter.contains(Array("ab".utf8), Array("abc".utf8)))
+        XCTAssert(RowFilter.contains([], []))
+    }
+
     func testSorts() {
         let model = scriptedModel()
         func sorted(_ sort: MonitorState.Sort) -> [String] {
