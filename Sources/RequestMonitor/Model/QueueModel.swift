@@ -24,6 +24,11 @@ public struct QueueModel: Sendable {
         self.source = source
     }
 
+    /// The position of the row with `id` in ``rows``.
+    public func index(of id: String) -> Int? {
+        index[id]
+    }
+
     public func row(_ id: String) -> OperationRow? {
         index[id].map { rows[$0] }
     }
