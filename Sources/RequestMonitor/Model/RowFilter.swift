@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The `/` filter: words that must all match. A plain word matches the id, method, host or
 /// path (ignoring case); `state:failed`, `status:503`, `status:5xx`, `method:POST` match
@@ -58,23 +63,22 @@ public struct RowFilter: Sendable, Equatable {
         state.rawValue.hasPrefix(word) || (word == "ok" && state == .succeeded)
     }
 
-    /// Whether `needle` occurs in `haystack`, byte by byte (keys are tens of bytes: a plain
-    /// scan on the first byte beats anything cleverer, and never touches Foundation).
+    /// Whether `needle` occurs in `haystack`: `memchr` finds each candidate first byte and
+    /// `memcmp` checks the rest (both vectorised in the C library; a Swift byte loop was
+    /// three times slower).
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard !needle.isEmpty else { return true }
         guard haystack.count >= needle.count else { return false }
         return haystack.withUnsafeBufferPointer { hay in
             needle.withUnsafeBufferPointer { word in
-                let first = word[0]
-                var start = 0
-                let last = hay.count - word.count
+                guard let base = hay.baseAddress, let wordBase = word.baseAddress else { return false }
+                var start = base
+                let last = base + (hay.count - word.count)
                 while start <= last {
-                    if hay[start] == first {
-                        var offset = 1
-                        while offset < word.count, hay[start + offset] == word[offset] { offset += 1 }
-                        if offset == word.count { return true }
-                    }
-                    start += 1
+                    guard let found = memchr(start, Int32(wordBase.pointee), last - start + 1) else { return false }
+                    let candidate = UnsafePointer(found.assumingMemoryBound(to: UInt8.self))
+                    if memcmp(candidate, wordBase, word.count) == 0 { return true }
+                    start = candidate + 1
                 }
                 return false
             }
