@@ -54,6 +54,10 @@ final class PlanParserTests: XCTestCase {
         XCTAssertEqual(error("[1]"), #"plan.json: expected a JSON object with a "requests" array, found an array"#)
         XCTAssertEqual(error("{}"), "plan.json: requests: missing; expected an array of requests")
         XCTAssertEqual(error(#"{"requests": []}"#), "plan.json: requests: empty; expected at least one request")
+        XCTAssertEqual(error(#"{"transport": "smoke", "requests": [{"url": "http://a.test/"}]}"#),
+                       #"plan.json: transport: "smoke" is not a transport; expected urlsession or nio"#)
+        XCTAssertEqual(error(#"{"transport": 1, "requests": [{"url": "http://a.test/"}]}"#),
+                       "plan.json: transport: expected a string, found 1")
         XCTAssertEqual(error(#"{"requests": [{"id": "a"}]}"#), "plan.json: requests[0].url: missing; expected an absolute http or https URL")
         XCTAssertEqual(error(#"{"requests": [{"url": "ftp://x/y"}]}"#), #"plan.json: requests[0].url: "ftp://x/y" is not an absolute http or https URL"#)
         XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "method": "GE T"}]}"#),
