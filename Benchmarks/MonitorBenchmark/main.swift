@@ -49,7 +49,7 @@ for index in 0..<operations {
     events.append(RequestEvent(time: t + 0.510, operationID: id, attempt: 2, payload: .data(bytes: 2048)))
     events.append(RequestEvent(time: t + 0.510, operationID: id, attempt: 2, payload: .finished(outcome: .success, status: 200, attempts: 2, duration: 0.51, reason: nil)))
 }
-print("reqtop-monitor-bench: \(operations) operations, \(events.count) events")
+print("reqtop-monitor-bench: \(operations) operations, \(events.count) events of \(MemoryLayout<RequestEvent>.stride) bytes each (inline)")
 
 var reference: [RequestEvent] = []
 let referenceTime = seconds {

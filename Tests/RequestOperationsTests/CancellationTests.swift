@@ -108,13 +108,17 @@ final class CancellationTests: XCTestCase {
         let recorder = EventRecorder(queue.events)
         let counter = CompletionCounter()
         let slowPolicy = ExponentialBackoffRetryPolicy(baseDelay: 30, jitter: .none, retryBudget: nil)
-        let operations = [
-            queue.add(URLRequest(url: server.url("/hang")), completion: counter.handler),
-            queue.add(URLRequest(url: server.url("/status/503")), options: RequestOptions(retryPolicy: slowPolicy), completion: counter.handler),
-            queue.add(URLRequest(url: server.url("/hang?b")), completion: counter.handler),
-            queue.add(URLRequest(url: server.url("/echo")), completion: counter.handler),
-        ]
-        waitFor(5, "a mix of stages") { operations.contains { $0.phase == .waitingForSlot } && operations.contains { $0.phase == .inFlight } }
+        // Built up in order, so the mix is certain: before, the four were added at once and
+        // the echo could take the slot the 503 freed, leaving nothing waiting for a slot (the
+        // wait below then timed out, once in a full run).
+        let backoff = queue.add(URLRequest(url: server.url("/status/503")), options: RequestOptions(retryPolicy: slowPolicy), completion: counter.handler)
+        waitFor(5, "the backoff") { if case .waitingToRetry = backoff.phase { true } else { false } }
+        let hanging = [queue.add(URLRequest(url: server.url("/hang")), completion: counter.handler),
+                       queue.add(URLRequest(url: server.url("/hang?b")), completion: counter.handler)]
+        waitFor(5, "both slots in flight") { hanging.allSatisfy { $0.phase == .inFlight } }
+        let waiting = queue.add(URLRequest(url: server.url("/echo")), completion: counter.handler)
+        let operations = [backoff] + hanging + [waiting]
+        waitFor(5, "a mix of stages") { waiting.phase == .waitingForSlot }
         queue.cancelAll()
         queue.cancelAll()
         operations.forEach { $0.cancel() }
