@@ -44,8 +44,10 @@ public enum NIOErrorMapping {
             case .connectTimeout: return .timedOut
             default: return .networkConnectionLost
             }
-        case is HTTPParserError:
-            return .badServerResponse
+        case let error as HTTPParserError:
+            // The connection closed before the body its length promised: what URLSession
+            // reports as -1005 ("transfer closed with N bytes remaining"), so it is retried alike.
+            return error == .invalidEOFState ? .networkConnectionLost : .badServerResponse
         default:
             let words = "\(error)".lowercased()
             // NIOSSL's errors, named by their type so this module needs no TLS import.

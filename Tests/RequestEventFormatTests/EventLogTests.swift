@@ -115,6 +115,7 @@ final class EventLogTests: XCTestCase {
         XCTAssertEqual(error(#""retryBaseDelay":0.5,"retryJitter":"full""#), #"line 3: missing field "maxAttempts" (expected an integer)"#)
         XCTAssertEqual(error(#""timeout":1e19"#), #"line 3: field "timeout": expected seconds from 0 to 1000000000, found 1e+19"#)
         XCTAssertEqual(error(#""body":5"#), #"line 3: field "body": expected a string"#)
+        XCTAssertEqual(error(#""bodyOmitted":"a stream","bodyBytes":-5"#), #"line 3: field "bodyBytes": expected a size of 0 or more, found -5"#)
     }
 
     func testStringsAreEscaped() {

@@ -129,6 +129,14 @@ struct TransportConformanceTests {
             guard case .transport(let transport) = error.reason else { Issue.record("\(error)"); return }
             #expect(transport.code == URLError.Code.networkConnectionLost.rawValue, "\(transport)")
         }
+        // A body cut short by the server: URLSession says -1005; NIO said -1011 before.
+        do {
+            _ = try await queue.response(for: URLRequest(url: live.url("/close-mid-body?bytes=100000")), options: never)
+            Issue.record("a cut body answered")
+        } catch let error as RequestError {
+            guard case .transport(let transport) = error.reason else { Issue.record("\(error)"); return }
+            #expect(transport.code == URLError.Code.networkConnectionLost.rawValue, "\(transport)")
+        }
     }
 
     /// A connection the server dropped: a long backoff, cut short when another request to the

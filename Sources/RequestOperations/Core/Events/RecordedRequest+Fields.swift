@@ -47,7 +47,11 @@ extension RequestEvent.Payload {
             }
             return .bytes(data)
         }
-        if let reason = r.optionalString("bodyOmitted") { return .omitted(bytes: r.optionalInt("bodyBytes"), reason: reason) }
+        if let reason = r.optionalString("bodyOmitted") {
+            let bytes = r.optionalInt("bodyBytes")
+            if let bytes, bytes < 0 { throw r.invalid("bodyBytes", expected: "a size of 0 or more", found: "\(bytes)") }
+            return .omitted(bytes: bytes, reason: reason)
+        }
         return nil
     }
 
