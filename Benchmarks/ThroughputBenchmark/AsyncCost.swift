@@ -11,26 +11,12 @@ import Synchronization
 enum AsyncCost {
     static func completionHandlers(requests: Int, inFlight: Int, url: URL) -> Double {
         let queue = RequestQueue(maxConcurrentRequests: inFlight)
-        let started = Mutex(0)
-        let group = DispatchGroup()
-        @Sendable func next() {
-            let go = started.withLock { count -> Bool in
-                guard count < requests else { return false }
-                count += 1
-                return true
-            }
-            guard go else { return }
-            group.enter()
+        return Chains.run(requests: requests, inFlight: inFlight) { done in
             queue.add(URLRequest(url: url), options: RequestOptions(retryPolicy: .never)) { result in
                 precondition(result.outcome == .success && result.data.count == 64, "request failed: \(String(describing: result.error))")
-                next()
-                group.leave()
+                done()
             }
         }
-        let start = DispatchTime.now()
-        for _ in 0..<inFlight { next() }
-        group.wait()
-        return Double(requests) / (Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
     }
 
     static func asyncTasks(requests: Int, inFlight: Int, url: URL) -> Double {
@@ -53,20 +39,5 @@ enum AsyncCost {
         }
         done.wait()
         return Double(requests) / (Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
-    }
-}
-
-/// Hands out `total` turns to whichever Task asks first.
-final class Tickets: Sendable {
-    private let left: Mutex<Int>
-
-    init(_ total: Int) { left = Mutex(total) }
-
-    func take() -> Bool {
-        left.withLock { left in
-            guard left > 0 else { return false }
-            left -= 1
-            return true
-        }
     }
 }

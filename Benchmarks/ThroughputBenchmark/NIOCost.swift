@@ -6,7 +6,6 @@ import FoundationNetworking
 import NIOCore
 import RequestOperations
 import RequestTransportNIO
-import Synchronization
 
 /// The NIO transport against what it is built on, and CPU while requests wait.
 enum NIOCost {
@@ -14,23 +13,14 @@ enum NIOCost {
     /// pool the operations use); requests per second.
     static func rawClient(requests: Int, inFlight: Int, url: URL) -> Double {
         let client = NIOTransport.shared.client
-        let tickets = Tickets(requests)
-        let group = DispatchGroup()
-        @Sendable func next() {
-            guard tickets.take() else { return }
-            group.enter()
+        return Chains.run(requests: requests, inFlight: inFlight) { done in
             client.get(url: url.absoluteString).whenComplete { result in
                 guard case .success(let response) = result, response.body?.readableBytes == 64 else {
                     preconditionFailure("raw request failed: \(result)")
                 }
-                next()
-                group.leave()
+                done()
             }
         }
-        let start = DispatchTime.now()
-        for _ in 0..<inFlight { next() }
-        group.wait()
-        return Double(requests) / (Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
     }
 
     /// Request operations on `transport`, `inFlight` at a time; requests per second.

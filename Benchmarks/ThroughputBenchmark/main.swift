@@ -41,26 +41,13 @@ let url = server.url("/bytes/64")
 
 /// Plain data tasks, `inFlight` at a time; returns requests per second.
 func reference(inFlight: Int) -> Double {
-    let started = Mutex(0)
-    let group = DispatchGroup()
-    @Sendable func next() {
-        let go = started.withLock { count -> Bool in
-            guard count < requests else { return false }
-            count += 1
-            return true
-        }
-        guard go else { return }
-        group.enter()
+    let url = url
+    return Chains.run(requests: requests, inFlight: inFlight) { done in
         URLSession.shared.dataTask(with: url) { data, _, error in
             precondition(error == nil && data?.count == 64, "reference request failed: \(String(describing: error))")
-            next()
-            group.leave()
+            done()
         }.resume()
     }
-    let start = DispatchTime.now()
-    for _ in 0..<inFlight { next() }
-    group.wait()
-    return Double(requests) / (Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
 }
 
 /// The least a delegate-based session does: collect the body, start the next on completion.

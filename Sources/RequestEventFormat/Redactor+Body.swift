@@ -12,7 +12,7 @@ import RequestOperations
 extension Redactor {
     /// The Content-Type among `headers`, lower-cased.
     static func contentType(_ headers: [String: String]) -> String {
-        headers.first { $0.key.caseInsensitiveCompare("Content-Type") == .orderedSame }?.value.lowercased() ?? ""
+        headers.value(forHTTPHeader: "Content-Type")?.lowercased() ?? ""
     }
 
     enum BodyKind { case json, form, other }

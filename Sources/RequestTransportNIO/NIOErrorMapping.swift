@@ -6,6 +6,7 @@ import FoundationNetworking
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import RequestOperations
 
 /// AsyncHTTPClient's and SwiftNIO's errors as the `URLError` codes URLSession gives for the
 /// same failures, so one retry policy decides the same on both transports. The message
@@ -14,7 +15,7 @@ public enum NIOErrorMapping {
     public static func urlError(_ error: Error) -> URLError {
         if let error = error as? URLError { return error }
         let code = code(for: error)
-        return URLError(code, userInfo: [NSLocalizedDescriptionKey: "\(TransportErrorWords.describe(code)) (\(error))"])
+        return URLError(code, userInfo: [NSLocalizedDescriptionKey: "\(TransportError.describe(code)) (\(error))"])
     }
 
     static func code(for error: Error) -> URLError.Code {
@@ -57,26 +58,6 @@ public enum NIOErrorMapping {
             if words.contains("refused") { return .cannotConnectToHost }
             if words.contains("dns") || words.contains("resolve") { return .cannotFindHost }
             return .unknown
-        }
-    }
-}
-
-/// TransportError's names, used for the message.
-enum TransportErrorWords {
-    static func describe(_ code: URLError.Code) -> String {
-        switch code {
-        case .cancelled: "cancelled"
-        case .timedOut: "timed out"
-        case .cannotFindHost: "cannot find host"
-        case .cannotConnectToHost: "cannot connect to host"
-        case .networkConnectionLost: "network connection lost"
-        case .badServerResponse: "bad server response"
-        case .secureConnectionFailed: "TLS handshake failed"
-        case .serverCertificateUntrusted: "TLS certificate not trusted"
-        case .badURL: "bad URL"
-        case .unsupportedURL: "unsupported URL"
-        case .httpTooManyRedirects: "too many redirects"
-        default: "URL error \(code.rawValue)"
         }
     }
 }

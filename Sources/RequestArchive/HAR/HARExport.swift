@@ -65,7 +65,7 @@ public enum HARExport {
         var postData: (fields: [String: Any]?, size: Int) {
             switch body {
             case .bytes(let data)?:
-                let type = headers.first { $0.key.caseInsensitiveCompare("Content-Type") == .orderedSame }?.value ?? ""
+                let type = headers.value(forHTTPHeader: "Content-Type") ?? ""
                 if let text = String(data: data, encoding: .utf8) { return (["mimeType": type, "text": text], data.count) }
                 return (["mimeType": type, "text": data.base64EncodedString(), "encoding": "base64"], data.count)
             case .omitted(let bytes, _)?: return (nil, bytes ?? -1)
@@ -112,7 +112,7 @@ public enum HARExport {
         let send = (written - sent) * 1000
         let wait = max(0, (responseAt ?? finish) - written) * 1000
         let receive = responseAt.map { max(0, finish - $0) * 1000 } ?? 0
-        let contentType = responseHeaders.first { $0.key.lowercased() == "content-type" }?.value ?? ""
+        let contentType = responseHeaders.value(forHTTPHeader: "Content-Type") ?? ""
         var reqtop: [String: Any] = [
             "op": id, "attempt": attempt,
             "events": events.map { (try? JSONSerialization.jsonObject(with: Data(EventLog.line(for: $0).utf8))) ?? [:] },

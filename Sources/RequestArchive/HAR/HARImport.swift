@@ -12,8 +12,8 @@ import RequestOperations
 /// error naming the file and the JSON path of the problem.
 public enum HARImport {
     /// Request bodies (`postData`) up to this size are read whole, as a live session's
-    /// events carry them (``EventHub/bodyLimit``'s default).
-    static let bodyLimit = 65_536
+    /// events carry them.
+    static let bodyLimit = EventHub.defaultBodyLimit
     public struct Result: Sendable {
         public var startedAt: Date?
         public var events: [RequestEvent]

@@ -68,8 +68,7 @@ struct HARPostData: Decodable {
             form.queryItems = params.map { URLQueryItem(name: $0.name, value: $0.value ?? "") }
             data = Data((form.percentEncodedQuery ?? "").utf8)
         }
-        guard let data, !data.isEmpty else { return nil }
-        return data.count <= limit ? .bytes(data) : .omitted(bytes: data.count, reason: "over the \(limit)-byte limit")
+        return data.flatMap { RecordedBody($0, limit: limit) }
     }
 }
 

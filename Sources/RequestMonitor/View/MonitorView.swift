@@ -130,12 +130,6 @@ public struct MonitorView {
     /// (within bounds), PATH the rest; when the width is short, whole columns are left out,
     /// least needed first (TIMELINE, HOST, SIZE, METH, WAIT), so a value is never drawn
     /// under another column's heading.
-    /// Where row `row` (an index into the model's rows) is in `visible`: comparing integers,
-    /// not ids (string comparisons over 100,000 rows were a frame's worth).
-    static func position(of row: Int, in visible: [Int]) -> Int? {
-        visible.firstIndex(of: row)
-    }
-
     /// - Parameter page: the indices (into `visible`) of the rows on screen; the ID and HOST
     ///   columns fit what those hold. Measuring every visible row instead cost 150 ms a
     ///   frame at 100,000 rows.
@@ -170,7 +164,9 @@ public struct MonitorView {
 
     private func drawTable(_ grid: inout CellGrid) {
         let pageSize = Self.pageSize(height: grid.height)
-        let selectedIndex = state.selectedID.flatMap { id in model.index(of: id).flatMap { row in Self.position(of: row, in: visible) } }
+        // Found by row index, comparing integers, not ids (string comparisons over 100,000
+        // rows were a frame's worth).
+        let selectedIndex = state.selectedID.flatMap { model.index(of: $0) }.flatMap { visible.firstIndex(of: $0) }
         let top = Self.scroll(current: state.scroll, selected: selectedIndex, count: visible.count, pageSize: pageSize)
         let columns = columns(width: grid.width, page: top..<min(visible.count, top + pageSize))
         let titleStyle = CellGrid.Style(bold: true, reverse: true)

@@ -30,7 +30,7 @@ public struct StandardResponseValidator: ResponseValidator {
             return .status(response.statusCode, headers: response.headerDictionary)
         }
         guard let acceptable = acceptableContentTypes else { return nil }
-        let contentType = response.headerDictionary.first { $0.key.lowercased() == "content-type" }?.value ?? ""
+        let contentType = response.headerDictionary.value(forHTTPHeader: "Content-Type") ?? ""
         let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         let accepted = acceptable.contains { pattern in
             let pattern = pattern.lowercased()

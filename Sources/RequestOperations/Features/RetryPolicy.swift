@@ -74,7 +74,7 @@ public struct RetryContext: Sendable {
 
     /// A header of the request, looked up without regard to case.
     public func header(_ name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.value(forHTTPHeader: name)
     }
 }
 

@@ -41,7 +41,7 @@ public struct TokenEndpoint: TokenRefresher {
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONSerialization.data(withJSONObject: credentials, options: [.sortedKeys])
-        let id = "\(name)-\(queue.events.makeOperationID().split(separator: "-").last ?? "1")"
+        let id = queue.events.makeOperationID(prefix: name)
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<RequestResult, Never>) in
             let operation = RequestOperation(request: request, id: id, options: options, environment: queue.environment, completion: {
                 continuation.resume(returning: $0)

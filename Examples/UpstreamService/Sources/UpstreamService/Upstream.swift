@@ -33,18 +33,12 @@ struct Upstream: Sendable {
     }
 
     func resource(_ name: String) async throws -> Resource {
-        try await queue.value(Resource.self, for: URLRequest(url: url("auth/resource/\(name)")), id: id("resource"), options: authenticated)
+        try await queue.value(Resource.self, for: URLRequest(url: url("auth/resource/\(name)")), id: queue.events.makeOperationID(prefix: "resource"), options: authenticated)
     }
 
     /// A call to an upstream that fails `failures` times with 503 before it answers.
     func flaky(_ key: String, failures: Int) async throws -> RequestResult {
-        try await queue.response(for: URLRequest(url: url("flaky/\(key)", query: "failures=\(failures)&status=503")), id: id("flaky"), options: plain)
-    }
-
-    /// An id that says which call it is in the monitor (`resource-12`, `flaky-13`), unique
-    /// within the queue because the number is the queue's own.
-    private func id(_ call: String) -> String {
-        call + "-" + (queue.events.makeOperationID().split(separator: "-").last.map(String.init) ?? "0")
+        try await queue.response(for: URLRequest(url: url("flaky/\(key)", query: "failures=\(failures)&status=503")), id: queue.events.makeOperationID(prefix: "flaky"), options: plain)
     }
 
     private func url(_ path: String, query: String? = nil) -> URL {

@@ -27,7 +27,10 @@ public final class EventHub: Sendable {
     private let subscribers = Mutex<[EventSubscriber]>([])
     private let nextOperationNumber = Mutex(0)
 
-    public init(clock: RequestClock = SystemClock(), deliveryDelay: TimeInterval = 0.002, bodyLimit: Int = 65_536) {
+    /// ``bodyLimit``'s default; HAR import reads `postData` up to the same size.
+    public static let defaultBodyLimit = 65_536
+
+    public init(clock: RequestClock = SystemClock(), deliveryDelay: TimeInterval = 0.002, bodyLimit: Int = EventHub.defaultBodyLimit) {
         self.clock = clock
         self.bodyLimit = max(0, bodyLimit)
         self.origin = clock.now()
@@ -45,9 +48,10 @@ public final class EventHub: Sendable {
         origin + elapsed
     }
 
-    /// A new operation id, `op-1`, `op-2`, ... unique within this session.
-    public func makeOperationID() -> String {
-        "op-" + String(nextOperationNumber.withLock { number in
+    /// A new operation id, `op-1`, `op-2`, ... unique within this session; with a prefix,
+    /// `token-refresh-3` (the number is the session's, so ids never collide).
+    public func makeOperationID(prefix: String = "op") -> String {
+        prefix + "-" + String(nextOperationNumber.withLock { number in
             number += 1
             return number
         })

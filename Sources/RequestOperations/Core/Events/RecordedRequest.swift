@@ -18,13 +18,18 @@ public enum RecordedBody: Sendable, Equatable {
     /// The body of `request`, whole when it is at most `limit` bytes.
     public init?(of request: URLRequest, limit: Int) {
         if let data = request.httpBody {
-            guard !data.isEmpty else { return nil }
-            self = data.count <= limit ? .bytes(data) : .omitted(bytes: data.count, reason: "over the \(limit)-byte limit")
+            self.init(data, limit: limit)
         } else if request.httpBodyStream != nil {
             self = .omitted(bytes: nil, reason: "a stream")
         } else {
             return nil
         }
+    }
+
+    /// `data` whole when it is at most `limit` bytes, else named by its size; nil when empty.
+    public init?(_ data: Data, limit: Int) {
+        guard !data.isEmpty else { return nil }
+        self = data.count <= limit ? .bytes(data) : .omitted(bytes: data.count, reason: "over the \(limit)-byte limit")
     }
 }
 
