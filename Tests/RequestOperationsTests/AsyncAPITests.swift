@@ -72,6 +72,10 @@ final class AsyncAPITests: XCTestCase {
         let recorder = EventRecorder(queue.events)
         // Occupies the one slot, so "queued" waits for it.
         let blocker = queue.add(URLRequest(url: server.url("/hang")), id: "blocker")
+        // Operations start on the queue's threads in no set order: until the blocker holds
+        // the slot, "queued" could take it first (it did once in CI) and simply run.
+        let blocking = await eventually { blocker.phase == .inFlight }
+        XCTAssert(blocking, "the blocker holds the one slot")
         let batch = RequestBatch(name: "never", size: 100)
         let reactor = RequestReactor(name: "slow-fix", decide: { $0.status == 503 ? .react(trigger: "status 503") : .ignore },
                                      run: { _ in try await Task.sleep(nanoseconds: 30_000_000_000) })
