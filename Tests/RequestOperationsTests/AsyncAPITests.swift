@@ -21,7 +21,7 @@ final class AsyncAPITests: XCTestCase {
 
     func testAResponseReturnsTheResultAndAFailureThrowsTheWholeResult() async throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let result = try await queue.response(for: URLRequest(url: server.url("/echo")), id: "ok")
         XCTAssertEqual(result.status, 200)
         XCTAssertEqual(result.attempts.count, 1)
@@ -40,7 +40,7 @@ final class AsyncAPITests: XCTestCase {
 
     func testAValueIsDecodedAndABadBodyFailsAtTheDecodingStageWithThePath() async throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let echo = try await queue.value(Echo.self, for: URLRequest(url: server.url("/echo/x")))
         XCTAssertEqual(echo.method, "GET")
         XCTAssertEqual(echo.path, "/echo/x")
@@ -56,7 +56,7 @@ final class AsyncAPITests: XCTestCase {
 
     func testAwaitingFinishedWaitsForTheEndWithoutRunningOrCancellingIt() async throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let operation = queue.add(URLRequest(url: server.url("/delay/100")))
         let first = await operation.finished
         let again = await operation.finished
@@ -68,7 +68,7 @@ final class AsyncAPITests: XCTestCase {
     func testCancellingTheTaskCancelsTheOperationInEveryStage() async throws {
         let server = try startServer()
         let session = SharedSession()
-        let queue = RequestQueue(maxConcurrentRequests: 1, session: session, earlyRetry: nil)
+        let queue = makeQueue(maxConcurrentRequests: 1, session: session, earlyRetry: nil)
         let recorder = EventRecorder(queue.events)
         // Occupies the one slot, so "queued" waits for it.
         let blocker = queue.add(URLRequest(url: server.url("/hang")), id: "blocker")
@@ -117,7 +117,7 @@ final class AsyncAPITests: XCTestCase {
     /// CancellationError, so the caller can tell "I gave up" from "it was stopped".
     func testACancelByOthersThrowsARequestErrorThatSaysWho() async throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let task = Task { try await queue.response(for: URLRequest(url: server.url("/hang")), id: "stopped") }
         let running = await eventually { queue.operation(withID: "stopped")?.phase == .inFlight }
         XCTAssert(running)
@@ -135,7 +135,7 @@ final class AsyncAPITests: XCTestCase {
     func testATaskCancelledBeforeTheCallSendsNothing() async throws {
         let counters = FaultCounters()
         let server = try startServer(counters: counters)
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await queue.response(for: URLRequest(url: server.url("/echo")), id: "early")
@@ -153,7 +153,7 @@ final class AsyncAPITests: XCTestCase {
     func testAGroupOfFiveHundredCancelledHalfwayLeavesNothingBehind() async throws {
         let server = try startServer()
         let session = SharedSession()  // its own, so its routing table is this test's alone
-        let queue = RequestQueue(maxConcurrentRequests: 16, session: session, earlyRetry: nil)
+        let queue = makeQueue(maxConcurrentRequests: 16, session: session, earlyRetry: nil)
         let urls = (0..<500).map { server.url("/delay/\(20 + $0 % 5 * 10)") }
         let outcomes = await withTaskGroup(of: String.self) { group -> [String: Int] in
             for index in 0..<500 {

@@ -18,7 +18,7 @@ final class AuthenticationTests: XCTestCase {
 
     private func setUp(server: FaultServer, tokenQuery: String = "", maxConcurrent: Int = 64,
                        options: RequestReactor.Options = RequestReactor.Options()) -> (RequestQueue, BearerTokenAuthenticator, RequestOptions) {
-        let queue = RequestQueue(maxConcurrentRequests: maxConcurrent, session: Self.wideSession, earlyRetry: nil)
+        let queue = makeQueue(maxConcurrentRequests: maxConcurrent, session: Self.wideSession, earlyRetry: nil)
         let endpoint = TokenEndpoint(url: server.url("/auth/token" + tokenQuery), credentials: ["username": "demo", "password": "secret"],
                                      queue: queue)
         let auth = BearerTokenAuthenticator(refresher: endpoint, options: options)
@@ -171,7 +171,7 @@ final class AuthenticationTests: XCTestCase {
         let counters = FaultCounters()
         let server = try startServer(counters: counters)
         // A refresh that "succeeds" with a token the server never accepts.
-        let queue = RequestQueue(session: Self.wideSession, earlyRetry: nil)
+        let queue = makeQueue(session: Self.wideSession, earlyRetry: nil)
         let runs = Mutex(0)
         let auth = BearerTokenAuthenticator(token: "bogus", refresher: ClosureTokenRefresher { _ in
             runs.withLock { $0 += 1 }
@@ -190,7 +190,7 @@ final class AuthenticationTests: XCTestCase {
 
     func testAReactorThatTakesTooLongFailsItsWaitingOperations() throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let reactor = RequestReactor(name: "slow-fix", options: RequestReactor.Options(timeLimit: 0.2), decide: { input in
             input.status == 503 ? .react(trigger: "status 503") : .ignore
         }, run: { _ in try await Task.sleep(nanoseconds: 5_000_000_000) })

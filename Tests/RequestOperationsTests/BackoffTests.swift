@@ -11,7 +11,7 @@ final class BackoffTests: XCTestCase {
     func testTheNextAttemptStartsExactlyWhenTheBackoffEnds() throws {
         let server = try startServer()
         let clock = ManualClock(now: 500)
-        let queue = RequestQueue(clock: clock, random: ConstantRandomSource(0.5), earlyRetry: nil)
+        let queue = makeQueue(clock: clock, random: ConstantRandomSource(0.5), earlyRetry: nil)
         let recorder = EventRecorder(queue.events)
         let policy = ExponentialBackoffRetryPolicy(maxAttempts: 3, baseDelay: 2, multiplier: 3, maxDelay: 60, jitter: .equal)
         let operation = queue.add(URLRequest(url: server.url("/flaky/m?failures=2")), id: "m", options: RequestOptions(retryPolicy: policy))
@@ -43,7 +43,7 @@ final class BackoffTests: XCTestCase {
     func testRetryAfterFromTheServerSetsTheWait() throws {
         let server = try startServer()
         let clock = ManualClock()
-        let queue = RequestQueue(clock: clock, earlyRetry: nil)
+        let queue = makeQueue(clock: clock, earlyRetry: nil)
         let operation = queue.add(URLRequest(url: server.url("/flaky/ra?failures=1&status=429&retry-after=7")))
         let now = clock.now()
         waitFor(5, "the backoff") { operation.phase == .waitingToRetry(until: now + 7) }
@@ -55,7 +55,7 @@ final class BackoffTests: XCTestCase {
 
     func testAnOperationInBackoffHoldsNoConcurrencySlot() throws {
         let server = try startServer()
-        let queue = RequestQueue(maxConcurrentRequests: 2, earlyRetry: nil)
+        let queue = makeQueue(maxConcurrentRequests: 2, earlyRetry: nil)
         let slow = ExponentialBackoffRetryPolicy(maxAttempts: 2, baseDelay: 30, jitter: .none, retryBudget: nil)
         let waiting = (1...2).map { index in
             queue.add(URLRequest(url: server.url("/status/503?n=\(index)")), options: RequestOptions(retryPolicy: slow))
@@ -74,7 +74,7 @@ final class BackoffTests: XCTestCase {
     func testTheOperationDeadlineStopsRetriesThatWouldStartAfterIt() throws {
         let server = try startServer()
         let clock = ManualClock()
-        let queue = RequestQueue(clock: clock, earlyRetry: nil)
+        let queue = makeQueue(clock: clock, earlyRetry: nil)
         let policy = ExponentialBackoffRetryPolicy(maxAttempts: 5, baseDelay: 10, jitter: .none)
         let operation = queue.add(URLRequest(url: server.url("/status/503")), options: RequestOptions(retryPolicy: policy, deadline: 5))
         queue.waitUntilAllOperationsAreFinished()

@@ -23,7 +23,7 @@ final class CancellationTests: XCTestCase {
 
     func testWhileQueuedForASlot() throws {
         let server = try startServer()
-        let queue = RequestQueue(maxConcurrentRequests: 1)
+        let queue = makeQueue(maxConcurrentRequests: 1)
         let blocker = queue.add(URLRequest(url: server.url("/hang")))
         waitFor(5, "the blocker to run") { blocker.phase == .inFlight }
         let counter = CompletionCounter()
@@ -41,7 +41,7 @@ final class CancellationTests: XCTestCase {
 
     func testWhilePreparing() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let counter = CompletionCounter()
         let slow = ClosurePreparer { request, _ in
             try await Task.sleep(nanoseconds: 5_000_000_000)
@@ -60,7 +60,7 @@ final class CancellationTests: XCTestCase {
     func testWhileInFlight() throws {
         let server = try startServer()
         let session = SharedSession()
-        let queue = RequestQueue(session: session)
+        let queue = makeQueue(session: session)
         let recorder = EventRecorder(queue.events)
         let counter = CompletionCounter()
         let operation = queue.add(URLRequest(url: server.url("/hang")), id: "h", completion: counter.handler)
@@ -75,7 +75,7 @@ final class CancellationTests: XCTestCase {
 
     func testWhileWaitingToRetry() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let counter = CompletionCounter()
         let policy = ExponentialBackoffRetryPolicy(baseDelay: 30, jitter: .none, retryBudget: nil)
         let operation = queue.add(URLRequest(url: server.url("/status/503")), options: RequestOptions(retryPolicy: policy),
@@ -91,7 +91,7 @@ final class CancellationTests: XCTestCase {
 
     func testBeforeItsQueueStartedIt() throws {
         let server = try startServer()
-        let environment = RequestEnvironment(session: SharedSession())
+        let environment = RequestEnvironment(session: SharedSession(), transport: TestTransport.chosen)
         let counter = CompletionCounter()
         let operation = RequestOperation(request: URLRequest(url: server.url("/echo")), environment: environment, completion: counter.handler)
         assertCancelledPromptly(operation, counter)
@@ -104,7 +104,7 @@ final class CancellationTests: XCTestCase {
 
     func testCancelAllEndsEveryStageAndRepeatedCancelsChangeNothing() throws {
         let server = try startServer()
-        let queue = RequestQueue(maxConcurrentRequests: 2)
+        let queue = makeQueue(maxConcurrentRequests: 2)
         let recorder = EventRecorder(queue.events)
         let counter = CompletionCounter()
         let slowPolicy = ExponentialBackoffRetryPolicy(baseDelay: 30, jitter: .none, retryBudget: nil)

@@ -149,7 +149,7 @@ final class ConcurrencyGateTests: XCTestCase {
         defer { server.stop() }
         let other = try FaultServer.start(port: 0)
         defer { other.stop() }
-        let queue = RequestQueue(maxConcurrentRequests: 3, maxConcurrentRequestsPerHost: 1, earlyRetry: nil)
+        let queue = makeQueue(maxConcurrentRequests: 3, maxConcurrentRequestsPerHost: 1, earlyRetry: nil)
         let slow = (1...3).map { _ in queue.add(URLRequest(url: server.url("/delay/300"))) }
         let fast = queue.add(URLRequest(url: other.url("/echo")))
         waitFor(5, "the other host's request to finish") { fast.result != nil }

@@ -9,7 +9,7 @@ import XCTest
 final class DeadlineTests: XCTestCase {
     func testTheOperationDeadlineEndsAHangingRequest() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let start = Date()
         let operation = queue.add(URLRequest(url: server.url("/hang")), options: RequestOptions(deadline: 0.3))
         queue.waitUntilAllOperationsAreFinished()
@@ -21,7 +21,7 @@ final class DeadlineTests: XCTestCase {
 
     func testTheAttemptTimeoutIsPreciseAndRetryable() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let start = Date()
         let operation = queue.add(URLRequest(url: server.url("/delay/3000")),
                                   options: RequestOptions(retryPolicy: quickPolicy(maxAttempts: 2), attemptTimeout: 0.2))

@@ -19,7 +19,7 @@ final class EarlyRetryTests: XCTestCase {
 
     func testASuccessOnTheSameHostCutsABackoffShort() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let recorder = EventRecorder(queue.events)
         let waiting = queue.add(URLRequest(url: server.url("/flaky/e?failures=1&status=drop")), id: "waiting", options: RequestOptions(retryPolicy: longWait))
         waitFor(5, "the backoff") { if case .waitingToRetry = waiting.phase { true } else { false } }
@@ -35,7 +35,7 @@ final class EarlyRetryTests: XCTestCase {
 
     func testAServersRetryAfterIsRespectedEvenWhenTheHostSucceeds() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let recorder = EventRecorder(queue.events)
         let waiting = queue.add(URLRequest(url: server.url("/flaky/ra?failures=1&status=503&retry-after=1")), id: "ra")
         waitFor(5, "the backoff") { if case .waitingToRetry = waiting.phase { true } else { false } }
@@ -50,7 +50,7 @@ final class EarlyRetryTests: XCTestCase {
     /// undoing the backoff the server asked for.
     func testAnAnswerThatSaidSlowDownIsNeverCutShortByAnotherSuccess() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let recorder = EventRecorder(queue.events)
         let waiting = ["429", "503", "500"].map { status in
             queue.add(URLRequest(url: server.url("/flaky/slow\(status)?failures=1&status=\(status)")), id: "s\(status)",
@@ -74,7 +74,7 @@ final class EarlyRetryTests: XCTestCase {
         let first = try FaultServer.start(counters: counters)
         let port = first.port
         first.stop()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let recorder = EventRecorder(queue.events)
         let waiting = queue.add(URLRequest(url: URL(string: "http://127.0.0.1:\(port)/echo")!), id: "down",
                                 options: RequestOptions(retryPolicy: longWait))
@@ -95,7 +95,7 @@ final class EarlyRetryTests: XCTestCase {
 
     func testRetryNowSkipsTheWait() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let recorder = EventRecorder(queue.events)
         let waiting = queue.add(URLRequest(url: server.url("/flaky/now?failures=1")), id: "now",
                                 options: RequestOptions(retryPolicy: longWait, earlyRetryOnHostSuccess: false))
@@ -113,7 +113,7 @@ final class EarlyRetryTests: XCTestCase {
         let dead = try FaultServer.start()
         let deadPort = dead.port
         dead.stop()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let recovery = try XCTUnwrap(queue.environment.recovery)
         var operations = (0..<10).map { index in
             queue.add(URLRequest(url: server.url("/flaky/obs\(index)?failures=5&status=drop")), options: RequestOptions(retryPolicy: longWait))

@@ -10,7 +10,7 @@ import XCTest
 final class EventDeliveryTests: XCTestCase {
     func testEverySubscriberSeesEveryEventInTheSameOrderWithTimeNeverGoingBack() throws {
         let server = try startServer()
-        let queue = RequestQueue(maxConcurrentRequests: 8)
+        let queue = makeQueue(maxConcurrentRequests: 8)
         let first = EventRecorder(queue.events)
         let second = EventRecorder(queue.events)
         for index in 0..<50 {
@@ -37,7 +37,7 @@ final class EventDeliveryTests: XCTestCase {
 
     func testASlowSubscriberNeitherSlowsTheEngineNorLosesEvents() throws {
         let server = try startServer()
-        let queue = RequestQueue(maxConcurrentRequests: 8)
+        let queue = makeQueue(maxConcurrentRequests: 8)
         let seen = Mutex<[RequestEvent]>([])
         let slow = queue.events.subscribe { batch in
             if seen.withLock({ $0.isEmpty }) { Thread.sleep(forTimeInterval: 1.5) }

@@ -11,7 +11,7 @@ import XCTest
 final class EventStreamTests: XCTestCase {
     func testEachOperationsEventsComeInOrderAndTheSubscriptionGoesWithTheLoop() async throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let before = queue.events.subscriberCount
         let reader = Task { () -> [RequestEvent] in
             var seen: [RequestEvent] = []

@@ -10,7 +10,7 @@ import XCTest
 final class HeaderCheckTests: XCTestCase {
     func testAHeaderValueWithCRLFFailsTheOperationInsteadOfBeingDroppedSilently() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let recorder = EventRecorder(queue.events)
         var request = URLRequest(url: server.url("/echo"))
         // Set as a dictionary: `setValue(_:forHTTPHeaderField:)` on Linux drops such a value

@@ -15,7 +15,7 @@ final class HostileRetryAfterTests: XCTestCase {
 
     func testHugeRetryAfterValuesEndTheOperationWithTheReasonAndEverythingElseFinishes() throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let recorder = EventRecorder(queue.events)
         var hostile: [RequestOperation] = []
         for value in hugeValues {
@@ -39,7 +39,7 @@ final class HostileRetryAfterTests: XCTestCase {
     /// its word and waits: the wait is scheduled without trapping, shown, and cancellable.
     func testAPolicyWithoutLimitsWaitsAndCanBeCancelled() throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let recorder = EventRecorder(queue.events)
         let unlimited = ExponentialBackoffRetryPolicy(maxDelay: .greatestFiniteMagnitude, retryBudget: nil)
         let waiting = hugeValues.map { value in
@@ -65,7 +65,7 @@ final class HostileRetryAfterTests: XCTestCase {
     /// reached the same trap. The retry would start after the deadline, so it ends at once.
     func testAHugeBackoffUnderAHugeDeadlineEndsWithTheDeadlineReason() throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let decorrelated = ExponentialBackoffRetryPolicy(baseDelay: 1e300, maxDelay: .greatestFiniteMagnitude, jitter: .decorrelated, retryBudget: nil)
         let operation = queue.add(URLRequest(url: server.url("/status/503")), options: RequestOptions(retryPolicy: decorrelated, deadline: 1e14))
         queue.waitUntilAllOperationsAreFinished()

@@ -10,11 +10,12 @@ import XCTest
 final class LifecycleTests: XCTestCase {
     func testASuccessPublishesEveryStageInOrder() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let recorder = EventRecorder(queue.events)
         let operation = queue.add(URLRequest(url: server.url("/bytes/100")), id: "one")
         queue.waitUntilAllOperationsAreFinished()
-        XCTAssertEqual(recorder.names(of: "one"), ["queued", "started", "taskCreated", "response", "data", "taskCompleted", "finished"])
+        XCTAssertEqual(recorder.names(of: "one"), ["queued", "started", "taskCreated"] + TestTransport.sentWhereKnown
+                       + ["response", "data", "taskCompleted", "finished"])
         XCTAssertEqual(operation.result?.status, 200)
         XCTAssertEqual(operation.result?.data.count, 100)
         XCTAssertEqual(operation.phase, .finished(.success))
@@ -22,7 +23,7 @@ final class LifecycleTests: XCTestCase {
 
     func testThePreparerRunsOnTheQueueTheCallerNamesForEveryAttempt() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let preparationQueue = DispatchQueue(label: "test.preparation")
         let key = DispatchSpecificKey<String>()
         preparationQueue.setSpecific(key: key, value: "mine")
@@ -42,7 +43,7 @@ final class LifecycleTests: XCTestCase {
 
     func testAPreparationFailureGoesToTheRetryDecision() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let recorder = EventRecorder(queue.events)
         struct NoToken: Error {}
         let preparer = ClosurePreparer { request, attempt in
@@ -60,7 +61,7 @@ final class LifecycleTests: XCTestCase {
 
     func testAnInvalidResponseCanCancelTheTaskAtOnce() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let recorder = EventRecorder(queue.events)
         // A 5-second drip of octet-stream, where JSON was expected.
         let validator = StandardResponseValidator(acceptableContentTypes: ["application/json"])
@@ -76,7 +77,7 @@ final class LifecycleTests: XCTestCase {
 
     func testAnInvalidStatusKeepsItsBodyForInspection() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let operation = queue.add(URLRequest(url: server.url("/status/404")))
         queue.waitUntilAllOperationsAreFinished()
         XCTAssertEqual(operation.result?.error, .status(404))
@@ -85,7 +86,7 @@ final class LifecycleTests: XCTestCase {
 
     func testAnAuthenticationChallengeEndsWithTheFinalResponseAndDoesNotHang() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let recorder = EventRecorder(queue.events)
         let operation = queue.add(URLRequest(url: server.url("/status/401?www-authenticate=Basic")), id: "auth",
                                   options: RequestOptions(deadline: 5))
@@ -98,7 +99,7 @@ final class LifecycleTests: XCTestCase {
 
     func testRedirectsArePublishedAndFollowed() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let recorder = EventRecorder(queue.events)
         let operation = queue.add(URLRequest(url: server.url("/redirect/3")), id: "r")
         queue.waitUntilAllOperationsAreFinished()
@@ -112,7 +113,7 @@ final class LifecycleTests: XCTestCase {
 
     func testEachAttemptRecordsItsOwnTimings() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let operation = queue.add(URLRequest(url: server.url("/flaky/t?failures=1")), options: RequestOptions(retryPolicy: quickPolicy()))
         queue.waitUntilAllOperationsAreFinished()
         let attempts = operation.attempts
@@ -130,7 +131,7 @@ final class LifecycleTests: XCTestCase {
 
     func testConnectionFailuresAreTransportErrors() throws {
         let server = try startServer()
-        let queue = RequestQueue()
+        let queue = makeQueue()
         let closed = queue.add(URLRequest(url: server.url("/close-mid-body?bytes=10000")), options: RequestOptions(retryPolicy: .never))
         let reset = queue.add(URLRequest(url: server.url("/reset")), options: RequestOptions(retryPolicy: .never))
         queue.waitUntilAllOperationsAreFinished()

@@ -20,7 +20,7 @@ final class TypedResultTests: XCTestCase {
 
     func testABodyDecodesIntoATypedValue() throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let operation = queue.add(login(server), decoding: Token.self)
         queue.waitUntilAllOperationsAreFinished()
         XCTAssertEqual(try operation.typedResult?.get().token, "tok-1")
@@ -28,7 +28,7 @@ final class TypedResultTests: XCTestCase {
 
     func testABodyThatDoesNotFitFailsAtTheDecodingStage() throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let operation = queue.add(URLRequest(url: server.url("/echo")), decoding: Token.self)
         queue.waitUntilAllOperationsAreFinished()
         guard case .failure(let error)? = operation.typedResult else { return XCTFail("expected a failure") }
@@ -40,7 +40,7 @@ final class TypedResultTests: XCTestCase {
 
     func testEveryStageNamesItself() throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let status = queue.add(URLRequest(url: server.url("/status/404")), decoding: Token.self)
         let exhausted = queue.add(URLRequest(url: server.url("/status/503")), decoding: Token.self,
                                   options: RequestOptions(retryPolicy: quickPolicy(maxAttempts: 2)))
@@ -54,7 +54,7 @@ final class TypedResultTests: XCTestCase {
 
     func testADependentOperationBuildsItsRequestFromItsParentsTypedResult() throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let token = queue.add(login(server), decoding: Token.self, id: "login")
         let profile = queue.add(URLRequest(url: server.url("/auth/resource/profile")), decoding: Resource.self, id: "profile",
                                 after: [token]) { request, parents in
@@ -77,7 +77,7 @@ final class TypedResultTests: XCTestCase {
     func testAFailedParentCancelsItsDependentsWithReasonDependency() throws {
         let counters = FaultCounters()
         let server = try startServer(counters: counters)
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let recorder = EventRecorder(queue.events)
         let token = queue.add(login(server, password: "wrong"), decoding: Token.self, id: "login")
         let built = Mutex(false)
@@ -99,7 +99,7 @@ final class TypedResultTests: XCTestCase {
 
     func testACancelledParentCancelsItsDependents() throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let parent = queue.add(URLRequest(url: server.url("/hang")), id: "parent")
         let child = queue.add(URLRequest(url: server.url("/echo")), id: "child", after: [parent])
         waitFor(5, "the parent to be in flight") { parent.phase == .inFlight }
@@ -110,7 +110,7 @@ final class TypedResultTests: XCTestCase {
 
     func testABuilderThatThrowsFailsTheOperation() throws {
         let server = try startServer()
-        let queue = RequestQueue(earlyRetry: nil)
+        let queue = makeQueue(earlyRetry: nil)
         let parent = queue.add(URLRequest(url: server.url("/echo")), decoding: Token.self)
         let child = queue.add(URLRequest(url: server.url("/echo")), after: [parent]) { request, parents in
             _ = try parents.value(of: parent)
