@@ -159,11 +159,12 @@ func operations(inFlight: Int, watching: Watching = .none) -> Double {
 
 print("reqtop-bench: \(requests) GETs of 64 bytes on 127.0.0.1, best of \(rounds) alternating rounds")
 /// Which parts run: all but the NIO part by default; one part with its flag.
-enum Part { case operations, endpoint, async, nio }
+enum Part { case operations, endpoint, async, nio, memory }
 let parts: Set<Part> = {
     let arguments = CommandLine.arguments
     if arguments.contains("--endpoint-only") { return [.endpoint] }
     if arguments.contains("--async-only") { return [.async] }
+    if arguments.contains("--memory-only") { return [.memory] }
     if let index = arguments.firstIndex(of: "--transport"), index + 1 < arguments.count, arguments[index + 1] == "nio" { return [.nio] }
     if arguments.contains("--profile-nio") || arguments.contains("--profile-endpoint") { return [] }
     return [.operations, .endpoint, .async]
@@ -236,3 +237,10 @@ if parts.contains(.nio) {
 }
 try? FileManager.default.removeItem(atPath: endpointDirectory)
 server.stop()
+
+if parts.contains(.memory) {
+    for (name, transport) in [("urlsession", SharedSession.shared as RequestTransport), ("nio", NIOTransport.shared)] {
+        let kept = MemoryCost.bytesPerOperation(waves: 10, perWave: 1_000, url: url, transport: transport)
+        print(String(format: "memory, %@: %.0f bytes kept per finished operation (10 waves of 1000 GETs after a warm one)", name, kept))
+    }
+}

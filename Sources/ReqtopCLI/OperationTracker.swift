@@ -7,7 +7,10 @@ import Synchronization
 /// ``SessionTally`` (token refreshes and re-runs included, as a replay counts them). Shared by
 /// the headless and the monitor sessions.
 final class OperationTracker: Sendable {
-    private let operations = Mutex<[RequestOperation]>([])
+    /// Operations that may still run. Finished ones are let go as new ones come (a monitor
+    /// runs for days: kept, each held its request, result and body — about 30 KB an
+    /// operation of the demo, the whole of its memory growth).
+    private let operations = Mutex(Running())
     private let hub: EventHub
     private let tally = Mutex(SessionTally())
     private let subscription = Mutex<EventSubscription?>(nil)
@@ -23,10 +26,11 @@ final class OperationTracker: Sendable {
     }
 
     func track(_ operation: RequestOperation) {
-        operations.withLock { $0.append(operation) }
+        operations.withLock { $0.add(operation) }
     }
 
-    var all: [RequestOperation] { operations.withLock { $0 } }
+    /// Every tracked operation not known to have finished.
+    var all: [RequestOperation] { operations.withLock { $0.list } }
 
     /// Cancels every operation still running.
     func cancelRunning(by who: String) {
@@ -40,5 +44,19 @@ final class OperationTracker: Sendable {
         hub.waitUntilDelivered()
         // The session's time is its events' (as a replay measures it), not the wall clock's.
         return RunSummary(tally: tally.withLock { $0 }, duration: tally.withLock { $0.latest })
+    }
+}
+
+/// The tracked operations; the finished ones are dropped whenever the list has doubled
+/// since the last sweep, so a sweep costs O(1) per operation added.
+private struct Running {
+    private(set) var list: [RequestOperation] = []
+    private var sweepAt = 64
+
+    mutating func add(_ operation: RequestOperation) {
+        list.append(operation)
+        guard list.count >= sweepAt else { return }
+        list.removeAll { $0.result != nil }
+        sweepAt = max(64, list.count * 2)
     }
 }
