@@ -22,36 +22,40 @@ public protocol ScheduledTimer: Sendable {
     func cancel()
 }
 
-/// The machine's monotonic clock (`CLOCK_MONOTONIC` through Dispatch) with Dispatch timers.
+/// The machine's monotonic clock (`CLOCK_MONOTONIC` through Dispatch) with its timers on
+/// one Dispatch timer source per clock (``TimerQueue``).
 public struct SystemClock: RequestClock {
-    private let queue: DispatchQueue
+    private let timers: TimerQueue
 
     public init(queue: DispatchQueue = DispatchQueue(label: "reqtop.clock", qos: .userInitiated)) {
-        self.queue = queue
+        timers = TimerQueue(queue: queue, now: { SystemClock.uptime() })
     }
 
     public func now() -> TimeInterval {
+        Self.uptime()
+    }
+
+    private static func uptime() -> TimeInterval {
         TimeInterval(DispatchTime.now().uptimeNanoseconds) / 1_000_000_000
     }
 
     public func schedule(at deadline: TimeInterval, _ work: @escaping @Sendable () -> Void) -> ScheduledTimer {
-        let timer = OneShotTimer(work)
-        // Capped at a year: Dispatch converts the delay to whole nanoseconds, which traps for
-        // delays a server can ask for (Retry-After: 9223372036854775807); a timer a year out
-        // is as good as never.
-        let delay = min(max(0, deadline - now()), 365 * 86_400)
-        queue.asyncAfter(deadline: .now() + delay) { timer.fire() }
-        return timer
+        timers.schedule(at: deadline, work)
     }
 }
 
 /// Runs its work at most once, and never after `cancel()` has won the race.
 final class OneShotTimer: ScheduledTimer {
     private let work: Mutex<(@Sendable () -> Void)?>
+    private let onCancel: (@Sendable () -> Void)?
 
-    init(_ work: @escaping @Sendable () -> Void) {
+    init(_ work: @escaping @Sendable () -> Void, onCancel: (@Sendable () -> Void)? = nil) {
         self.work = Mutex(work)
+        self.onCancel = onCancel
     }
+
+    /// Fired or cancelled.
+    var isSpent: Bool { work.withLock { $0 == nil } }
 
     func fire() {
         let body = work.withLock { slot -> (@Sendable () -> Void)? in
@@ -63,7 +67,11 @@ final class OneShotTimer: ScheduledTimer {
     }
 
     func cancel() {
-        work.withLock { $0 = nil }
+        let wasPending = work.withLock { slot -> Bool in
+            defer { slot = nil }
+            return slot != nil
+        }
+        if wasPending { onCancel?() }
     }
 }
 
