@@ -22,7 +22,7 @@ struct OperationJournal {
             if events[event.operationID] == nil { order.append(event.operationID) }
             events[event.operationID, default: []].append(event)
             if case .finished = event.payload {
-                events[event.operationID] = Self.compacted(events[event.operationID] ?? [])
+                events[event.operationID] = (events[event.operationID] ?? []).mergingDataRuns().events
                 finished.append(event.operationID)
                 if finished.count - finishedHead > finishedLimit {
                     events[finished[finishedHead]] = nil
@@ -35,23 +35,6 @@ struct OperationJournal {
             finishedHead = 0
             order.removeAll { events[$0] == nil }
         }
-    }
-
-    /// A finished operation's events with each run of `data` events merged into one (at the
-    /// time of the run's last chunk): what the monitor shows does not change, and a download
-    /// of a thousand chunks costs late monitors one line instead of a thousand.
-    static func compacted(_ events: [RequestEvent]) -> [RequestEvent] {
-        var out: [RequestEvent] = []
-        out.reserveCapacity(events.count)
-        for event in events {
-            if case .data(let bytes) = event.payload, let last = out.last, case .data(let before) = last.payload, last.attempt == event.attempt {
-                out[out.count - 1] = RequestEvent(time: event.time, operationID: event.operationID, attempt: event.attempt,
-                                                  payload: .data(bytes: before + bytes))
-            } else {
-                out.append(event)
-            }
-        }
-        return out
     }
 
     /// Every kept event, operation by operation in arrival order.

@@ -80,6 +80,8 @@ public struct OperationRow: Sendable, Equatable {
     public var segments: [Segment] = []
     public var attempts: [Attempt] = []
     public var events: [RequestEvent] = []
+    /// `data` events merged away when the operation finished (the Events tab says so).
+    public private(set) var mergedDataEvents = 0
 
     init(id: String, sequence: Int, queuedAt: TimeInterval) {
         self.id = id
@@ -210,6 +212,10 @@ public struct OperationRow: Sendable, Equatable {
                 $0.end = $0.end ?? t
                 if outcome != .success, $0.decision == nil { $0.decision = reason }
             }
+            // A finished row is kept for hours: one `data` event per run, no spare capacity.
+            let (kept, removed) = events.mergingDataRuns()
+            events = kept
+            mergedDataEvents += removed
         case .other, .missed:
             break
         }

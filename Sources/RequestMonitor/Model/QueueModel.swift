@@ -19,9 +19,20 @@ public struct QueueModel: Sendable {
     public private(set) var version = 0
     /// Finish times of the last few seconds, for requests per second.
     private var recentFinishes: [TimeInterval] = []
+    /// Finished operations kept as rows. Past it (by a tenth, so the sweep is rare) the
+    /// oldest finished rows are let go: a monitor left attached for days stays in bounds.
+    /// ``counts`` stay those of the whole session.
+    public let finishedLimit: Int
+    /// Finished rows let go so far.
+    public private(set) var forgotten = 0
+    public static let defaultFinishedLimit = 100_000
 
-    public init(source: String) {
+    /// Every operation seen: the rows and the finished ones let go.
+    public var totalOperations: Int { rows.count + forgotten }
+
+    public init(source: String, finishedLimit: Int = QueueModel.defaultFinishedLimit) {
         self.source = source
+        self.finishedLimit = max(1, finishedLimit)
     }
 
     /// The position of the row with `id` in ``rows``.
@@ -62,7 +73,27 @@ public struct QueueModel: Sendable {
         if case .finished = event.payload {
             recentFinishes.append(event.time)
             if recentFinishes.count > 4096 { recentFinishes.removeFirst(2048) }
+            let finishedRows = (counts[.succeeded] ?? 0) + (counts[.failed] ?? 0) + (counts[.cancelled] ?? 0) - forgotten
+            if finishedRows > finishedLimit + max(1, finishedLimit / 10) { forgetOldestFinished(finishedRows - finishedLimit) }
         }
+    }
+
+    /// Lets the `count` oldest finished rows go and renumbers the rest (O(rows), once per
+    /// tenth of the limit).
+    private mutating func forgetOldestFinished(_ count: Int) {
+        var left = count
+        var kept: [OperationRow] = []
+        kept.reserveCapacity(rows.count - count)
+        for row in rows {
+            if left > 0, row.state.isFinished {
+                left -= 1
+                continue
+            }
+            kept.append(row)
+        }
+        forgotten += count - left
+        rows = kept
+        index = Dictionary(uniqueKeysWithValues: rows.indices.map { (rows[$0].id, $0) })
     }
 
     /// Operations finished per second over the last `window` seconds before `now`.

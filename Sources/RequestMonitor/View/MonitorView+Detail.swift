@@ -35,7 +35,10 @@ extension MonitorView {
     private func detailLines(row: OperationRow, tab: MonitorState.DetailTab) -> [(String, CellGrid.Style)] {
         switch tab {
         case .events:
-            return row.events.map { event in
+            let merged: [(String, CellGrid.Style)] = row.mergedDataEvents == 0 ? [] : [
+                ("(\(row.mergedDataEvents) data events merged: one per run, kept since it finished)", CellGrid.Style(dim: true)),
+            ]
+            return merged + row.events.map { event in
                 let time = String(format: "%8.3f", event.time - row.queuedAt)
                 return ("\(time)  #\(event.attempt)  \(fit(event.payload.name, 17))\(Self.describe(event.payload, theme))", Self.style(event.payload, theme))
             }

@@ -110,7 +110,8 @@ public struct MonitorView {
             x += 2
         }
         let rate = String(format: "%.1f req/s", model.requestsPerSecond(at: now))
-        let totals = grid.width >= 110 ? "  \(model.rows.count) ops  \(model.eventCount) events" : ""
+        let letGo = model.forgotten > 0 ? " (\(model.forgotten) finished let go)" : ""
+        let totals = grid.width >= 110 ? "  \(model.totalOperations) ops\(letGo)  \(model.eventCount) events" : ""
         if x + 1 + rate.count + totals.count <= countsLimit {
             x = grid.put(rate + totals, x: x + 1, y: 1, style: CellGrid.Style(dim: true))
         } else if x + 1 + rate.count <= countsLimit {
