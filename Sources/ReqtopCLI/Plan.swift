@@ -32,6 +32,8 @@ struct Plan: Equatable {
     var requests: [PlannedRequest]
     /// What carries the requests (`"transport"`); `--transport` overrides it.
     var transport: TransportChoice?
+    /// Retries per host as a share of its requests (`"retryBudgetPerHost"`); nil: off.
+    var retryBudgetPerHost: RatioRetryBudget.Options? = RatioRetryBudget.Options()
 
     /// The placeholder that stands for the embedded fault server's base URL.
     static let faultServerPlaceholder = "{{fault}}"

@@ -17,7 +17,7 @@ struct PlanParser {
 
     static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
     private static let planKeys: Set<String> = ["requests", "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost",
-                                                "auth", "batches", "transport"]
+                                                "auth", "batches", "transport", "retryBudgetPerHost"]
     private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline",
                                                    "dependsOn", "batch", "auth", "priority"]
     private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
@@ -58,6 +58,7 @@ struct PlanParser {
         let perHost = try json.integer(object["maxConcurrentPerHost"], at: "maxConcurrentPerHost", minimum: 1)
         let auth = try authSettings(object["auth"])
         let batches = try batchSettings(object["batches"])
+        let retryBudget = try retryBudgetSettings(object["retryBudgetPerHost"])
         var transport: TransportChoice?
         if let name = try json.string(object["transport"], at: "transport") {
             guard let choice = TransportChoice(rawValue: name) else {
@@ -88,7 +89,8 @@ struct PlanParser {
             planned.append(request)
         }
         return Plan(maxConcurrent: maxConcurrent, maxConcurrentPerHost: perHost, auth: auth, batches: batches,
-                    requests: try PlanOrdering(file: file).ordered(planned, indices: seen), transport: transport)
+                    requests: try PlanOrdering(file: file).ordered(planned, indices: seen), transport: transport,
+                    retryBudgetPerHost: retryBudget)
     }
 
     private func authSettings(_ raw: Any?) throws -> AuthSettings? {

@@ -12,7 +12,9 @@ struct RunCommand: ParsableCommand, RunsASession {
         A plan is a JSON object with "requests" (each: "id", "method", "url", optional "headers", \
         "body", "retry", "timeout", "deadline", "dependsOn", "batch", "auth", "priority") and \
         optional top-level "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost", \
-        "auth" ({"tokenURL", "credentials"}) and "batches" ({"NAME": {"size", "timeLimit"}}). \
+        "auth" ({"tokenURL", "credentials"}), "batches" ({"NAME": {"size", "timeLimit"}}) and \
+        "retryBudgetPerHost" (false, or {"percent", "window", "minPerSecond"}; default 20 % of \
+        a host's requests in 10 s plus 10 retries a second). \
         A URL may start with {{fault}} to target a fault server started in this process; \
         {{ID.field}} takes a value from the JSON answer of request ID, listed in "dependsOn". \
         See the README for every field.
@@ -40,7 +42,7 @@ struct RunCommand: ParsableCommand, RunsASession {
         defer { server?.stop() }
         let carrier = transport.transport ?? plan.transport ?? .urlsession
         let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent, maxConcurrentRequestsPerHost: plan.maxConcurrentPerHost,
-                                 transport: carrier.transport)
+                                 transport: carrier.transport, retryBudget: plan.retryBudgetPerHost)
         let recorder = try recording.start(queue.events, inputs: [self.plan])
         let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)", redactor: recording.redactor)
         defer { listening?.stop() }

@@ -128,9 +128,16 @@ public struct StrictJSONReader: Sendable {
     }
 
     /// One edit apart (a typo), for "did you mean".
+    /// One letter added, dropped, changed, or two neighbours swapped (`precent`, `percent`):
+    /// the typos a person makes.
     public static func closeEnough(_ a: String, _ b: String) -> Bool {
         let a = Array(a.lowercased()), b = Array(b.lowercased())
         guard abs(a.count - b.count) <= 1 else { return false }
+        if a.count == b.count {
+            let differing = a.indices.filter { a[$0] != b[$0] }
+            if differing.count == 2, differing[1] == differing[0] + 1,
+               a[differing[0]] == b[differing[1]], a[differing[1]] == b[differing[0]] { return true }
+        }
         var previous = Array(0...b.count)
         for i in 1...max(1, a.count) where !a.isEmpty {
             var current = [i] + Array(repeating: 0, count: b.count)

@@ -53,6 +53,8 @@ public final class RequestLogger: Sendable {
         switch event.payload {
         case .retryScheduled(let delay, let reason):
             logger.debug("retrying in \(Self.seconds(delay))", metadata: metadata(event, ["delay": "\(Self.seconds(delay))", "reason": "\(reason)"]))
+        case .retryDenied(let reason):
+            logger.debug("retry denied", metadata: metadata(event, ["reason": "\(reason)"]))
         case .earlyRetry(let trigger, let delay):
             logger.debug("retrying early", metadata: metadata(event, ["trigger": "\(trigger)", "delay": "\(Self.seconds(delay))"]))
         case .reactorStarted(let name, let trigger):

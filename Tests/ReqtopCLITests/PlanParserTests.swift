@@ -93,6 +93,23 @@ final class PlanParserTests: XCTestCase {
                        #"plan.json: retry.earlyRetry: expected true or false, found "no""#)
     }
 
+    func testTheRetryBudgetPerHostIsOnByDefaultAndCanBeSetOrTurnedOff() throws {
+        XCTAssertEqual(try parse(#"{"requests": [{"url": "http://a/"}]}"#).retryBudgetPerHost, RatioRetryBudget.Options())
+        XCTAssertNil(try parse(#"{"retryBudgetPerHost": false, "requests": [{"url": "http://a/"}]}"#).retryBudgetPerHost)
+        let set = try parse(#"{"retryBudgetPerHost": {"percent": 50, "window": 30, "minPerSecond": 0}, "requests": [{"url": "http://a/"}]}"#)
+        XCTAssertEqual(set.retryBudgetPerHost, RatioRetryBudget.Options(percent: 0.5, window: 30, minRetriesPerSecond: 0))
+        XCTAssertEqual(error(#"{"retryBudgetPerHost": {"percent": 120}, "requests": [{"url": "http://a/"}]}"#),
+                       "plan.json: retryBudgetPerHost.percent: 120.0 is out of range; expected a share of requests from 0 to 100")
+        XCTAssertEqual(error(#"{"retryBudgetPerHost": {"window": 0}, "requests": [{"url": "http://a/"}]}"#),
+                       "plan.json: retryBudgetPerHost.window: 0 would fail every request at once; expected a number of seconds above 0 (leave it out for the default)")
+        XCTAssertEqual(error(#"{"retryBudgetPerHost": {"precent": 10}, "requests": [{"url": "http://a/"}]}"#),
+                       #"plan.json: retryBudgetPerHost.precent: unknown field (did you mean "percent"?); expected one of minPerSecond, percent, window"#)
+        XCTAssertEqual(error(#"{"retryBudgetPerHost": true, "requests": [{"url": "http://a/"}]}"#),
+                       "plan.json: retryBudgetPerHost: true is the default; expected false (to turn it off) or an object with minPerSecond, percent, window")
+        XCTAssertEqual(error(#"{"retryBudgetPerHost": 5, "requests": [{"url": "http://a/"}]}"#),
+                       "plan.json: retryBudgetPerHost: expected false or an object, found a number")
+    }
+
     /// Before: PROPFIND was refused, and a timeout or deadline of 0 was taken and failed
     /// every request.
     func testAnyMethodTokenIsTakenAndZeroTimeLimitsAreRefused() throws {

@@ -26,7 +26,9 @@ final class BackoffTests: XCTestCase {
         clock.advance(by: 0.001)
 
         // Attempt 2 fails; 6/2 + 0.5 × 6/2 = 4.5 s.
-        waitFor(5, "the second backoff") { operation.phase == .waitingToRetry(until: 506) }
+        // The phase shows the wait a moment before its timer exists: moving the clock in between
+        // would move it past a timer not yet made.
+        waitFor(5, "the second backoff") { operation.phase == .waitingToRetry(until: 506) && clock.nextDeadline == 506 }
         XCTAssertEqual(server.counters.hits("/flaky/m"), 2)
         clock.advance(by: 4.5)
         queue.waitUntilAllOperationsAreFinished()
@@ -46,7 +48,7 @@ final class BackoffTests: XCTestCase {
         let queue = makeQueue(clock: clock, earlyRetry: nil)
         let operation = queue.add(URLRequest(url: server.url("/flaky/ra?failures=1&status=429&retry-after=7")))
         let now = clock.now()
-        waitFor(5, "the backoff") { operation.phase == .waitingToRetry(until: now + 7) }
+        waitFor(5, "the backoff and its timer") { operation.phase == .waitingToRetry(until: now + 7) && clock.nextDeadline == now + 7 }
         clock.advance(by: 7)
         queue.waitUntilAllOperationsAreFinished()
         XCTAssertEqual(operation.result?.outcome, .success)

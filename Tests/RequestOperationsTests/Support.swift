@@ -95,8 +95,9 @@ enum TestTransport {
 /// arguments as `RequestQueue.init`.
 func makeQueue(maxConcurrentRequests: Int = 6, maxConcurrentRequestsPerHost: Int? = nil, session: SharedSession = .shared,
                clock: RequestClock = SystemClock(), random: RandomSource = SystemRandomSource(),
-               earlyRetry: HostRecoveryCenter.Options? = .init(), probe: HostProbe = TCPConnectProbe()) -> RequestQueue {
+               earlyRetry: HostRecoveryCenter.Options? = .init(), probe: HostProbe = TCPConnectProbe(),
+               retryBudget: RatioRetryBudget.Options? = .init()) -> RequestQueue {
     RequestQueue(maxConcurrentRequests: maxConcurrentRequests, maxConcurrentRequestsPerHost: maxConcurrentRequestsPerHost,
                  session: session, transport: TestTransport.chosen, clock: clock, random: random,
-                 earlyRetry: earlyRetry, probe: probe)
+                 earlyRetry: earlyRetry, probe: probe, retryBudget: retryBudget)
 }

@@ -151,6 +151,9 @@ public struct OperationRow: Sendable, Equatable {
             updateAttempt { $0.end = t }
         case .validationFailed(let reason):
             updateAttempt { $0.error = $0.error ?? reason }
+        case .retryDenied(let reason):
+            self.reason = reason
+            updateAttempt(number: event.attempt) { $0.decision = reason }
         case .retryScheduled(let delay, let reason):
             closeSegment(at: t)
             state = .backoff

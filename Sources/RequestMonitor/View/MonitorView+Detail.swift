@@ -111,7 +111,7 @@ extension MonitorView {
         case .started, .other: ""
         case .sent: "request written"
         case .missed(let count): "\(count) events missed"
-        case .preparationFailed(let reason), .validationFailed(let reason): reason
+        case .preparationFailed(let reason), .validationFailed(let reason), .retryDenied(let reason): reason
         case .taskCreated(let task, _): "task \(task)"
         case .redirect(let status, let location): "\(status) \(theme.arrow) \(location)"
         case .response(let status, _, let expected): "status \(status)" + (expected.map { ", \($0) bytes expected" } ?? "")
@@ -137,7 +137,7 @@ extension MonitorView {
         switch payload {
         case .retryScheduled, .earlyRetry, .held, .reactorStarted, .reactorWaiting, .requeued: theme.style(.backoff)
         case .reactorFinished(_, let outcome) where outcome != "success": theme.style(.failed)
-        case .validationFailed, .preparationFailed: theme.style(.failed)
+        case .validationFailed, .preparationFailed, .retryDenied: theme.style(.failed)
         case .taskCompleted(let error) where error != nil: theme.style(.failed)
         case .cancelled: theme.style(.cancelled)
         case .finished(let outcome, _, _, _, _): theme.style(outcome == .success ? .succeeded : outcome == .failure ? .failed : .cancelled)

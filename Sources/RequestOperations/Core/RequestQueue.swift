@@ -16,12 +16,16 @@ public struct RequestEnvironment: Sendable {
     public let random: RandomSource
     /// What carries an attempt's bytes: `session` unless another transport was chosen.
     public let transport: RequestTransport
+    /// Caps retries per host; `nil`: no cap but the retry policy's.
+    public let retryBudget: RetryBudget?
 
     public var clock: RequestClock { events.clock }
 
     public init(session: SharedSession = .shared, transport: RequestTransport? = nil, events: EventHub = EventHub(),
-                gate: ConcurrencyGate? = nil, recovery: HostRecoveryCenter? = nil, random: RandomSource = SystemRandomSource()) {
+                gate: ConcurrencyGate? = nil, recovery: HostRecoveryCenter? = nil, random: RandomSource = SystemRandomSource(),
+                retryBudget: RetryBudget? = nil) {
         self.session = session
+        self.retryBudget = retryBudget
         self.transport = transport ?? session
         self.events = events
         self.gate = gate
@@ -60,10 +64,12 @@ public final class RequestQueue: Sendable {
     ///   - transport: what carries the bytes; nil: `session` (URLSession). The
     ///     `RequestTransportNIO` module's `NIOTransport.shared` runs on AsyncHTTPClient.
     ///   - clock, random: inject ``ManualClock`` / ``SeededRandomSource`` for exact tests.
+    ///   - retryBudget: retries per host at most 20 % of its requests in 10 s plus 10 a
+    ///     second, by default (``RatioRetryBudget``); `nil` turns the cap off.
     public init(maxConcurrentRequests: Int = 6, maxConcurrentRequestsPerHost: Int? = nil, session: SharedSession = .shared,
                 transport: RequestTransport? = nil, clock: RequestClock = SystemClock(),
                 random: RandomSource = SystemRandomSource(), earlyRetry: HostRecoveryCenter.Options? = .init(),
-                probe: HostProbe = TCPConnectProbe()) {
+                probe: HostProbe = TCPConnectProbe(), retryBudget: RatioRetryBudget.Options? = .init()) {
         environment = RequestEnvironment(
             session: session,
             transport: transport,
@@ -71,7 +77,8 @@ public final class RequestQueue: Sendable {
             gate: ConcurrencyGate(limit: maxConcurrentRequests, perHostLimit: maxConcurrentRequestsPerHost,
                                   handoff: transport?.startsNextRequestInCallbacks == true ? nil : DispatchQueue.global(qos: .userInitiated)),
             recovery: earlyRetry.map { HostRecoveryCenter(clock: clock, random: random, probe: probe, options: $0) },
-            random: random)
+            random: random,
+            retryBudget: retryBudget.map { RatioRetryBudget(options: $0, clock: clock) })
         operationQueue = OperationQueue()
         operationQueue.name = "reqtop.requests"
     }

@@ -57,6 +57,9 @@ public indirect enum Reason: Error, Sendable, Equatable, CustomStringConvertible
     case deadlineExceeded(TimeInterval)
     /// Retries ran out; `last` is the final attempt's failure.
     case retriesExhausted(attempts: Int, last: Reason)
+    /// The retry policy wanted another attempt and the host's retry budget refused it;
+    /// `last` is the final attempt's failure.
+    case retryDenied(budget: String, last: Reason)
 
     init(_ failure: AttemptFailure) {
         switch failure {
@@ -79,6 +82,7 @@ public indirect enum Reason: Error, Sendable, Equatable, CustomStringConvertible
         case .cancelled(let by): "cancelled by \(by)"
         case .deadlineExceeded(let seconds): "deadline of \(ExponentialBackoffRetryPolicy.format(seconds)) exceeded"
         case .retriesExhausted(let attempts, let last): "\(last) after \(attempts) attempts"
+        case .retryDenied(let budget, let last): "\(last); \(budget)"
         }
     }
 }
@@ -88,6 +92,7 @@ public indirect enum Reason: Error, Sendable, Equatable, CustomStringConvertible
 /// The stage of a request's flow that an error came from.
 public enum RequestErrorStage: String, Sendable, Equatable {
     case transport, status, validation, preparation, decoding, interceptor, reactor, cancelled, retriesExhausted, deadline
+    case retryBudget
 }
 
 extension RequestError.Reason {
@@ -104,6 +109,7 @@ extension RequestError.Reason {
         case .cancelled: .cancelled
         case .deadlineExceeded: .deadline
         case .retriesExhausted: .retriesExhausted
+        case .retryDenied: .retryBudget
         }
     }
 }

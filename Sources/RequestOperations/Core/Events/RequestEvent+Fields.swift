@@ -63,6 +63,9 @@ extension RequestEvent.Payload {
             w.double("delay", delay)
             w.string("reason", reason)
             return "retryScheduled"
+        case .retryDenied(let reason):
+            w.string("reason", reason)
+            return "retryDenied"
         case .earlyRetry(let trigger, let delay):
             w.string("trigger", trigger)
             w.double("delay", delay)
@@ -131,6 +134,7 @@ extension RequestEvent.Payload {
         case "taskCompleted": self = .taskCompleted(error: try r.error("error"))
         case "validationFailed": self = .validationFailed(reason: try r.string("reason"))
         case "retryScheduled": self = .retryScheduled(delay: try r.double("delay"), reason: try r.string("reason"))
+        case "retryDenied": self = .retryDenied(reason: try r.string("reason"))
         case "earlyRetry": self = .earlyRetry(trigger: try r.string("trigger"), delay: r.optionalDouble("delay") ?? 0)
         case "intercepted": self = .intercepted(by: try r.string("by"), command: try r.string("command"))
         case "held": self = .held(batch: try r.string("batch"))

@@ -63,6 +63,9 @@ public struct RequestEvent: Sendable, Equatable {
         case validationFailed(reason: String)
         /// `retryScheduled`: `delay` in seconds, `reason`.
         case retryScheduled(delay: TimeInterval, reason: String)
+        /// `retryDenied`: `reason`. The retry policy wanted a retry and the host's retry
+        /// budget refused it (``RetryBudget``); the operation ends as a failure.
+        case retryDenied(reason: String)
         /// `earlyRetry`: `trigger` (`manual`, `probe`, `host-success:<op>`), `delay` until the attempt.
         case earlyRetry(trigger: String, delay: TimeInterval)
         /// `intercepted`: `by` (the interceptor's name), `command` (`execute`, `hold`,

@@ -57,20 +57,23 @@ extension RequestOperation {
     }
 
     private func slotGranted(_ token: UInt64) {
-        let granted = ifCurrent(token) { state -> (URLRequest, Int) in
+        let granted = ifCurrent(token) { state -> (URLRequest, Int, Bool) in
             state.current.slotHeld = true
             state.current.ticket = nil
             state.phase = .preparing
             state.record.startedAt = environment.clock.now()
-            if state.firstAttemptAt == nil { state.firstAttemptAt = environment.clock.now() }
+            let first = state.firstAttemptAt == nil
+            if first { state.firstAttemptAt = environment.clock.now() }
             publish(&state, .started)
-            return (state.outgoing ?? state.request, state.attempt)
+            return (state.outgoing ?? state.request, state.attempt, first)
         }
-        guard let (request, attempt) = granted else {
+        guard let (request, attempt, first) = granted else {
             // Ended (cancelled) while the slot was on its way: hand it straight back.
             environment.gate?.release(host: state.withLock { $0.current.slotHost })
             return
         }
+        // An operation's first attempt is a request the host's retry budget grows by.
+        if first, let budget = environment.retryBudget, let host { budget.requestSent(to: host.description) }
         guard let preparer = options.preparer else {
             send(request, token: token)
             return

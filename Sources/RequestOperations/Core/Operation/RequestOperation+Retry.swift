@@ -36,16 +36,24 @@ extension RequestOperation {
     /// it is would fail the same way every time).
     func attemptFailed(_ failure: AttemptFailure, token: UInt64, taskError: TransportError?, retryable: Bool = true) {
         let now = environment.clock.now()
+        // Read before the operation's lock is taken (`host` takes it).
+        let budgetHost = environment.retryBudget == nil ? nil : host?.description
         let outcome = ifCurrent(token) { state -> (Teardown, ScheduledRetry?) in
             var teardown = closeAttempt(&state, failure: failure, at: now)
             if case .preparation(let reason) = failure {
                 publish(&state, .preparationFailed(reason: reason))
             }
-            let decision = retryable ? decide(after: failure, state: state, now: now)
+            var decision = retryable ? decide(after: failure, state: state, now: now)
                 : .stop(reason: "\(failure.summary); not retried: the request itself cannot be sent")
+            var error = state.attempt > 1 ? RequestError.Reason.retriesExhausted(attempts: state.attempt, last: RequestError.Reason(failure)) : RequestError.Reason(failure)
+            if case .retry = decision, let budget = environment.retryBudget, let budgetHost,
+               let refusal = budget.spendRetry(on: budgetHost) {
+                publish(&state, .retryDenied(reason: refusal))
+                decision = .stop(reason: "\(failure.summary); \(refusal)")
+                error = .retryDenied(budget: refusal, last: RequestError.Reason(failure))
+            }
             state.record.decision = decision.reason
             guard case .retry(let delay, let reason, let fromServer) = decision else {
-                let error = state.attempt > 1 ? RequestError.Reason.retriesExhausted(attempts: state.attempt, last: RequestError.Reason(failure)) : RequestError.Reason(failure)
                 teardown.merge(endLocked(&state, outcome: .failure, error: error, reason: decision.reason, cancelledBy: nil))
                 return (teardown, nil)
             }
@@ -54,7 +62,7 @@ extension RequestOperation {
             state.attempt += 1
             state.phase = .waitingToRetry(until: now + delay)
             publish(&state, .retryScheduled(delay: delay, reason: reason), attempt: state.attempt - 1)
-            return (teardown, ScheduledRetry(delay: delay, fromServer: fromServer, failure: failure))
+            return (teardown, ScheduledRetry(until: now + delay, fromServer: fromServer, failure: failure))
         }
         guard let (teardown, retry) = outcome else { return }
         tearDown(teardown)
@@ -77,7 +85,9 @@ extension RequestOperation {
     }
 
     private struct ScheduledRetry {
-        var delay: TimeInterval
+        /// When the next attempt is due: the time the phase shows, not "delay from whenever
+        /// the timer gets made" (a clock that moved in between would push it back).
+        var until: TimeInterval
         var fromServer: Bool
         var failure: AttemptFailure
     }
@@ -85,7 +95,7 @@ extension RequestOperation {
     /// Starts the backoff timer and, where early retry applies, watches the host.
     private func scheduleRetry(_ retry: ScheduledRetry, token: UInt64) {
         let clock = environment.clock
-        let timer = clock.schedule(at: clock.now() + retry.delay) { [weak self] in self?.retryDue(token: token) }
+        let timer = clock.schedule(at: retry.until) { [weak self] in self?.retryDue(token: token) }
         var observation: RecoveryObservation?
         if let recovery = environment.recovery, let host {
             // Another request's success says the host is reachable again: that cures a failure
