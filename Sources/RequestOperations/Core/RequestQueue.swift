@@ -142,18 +142,28 @@ public final class RequestQueue: Sendable {
     }
 }
 
-/// The last operations a queue took, by id; the oldest finished ones are forgotten first.
+/// The last operations a queue took, by id; the oldest finished ones are forgotten first —
+/// past 2,000, or once the bodies the finished ones hold pass 16 MiB (the demo downloads
+/// 1 MB a wave: 2,000 operations held ~50 MB of bodies nobody would read again).
 private struct RecentOperations {
     static let limit = 2_000
+    static let bodyBytesLimit = 16 << 20
     var byID: [String: RequestOperation] = [:]
     var order: [String] = []
     /// The size at which to look for finished ones to forget next. When every one is still
     /// running none can go, so the next look waits for another quarter of the limit:
     /// without that, adding 5,000 at once scanned the whole list on every add past 2,500.
     private var nextTrim = limit + limit / 4
+    /// Adds until the next look at the bodies held (a look reads every kept operation).
+    private var addsUntilBodyCheck = 64
 
     mutating func add(_ operation: RequestOperation) {
         if byID.updateValue(operation, forKey: operation.id) == nil { order.append(operation.id) }
+        addsUntilBodyCheck -= 1
+        if addsUntilBodyCheck <= 0 {
+            addsUntilBodyCheck = 64
+            forgetBeyondBodyLimit()
+        }
         guard order.count > nextTrim else { return }
         // Forget finished ones, oldest first, down to the limit; running ones stay.
         var excess = order.count - Self.limit
@@ -164,5 +174,20 @@ private struct RecentOperations {
             return true
         }
         nextTrim = max(Self.limit, order.count) + Self.limit / 4
+    }
+
+    /// Newest first, the finished operations' bodies are added up; the finished ones past
+    /// the limit are forgotten.
+    private mutating func forgetBeyondBodyLimit() {
+        var held = 0
+        var forget: Set<String> = []
+        for id in order.reversed() {
+            guard let body = byID[id]?.result?.data else { continue }
+            held += body.count
+            if held > Self.bodyBytesLimit { forget.insert(id) }
+        }
+        guard !forget.isEmpty else { return }
+        order.removeAll { forget.contains($0) }
+        for id in forget { byID[id] = nil }
     }
 }

@@ -1,0 +1,29 @@
+import FaultServer
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import RequestOperations
+import XCTest
+
+/// A queue remembers finished operations by id (so a monitor can re-run one), but not
+/// their bodies without end: a service that downloads a megabyte a minute runs for days.
+final class RecentOperationsTests: XCTestCase {
+    func testFinishedOperationsHoldingMoreThan16MiBOfBodiesAreForgottenOldestFirst() throws {
+        let server = try startServer()
+        let queue = makeQueue(maxConcurrentRequests: 4, earlyRetry: nil)
+        for index in 0..<40 {
+            queue.add(URLRequest(url: server.url("/bytes/1048576?seed=\(index)")), id: "big-\(index)")
+            queue.waitUntilAllOperationsAreFinished()  // in order, so "oldest" is clear
+        }
+        for index in 0..<64 {
+            queue.add(URLRequest(url: server.url("/echo")), id: "small-\(index)")
+        }
+        queue.waitUntilAllOperationsAreFinished()
+        queue.add(URLRequest(url: server.url("/echo")), id: "one-more")  // the 105th add looks again
+        queue.waitUntilAllOperationsAreFinished()
+        let kept = (0..<40).filter { queue.operation(withID: "big-\($0)") != nil }
+        XCTAssertEqual(kept, Array(24..<40), "the newest 16 MiB of bodies are kept, the older ones forgotten")
+        XCTAssertNotNil(queue.operation(withID: "small-0"), "small ones stay within the count limit")
+    }
+}
