@@ -11,7 +11,8 @@ struct DemoCommand: ParsableCommand, RunsASession {
         discussion: """
         Nothing to set up: the demo starts its own HTTP servers on 127.0.0.1 (free ports) and \
         sends requests that show retries with backoff, Retry-After, early retry, a slow download, \
-        redirects, dropped and reset connections, a cancellation and exhausted retries.
+        redirects, dropped and reset connections, a cancellation, exhausted retries, and a \
+        burst to a failing host whose retries the retry budget refuses.
 
         Scenarios: default (about 20 seconds), quick (about 3 seconds).
 
@@ -51,7 +52,7 @@ struct DemoCommand: ParsableCommand, RunsASession {
 
     func run() throws {
         let carrier = transport.transport ?? .urlsession
-        let queue = RequestQueue(maxConcurrentRequests: maxConcurrent, transport: carrier.transport)
+        let queue = RequestQueue(maxConcurrentRequests: maxConcurrent, transport: carrier.transport, retryBudget: DemoScenario.retryBudget)
         let demo = try DemoRunner(queue: queue)
         defer { demo.stopServers() }
         let recorder = try recording.start(queue.events)

@@ -94,9 +94,15 @@ struct DemoScenario {
         }
     }
 
+    /// The demo's retry budget per host: the default share (20 % of requests in 10 s) with a
+    /// floor of 0.5 retries a second instead of 10, so that a burst of eight shows refusals
+    /// (the default floor allows 100 retries in 10 s to any host).
+    static let retryBudget = RatioRetryBudget.Options(percent: 0.2, window: 10, minRetriesPerSecond: 0.5)
+
     /// About 20 seconds: retries with countdowns, Retry-After, early retry on another
     /// request's success and on a probe, a slow download, redirects, dropped and reset
-    /// connections, non-idempotent POSTs, a cancellation and exhausted retries; and the flow
+    /// connections, non-idempotent POSTs, a cancellation, exhausted retries and a burst whose
+    /// retries the host's retry budget refuses; and the flow
     /// control: a login → account → orders chain, a batch held then released, a token that
     /// expires under a burst of requests (one refresh for all their 401s), and a dependent
     /// request cancelled because its parent exhausted its retries.
@@ -159,6 +165,12 @@ struct DemoScenario {
         steps.append(send(10, DemoRequest(id: "\(w)-notifications", host: .api, path: "/auth/resource/notifications", auth: true)))
         for index in 1...8 {
             steps.append(send(8 + Double(index) * 0.2, DemoRequest(id: "\(w)-item-\(index)", host: .api, path: "/bytes/4096?seed=\(index)")))
+        }
+        // A burst to the host that always fails: each would retry 4 times, the host's retry
+        // budget (see `retryBudget`) lets a few through and refuses the rest (`retryDenied`).
+        for index in 1...8 {
+            steps.append(send(13, DemoRequest(id: "\(w)-burst-\(index)", host: .legacy, path: "/status/503",
+                                              retry: ExponentialBackoffRetryPolicy(maxAttempts: 5, baseDelay: 0.5, multiplier: 2, maxDelay: 4, jitter: .equal))))
         }
         return DemoScenario(name: "default", summary: "the full tour, about 20 seconds", steps: steps)
     }

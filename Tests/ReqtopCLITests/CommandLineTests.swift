@@ -144,7 +144,7 @@ final class CommandLineTests: XCTestCase {
         let names = Set(events.compactMap { $0["event"] as? String })
         for name in ["queued", "started", "taskCreated", "redirect", "response", "data", "taskCompleted", "validationFailed",
                      "retryScheduled", "earlyRetry", "cancelled", "finished",
-                     "intercepted", "held", "released", "reactorStarted", "reactorWaiting", "reactorFinished", "requeued"] {
+                     "intercepted", "held", "released", "reactorStarted", "reactorWaiting", "reactorFinished", "requeued", "retryDenied"] {
             XCTAssert(names.contains(name), "the demo never published \(name)")
         }
         let triggers = Set(events.filter { $0["event"] as? String == "earlyRetry" }.compactMap { $0["trigger"] as? String })
@@ -154,6 +154,9 @@ final class CommandLineTests: XCTestCase {
                                   uniquingKeysWith: { a, _ in a })
         XCTAssertEqual(outcomes["w1-hanging"], "cancelled")
         XCTAssertEqual(outcomes["w1-exhausted"], "failure")
+        let denied = events.filter { $0["event"] as? String == "retryDenied" }
+        XCTAssert(denied.allSatisfy { ($0["op"] as? String)?.hasPrefix("w1-burst-") == true }, "only the burst meets the budget: \(denied)")
+        XCTAssert(denied.contains { ($0["reason"] as? String)?.contains("exhausted: 20 % of requests in 10s, plus 0.5 a second") == true }, "\(denied)")
         XCTAssertEqual(outcomes["w1-reconnect"], "success")
         XCTAssertEqual(outcomes["w1-flaky"], "success")
         XCTAssertEqual(outcomes["w1-post"], "failure")
