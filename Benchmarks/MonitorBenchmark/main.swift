@@ -87,6 +87,13 @@ let frameTime = seconds {
 } / Double(frames)
 precondition(grid.text.contains("op-"))
 print(String(format: "frame at 200x50: %.2f ms (goal: at most 5 ms)", frameTime * 1000))
+var hostsState = state
+hostsState.screen = .hosts
+let hostsFrame = best {
+    grid = MonitorView(model: model, state: hostsState, visible: visible, theme: Theme(), now: now).render(width: 200, height: 50)
+}
+precondition(grid.text.contains("api-3.test"))
+print(String(format: "hosts screen at 200x50 (from the running tallies per host): %.2f ms", hostsFrame * 1000))
 
 // Every filter kind over all rows, each the best of 5, beside the way text was matched
 // before (Foundation's lower-cased contains on id, host and path per row): the reference.

@@ -194,9 +194,10 @@ final class MonitorUpdateTests: XCTestCase {
 
 final class KeyTableTests: XCTestCase {
     func testTheFunctionBarComesFromTheKeyTable() {
-        XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false).map(\.key), ["Enter", "r", "X", "C", "p", "/", "o", "F", "?", "q"])
+        XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false).map(\.key), ["Enter", "H", "r", "X", "C", "p", "/", "o", "F", "?", "q"])
         XCTAssertEqual(KeyMap.barHints(detail: false, paused: true, held: true).map(\.label),
-                       ["Detail", "Retry", "Cancel", "CancelAll", "Resume", "Release", "Filter", "Sort", "Follow", "Help", "Quit"])
+                       ["Detail", "Hosts", "Retry", "Cancel", "CancelAll", "Resume", "Release", "Filter", "Sort", "Follow", "Help", "Quit"])
+        XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false, hosts: true).map(\.key), ["H", "Esc", "r", "X", "p", "?", "q"])
         XCTAssertEqual(KeyMap.barHints(detail: true, paused: false, held: true).map(\.key), ["Tab", "Esc", "r", "X", "p", "?", "q"])
         for hint in KeyMap.barHints(detail: false, paused: false, held: true) {
             XCTAssertTrue(KeyMap.bindings.contains { $0.bar?.key == hint.key && $0.help.isEmpty == false }, "\(hint.key) is documented")

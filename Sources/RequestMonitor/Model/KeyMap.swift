@@ -10,7 +10,7 @@ public enum KeyMap {
 
     /// Where a binding shows in the function bar.
     public struct BarEntry: Sendable {
-        public enum Screens: Sendable { case table, detail, both }
+        public enum Screens: Sendable { case table, detail, both, hosts }
         /// The key as the bar shows it ("Enter").
         public var key: String
         public var label: String
@@ -19,6 +19,8 @@ public enum KeyMap {
         public var screens: Screens
         /// Shown only while a request is held (the release key).
         public var onlyWhileHeld = false
+        /// Shown on the Hosts screen too (which shows `.both` entries and these).
+        public var alsoOnHosts = false
     }
 
     public struct Binding: Sendable {
@@ -31,8 +33,8 @@ public enum KeyMap {
     }
 
     private static func bar(_ key: String, _ label: String, _ screens: BarEntry.Screens = .both, paused: String? = nil,
-                            onlyWhileHeld: Bool = false) -> BarEntry {
-        BarEntry(key: key, label: label, labelWhilePaused: paused, screens: screens, onlyWhileHeld: onlyWhileHeld)
+                            onlyWhileHeld: Bool = false, alsoOnHosts: Bool = false) -> BarEntry {
+        BarEntry(key: key, label: label, labelWhilePaused: paused, screens: screens, onlyWhileHeld: onlyWhileHeld, alsoOnHosts: alsoOnHosts)
     }
 
     public static let bindings: [Binding] = [
@@ -45,7 +47,10 @@ public enum KeyMap {
         Binding(keys: [.enter], label: "Enter", action: .open, help: "open the operation's detail view", bar: bar("Enter", "Detail", .table)),
         Binding(keys: [.tab], label: "Tab", action: .nextTab, help: "next tab of the detail view", bar: bar("Tab", "NextTab", .detail)),
         Binding(keys: [.backTab], label: "S-Tab", action: .previousTab, help: "previous tab"),
-        Binding(keys: [.escape], label: "Esc", action: .back, help: "back to the table; close help", bar: bar("Esc", "Back", .detail)),
+        Binding(keys: [.character("H")], label: "H", action: .toggleHosts,
+                help: "hosts: in flight, waiting, retries, refused retries, failures, p50/p95 per host",
+                bar: bar("H", "Hosts", .table, alsoOnHosts: true)),
+        Binding(keys: [.escape], label: "Esc", action: .back, help: "back to the table; close help", bar: bar("Esc", "Back", .detail, alsoOnHosts: true)),
         Binding(keys: [.character("r")], label: "r", action: .retry, help: "retry now: skip the backoff, or run a finished operation again",
                 bar: bar("r", "Retry")),
         Binding(keys: [.character("X")], label: "X", action: .cancel, help: "cancel the selected operation (asks first)", bar: bar("X", "Cancel")),
@@ -107,12 +112,13 @@ public enum KeyMap {
     }
 
     /// The function bar's key and label pairs for the screen showing.
-    public static func barHints(detail: Bool, paused: Bool, held: Bool) -> [(key: String, label: String)] {
+    public static func barHints(detail: Bool, paused: Bool, held: Bool, hosts: Bool = false) -> [(key: String, label: String)] {
         bindings.compactMap(\.bar).filter { entry in
             let onScreen = switch entry.screens {
             case .both: true
-            case .table: !detail
-            case .detail: detail
+            case .table: !detail && !hosts || hosts && entry.alsoOnHosts
+            case .detail: detail || hosts && entry.alsoOnHosts
+            case .hosts: hosts
             }
             return onScreen && (held || !entry.onlyWhileHeld)
         }.map { entry in (entry.key, paused ? entry.labelWhilePaused ?? entry.label : entry.label) }

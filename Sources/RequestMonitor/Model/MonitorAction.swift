@@ -2,7 +2,7 @@
 /// these) and the answers that come back from effects. ``MonitorUpdate`` carries them out.
 public enum MonitorAction: Sendable, Equatable {
     case up, down, pageUp, pageDown, top, bottom
-    case open, back, nextTab, previousTab
+    case open, back, nextTab, previousTab, toggleHosts
     case retry, cancel, cancelAll, togglePause, releaseBatches
     case startFilter, toggleFollow, cycleSort, toggleHelp, quit
     /// Open the "go to time" prompt of a replay.

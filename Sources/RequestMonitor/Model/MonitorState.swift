@@ -6,6 +6,8 @@ public struct MonitorState: Sendable, Equatable {
     public enum Screen: Sendable, Equatable {
         case table
         case detail(id: String, tab: DetailTab)
+        /// One row per host (`H`).
+        case hosts
     }
 
     public enum DetailTab: String, Sendable, CaseIterable {

@@ -91,6 +91,8 @@ public enum MonitorUpdate {
             } else {
                 state.screen = .table
             }
+        case .toggleHosts:
+            state.screen = state.screen == .hosts ? .table : .hosts
         case .nextTab, .previousTab:
             if case .detail(let id, let tab) = state.screen {
                 let tabs = MonitorState.DetailTab.allCases

@@ -80,6 +80,8 @@ public struct OperationRow: Sendable, Equatable {
     public var segments: [Segment] = []
     public var attempts: [Attempt] = []
     public var events: [RequestEvent] = []
+    /// The host's retry budget refused a retry of it (`retryDenied`).
+    public private(set) var deniedRetry = false
     /// `data` events merged away when the operation finished (the Events tab says so).
     public private(set) var mergedDataEvents = 0
 
@@ -153,6 +155,7 @@ public struct OperationRow: Sendable, Equatable {
             updateAttempt { $0.error = $0.error ?? reason }
         case .retryDenied(let reason):
             self.reason = reason
+            deniedRetry = true
             updateAttempt(number: event.attempt) { $0.decision = reason }
         case .retryScheduled(let delay, let reason):
             closeSegment(at: t)

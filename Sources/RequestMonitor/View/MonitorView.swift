@@ -63,6 +63,8 @@ public struct MonitorView {
             drawTable(&grid)
         case .detail(let id, let tab):
             if let row = model.row(id) { drawDetail(&grid, row: row, tab: tab) }
+        case .hosts:
+            drawHosts(&grid)
         }
         drawBottomLine(&grid)
         if state.showHelp { drawHelp(&grid) }
@@ -296,7 +298,8 @@ public struct MonitorView {
             return
         }
         let detail = if case .detail = state.screen { true } else { false }
-        let hints = KeyMap.barHints(detail: detail, paused: state.paused, held: model.counts[.held, default: 0] > 0)
+        let hints = KeyMap.barHints(detail: detail, paused: state.paused, held: model.counts[.held, default: 0] > 0,
+                                    hosts: state.screen == .hosts)
         var x = 0
         for (key, label) in hints {
             guard x + key.count + label.count <= grid.width else { break }  // whole hints only

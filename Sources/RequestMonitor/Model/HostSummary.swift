@@ -1,0 +1,71 @@
+import Foundation
+
+/// One host as the Hosts view shows it, made from the rows alone (so it works live, in a
+/// replay and attached): what is in flight and waiting, how many operations and retries,
+/// what failed, how long they took, and how many retries its retry budget refused.
+public struct HostSummary: Sendable, Equatable {
+    public var host: String
+    /// Running or preparing now.
+    public var inFlight = 0
+    /// Queued, held or waiting to retry.
+    public var waiting = 0
+    public var operations = 0
+    /// Attempts after each operation's first.
+    public var retries = 0
+    /// Retries the host's retry budget refused (`retryDenied`).
+    public var denied = 0
+    public var succeeded = 0
+    public var failed = 0
+    public var cancelled = 0
+    /// Durations of finished operations, seconds, median and 95th percentile.
+    public var p50: TimeInterval?
+    public var p95: TimeInterval?
+
+    /// Failed of those that finished other than cancelled (nil before any did).
+    public var failureRatio: Double? {
+        succeeded + failed == 0 ? nil : Double(failed) / Double(succeeded + failed)
+    }
+
+    /// Every host of `model`, busiest first (then by name), from the model's running
+    /// tallies: O(hosts + finished durations) a frame, whatever the rows.
+    public static func compute(_ model: QueueModel) -> [HostSummary] {
+        model.hosts.map { host, tally in
+            var summary = HostSummary(host: host)
+            summary.operations = tally.operations
+            summary.inFlight = tally.states[.running, default: 0] + tally.states[.preparing, default: 0]
+            summary.waiting = tally.states[.queued, default: 0] + tally.states[.held, default: 0] + tally.states[.backoff, default: 0]
+            summary.succeeded = tally.states[.succeeded, default: 0]
+            summary.failed = tally.states[.failed, default: 0]
+            summary.cancelled = tally.states[.cancelled, default: 0]
+            summary.retries = tally.retries
+            summary.denied = tally.denied
+            var durations = tally.durations
+            summary.p50 = select(&durations, 0.50)
+            summary.p95 = select(&durations, 0.95)
+            return summary
+        }.sorted { ($0.operations, $1.host) > ($1.operations, $0.host) }
+    }
+
+    /// The nearest-rank percentile, found by selection (Hoare's quickselect, O(n) on
+    /// average) rather than by sorting every duration each frame. Reorders `values`.
+    static func select(_ values: inout [TimeInterval], _ fraction: Double) -> TimeInterval? {
+        guard !values.isEmpty else { return nil }
+        let k = min(values.count - 1, max(0, Int((fraction * Double(values.count)).rounded(.up)) - 1))
+        var low = 0, high = values.count - 1
+        while low < high {
+            let pivot = values[(low + high) / 2]
+            var i = low, j = high
+            while i <= j {
+                while values[i] < pivot { i += 1 }
+                while values[j] > pivot { j -= 1 }
+                if i <= j {
+                    values.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            if k <= j { high = j } else if k >= i { low = i } else { break }
+        }
+        return values[k]
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+
+/// The Hosts screen (`H`): one line per host, from ``HostSummary``.
+extension MonitorView {
+    private struct HostColumn: Sendable {
+        let title: String
+        let width: Int
+        let value: @Sendable (HostSummary) -> String
+    }
+
+    private static let hostColumns: [HostColumn] = [
+        HostColumn(title: "IN FLIGHT", width: 9) { "\($0.inFlight)" },
+        HostColumn(title: "WAITING", width: 7) { "\($0.waiting)" },
+        HostColumn(title: "OPS", width: 7) { "\($0.operations)" },
+        HostColumn(title: "RETRIES", width: 7) { "\($0.retries)" },
+        HostColumn(title: "REFUSED", width: 7) { "\($0.denied)" },
+        HostColumn(title: "OK", width: 7) { "\($0.succeeded)" },
+        HostColumn(title: "FAILED", width: 7) { "\($0.failed)" },
+        HostColumn(title: "FAIL %", width: 6) { $0.failureRatio.map { String(format: "%.0f%%", $0 * 100) } ?? "-" },
+        HostColumn(title: "P50", width: 6) { $0.p50.map(Format.seconds) ?? "-" },
+        HostColumn(title: "P95", width: 6) { $0.p95.map(Format.seconds) ?? "-" },
+    ]
+
+    func drawHosts(_ grid: inout CellGrid) {
+        let hosts = HostSummary.compute(model)
+        let titleStyle = CellGrid.Style(bold: true, reverse: true)
+        grid.fill(y: 2, style: titleStyle)
+        // Columns that do not fit are left out from the right; the host takes what is left.
+        var columns = Self.hostColumns
+        let hostWidth = min(32, max(8, hosts.map(\.host.count).max() ?? 8))
+        while !columns.isEmpty, 1 + hostWidth + columns.reduce(0, { $0 + $1.width + 1 }) > grid.width { columns.removeLast() }
+        var x = grid.put(fit("HOST", hostWidth), x: 1, y: 2, style: titleStyle) + 1
+        for column in columns {
+            x = grid.put(Format.right(column.title, column.width), x: x, y: 2, style: titleStyle) + 1
+        }
+        guard !hosts.isEmpty else {
+            grid.put("no operation yet" + theme.ellipsis, x: 2, y: 4, style: CellGrid.Style(dim: true))
+            return
+        }
+        let room = Self.pageSize(height: grid.height)
+        for (line, summary) in hosts.prefix(room).enumerated() {
+            let y = 3 + line
+            let style: CellGrid.Style = summary.failed > 0 || summary.denied > 0 ? theme.style(.failed)
+                : summary.inFlight + summary.waiting > 0 ? theme.style(.running) : .plain
+            var x = grid.put(fit(summary.host, hostWidth), x: 1, y: y, style: style) + 1
+            for column in columns {
+                x = grid.put(Format.right(column.value(summary), column.width), x: x, y: y) + 1
+            }
+        }
+        if hosts.count > room {
+            grid.put("\(theme.ellipsis) \(hosts.count - room) more hosts", x: 1, y: 3 + room - 1, style: CellGrid.Style(dim: true))
+        }
+    }
+}

@@ -1,0 +1,118 @@
+@testable import RequestMonitor
+import RequestOperations
+import XCTest
+
+/// The Hosts screen (`H`): one line per host, from the rows alone.
+final class HostsViewTests: XCTestCase {
+    private func modelWithARefusedRetry() -> QueueModel {
+        var model = scriptedModel()
+        func event(_ t: TimeInterval, _ op: String, _ attempt: Int, _ payload: RequestEvent.Payload) {
+            model.apply(RequestEvent(time: t, operationID: op, attempt: attempt, payload: payload))
+        }
+        for (index, duration) in [0.2, 0.6, 1.0].enumerated() {
+            let op = "burst-\(index)"
+            event(5, op, 1, .queued(method: "GET", url: "http://legacy.test/status/503", headers: [:], maxAttempts: 5))
+            event(5, op, 1, .started)
+            if index == 0 {
+                event(5.1, op, 1, .retryScheduled(delay: 0.1, reason: "status 503"))
+                event(5.2, op, 2, .started)
+            }
+            event(5 + duration, op, index == 0 ? 2 : 1, .retryDenied(reason: "retry budget for legacy.test exhausted: 20 % of requests in 10s, plus 10 a second"))
+            event(5 + duration, op, index == 0 ? 2 : 1, .finished(outcome: .failure, status: 503, attempts: index == 0 ? 2 : 1, duration: duration, reason: "status 503; retry budget"))
+        }
+        return model
+    }
+
+    func testEachHostIsCountedFromItsRows() throws {
+        let hosts = HostSummary.compute(modelWithARefusedRetry())
+        let legacy = try XCTUnwrap(hosts.first { $0.host == "legacy.test" })
+        XCTAssertEqual(legacy.operations, 3)
+        XCTAssertEqual(legacy.failed, 3)
+        XCTAssertEqual(legacy.denied, 3)
+        XCTAssertEqual(legacy.retries, 1)
+        XCTAssertEqual(legacy.failureRatio, 1)
+        XCTAssertEqual(legacy.p50, 0.6)
+        XCTAssertEqual(legacy.p95, 1.0)
+        let api = try XCTUnwrap(hosts.first { $0.host == "api.test:8080" })
+        XCTAssertEqual(api.denied, 0)
+        XCTAssertEqual(hosts.first?.host, "api.test:8080", "the busiest first: \(hosts.map(\.host))")
+        XCTAssertEqual(hosts.map(\.operations).reduce(0, +), modelWithARefusedRetry().rows.count)
+    }
+
+    func testHOpensTheHostsScreenAndItShowsEveryHost() {
+        var state = MonitorState()
+        let model = modelWithARefusedRetry()
+        let context = MonitorUpdate.Context(visible: [], pageSize: 10, model: model, canCommand: false, canCancel: false)
+        _ = MonitorUpdate.update(&state, KeyMap.action(for: .character("H"), in: state)!, context)
+        XCTAssertEqual(state.screen, .hosts)
+        let grid = MonitorView(model: model, state: state, visible: [], theme: Theme(), now: 10).render(width: 120, height: 20)
+        let lines = grid.text.split(separator: "\n").map(String.init)
+        let title = lines.first { $0.contains("HOST") } ?? ""
+        for column in ["IN FLIGHT", "WAITING", "OPS", "RETRIES", "REFUSED", "FAILED", "FAIL %", "P50", "P95"] {
+            XCTAssert(title.contains(column), "\(column) in \(title)")
+        }
+        let legacy = lines.first { $0.contains("legacy.test") } ?? ""
+        XCTAssertEqual(legacy.split(separator: " ").map(String.init), ["legacy.test", "0", "0", "3", "1", "3", "0", "3", "100%", "0.6s", "1.0s"], grid.text)
+        XCTAssert(grid.text.contains("Esc Back") || grid.text.contains("EscBack"), grid.text)
+        _ = MonitorUpdate.update(&state, .back, context)
+        XCTAssertEqual(state.screen, .table, "Esc goes back to the table")
+        _ = MonitorUpdate.update(&state, .toggleHosts, context)
+        _ = MonitorUpdate.update(&state, .toggleHosts, context)
+        XCTAssertEqual(state.screen, .table, "H again goes back too")
+    }
+
+    /// The running tallies against a recount of the rows, over a random session (hosts that
+    /// change when a dependent request is built, retries, refusals, every outcome).
+    func testTheRunningTalliesEqualARecountOfTheRows() {
+        var generator = SystemRandomNumberGenerator()
+        var model = QueueModel(source: "random")
+        var t = 0.0
+        for index in 0..<400 {
+            let op = "op-\(index % 150)"
+            let host = ["a.test", "b.test:8080", "c.test"][Int.random(in: 0..<3, using: &generator)]
+            t += 0.01
+            let payload: RequestEvent.Payload = switch Int.random(in: 0..<7, using: &generator) {
+            case 0: .queued(method: "GET", url: "http://\(host)/x", headers: [:], maxAttempts: 3)
+            case 1: .built(method: "GET", url: "http://\(host)/y", headers: [:], body: nil)
+            case 2: .started
+            case 3: .retryScheduled(delay: 0.1, reason: "status 503")
+            case 4: .retryDenied(reason: "retry budget")
+            case 5: .finished(outcome: [.success, .failure, .cancelled][index % 3], status: 200, attempts: 1, duration: Double(index % 17) / 10, reason: nil)
+            default: .taskCreated(taskIdentifier: index, url: "http://\(host)/z")
+            }
+            model.apply(RequestEvent(time: t, operationID: op, attempt: 1 + index % 3, payload: payload))
+        }
+        var recount: [String: (ops: Int, retries: Int, denied: Int, failed: Int, inFlight: Int)] = [:]
+        for row in model.rows {
+            let host = row.host.isEmpty ? "(no host)" : row.host
+            var entry = recount[host] ?? (0, 0, 0, 0, 0)
+            entry.ops += 1
+            entry.retries += max(0, row.attempt - 1)
+            if row.deniedRetry { entry.denied += 1 }
+            if row.state == .failed { entry.failed += 1 }
+            if row.state == .running || row.state == .preparing { entry.inFlight += 1 }
+            recount[host] = entry
+        }
+        let summaries = HostSummary.compute(model).filter { $0.operations > 0 }
+        XCTAssertEqual(Set(summaries.map(\.host)), Set(recount.keys))
+        for summary in summaries {
+            let expected = recount[summary.host]!
+            XCTAssertEqual(summary.operations, expected.ops, summary.host)
+            XCTAssertEqual(summary.retries, expected.retries, summary.host)
+            XCTAssertEqual(summary.denied, expected.denied, summary.host)
+            XCTAssertEqual(summary.failed, expected.failed, summary.host)
+            XCTAssertEqual(summary.inFlight, expected.inFlight, summary.host)
+        }
+    }
+
+    func testSelectionFindsTheNearestRankPercentile() {
+        for count in [1, 2, 3, 10, 101, 1_000] {
+            var values = (0..<count).map { _ in Double(Int.random(in: 0..<50)) / 10 }
+            let sorted = values.sorted()
+            for fraction in [0.5, 0.95, 0.99] {
+                let rank = min(count - 1, max(0, Int((fraction * Double(count)).rounded(.up)) - 1))
+                XCTAssertEqual(HostSummary.select(&values, fraction), sorted[rank], "\(count) values, \(fraction)")
+            }
+        }
+    }
+}
