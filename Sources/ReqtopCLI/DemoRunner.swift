@@ -57,6 +57,11 @@ final class DemoRunner: Sendable {
     /// Runs the scenario's timeline on this thread; returns when its last step is done
     /// (operations may still be running). `shouldStop` is checked between steps.
     func play(_ scenario: DemoScenario, onSend: (RequestOperation) -> Void, shouldStop: () -> Bool) {
+        // Ids, dependencies, cancels and batches belong to one wave: what earlier waves sent
+        // is let go (kept, every wave's operations held their bodies — the demo's 1 MB
+        // download each — and the monitor grew ~2 MB a wave).
+        operations.withLock { $0 = [:] }
+        batches.withLock { $0 = [:] }
         let start = Date()
         for step in scenario.steps.sorted(by: { $0.at < $1.at }) {
             while !shouldStop() {
@@ -68,6 +73,9 @@ final class DemoRunner: Sendable {
             perform(step.action, onSend: onSend)
         }
     }
+
+    /// Operations of the wave being played, by id (for its dependencies and cancels).
+    var rememberedOperations: Int { operations.withLock { $0.count } }
 
     /// The wave's batch `name` (ids start with the wave: `w2-upload-1` → `w2-uploads`).
     private func batch(_ name: String, wave id: String) -> RequestBatch {
