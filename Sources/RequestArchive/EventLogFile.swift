@@ -26,52 +26,81 @@ public struct EventLogFile: Sendable {
     }
 
     public static func parse(_ data: Data, file: String) throws -> EventLogFile {
-        var bytes = data[...]
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        let endsWithNewline = bytes.last == UInt8(ascii: "\n")
-        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         var result = EventLogFile(events: [])
         var sawHeader = false
-        for (index, raw) in lines.enumerated() {
-            let number = index + 1
-            let isLast = index == lines.count - 1
-            if raw.isEmpty || raw.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) { continue }
-            guard let text = String(data: Data(raw), encoding: .utf8) else {
-                throw ArchiveError(file: file, message: "line \(number): not UTF-8 text")
-            }
-            if !sawHeader {
-                guard let object = try? JSONSerialization.jsonObject(with: Data(raw)) as? [String: Any],
-                      object["event"] as? String == "session"
-                else {
-                    throw ArchiveError(file: file, message: "line \(number): expected the session header "
-                                       + #"({"event":"session","version":1,...}); is this a reqtop recording?"#)
+        let bomLength = data.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        let endsWithNewline = data.count > bomLength && data.last == UInt8(ascii: "\n")
+        // Lines are found with memchr and handed to the JSON parser as they are (a generic
+        // split and a String per line were a third of the time of reading 1M events).
+        try data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            guard let base = buffer.baseAddress else { return }
+            var start = bomLength
+            var number = 0
+            while start <= buffer.count {
+                number += 1
+                let rest = buffer.count - start
+                let newline = rest == 0 ? nil : memchr(base + start, Int32(UInt8(ascii: "\n")), rest)
+                let end = newline.map { $0 - UnsafeMutableRawPointer(mutating: base) } ?? buffer.count
+                defer { start = end + 1 }
+                let isLast = newline == nil
+                let line = UnsafeRawBufferPointer(rebasing: buffer[start..<end])
+                if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) {
+                    if isLast { break }
+                    continue
                 }
-                let version = (object["version"] as? NSNumber)?.intValue ?? 0
-                guard version == EventLog.version else {
-                    throw ArchiveError(file: file, message: "line \(number): version \(version) is not supported; this reqtop reads version \(EventLog.version)")
+                guard Self.isUTF8(line) else {
+                    throw ArchiveError(file: file, message: "line \(number): not UTF-8 text")
                 }
-                if let started = object["startedAt"] as? String {
-                    result.startedAt = HARDate.parse(started)
+                let lineData = Data(line)
+                if !sawHeader {
+                    guard let object = try? JSONSerialization.jsonObject(with: lineData) as? [String: Any],
+                          object["event"] as? String == "session"
+                    else {
+                        throw ArchiveError(file: file, message: "line \(number): expected the session header "
+                                           + #"({"event":"session","version":1,...}); is this a reqtop recording?"#)
+                    }
+                    let version = (object["version"] as? NSNumber)?.intValue ?? 0
+                    guard version == EventLog.version else {
+                        throw ArchiveError(file: file, message: "line \(number): version \(version) is not supported; this reqtop reads version \(EventLog.version)")
+                    }
+                    if let started = object["startedAt"] as? String {
+                        result.startedAt = HARDate.parse(started)
+                    }
+                    result.redacted = object["redacted"] as? Bool
+                    sawHeader = true
+                    if isLast { break }
+                    continue
                 }
-                result.redacted = object["redacted"] as? Bool
-                sawHeader = true
-                continue
-            }
-            do {
-                if let event = try EventLog.parse(line: text, lineNumber: number) {
-                    result.events.append(event)
+                do {
+                    if let event = try EventLog.parse(lineData: lineData, lineNumber: number) {
+                        result.events.append(event)
+                    }
+                } catch let error as EventLogError {
+                    // Only the very last line may be cut short, and only when the file does not
+                    // end with a newline: that is what a killed writer leaves.
+                    if isLast, !endsWithNewline {
+                        result.tornLastLine = number
+                        break
+                    }
+                    throw ArchiveError(file: file, message: error.description)
                 }
-            } catch let error as EventLogError {
-                // Only the very last line may be cut short, and only when the file does not
-                // end with a newline: that is what a killed writer leaves.
-                if isLast, !endsWithNewline {
-                    result.tornLastLine = number
-                    break
-                }
-                throw ArchiveError(file: file, message: error.description)
+                if isLast { break }
             }
         }
         guard sawHeader else { throw ArchiveError(file: file, message: "empty: no session header, no events") }
         return result
+    }
+
+    /// Whether `bytes` are UTF-8: ASCII (nearly every line) is checked eight bytes at a time,
+    /// anything else by decoding.
+    static func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        while index + 8 <= bytes.count {
+            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
+            index += 8
+        }
+        while index < bytes.count, bytes[index] < 0x80 { index += 1 }
+        if index == bytes.count { return true }
+        return String(validating: bytes, as: UTF8.self) != nil
     }
 }

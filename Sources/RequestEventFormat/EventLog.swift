@@ -56,8 +56,12 @@ extension EventLog {
 
     /// Reads one line of an event log into an event; `nil` for the header line.
     public static func parse(line text: String, lineNumber: Int) throws -> RequestEvent? {
-        guard let data = text.data(using: .utf8),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        try parse(lineData: Data(text.utf8), lineNumber: lineNumber)
+    }
+
+    /// The same from the line's bytes (UTF-8), without a String in between.
+    public static func parse(lineData: Data, lineNumber: Int) throws -> RequestEvent? {
+        guard let object = try? JSONSerialization.jsonObject(with: lineData) as? [String: Any]
         else { throw EventLogError(line: lineNumber, message: "not a JSON object") }
         return try event(from: object, lineNumber: lineNumber)
     }
