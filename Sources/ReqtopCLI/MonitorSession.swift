@@ -31,7 +31,6 @@ final class MonitorSession: Sendable {
 
     func track(_ operation: RequestOperation) {
         tracker.track(operation)
-        commands.track(operation)
     }
 
     /// Shows the monitor until `q`; `body` runs on a background thread meanwhile (adding

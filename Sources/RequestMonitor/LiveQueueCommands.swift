@@ -11,7 +11,6 @@ import Synchronization
 public final class LiveQueueCommands: QueueCommands {
     private let queue: RequestQueue
     private let control: QueueControl
-    private let operations = Mutex<[String: RequestOperation]>([:])
     /// Told of every operation this adapter adds (a re-run), so callers can track it too.
     private let onAdd: (@Sendable (RequestOperation) -> Void)?
 
@@ -21,13 +20,11 @@ public final class LiveQueueCommands: QueueCommands {
         self.onAdd = onAdd
     }
 
-    /// Makes an operation reachable by id.
-    public func track(_ operation: RequestOperation) {
-        operations.withLock { $0[operation.id] = operation }
-    }
-
+    /// The queue's own memory of operations by id (running, or among its recent ones). A map
+    /// of its own here kept every operation the monitor ever saw, each with its body: the
+    /// soaked demo grew ~35 KB an operation, 1 MB a wave for its download.
     private func operation(_ id: String) -> RequestOperation? {
-        operations.withLock { $0[id] }
+        queue.operation(withID: id)
     }
 
     public func perform(_ command: MonitorCommand) -> CommandAnswer {
@@ -37,14 +34,13 @@ public final class LiveQueueCommands: QueueCommands {
             guard let operation = operation(id) else { return Self.answer(.unknownOperation(id)) }
             answer = control.retry(operation)
             if let again = answer.added {
-                track(again)
                 onAdd?(again)
             }
         case .cancel(let id):
             guard let operation = operation(id) else { return Self.answer(.unknownOperation(id)) }
             answer = control.cancel(operation)
         case .cancelAll:
-            answer = control.cancelAll(operations.withLock { Array($0.values) })
+            answer = control.cancelAll(queue.operations)
         case .setSuspended(let suspended):
             answer = control.setSuspended(suspended)
         case .releaseBatches:

@@ -234,6 +234,22 @@ final class QueueModelTests: XCTestCase {
 }
 
 final class LiveQueueCommandsTests: XCTestCase {
+    /// Commands find operations through the queue (running, or among its recent ones): the
+    /// adapter keeps none of its own, so a monitor left open for days holds nothing extra.
+    func testOperationsAreFoundThroughTheQueueByID() {
+        let queue = RequestQueue(earlyRetry: nil)
+        let commands = LiveQueueCommands(queue: queue)
+        let refused = queue.add(URLRequest(url: URL(string: "http://127.0.0.1:1/")!), id: "refused",
+                                options: RequestOptions(retryPolicy: ExponentialBackoffRetryPolicy.never))
+        queue.waitUntilAllOperationsAreFinished()
+        XCTAssertEqual(refused.result?.outcome, .failure)
+        let answer = commands.perform(.retry("refused"))
+        XCTAssertTrue(answer.ok, answer.message)
+        XCTAssertNotNil(queue.operation(withID: "refused~2"), "run again as refused~2")
+        queue.waitUntilAllOperationsAreFinished()
+        XCTAssertFalse(commands.perform(.retry("never-added")).ok)
+    }
+
     func testReleaseBatchesLetsHeldRequestsGoAndSaysHowMany() {
         let queue = RequestQueue(earlyRetry: nil)
         let commands = LiveQueueCommands(queue: queue)
@@ -243,7 +259,6 @@ final class LiveQueueCommandsTests: XCTestCase {
         let operation = queue.add(URLRequest(url: URL(string: "http://127.0.0.1:1/")!),
                                   options: RequestOptions(retryPolicy: ExponentialBackoffRetryPolicy.never,
                                                           interceptors: [BatchingInterceptor(batch: batch)]))
-        commands.track(operation)
         let deadline = Date().addingTimeInterval(5)
         while batch.heldCount == 0, Date() < deadline { usleep(5_000) }
         XCTAssertEqual(operation.phase, .held(batch: "uploads"))
