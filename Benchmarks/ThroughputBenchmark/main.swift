@@ -16,8 +16,9 @@
 // Then, with --transport nio, the NIO transport: operations on it against raw
 // AsyncHTTPClient and against the URLSession transport; and the CPU a process spends while
 // 100 requests wait 10 s for a slow route, on each transport (NIOCost.swift).
+// With --memory-only, the memory a queue keeps per finished operation (MemoryCost.swift).
 //
-//   swift run -c release reqtop-bench [--requests N] [--rounds R] [--endpoint-only | --async-only | --transport nio]
+//   swift run -c release reqtop-bench [--requests N] [--rounds R] [--endpoint-only | --async-only | --transport nio | --memory-only]
 import FaultServer
 import Foundation
 #if canImport(FoundationNetworking)
