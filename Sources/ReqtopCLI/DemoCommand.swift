@@ -52,7 +52,8 @@ struct DemoCommand: ParsableCommand, RunsASession {
 
     func run() throws {
         let carrier = transport.transport ?? .urlsession
-        let queue = RequestQueue(maxConcurrentRequests: maxConcurrent, transport: carrier.transport, retryBudget: DemoScenario.retryBudget)
+        let queue = RequestQueue(maxConcurrentRequests: maxConcurrent, transport: carrier.transport, retryBudget: DemoScenario.retryBudget,
+                                 circuitBreaker: DemoScenario.circuitBreaker)
         let demo = try DemoRunner(queue: queue)
         defer { demo.stopServers() }
         let recorder = try recording.start(queue.events)

@@ -10,23 +10,22 @@ import Synchronization
 final class DemoRunner: Sendable {
     private let queue: RequestQueue
     private let servers: Mutex<[DemoScenario.DemoHost: FaultServer]>
-    private let downPort: Int
+    /// Every host's port, kept while its server is stopped (``DemoScenario/Action/takeDown(_:)``).
+    private let ports: [DemoScenario.DemoHost: Int]
     private let operations = Mutex<[String: RequestOperation]>([:])
     private let batches = Mutex<[String: RequestBatch]>([:])
     /// One authenticator for the whole demo: it logs in on the first authenticated request.
     private let auth: BearerTokenAuthenticator
 
-    /// Starts the demo's servers. The `down` host is started and stopped at once, so its
-    /// port is known and refuses connections until ``DemoScenario/Action/bringDownHostBack``.
+    /// Starts the demo's servers, one per host; the scenario takes hosts down (their ports
+    /// then refuse connections) and brings them back on the same port.
     init(queue: RequestQueue) throws {
         self.queue = queue
         var servers: [DemoScenario.DemoHost: FaultServer] = [:]
-        for host in [DemoScenario.DemoHost.api, .backend, .legacy] {
+        for host in DemoScenario.DemoHost.allCases {
             servers[host] = try FaultServer.start()
         }
-        let down = try FaultServer.start()
-        downPort = down.port
-        down.stop()
+        ports = servers.mapValues(\.port)
         // The token route answers after 1.5 s, so the refresh can be watched. Each wave logs
         // in or refreshes twice on purpose (the burst of 401s, then the expiry), so the loop
         // guard counts over 15 s, less than a wave: with the default (3 a minute) the third
@@ -50,7 +49,7 @@ final class DemoRunner: Sendable {
     }
 
     func url(_ host: DemoScenario.DemoHost, _ path: String) -> URL {
-        let port = servers.withLock { $0[host]?.port } ?? downPort
+        let port = ports[host]!
         return URL(string: "http://127.0.0.1:\(port)\(path)")!
     }
 
@@ -110,14 +109,14 @@ final class DemoRunner: Sendable {
             queue.add(operation)
         case .cancel(let id):
             operations.withLock { $0[id] }?.cancel(by: "demo")
-        case .takeDownHostDown:
-            let server = servers.withLock { $0.removeValue(forKey: .down) }
+        case .takeDown(let host):
+            let server = servers.withLock { $0.removeValue(forKey: host) }
             server?.stop()
         case .expireToken:
             servers.withLock { $0[.api] }?.counters.expireToken()
-        case .bringDownHostBack:
-            if let server = try? FaultServer.start(port: downPort) {
-                servers.withLock { $0[.down] = server }
+        case .bringBack(let host):
+            if servers.withLock({ $0[host] }) == nil, let server = try? FaultServer.start(port: ports[host]!) {
+                servers.withLock { $0[host] = server }
             }
         }
     }

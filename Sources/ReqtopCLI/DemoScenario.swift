@@ -8,16 +8,19 @@ import RequestOperations
 /// The built-in demo: a timeline of requests and actions against fault servers started in
 /// this process, chosen so that a new user sees every feature within seconds.
 ///
-/// Four servers stand for four hosts: `api` (healthy), `backend` (flaky), `legacy` (always
-/// failing) and `down` (not listening at first; it comes back a few seconds in, and a
-/// probe notices).
+/// Five servers stand for five hosts: `api` (healthy), `backend` (flaky), `legacy` (always
+/// failing), `down` (not listening at first; it comes back a few seconds in, and a
+/// probe notices) and `outage` (goes down at 3 s and comes back at 9 s: its circuit breaker
+/// opens, holds the requests to it, probes, and closes).
 struct DemoScenario {
     /// One thing the demo does at a moment of its timeline.
     enum Action {
         case send(DemoRequest)
         case cancel(id: String)
-        case takeDownHostDown
-        case bringDownHostBack
+        /// The host's server stops: its port refuses connections.
+        case takeDown(DemoHost)
+        /// It starts again on the same port.
+        case bringBack(DemoHost)
         /// The api host's bearer token expires: the next authenticated requests get 401s.
         case expireToken
     }
@@ -74,7 +77,7 @@ struct DemoScenario {
     }
 
     enum DemoHost: CaseIterable {
-        case api, backend, legacy, down
+        case api, backend, legacy, down, outage
     }
 
     var name: String
@@ -99,6 +102,11 @@ struct DemoScenario {
     /// (the default floor allows 100 retries in 10 s to any host).
     static let retryBudget = RatioRetryBudget.Options(percent: 0.2, window: 10, minRetriesPerSecond: 0.5)
 
+    /// The demo's circuit breakers: the default thresholds, open for 2 s doubling to 4 s (the
+    /// default 5 s doubling to 60 s would keep the outage host's breaker open past the
+    /// demo's 20 s).
+    static let circuitBreaker = HostCircuitBreaker.Options(openFor: 2, maxOpenFor: 4)
+
     /// About 20 seconds: retries with countdowns, Retry-After, early retry on another
     /// request's success and on a probe, a slow download, redirects, dropped and reset
     /// connections, non-idempotent POSTs, a cancellation, exhausted retries and a burst whose
@@ -110,7 +118,7 @@ struct DemoScenario {
         let w = "w\(wave)"
         func send(_ at: TimeInterval, _ request: DemoRequest) -> Step { Step(at: at, action: .send(request)) }
         var steps: [Step] = [
-            Step(at: 0, action: .takeDownHostDown),
+            Step(at: 0, action: .takeDown(.down)),
             send(0, DemoRequest(id: "\(w)-profile", host: .api, path: "/echo")),
             send(0, DemoRequest(id: "\(w)-redirects", host: .api, path: "/redirect/3")),
             send(0, DemoRequest(id: "\(w)-download", host: .api, path: "/drip?bytes=1000000&duration=20000&chunks=100")),
@@ -134,7 +142,7 @@ struct DemoScenario {
             // probe (every 0.25 s doubling to 2 s), not the backoff, that notices the host is
             // back. (With jitter the next attempt could land just after 7.5 s: a clean-clone
             // CI run once saw no probe.)
-            Step(at: 7.5, action: .bringDownHostBack),
+            Step(at: 7.5, action: .bringBack(.down)),
             send(12, DemoRequest(id: "\(w)-slow", host: .api, path: "/delay/3000")),
 
             // A dependent chain: the account needs login's token, the orders the account's id.
@@ -171,6 +179,17 @@ struct DemoScenario {
         for index in 1...8 {
             steps.append(send(13, DemoRequest(id: "\(w)-burst-\(index)", host: .legacy, path: "/status/503",
                                               retry: ExponentialBackoffRetryPolicy(maxAttempts: 5, baseDelay: 0.5, multiplier: 2, maxDelay: 4, jitter: .equal))))
+        }
+        // An outage: the stock host goes down at 3 s under a request every 0.4 s. Five
+        // attempts in a row without an answer open its breaker (see `circuitBreaker`); the
+        // requests then wait without a slot (WAIT circuit) instead of hammering it; a probe at
+        // 5 s fails and re-opens it for 4 s; the host is back at 9 s, the probe at 9 s
+        // succeeds, the breaker closes and every held request goes out.
+        steps.append(Step(at: 3, action: .takeDown(.outage)))
+        steps.append(Step(at: 9, action: .bringBack(.outage)))
+        for index in 1...20 {
+            steps.append(send(2 + Double(index) * 0.4, DemoRequest(id: "\(w)-stock-\(index)", host: .outage, path: "/echo?item=\(index)",
+                                                                 retry: ExponentialBackoffRetryPolicy(maxAttempts: 6, baseDelay: 0.5, multiplier: 2, maxDelay: 2, jitter: .equal))))
         }
         return DemoScenario(name: "default", summary: "the full tour, about 20 seconds", steps: steps)
     }

@@ -32,7 +32,7 @@ struct ExportCommand: ParsableCommand {
             let descriptor = try OutputFile.create(har, notOver: [file])
             defer { close(descriptor) }
             try OutputFile.write(data, to: descriptor, path: har)
-            let operations = Set(log.events.map(\.operationID)).count
+            let operations = Set(log.events.map(\.operationID).filter { !$0.isEmpty }).count
             ReqtopMain.printError("reqtop: wrote \(har): \(operations) operation\(operations == 1 ? "" : "s")")
         } catch let error as ArchiveError {
             throw InputError(message: error.description)

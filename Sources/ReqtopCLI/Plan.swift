@@ -34,6 +34,8 @@ struct Plan: Equatable {
     var transport: TransportChoice?
     /// Retries per host as a share of its requests (`"retryBudgetPerHost"`); nil: off.
     var retryBudgetPerHost: RatioRetryBudget.Options? = RatioRetryBudget.Options()
+    /// A circuit breaker per host (`"circuitBreaker"`); nil: off.
+    var circuitBreaker: HostCircuitBreaker.Options? = HostCircuitBreaker.Options()
 
     /// The placeholder that stands for the embedded fault server's base URL.
     static let faultServerPlaceholder = "{{fault}}"

@@ -17,7 +17,7 @@ struct PlanParser {
 
     static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
     private static let planKeys: Set<String> = ["requests", "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost",
-                                                "auth", "batches", "transport", "retryBudgetPerHost"]
+                                                "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker"]
     private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline",
                                                    "dependsOn", "batch", "auth", "priority"]
     private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
@@ -59,6 +59,7 @@ struct PlanParser {
         let auth = try authSettings(object["auth"])
         let batches = try batchSettings(object["batches"])
         let retryBudget = try retryBudgetSettings(object["retryBudgetPerHost"])
+        let circuitBreaker = try circuitBreakerSettings(object["circuitBreaker"])
         var transport: TransportChoice?
         if let name = try json.string(object["transport"], at: "transport") {
             guard let choice = TransportChoice(rawValue: name) else {
@@ -90,7 +91,7 @@ struct PlanParser {
         }
         return Plan(maxConcurrent: maxConcurrent, maxConcurrentPerHost: perHost, auth: auth, batches: batches,
                     requests: try PlanOrdering(file: file).ordered(planned, indices: seen), transport: transport,
-                    retryBudgetPerHost: retryBudget)
+                    retryBudgetPerHost: retryBudget, circuitBreaker: circuitBreaker)
     }
 
     private func authSettings(_ raw: Any?) throws -> AuthSettings? {

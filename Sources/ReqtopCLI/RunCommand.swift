@@ -14,7 +14,10 @@ struct RunCommand: ParsableCommand, RunsASession {
         optional top-level "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost", \
         "auth" ({"tokenURL", "credentials"}), "batches" ({"NAME": {"size", "timeLimit"}}) and \
         "retryBudgetPerHost" (false, or {"percent", "window", "minPerSecond"}; default 20 % of \
-        a host's requests in 10 s plus 10 retries a second). \
+        a host's requests in 10 s plus 10 retries a second) and "circuitBreaker" (false, or \
+        {"window", "minimumRequests", "failureRatio", "consecutiveFailures", "openFor", \
+        "maxOpenFor", "failFast", "maxWait"}; default: open a host's breaker at 50 % failures \
+        of 20 attempts in 10 s or 5 without an answer in a row, for 5 s doubling to 60 s). \
         A URL may start with {{fault}} to target a fault server started in this process; \
         {{ID.field}} takes a value from the JSON answer of request ID, listed in "dependsOn". \
         See the README for every field.
@@ -42,7 +45,8 @@ struct RunCommand: ParsableCommand, RunsASession {
         defer { server?.stop() }
         let carrier = transport.transport ?? plan.transport ?? .urlsession
         let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent, maxConcurrentRequestsPerHost: plan.maxConcurrentPerHost,
-                                 transport: carrier.transport, retryBudget: plan.retryBudgetPerHost)
+                                 transport: carrier.transport, retryBudget: plan.retryBudgetPerHost,
+                                 circuitBreaker: plan.circuitBreaker)
         let recorder = try recording.start(queue.events, inputs: [self.plan])
         let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)", redactor: recording.redactor)
         defer { listening?.stop() }

@@ -25,6 +25,8 @@ struct SessionTally: Sendable, Equatable {
 
     mutating func add(_ events: [RequestEvent]) {
         for event in events {
+            // Host-level events (`op` empty) are no operation's.
+            guard !event.operationID.isEmpty else { continue }
             if seen.insert(event.operationID).inserted { order.append(event.operationID) }
             switch event.payload {
             case .finished(let outcome, _, _, _, _): outcomes[event.operationID] = outcome

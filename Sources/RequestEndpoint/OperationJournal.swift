@@ -10,6 +10,8 @@ struct OperationJournal {
     private var order: [String] = []
     private var finished: [String] = []
     private var finishedHead = 0
+    /// The last host-level event (`op` empty: a circuit breaker's change) of each host.
+    private var hostEvents: [String: RequestEvent] = [:]
 
     init(finishedLimit: Int = 1000) {
         self.finishedLimit = finishedLimit
@@ -19,6 +21,10 @@ struct OperationJournal {
 
     mutating func apply(_ batch: [RequestEvent]) {
         for event in batch {
+            if event.operationID.isEmpty {
+                if let host = event.payload.host { hostEvents[host] = event }
+                continue
+            }
             if events[event.operationID] == nil { order.append(event.operationID) }
             events[event.operationID, default: []].append(event)
             if case .finished = event.payload {
@@ -39,7 +45,8 @@ struct OperationJournal {
 
     /// Every kept event, operation by operation in arrival order.
     var snapshot: (operations: Int, events: [RequestEvent]) {
-        var out: [RequestEvent] = []
+        // Each host's breaker as it stands now, then the operations.
+        var out = hostEvents.values.sorted { $0.time < $1.time }
         var count = 0
         for id in order {
             guard let list = events[id] else { continue }

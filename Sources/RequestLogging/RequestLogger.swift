@@ -63,6 +63,14 @@ public final class RequestLogger: Sendable {
             logger.debug("reactor run finished", metadata: metadata(event, ["reactor": "\(name)", "outcome": "\(outcome)"]))
         case .requeued(let by, let reason):
             logger.debug("requeued", metadata: metadata(event, ["reactor": "\(by)", "reason": "\(reason)"]))
+        case .circuitOpened(let host, let reason, _):
+            logger.info("circuit opened", metadata: ["host": "\(host)", "reason": "\(reason)"])
+        case .circuitHalfOpen(let host):
+            logger.info("circuit half-open", metadata: ["host": "\(host)"])
+        case .circuitClosed(let host, let reason):
+            logger.info("circuit closed", metadata: ["host": "\(host)", "reason": "\(reason)"])
+        case .circuitWaiting(let host):
+            logger.debug("waiting for the circuit breaker", metadata: metadata(event, ["host": "\(host)"]))
         case .cancelled(let by):
             logger.debug("cancelled", metadata: metadata(event, ["by": "\(by)"]))
         case .finished(let outcome, let status, let attempts, let duration, let reason):

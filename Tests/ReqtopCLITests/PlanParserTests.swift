@@ -110,6 +110,26 @@ final class PlanParserTests: XCTestCase {
                        "plan.json: retryBudgetPerHost: expected false or an object, found a number")
     }
 
+    func testTheCircuitBreakerIsOnByDefaultAndCanBeSetOrTurnedOff() throws {
+        XCTAssertEqual(try parse(#"{"requests": [{"url": "http://a/"}]}"#).circuitBreaker, HostCircuitBreaker.Options())
+        XCTAssertNil(try parse(#"{"circuitBreaker": false, "requests": [{"url": "http://a/"}]}"#).circuitBreaker)
+        let set = try parse(#"{"circuitBreaker": {"window": 30, "minimumRequests": 100, "failureRatio": 10, "consecutiveFailures": 0, "openFor": 2, "maxOpenFor": 8, "failFast": true, "maxWait": false}, "requests": [{"url": "http://a/"}]}"#)
+        XCTAssertEqual(set.circuitBreaker, HostCircuitBreaker.Options(window: 30, minimumRequests: 100, failureRatio: 0.1, consecutiveConnectionFailures: 0,
+                                                                     openFor: 2, maxOpenFor: 8, failFast: true, maxWait: nil))
+        XCTAssertEqual(error(#"{"circuitBreaker": {"failureRatio": 0}, "requests": [{"url": "http://a/"}]}"#),
+                       "plan.json: circuitBreaker.failureRatio: 0.0 is out of range; expected a share of failed attempts above 0, up to 100")
+        XCTAssertEqual(error(#"{"circuitBreaker": {"openFor": 10, "maxOpenFor": 5}, "requests": [{"url": "http://a/"}]}"#),
+                       "plan.json: circuitBreaker.maxOpenFor: 5.0 is shorter than openFor (10.0); expected at least openFor")
+        XCTAssertEqual(error(#"{"circuitBreaker": {"failFast": "yes"}, "requests": [{"url": "http://a/"}]}"#),
+                       "plan.json: circuitBreaker.failFast: expected true or false, found a string")
+        XCTAssertEqual(error(#"{"circuitBreaker": {"minimumRequests": 0}, "requests": [{"url": "http://a/"}]}"#),
+                       "plan.json: circuitBreaker.minimumRequests: expected a whole number of at least 1, found 0")
+        XCTAssertEqual(error(#"{"circuitBreaker": {"openfor": 1}, "requests": [{"url": "http://a/"}]}"#),
+                       #"plan.json: circuitBreaker.openfor: unknown field (did you mean "openFor"?); expected one of consecutiveFailures, failFast, failureRatio, maxOpenFor, maxWait, minimumRequests, openFor, window"#)
+        XCTAssertEqual(error(#"{"circuitBreaker": true, "requests": [{"url": "http://a/"}]}"#),
+                       "plan.json: circuitBreaker: true is the default; expected false (to turn breakers off) or an object with consecutiveFailures, failFast, failureRatio, maxOpenFor, maxWait, minimumRequests, openFor, window")
+    }
+
     /// Before: PROPFIND was refused, and a timeout or deadline of 0 was taken and failed
     /// every request.
     func testAnyMethodTokenIsTakenAndZeroTimeLimitsAreRefused() throws {

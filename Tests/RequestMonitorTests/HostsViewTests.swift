@@ -48,17 +48,43 @@ final class HostsViewTests: XCTestCase {
         let grid = MonitorView(model: model, state: state, visible: [], theme: Theme(), now: 10).render(width: 120, height: 20)
         let lines = grid.text.split(separator: "\n").map(String.init)
         let title = lines.first { $0.contains("HOST") } ?? ""
-        for column in ["IN FLIGHT", "WAITING", "OPS", "RETRIES", "REFUSED", "FAILED", "FAIL %", "P50", "P95"] {
+        for column in ["IN FLIGHT", "WAITING", "BREAKER", "OPS", "RETRIES", "REFUSED", "FAILED", "FAIL %", "P50", "P95"] {
             XCTAssert(title.contains(column), "\(column) in \(title)")
         }
         let legacy = lines.first { $0.contains("legacy.test") } ?? ""
-        XCTAssertEqual(legacy.split(separator: " ").map(String.init), ["legacy.test", "0", "0", "3", "1", "3", "0", "3", "100%", "0.6s", "1.0s"], grid.text)
+        XCTAssertEqual(legacy.split(separator: " ").map(String.init), ["legacy.test", "0", "0", "closed", "3", "1", "3", "0", "3", "100%", "0.6s", "1.0s"], grid.text)
         XCTAssert(grid.text.contains("Esc Back") || grid.text.contains("EscBack"), grid.text)
         _ = MonitorUpdate.update(&state, .back, context)
         XCTAssertEqual(state.screen, .table, "Esc goes back to the table")
         _ = MonitorUpdate.update(&state, .toggleHosts, context)
         _ = MonitorUpdate.update(&state, .toggleHosts, context)
         XCTAssertEqual(state.screen, .table, "H again goes back too")
+    }
+
+    /// A breaker's state comes from the host-level events (empty `op`), matched to the rows'
+    /// host whether or not the row names the default port, with its countdown.
+    func testTheBreakerColumnFollowsTheHostLevelEvents() throws {
+        var model = modelWithARefusedRetry()
+        func host(_ t: TimeInterval, _ payload: RequestEvent.Payload) {
+            model.apply(RequestEvent(time: t, operationID: "", attempt: 0, payload: payload))
+        }
+        let rows = model.rows.count
+        host(6, .circuitOpened(host: "legacy.test:80", reason: "5 attempts in a row got no answer", until: 11))
+        host(6.5, .circuitOpened(host: "isolated.test:443", reason: "isolated by monitor", until: nil))
+        XCTAssertEqual(model.rows.count, rows, "host-level events make no row")
+        func label(_ name: String, at now: TimeInterval) -> String? {
+            HostSummary.compute(model).first { $0.host.hasPrefix(name) }?.circuit?.label(now: now)
+        }
+        XCTAssertEqual(label("legacy.test", at: 7.8), "open 3.2s")
+        XCTAssertEqual(label("isolated.test", at: 7.8), "isolated", "a breaker without rows still shows")
+        host(11, .circuitHalfOpen(host: "legacy.test:80"))
+        XCTAssertEqual(label("legacy.test", at: 11.1), "half-open")
+        host(11.3, .circuitClosed(host: "legacy.test:80", reason: "the probe succeeded"))
+        XCTAssertEqual(label("legacy.test", at: 12), "closed")
+        var state = MonitorState()
+        state.screen = .hosts
+        let grid = MonitorView(model: model, state: state, visible: [], theme: Theme(), now: 12).render(width: 120, height: 20)
+        XCTAssert(grid.text.contains("isolated"), grid.text)
     }
 
     /// The running tallies against a recount of the rows, over a random session (hosts that

@@ -47,7 +47,8 @@ final class RetryBudgetTests: XCTestCase {
     func testAnAlways503RouteGetsAFractionOfTheRetriesAndEachRefusalIsAnEvent() throws {
         func run(budget: RatioRetryBudget.Options?) throws -> (retries: Int, queue: RequestQueue, recorder: EventRecorder, ops: [RequestOperation]) {
             let server = try startServer()
-            let queue = makeQueue(maxConcurrentRequests: 16, earlyRetry: nil, retryBudget: budget)
+            // No breaker: an always-503 host would open it and hold the requests; this measures the budget alone.
+            let queue = makeQueue(maxConcurrentRequests: 16, earlyRetry: nil, retryBudget: budget, circuitBreaker: nil)
             let recorder = EventRecorder(queue.events)
             let options = RequestOptions(retryPolicy: quickPolicy(maxAttempts: 5, baseDelay: 0.001))
             let ops = (0..<200).map { queue.add(URLRequest(url: server.url("/status/503")), id: "r\($0)", options: options) }

@@ -25,6 +25,8 @@ public enum HARExport {
         var order: [String] = []
         var byOperation: [String: [RequestEvent]] = [:]
         for event in events.sorted(by: { $0.time < $1.time }) {
+            // Host-level events (`op` empty) belong to no entry: HAR has no place for them.
+            if event.operationID.isEmpty { continue }
             if byOperation[event.operationID] == nil { order.append(event.operationID) }
             byOperation[event.operationID, default: []].append(event)
         }

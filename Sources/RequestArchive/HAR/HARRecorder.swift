@@ -46,7 +46,8 @@ public final class HARRecorder: Sendable {
         let subscription = hub.subscribe(label: "reqtop.record-har") { [self] batch in
             var finished: [[RequestEvent]] = []
             pending.withLock { pending in
-                for event in batch.map({ redactor?.redact($0) ?? $0 }) {
+                // Host-level events (`op` empty) have no HAR entry to go in.
+                for event in batch.map({ redactor?.redact($0) ?? $0 }) where !event.operationID.isEmpty {
                     pending.events[event.operationID, default: []].append(event)
                     if case .finished = event.payload, let own = pending.events.removeValue(forKey: event.operationID) {
                         finished.append(own)

@@ -20,6 +20,10 @@ public struct HostSummary: Sendable, Equatable {
     /// Durations of finished operations, seconds, median and 95th percentile.
     public var p50: TimeInterval?
     public var p95: TimeInterval?
+    /// The host's circuit breaker, when events have told of it.
+    public var circuit: CircuitMark?
+    /// The key the breaker knows the host by (`host:port`), for isolate and close.
+    public var circuitHost: String?
 
     /// Failed of those that finished other than cancelled (nil before any did).
     public var failureRatio: Double? {
@@ -29,8 +33,13 @@ public struct HostSummary: Sendable, Equatable {
     /// Every host of `model`, busiest first (then by name), from the model's running
     /// tallies: O(hosts + finished durations) a frame, whatever the rows.
     public static func compute(_ model: QueueModel) -> [HostSummary] {
-        model.hosts.map { host, tally in
+        var unmatched = model.circuits
+        var summaries = model.hosts.map { host, tally in
             var summary = HostSummary(host: host)
+            if let key = CircuitMark.key(forRowHost: host, in: model.circuits) {
+                summary.circuit = unmatched.removeValue(forKey: key) ?? model.circuits[key]
+                summary.circuitHost = key
+            }
             summary.operations = tally.operations
             summary.inFlight = tally.states[.running, default: 0] + tally.states[.preparing, default: 0]
             summary.waiting = tally.states[.queued, default: 0] + tally.states[.held, default: 0] + tally.states[.backoff, default: 0]
@@ -43,7 +52,15 @@ public struct HostSummary: Sendable, Equatable {
             summary.p50 = select(&durations, 0.50)
             summary.p95 = select(&durations, 0.95)
             return summary
-        }.sorted { ($0.operations, $1.host) > ($1.operations, $0.host) }
+        }
+        // A breaker whose host has no row (isolated before any request went to it).
+        for (host, mark) in unmatched {
+            var summary = HostSummary(host: host)
+            summary.circuit = mark
+            summary.circuitHost = host
+            summaries.append(summary)
+        }
+        return summaries.sorted { ($0.operations, $1.host) > ($1.operations, $0.host) }
     }
 
     /// The nearest-rank percentile, found by selection (Hoare's quickselect, O(n) on

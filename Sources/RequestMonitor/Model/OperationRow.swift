@@ -186,6 +186,14 @@ public struct OperationRow: Sendable, Equatable {
             closeSegment(at: t)
             state = .queued
             heldBy = nil
+        case .circuitWaiting(let host):
+            closeSegment(at: t)
+            state = .held
+            heldBy = "circuit"
+            segments.append(Segment(kind: .wait, start: t))
+            updateAttempt(number: event.attempt - 1) { $0.decision = ($0.decision ?? "") + "; held: circuit breaker of \(host) open" }
+        case .circuitOpened, .circuitHalfOpen, .circuitClosed:
+            break
         case .reactorStarted(let name, _), .reactorWaiting(let name):
             closeSegment(at: t)
             state = .held

@@ -15,6 +15,8 @@ public struct QueueModel: Sendable {
     /// Per host, kept as events arrive (the Hosts screen reads these: summing 100,000 rows
     /// each frame took 80 ms). Like ``counts``, they stay the session's when rows are let go.
     public private(set) var hosts: [String: HostTally] = [:]
+    /// Each host's circuit breaker, from the host-level events (`op` empty).
+    public private(set) var circuits: [String: CircuitMark] = [:]
     /// The latest event time seen.
     public private(set) var latest: TimeInterval = 0
     public private(set) var eventCount = 0
@@ -54,6 +56,16 @@ public struct QueueModel: Sendable {
     public mutating func apply(_ event: RequestEvent) {
         // A stream's notice that it fell behind belongs to no operation.
         if case .missed = event.payload { return }
+        // Host-level events (a breaker's changes) belong to no operation either.
+        if event.operationID.isEmpty {
+            if let (host, mark) = CircuitMark.from(event) {
+                circuits[host] = mark
+                eventCount += 1
+                version += 1
+                latest = max(latest, event.time)
+            }
+            return
+        }
         eventCount += 1
         version += 1
         latest = max(latest, event.time)

@@ -121,6 +121,10 @@ extension MonitorView {
         case .earlyRetry(let trigger, let delay): String(format: "%@ in %.2fs", trigger, delay)
         case .intercepted(let by, let command): "\(by): \(command)"
         case .held(let batch): "in batch \(batch)"
+        case .circuitWaiting(let host): "waits for the circuit breaker of \(host)"
+        case .circuitOpened(let host, let reason, _): "circuit of \(host) opened: \(reason)"
+        case .circuitHalfOpen(let host): "circuit of \(host) half-open: one probe may go through"
+        case .circuitClosed(let host, let reason): "circuit of \(host) closed: \(reason)"
         case .released(let batch, let size): "batch \(batch) released, \(size) together"
         case .reactorStarted(let name, let trigger): "\(name) runs (\(trigger))"
         case .reactorWaiting(let name): "waits for \(name)"

@@ -5,20 +5,22 @@ extension MonitorView {
     private struct HostColumn: Sendable {
         let title: String
         let width: Int
-        let value: @Sendable (HostSummary) -> String
+        /// The cell for a host at session time `now`.
+        let value: @Sendable (HostSummary, TimeInterval) -> String
     }
 
     private static let hostColumns: [HostColumn] = [
-        HostColumn(title: "IN FLIGHT", width: 9) { "\($0.inFlight)" },
-        HostColumn(title: "WAITING", width: 7) { "\($0.waiting)" },
-        HostColumn(title: "OPS", width: 7) { "\($0.operations)" },
-        HostColumn(title: "RETRIES", width: 7) { "\($0.retries)" },
-        HostColumn(title: "REFUSED", width: 7) { "\($0.denied)" },
-        HostColumn(title: "OK", width: 7) { "\($0.succeeded)" },
-        HostColumn(title: "FAILED", width: 7) { "\($0.failed)" },
-        HostColumn(title: "FAIL %", width: 6) { $0.failureRatio.map { String(format: "%.0f%%", $0 * 100) } ?? "-" },
-        HostColumn(title: "P50", width: 6) { $0.p50.map(Format.seconds) ?? "-" },
-        HostColumn(title: "P95", width: 6) { $0.p95.map(Format.seconds) ?? "-" },
+        HostColumn(title: "IN FLIGHT", width: 9) { s, _ in "\(s.inFlight)" },
+        HostColumn(title: "WAITING", width: 7) { s, _ in "\(s.waiting)" },
+        HostColumn(title: "BREAKER", width: 10) { s, now in s.circuit?.label(now: now) ?? "closed" },
+        HostColumn(title: "OPS", width: 7) { s, _ in "\(s.operations)" },
+        HostColumn(title: "RETRIES", width: 7) { s, _ in "\(s.retries)" },
+        HostColumn(title: "REFUSED", width: 7) { s, _ in "\(s.denied)" },
+        HostColumn(title: "OK", width: 7) { s, _ in "\(s.succeeded)" },
+        HostColumn(title: "FAILED", width: 7) { s, _ in "\(s.failed)" },
+        HostColumn(title: "FAIL %", width: 6) { s, _ in s.failureRatio.map { String(format: "%.0f%%", $0 * 100) } ?? "-" },
+        HostColumn(title: "P50", width: 6) { s, _ in s.p50.map(Format.seconds) ?? "-" },
+        HostColumn(title: "P95", width: 6) { s, _ in s.p95.map(Format.seconds) ?? "-" },
     ]
 
     func drawHosts(_ grid: inout CellGrid) {
@@ -40,11 +42,12 @@ extension MonitorView {
         let room = Self.pageSize(height: grid.height)
         for (line, summary) in hosts.prefix(room).enumerated() {
             let y = 3 + line
-            let style: CellGrid.Style = summary.failed > 0 || summary.denied > 0 ? theme.style(.failed)
+            let open = summary.circuit.map { $0.state != .closed } ?? false
+            let style: CellGrid.Style = open || summary.failed > 0 || summary.denied > 0 ? theme.style(.failed)
                 : summary.inFlight + summary.waiting > 0 ? theme.style(.running) : .plain
             var x = grid.put(fit(summary.host, hostWidth), x: 1, y: y, style: style) + 1
             for column in columns {
-                x = grid.put(Format.right(column.value(summary), column.width), x: x, y: y) + 1
+                x = grid.put(Format.right(column.value(summary, now), column.width), x: x, y: y) + 1
             }
         }
         if hosts.count > room {

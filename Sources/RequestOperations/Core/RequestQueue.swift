@@ -18,14 +18,17 @@ public struct RequestEnvironment: Sendable {
     public let transport: RequestTransport
     /// Caps retries per host; `nil`: no cap but the retry policy's.
     public let retryBudget: RetryBudget?
+    /// Stops sending to failing hosts; `nil`: no breakers.
+    public let circuitBreaker: CircuitBreaker?
 
     public var clock: RequestClock { events.clock }
 
     public init(session: SharedSession = .shared, transport: RequestTransport? = nil, events: EventHub = EventHub(),
                 gate: ConcurrencyGate? = nil, recovery: HostRecoveryCenter? = nil, random: RandomSource = SystemRandomSource(),
-                retryBudget: RetryBudget? = nil) {
+                retryBudget: RetryBudget? = nil, circuitBreaker: CircuitBreaker? = nil) {
         self.session = session
         self.retryBudget = retryBudget
+        self.circuitBreaker = circuitBreaker
         self.transport = transport ?? session
         self.events = events
         self.gate = gate
@@ -66,19 +69,25 @@ public final class RequestQueue: Sendable {
     ///   - clock, random: inject ``ManualClock`` / ``SeededRandomSource`` for exact tests.
     ///   - retryBudget: retries per host at most 20 % of its requests in 10 s plus 10 a
     ///     second, by default (``RatioRetryBudget``); `nil` turns the cap off.
+    ///   - circuitBreaker: a breaker per host, by default (``HostCircuitBreaker``: open at
+    ///     50 % failures of at least 20 attempts in 10 s or 5 attempts in a row without an
+    ///     answer, for 5 s doubling to 60 s, then one probe); `nil` turns breakers off.
     public init(maxConcurrentRequests: Int = 6, maxConcurrentRequestsPerHost: Int? = nil, session: SharedSession = .shared,
                 transport: RequestTransport? = nil, clock: RequestClock = SystemClock(),
                 random: RandomSource = SystemRandomSource(), earlyRetry: HostRecoveryCenter.Options? = .init(),
-                probe: HostProbe = TCPConnectProbe(), retryBudget: RatioRetryBudget.Options? = .init()) {
+                probe: HostProbe = TCPConnectProbe(), retryBudget: RatioRetryBudget.Options? = .init(),
+                circuitBreaker: HostCircuitBreaker.Options? = .init()) {
+        let events = EventHub(clock: clock)
         environment = RequestEnvironment(
             session: session,
             transport: transport,
-            events: EventHub(clock: clock),
+            events: events,
             gate: ConcurrencyGate(limit: maxConcurrentRequests, perHostLimit: maxConcurrentRequestsPerHost,
                                   handoff: transport?.startsNextRequestInCallbacks == true ? nil : DispatchQueue.global(qos: .userInitiated)),
             recovery: earlyRetry.map { HostRecoveryCenter(clock: clock, random: random, probe: probe, options: $0) },
             random: random,
-            retryBudget: retryBudget.map { RatioRetryBudget(options: $0, clock: clock) })
+            retryBudget: retryBudget.map { RatioRetryBudget(options: $0, clock: clock) },
+            circuitBreaker: circuitBreaker.map { HostCircuitBreaker(options: $0, clock: clock, events: events) })
         operationQueue = OperationQueue()
         operationQueue.name = "reqtop.requests"
     }

@@ -13,6 +13,8 @@ public enum RequestPhase: Sendable, Equatable {
     case intercepting
     /// Held by an interceptor in the named batch until the batch is released.
     case held(batch: String)
+    /// Waiting, without a slot, for the host's circuit breaker to let an attempt through.
+    case waitingForCircuit(host: String)
     /// Preparing the request of the current attempt.
     case preparing
     /// The task is running.
@@ -60,6 +62,8 @@ public indirect enum Reason: Error, Sendable, Equatable, CustomStringConvertible
     /// The retry policy wanted another attempt and the host's retry budget refused it;
     /// `last` is the final attempt's failure.
     case retryDenied(budget: String, last: Reason)
+    /// The host's circuit breaker is open and fails fast (``HostCircuitBreaker/Options/failFast``).
+    case circuitOpen(host: String, reason: String)
 
     init(_ failure: AttemptFailure) {
         switch failure {
@@ -83,6 +87,7 @@ public indirect enum Reason: Error, Sendable, Equatable, CustomStringConvertible
         case .deadlineExceeded(let seconds): "deadline of \(ExponentialBackoffRetryPolicy.format(seconds)) exceeded"
         case .retriesExhausted(let attempts, let last): "\(last) after \(attempts) attempts"
         case .retryDenied(let budget, let last): "\(last); \(budget)"
+        case .circuitOpen(_, let reason): reason
         }
     }
 }
@@ -93,6 +98,7 @@ public indirect enum Reason: Error, Sendable, Equatable, CustomStringConvertible
 public enum RequestErrorStage: String, Sendable, Equatable {
     case transport, status, validation, preparation, decoding, interceptor, reactor, cancelled, retriesExhausted, deadline
     case retryBudget
+    case circuitBreaker
 }
 
 extension RequestError.Reason {
@@ -110,6 +116,7 @@ extension RequestError.Reason {
         case .deadlineExceeded: .deadline
         case .retriesExhausted: .retriesExhausted
         case .retryDenied: .retryBudget
+        case .circuitOpen: .circuitBreaker
         }
     }
 }

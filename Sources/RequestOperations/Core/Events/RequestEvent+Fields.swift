@@ -66,6 +66,21 @@ extension RequestEvent.Payload {
         case .retryDenied(let reason):
             w.string("reason", reason)
             return "retryDenied"
+        case .circuitWaiting(let host):
+            w.string("host", host)
+            return "circuitWaiting"
+        case .circuitOpened(let host, let reason, let until):
+            w.string("host", host)
+            w.string("reason", reason)
+            if let until { w.double("until", until) }
+            return "circuitOpened"
+        case .circuitHalfOpen(let host):
+            w.string("host", host)
+            return "circuitHalfOpen"
+        case .circuitClosed(let host, let reason):
+            w.string("host", host)
+            w.string("reason", reason)
+            return "circuitClosed"
         case .earlyRetry(let trigger, let delay):
             w.string("trigger", trigger)
             w.double("delay", delay)
@@ -135,6 +150,11 @@ extension RequestEvent.Payload {
         case "validationFailed": self = .validationFailed(reason: try r.string("reason"))
         case "retryScheduled": self = .retryScheduled(delay: try r.double("delay"), reason: try r.string("reason"))
         case "retryDenied": self = .retryDenied(reason: try r.string("reason"))
+        case "circuitWaiting": self = .circuitWaiting(host: try r.string("host"))
+        case "circuitOpened":
+            self = .circuitOpened(host: try r.string("host"), reason: try r.string("reason"), until: r.optionalDouble("until"))
+        case "circuitHalfOpen": self = .circuitHalfOpen(host: try r.string("host"))
+        case "circuitClosed": self = .circuitClosed(host: try r.string("host"), reason: r.optionalString("reason") ?? "")
         case "earlyRetry": self = .earlyRetry(trigger: try r.string("trigger"), delay: r.optionalDouble("delay") ?? 0)
         case "intercepted": self = .intercepted(by: try r.string("by"), command: try r.string("command"))
         case "held": self = .held(batch: try r.string("batch"))

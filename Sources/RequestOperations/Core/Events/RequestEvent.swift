@@ -66,6 +66,17 @@ public struct RequestEvent: Sendable, Equatable {
         /// `retryDenied`: `reason`. The retry policy wanted a retry and the host's retry
         /// budget refused it (``RetryBudget``); the operation ends as a failure.
         case retryDenied(reason: String)
+        /// `circuitWaiting`: `host`. The operation's next attempt waits, without a slot, for
+        /// the host's circuit breaker (open, or half-open with its probe out).
+        case circuitWaiting(host: String)
+        /// `circuitOpened`: `host`, `reason`, `until` (the session time `t` it half-opens;
+        /// absent when isolated by hand). A host-level event: `op` is empty, `attempt` 0.
+        case circuitOpened(host: String, reason: String, until: TimeInterval?)
+        /// `circuitHalfOpen`: `host`. One probe may go through. Host-level (`op` empty).
+        case circuitHalfOpen(host: String)
+        /// `circuitClosed`: `host`, `reason` (`the probe succeeded`, `closed by monitor`).
+        /// Host-level (`op` empty).
+        case circuitClosed(host: String, reason: String)
         /// `earlyRetry`: `trigger` (`manual`, `probe`, `host-success:<op>`), `delay` until the attempt.
         case earlyRetry(trigger: String, delay: TimeInterval)
         /// `intercepted`: `by` (the interceptor's name), `command` (`execute`, `hold`,
@@ -95,6 +106,16 @@ public struct RequestEvent: Sendable, Equatable {
         case missed(count: Int)
         /// Any kind this version does not know, kept by name so newer files still read.
         case other(name: String)
+    }
+}
+
+extension RequestEvent.Payload {
+    /// The host a host-level event (a circuit breaker's change) or a `circuitWaiting` names.
+    public var host: String? {
+        switch self {
+        case .circuitOpened(let host, _, _), .circuitHalfOpen(let host), .circuitClosed(let host, _), .circuitWaiting(let host): host
+        default: nil
+        }
     }
 }
 

@@ -38,8 +38,10 @@ extension RequestOperation {
         keep(Task { [self] in await admit(token) }, ifCurrent: token) { $0.waiting = $1 }
     }
 
-    /// Asks the gate for a slot; the grant continues in ``slotGranted(_:)``.
+    /// Asks the host's circuit breaker, then the gate for a slot; the grant continues in
+    /// ``slotGranted(_:)``.
     func acquireSlot(_ token: UInt64) {
+        guard passCircuitBreaker(token) else { return }
         guard let gate = environment.gate else {
             slotGranted(token)
             return
@@ -54,6 +56,58 @@ extension RequestOperation {
         state.withLock { state in
             if state.isCurrent(token: token), !state.current.slotHeld { state.current.ticket = ticket }
         }
+    }
+
+    /// Asks the host's breaker before the attempt takes a slot. False when the attempt waits
+    /// (without a slot; the breaker calls ``acquireSlot(_:)`` again when the wait is over),
+    /// was refused (the operation failed), or the operation ended meanwhile.
+    private func passCircuitBreaker(_ token: UInt64) -> Bool {
+        guard let breaker = environment.circuitBreaker,
+              let host = state.withLock({ HostKey(url: ($0.outgoing ?? $0.request).url) })?.description else { return true }
+        switch breaker.admit(host, whenReady: { [weak self] in self?.acquireSlot(token) }) {
+        case .send(let pass):
+            let timer = ifCurrent(token) { state -> ScheduledTimer?? in
+                state.current.circuitPass = pass
+                state.current.circuitWait = nil
+                defer { state.current.circuitTimer = nil }
+                return .some(state.current.circuitTimer)
+            }
+            guard let timer else {
+                pass.giveBack()
+                return false
+            }
+            timer?.cancel()
+            return true
+        case .wait(let wait, _):
+            let clock = environment.clock
+            let kept = withCurrent(token) { state in
+                // A wake-up that already let the attempt through wins over this older answer.
+                guard state.current.circuitPass == nil else { return }
+                state.current.circuitWait = wait
+                if state.current.circuitTimer == nil, let maxWait = breaker.maxWait {
+                    state.current.circuitTimer = clock.schedule(at: clock.now() + maxWait) { [weak self] in
+                        self?.circuitWaitTooLong(host: host, waited: maxWait, token: token)
+                    }
+                }
+                guard state.phase != .waitingForCircuit(host: host) else { return }
+                state.phase = .waitingForCircuit(host: host)
+                publish(&state, .circuitWaiting(host: host))
+            }
+            if !kept { wait.cancel() }
+            return false
+        case .refuse(let reason):
+            fail(token, .circuitOpen(host: host, reason: reason), reason: reason)
+            return false
+        }
+    }
+
+    /// The breaker kept the attempt waiting for its longest wait: the operation fails.
+    private func circuitWaitTooLong(host: String, waited: TimeInterval, token: UInt64) {
+        guard ifCurrent(token, { state -> Bool? in
+            if case .waitingForCircuit = state.phase { return true } else { return nil }
+        }) != nil else { return }
+        let reason = "circuit for \(host) still open after waiting \(ExponentialBackoffRetryPolicy.format(waited))"
+        fail(token, .circuitOpen(host: host, reason: reason), reason: reason)
     }
 
     private func slotGranted(_ token: UInt64) {

@@ -5,6 +5,7 @@ import Foundation
 extension RequestOperation {
     /// After an attempt: reactors first, then success or the retry policy.
     func attemptCompleted(_ failure: AttemptFailure?, token: UInt64, taskError: TransportError?, askReactors: Bool = true) {
+        tellCircuitBreaker(failure, token: token)
         if askReactors, !options.reactors.isEmpty, let input = ifCurrent(token, { state in
             ReactorInput(operationID: id, request: state.sent ?? state.request, status: state.answer.response?.statusCode,
                          headers: state.answer.response?.headerDictionary ?? [:], failure: failure)
@@ -29,6 +30,20 @@ extension RequestOperation {
             return
         }
         attemptFailed(failure, token: token, taskError: taskError)
+    }
+
+    /// Tells the host's breaker how the attempt it let through went (once per attempt).
+    private func tellCircuitBreaker(_ failure: AttemptFailure?, token: UInt64) {
+        guard let (pass, status) = ifCurrent(token, { state -> (CircuitPass, Int?)? in
+            guard let pass = state.current.circuitPass else { return nil }
+            state.current.circuitPass = nil
+            return (pass, state.answer.response?.statusCode)
+        }) else { return }
+        if let verdict = CircuitVerdict.judging(status: status, failure: failure) {
+            pass.record(verdict)
+        } else {
+            pass.giveBack()
+        }
     }
 
     /// Ends the current attempt with `failure` and either schedules the next or ends.

@@ -79,6 +79,12 @@ extension RequestOperation {
         var cancelledAsInvalid = false
         var challengeRefused = false
         var timedOut = false
+        /// What the host's circuit breaker let through (told how the attempt went).
+        var circuitPass: CircuitPass?
+        /// Waiting for the host's circuit breaker.
+        var circuitWait: CircuitWait?
+        /// Ends the wait for the breaker at its ``CircuitBreaker/maxWait``.
+        var circuitTimer: ScheduledTimer?
     }
 
     /// The response and body of the last attempt that got an answer.
@@ -98,6 +104,8 @@ extension RequestOperation {
         var releaseSlot = false
         /// The host whose per-host slot is given back with the slot.
         var slotHost: String?
+        var circuitPass: CircuitPass?
+        var circuitWait: CircuitWait?
         var result: RequestResult?
 
         init(timers: [ScheduledTimer?] = [], observation: RecoveryObservation? = nil) {
@@ -107,12 +115,14 @@ extension RequestOperation {
 
         /// Everything a closed attempt held: its timer, task, preparation, gate ticket and slot.
         init(closing attempt: AttemptState) {
-            self.init(timers: [attempt.timer])
+            self.init(timers: [attempt.timer, attempt.circuitTimer])
             task = attempt.task
             preparation = attempt.preparation
             ticket = attempt.ticket
             releaseSlot = attempt.slotHeld
             slotHost = attempt.slotHeld ? attempt.slotHost : nil
+            circuitPass = attempt.circuitPass
+            circuitWait = attempt.circuitWait
         }
 
         mutating func merge(_ other: Teardown) {
@@ -124,6 +134,8 @@ extension RequestOperation {
             ticket = ticket ?? other.ticket
             releaseSlot = releaseSlot || other.releaseSlot
             slotHost = slotHost ?? other.slotHost
+            circuitPass = circuitPass ?? other.circuitPass
+            circuitWait = circuitWait ?? other.circuitWait
             result = result ?? other.result
         }
 
@@ -133,6 +145,9 @@ extension RequestOperation {
             if let task { transport.cancel(task) }
             preparation?.cancel()
             waiting?.cancel()
+            circuitWait?.cancel()
+            // A pass not yet told how its attempt went (cancelled, never sent) goes back.
+            circuitPass?.giveBack()
             if let ticket, let gate {
                 // A waiter already granted holds a slot; its grant sees the end and releases it.
                 _ = gate.withdraw(ticket)
