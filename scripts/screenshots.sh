@@ -68,3 +68,13 @@ sleep 1.5
 shot attach-ended
 tmux send-keys -t "$session" q
 rm -rf "$runtime"
+
+# The Hosts view (`H`) during the demo's outage: the stock host's breaker is open and
+# counts down while its requests wait without a slot.
+tmux kill-session -t "$session" 2>/dev/null || true
+tmux new-session -d -s "$session" -x "$cols" -y "$rows" "env LANG=C.UTF-8 TERM=xterm-256color $binary demo"
+sleep 7
+tmux send-keys -t "$session" H
+sleep 0.4
+shot hosts-outage
+tmux send-keys -t "$session" q

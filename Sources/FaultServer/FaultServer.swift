@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 /// An HTTP/1.1 server on loopback whose routes misbehave on purpose: statuses, delays,
 /// slow drips, redirect chains, flaky endpoints, `Retry-After`, cut and reset connections,
@@ -16,9 +17,12 @@ public final class FaultServer: Sendable {
     public let baseURL: URL
     public let counters: FaultCounters
     private let channel: Channel
+    /// The connections it accepted and has not closed, so that ``stop()`` takes them down too.
+    private let connections: OpenConnections
 
-    private init(channel: Channel, port: Int, counters: FaultCounters) {
+    private init(channel: Channel, port: Int, counters: FaultCounters, connections: OpenConnections) {
         self.channel = channel
+        self.connections = connections
         self.port = port
         self.counters = counters
         self.baseURL = URL(string: "http://127.0.0.1:\(port)")!
@@ -29,12 +33,14 @@ public final class FaultServer: Sendable {
     ///   stop a server and start it again where clients expect it.
     public static func start(port: Int = 0, counters: FaultCounters = FaultCounters(),
                              logger: Logger = Logger(label: "reqtop.fault-server")) throws -> FaultServer {
+        let connections = OpenConnections()
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                connections.add(channel)
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(FaultHandler(counters: counters, logger: logger))
                 }
@@ -45,7 +51,7 @@ public final class FaultServer: Sendable {
             throw FaultServerError.noPort
         }
         logger.debug("fault server listening", metadata: ["port": "\(boundPort)"])
-        return FaultServer(channel: channel, port: boundPort, counters: counters)
+        return FaultServer(channel: channel, port: boundPort, counters: counters, connections: connections)
     }
 
     /// A URL on this server: `url("/status/503?retry-after=1")`.
@@ -53,9 +59,11 @@ public final class FaultServer: Sendable {
         URL(string: baseURL.absoluteString + (pathAndQuery.hasPrefix("/") ? "" : "/") + pathAndQuery)!
     }
 
-    /// Stops listening. Connections already open are closed by their clients.
+    /// Stops listening and closes every connection it accepted: a host that goes down
+    /// drops its kept-alive connections too (the demo's outage relies on it).
     public func stop() {
         try? channel.close().wait()
+        connections.closeAll()
     }
 
     /// Blocks until the server is stopped (for `reqtop serve`).
@@ -86,4 +94,23 @@ public enum FaultServerError: Error, CustomStringConvertible {
     case noPort
 
     public var description: String { "the fault server bound no port" }
+}
+
+/// The accepted connections of one server, removed as they close.
+private final class OpenConnections: Sendable {
+    private let open = Mutex<[ObjectIdentifier: Channel]>([:])
+
+    func add(_ channel: Channel) {
+        let key = ObjectIdentifier(channel)
+        open.withLock { $0[key] = channel }
+        channel.closeFuture.whenComplete { [weak self] _ in _ = self?.open.withLock { $0.removeValue(forKey: key) } }
+    }
+
+    func closeAll() {
+        let channels = open.withLock { open in
+            defer { open = [:] }
+            return Array(open.values)
+        }
+        for channel in channels { channel.close(promise: nil) }
+    }
 }

@@ -144,7 +144,8 @@ final class CommandLineTests: XCTestCase {
         let names = Set(events.compactMap { $0["event"] as? String })
         for name in ["queued", "started", "taskCreated", "redirect", "response", "data", "taskCompleted", "validationFailed",
                      "retryScheduled", "earlyRetry", "cancelled", "finished",
-                     "intercepted", "held", "released", "reactorStarted", "reactorWaiting", "reactorFinished", "requeued", "retryDenied"] {
+                     "intercepted", "held", "released", "reactorStarted", "reactorWaiting", "reactorFinished", "requeued", "retryDenied",
+                     "circuitWaiting", "circuitOpened", "circuitHalfOpen", "circuitClosed"] {
             XCTAssert(names.contains(name), "the demo never published \(name)")
         }
         let triggers = Set(events.filter { $0["event"] as? String == "earlyRetry" }.compactMap { $0["trigger"] as? String })
@@ -157,6 +158,12 @@ final class CommandLineTests: XCTestCase {
         let denied = events.filter { $0["event"] as? String == "retryDenied" }
         XCTAssert(denied.allSatisfy { ($0["op"] as? String)?.hasPrefix("w1-burst-") == true }, "only the burst meets the budget: \(denied)")
         XCTAssert(denied.contains { ($0["reason"] as? String)?.contains("exhausted: 20 % of requests in 10s, plus 0.5 a second") == true }, "\(denied)")
+        // The outage: the stock host's breaker opens, holds the requests, closes after a
+        // successful probe, and every stock request succeeds.
+        let circuit = events.filter { ($0["op"] as? String) == "" }.compactMap { $0["event"] as? String }
+        XCTAssertEqual(circuit.first, "circuitOpened", "\(circuit)")
+        XCTAssertEqual(circuit.last, "circuitClosed", "\(circuit)")
+        XCTAssertEqual((1...20).filter { outcomes["w1-stock-\($0)"] == "success" }.count, 20, "\(outcomes.filter { $0.key.contains("stock") })")
         XCTAssertEqual(outcomes["w1-reconnect"], "success")
         XCTAssertEqual(outcomes["w1-flaky"], "success")
         XCTAssertEqual(outcomes["w1-post"], "failure")

@@ -48,7 +48,7 @@ public enum KeyMap {
         Binding(keys: [.tab], label: "Tab", action: .nextTab, help: "next tab of the detail view", bar: bar("Tab", "NextTab", .detail)),
         Binding(keys: [.backTab], label: "S-Tab", action: .previousTab, help: "previous tab"),
         Binding(keys: [.character("H")], label: "H", action: .toggleHosts,
-                help: "hosts: in flight, waiting, retries, refused retries, failures, p50/p95 per host",
+                help: "hosts: in flight, waiting, circuit breaker, retries, refused retries, failures, p50/p95 per host",
                 bar: bar("H", "Hosts", .table, alsoOnHosts: true)),
         Binding(keys: [.escape], label: "Esc", action: .back, help: "back to the table; close help", bar: bar("Esc", "Back", .detail, alsoOnHosts: true)),
         Binding(keys: [.character("r")], label: "r", action: .retry, help: "retry now: skip the backoff, or run a finished operation again",

@@ -149,7 +149,7 @@ public struct MonitorView {
         var columns = [Column(title: "ID", width: idWidth), Column(title: "STATE", width: 11), Column(title: "METH", width: 6),
                        Column(title: "HOST", width: hostWidth), Column(title: "PATH", width: 0),
                        Column(title: "STAT", width: 4, right: true), Column(title: "ATT", width: 5, right: true),
-                       Column(title: "WAIT", width: 6, right: true), Column(title: "DUR", width: 6, right: true),
+                       Column(title: "WAIT", width: 7, right: true), Column(title: "DUR", width: 6, right: true),
                        Column(title: "SIZE", width: 6, right: true), Column(title: "TIMELINE", width: width >= 200 ? 24 : 14)]
         let minimumPath = 12
         func used() -> Int { columns.reduce(1) { $0 + ($1.title == "PATH" ? minimumPath : $1.width) + 1 } }
