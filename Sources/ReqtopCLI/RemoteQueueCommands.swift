@@ -9,15 +9,18 @@ struct RemoteQueueCommands: QueueCommands {
 
     func perform(_ command: MonitorCommand) -> CommandAnswer {
         let wire: EndpointProtocol.Command, operation: String?
+        var host: String?
         switch command {
         case .retry(let id): (wire, operation) = (.retry, id)
         case .cancel(let id): (wire, operation) = (.cancel, id)
         case .cancelAll: (wire, operation) = (.cancelAll, nil)
         case .setSuspended(let suspended): (wire, operation) = (suspended ? .suspend : .resume, nil)
         case .releaseBatches: (wire, operation) = (.releaseBatches, nil)
+        case .isolateHost(let name): (wire, operation, host) = (.isolate, nil, name)
+        case .closeCircuit(let name): (wire, operation, host) = (.closeCircuit, nil, name)
         case .playback: return Self.noPlayback
         }
-        guard let answer = client.request(wire, operation: operation) else { return CommandAnswer(ok: false, "no answer from the program") }
+        guard let answer = client.request(wire, operation: operation, host: host) else { return CommandAnswer(ok: false, "no answer from the program") }
         let text = answer.ok || answer.message.hasPrefix("refused") ? answer.message : "refused: \(answer.message)"
         return CommandAnswer(ok: answer.ok, text)
     }

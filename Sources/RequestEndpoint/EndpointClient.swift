@@ -98,11 +98,13 @@ public final class EndpointClient: Sendable {
     }
 
     /// Sends a command and waits up to `timeout` for its answer; nil when none came.
-    public func request(_ command: EndpointProtocol.Command, operation: String? = nil, timeout: TimeInterval = 3) -> (ok: Bool, message: String)? {
+    public func request(_ command: EndpointProtocol.Command, operation: String? = nil, host: String? = nil,
+                        timeout: TimeInterval = 3) -> (ok: Bool, message: String)? {
         let id = nextID.withLock { $0 += 1; return $0 }
         pending.withLock { $0[id] = .some(nil) }
         var object: [String: Any] = ["id": id, "command": command.rawValue]
         if let operation { object["op"] = operation }
+        if let host { object["host"] = host }
         guard send(line: EndpointProtocol.line(object)) else { return nil }
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {

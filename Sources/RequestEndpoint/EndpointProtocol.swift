@@ -16,16 +16,18 @@ import RequestOperations
 /// - `{"event":"error","message":..}`: a line the program could not take
 /// - `{"event":"suspended","value":true}`: the queue was paused or resumed (by any monitor)
 ///
-/// Monitor → program: `{"id":N,"command":"retry|cancel|cancelAll|suspend|resume|releaseBatches","op":"w1-x"}`.
+/// Monitor → program: `{"id":N,"command":"retry|cancel|cancelAll|suspend|resume|releaseBatches","op":"w1-x"}`,
+/// or `{"id":N,"command":"isolate|closeCircuit","host":"127.0.0.1:8080"}` for a host's breaker.
 public enum EndpointProtocol {
     public static let version = 1
     /// The longest command line taken; longer ones are answered with an error and skipped.
     public static let maxCommandLine = 64 * 1024
 
     public enum Command: String, Sendable, CaseIterable {
-        case retry, cancel, cancelAll, suspend, resume, releaseBatches
+        case retry, cancel, cancelAll, suspend, resume, releaseBatches, isolate, closeCircuit
 
         var needsOperation: Bool { self == .retry || self == .cancel }
+        var needsHost: Bool { self == .isolate || self == .closeCircuit }
     }
 
     /// A command as read from a line.
@@ -33,6 +35,8 @@ public enum EndpointProtocol {
         public var id: Int?
         public var command: Command
         public var operation: String?
+        /// The host (`host:port`) of `isolate` and `closeCircuit`.
+        public var host: String? = nil
     }
 
     static func line(_ object: [String: Any]) -> String {
@@ -64,7 +68,11 @@ public enum EndpointProtocol {
         if command.needsOperation, operation?.isEmpty ?? true {
             throw EndpointError("\(name) needs \"op\", the operation's id", id: id)
         }
-        return Request(id: id, command: command, operation: operation)
+        let host = object["host"] as? String
+        if command.needsHost, host?.isEmpty ?? true {
+            throw EndpointError("\(name) needs \"host\", as host:port", id: id)
+        }
+        return Request(id: id, command: command, operation: operation, host: host)
     }
 }
 

@@ -49,6 +49,10 @@ extension MonitorEndpoint {
             broadcast(EndpointProtocol.line(["event": "suspended", "value": request.command == .suspend]))
         case .releaseBatches:
             outcome = control.releaseBatches().outcome
+        case .isolate:
+            outcome = control.isolate(host: request.host ?? "").outcome
+        case .closeCircuit:
+            outcome = control.closeCircuit(host: request.host ?? "").outcome
         }
         return (outcome.ok, outcome.message)
     }

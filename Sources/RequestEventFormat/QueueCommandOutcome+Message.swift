@@ -16,6 +16,10 @@ extension QueueCommandOutcome {
         case .released(let batches) where batches.isEmpty: "no batch holds a request"
         case .released(let batches): "released " + batches.map { "\($0.count) from \($0.name)" }.joined(separator: ", ")
         case .unknownOperation(let id): "no operation \(id) in this program"
+        case .isolated(let host): "isolated \(host): nothing is sent to it until its circuit is closed (c)"
+        case .circuitClosed(let host): "closed the circuit of \(host): what it held goes out"
+        case .circuitAlreadyClosed(let host): "the circuit of \(host) is closed already"
+        case .noCircuitBreaker: "this queue has no circuit breakers"
         }
     }
 }

@@ -45,6 +45,10 @@ public final class LiveQueueCommands: QueueCommands {
             answer = control.setSuspended(suspended)
         case .releaseBatches:
             answer = control.releaseBatches()
+        case .isolateHost(let host):
+            answer = control.isolate(host: host)
+        case .closeCircuit(let host):
+            answer = control.closeCircuit(host: host)
         case .playback:
             return Self.noPlayback
         }

@@ -133,6 +133,35 @@ final class EndpointTests: XCTestCase {
         for reader in readers { waitFor("every monitor to see the cancel") { reader.finished("held") != nil } }
     }
 
+    /// A host's circuit breaker isolated and closed from an attached monitor: requests to it
+    /// wait without being sent while isolated, and go out when it is closed.
+    func testAHostIsIsolatedAndClosedFromTheEndpoint() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(earlyRetry: nil)
+        let endpoint = try start(queue)
+        let reader = ClientReader(try EndpointClient.connect(path: endpoint.path))
+        let host = "127.0.0.1:\(server.port)"
+        XCTAssertEqual(reader.client.request(.isolate, host: host)?.message,
+                       "isolated \(host): nothing is sent to it until its circuit is closed (c)")
+        let held = queue.add(URLRequest(url: server.url("/echo")), id: "held")
+        waitFor("the request to wait for the breaker") { held.phase == .waitingForCircuit(host: host) }
+        usleep(100_000)
+        XCTAssertEqual(server.counters.hits("/echo"), 0, "nothing reached the isolated host")
+        XCTAssertEqual(reader.client.request(.closeCircuit, host: host)?.message, "closed the circuit of \(host): what it held goes out")
+        waitFor("the held request to succeed") { held.result?.outcome == .success }
+        XCTAssertEqual(reader.client.request(.closeCircuit, host: host).map { "\($0.ok) \($0.message)" },
+                       "false the circuit of \(host) is closed already")
+        waitFor("the monitor to see the breaker's events") {
+            reader.events.filter { $0.operationID.isEmpty }.map(\.payload.name) == ["circuitOpened", "circuitClosed"]
+        }
+        reader.client.send(line: #"{"id": 9, "command": "isolate"}"#)
+        waitFor("the missing host to be named") { reader.all.contains(.reply(id: 9, ok: false, message: "isolate needs \"host\", as host:port")) }
+        let plain = QueueControl(queue: RequestQueue(earlyRetry: nil, circuitBreaker: nil))
+        XCTAssertEqual(plain.isolate(host: host).outcome, .noCircuitBreaker)
+        XCTAssertFalse(plain.closeCircuit(host: host).ok)
+    }
+
     func testBadInputIsAnsweredWithAnErrorAndTheProgramGoesOn() throws {
         let queue = RequestQueue(earlyRetry: nil)
         let endpoint = try start(queue)
@@ -152,7 +181,7 @@ final class EndpointTests: XCTestCase {
         XCTAssertEqual(errors, [
             #"not a JSON object: expected {"id": N, "command": "cancel", "op": "ID"}"#,
             "line too long: a command is at most 65536 bytes",
-            "unknown command \"explode\"; expected one of retry, cancel, cancelAll, suspend, resume, releaseBatches",
+            "unknown command \"explode\"; expected one of retry, cancel, cancelAll, suspend, resume, releaseBatches, isolate, closeCircuit",
             "cancel needs \"op\", the operation's id",
         ])
     }

@@ -21,6 +21,8 @@ struct Answerer {
         case .setSuspended(let suspended):
             refusePause ? CommandAnswer(ok: false, "refused") : CommandAnswer(suspended ? "paused" : "resumed")
         case .releaseBatches: CommandAnswer("released")
+        case .isolateHost(let host): CommandAnswer("isolated \(host)")
+        case .closeCircuit(let host): CommandAnswer("closed \(host)")
         case .playback: CommandAnswer("speed")
         }
     }
@@ -190,6 +192,29 @@ final class MonitorUpdateTests: XCTestCase {
         _ = MonitorUpdate.update(&state, .pausedElsewhere(true), context)
         XCTAssertTrue(state.paused, "another monitor paused the program")
     }
+
+    /// On the Hosts screen j/k choose a host and i/c isolate it or close its breaker, by the
+    /// key the breaker knows it by (the port always written); elsewhere they only say how.
+    func testIsolatingAndClosingTheSelectedHost() {
+        var state = MonitorState()
+        press([.character("i")], &state, Answerer())
+        XCTAssertEqual(state.flash, "open the Hosts screen (H) and choose a host first")
+        let hosts = HostSummary.compute(model)
+        press([.character("H"), .character("j")], &state, Answerer())
+        XCTAssertEqual(state.screen, .hosts)
+        XCTAssertEqual(state.selectedHost, hosts[min(1, hosts.count - 1)].host)
+        press([.character("i")], &state, Answerer())
+        let key = hosts.first { $0.host == state.selectedHost }!.circuitHost!
+        XCTAssertTrue(key.contains(":"), key)
+        XCTAssertEqual(asked.last, .isolateHost(key))
+        XCTAssertEqual(state.flash, "isolated \(key)")
+        press([.character("c")], &state, Answerer())
+        XCTAssertEqual(asked.last, .closeCircuit(key))
+        press([.character("G")], &state, Answerer())
+        XCTAssertEqual(state.selectedHost, hosts.last?.host, "G goes to the last host, never past it")
+        let grid = MonitorView(model: model, state: state, visible: [], theme: Theme(), now: 10).render(width: 120, height: 20)
+        XCTAssert(grid.text.contains("iIsolate") || grid.text.contains("i Isolate"), grid.text)
+    }
 }
 
 final class KeyTableTests: XCTestCase {
@@ -197,7 +222,7 @@ final class KeyTableTests: XCTestCase {
         XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false).map(\.key), ["Enter", "H", "r", "X", "C", "p", "/", "o", "F", "?", "q"])
         XCTAssertEqual(KeyMap.barHints(detail: false, paused: true, held: true).map(\.label),
                        ["Detail", "Hosts", "Retry", "Cancel", "CancelAll", "Resume", "Release", "Filter", "Sort", "Follow", "Help", "Quit"])
-        XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false, hosts: true).map(\.key), ["H", "Esc", "r", "X", "p", "?", "q"])
+        XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false, hosts: true).map(\.key), ["H", "i", "c", "Esc", "r", "X", "p", "?", "q"])
         XCTAssertEqual(KeyMap.barHints(detail: true, paused: false, held: true).map(\.key), ["Tab", "Esc", "r", "X", "p", "?", "q"])
         for hint in KeyMap.barHints(detail: false, paused: false, held: true) {
             XCTAssertTrue(KeyMap.bindings.contains { $0.bar?.key == hint.key && $0.help.isEmpty == false }, "\(hint.key) is documented")
@@ -266,5 +291,16 @@ final class LiveQueueCommandsTests: XCTestCase {
         queue.waitUntilAllOperationsAreFinished()
         XCTAssertEqual(batch.releasedCount, 1)
         XCTAssertEqual(operation.result?.error?.stage, .transport)
+    }
+
+    func testLiveCommandsIsolateAndCloseTheQueuesBreaker() {
+        let queue = RequestQueue(earlyRetry: nil)
+        let commands = LiveQueueCommands(queue: queue)
+        XCTAssertEqual(commands.perform(.isolateHost("127.0.0.1:1")).message, "isolated 127.0.0.1:1: nothing is sent to it until its circuit is closed (c)")
+        XCTAssertEqual(queue.environment.circuitBreaker?.states()["127.0.0.1:1"], .open(until: nil, reason: "isolated by monitor"))
+        XCTAssertTrue(commands.perform(.closeCircuit("127.0.0.1:1")).ok)
+        XCTAssertFalse(commands.perform(.closeCircuit("127.0.0.1:1")).ok, "closed already")
+        XCTAssertEqual(LiveQueueCommands(queue: RequestQueue(earlyRetry: nil, circuitBreaker: nil)).perform(.isolateHost("a:80")).message,
+                       "this queue has no circuit breakers")
     }
 }

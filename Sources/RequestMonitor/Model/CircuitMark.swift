@@ -41,6 +41,12 @@ public struct CircuitMark: Sendable, Equatable {
         }
     }
 
+    /// The breaker's key for a URL: `host:port`, with the scheme's default port.
+    static func breakerKey(url: String) -> String? {
+        guard let parts = URLComponents(string: url), let host = parts.host, !host.isEmpty else { return nil }
+        return "\(host.lowercased()):\(parts.port ?? (parts.scheme?.lowercased() == "https" ? 443 : 80))"
+    }
+
     /// The breaker's key for a row's host: rows show `example.com` for a default port,
     /// breakers always name the port.
     static func key(forRowHost host: String, in marks: [String: CircuitMark]) -> String? {

@@ -36,6 +36,7 @@ public struct HostSummary: Sendable, Equatable {
         var unmatched = model.circuits
         var summaries = model.hosts.map { host, tally in
             var summary = HostSummary(host: host)
+            summary.circuitHost = tally.key
             if let key = CircuitMark.key(forRowHost: host, in: model.circuits) {
                 summary.circuit = unmatched.removeValue(forKey: key) ?? model.circuits[key]
                 summary.circuitHost = key

@@ -18,6 +18,9 @@ public struct HostTally: Sendable, Equatable {
         }
     }
 
+    /// The key its circuit breaker goes by (`host:port`, the port always written), from the
+    /// first row's URL.
+    public internal(set) var key: String?
     public private(set) var operations = 0
     public private(set) var states: [OperationRow.State: Int] = [:]
     public private(set) var retries = 0

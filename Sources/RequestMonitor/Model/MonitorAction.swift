@@ -4,6 +4,8 @@ public enum MonitorAction: Sendable, Equatable {
     case up, down, pageUp, pageDown, top, bottom
     case open, back, nextTab, previousTab, toggleHosts
     case retry, cancel, cancelAll, togglePause, releaseBatches
+    /// On the Hosts screen: force the selected host's circuit breaker open, or close it.
+    case isolateHost, closeCircuit
     case startFilter, toggleFollow, cycleSort, toggleHelp, quit
     /// Open the "go to time" prompt of a replay.
     case startTimeJump

@@ -11,6 +11,9 @@ public enum MonitorCommand: Sendable, Equatable {
     case setSuspended(Bool)
     /// Release every batch that holds requests now.
     case releaseBatches
+    /// Force a host's circuit breaker open (`host:port`), or close it.
+    case isolateHost(String)
+    case closeCircuit(String)
     /// Replay controls.
     case playback(PlaybackAction)
 }

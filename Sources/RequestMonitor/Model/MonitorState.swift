@@ -26,6 +26,9 @@ public struct MonitorState: Sendable, Equatable {
 
     public var screen = Screen.table
     public var selectedID: String?
+    /// The host selected on the Hosts screen (nil: the first). Kept by name, as the table
+    /// keeps its row by id, so a host that moves in the busiest-first order stays selected.
+    public var selectedHost: String?
     /// The first visible row of the table.
     public var scroll = 0
     public var filter = ""

@@ -63,7 +63,26 @@ public enum MonitorUpdate {
             guard !visible.isEmpty else { return }
             state.selectedID = visible[min(max(0, index), visible.count - 1)]
         }
+        if state.screen == .hosts, let step = hostStep(action, pageSize: pageSize) {
+            let hosts = HostSummary.compute(model)
+            guard !hosts.isEmpty else { return [] }
+            let current = hosts.firstIndex { $0.host == state.selectedHost } ?? 0
+            state.selectedHost = hosts[max(0, min(hosts.count - 1, step(current)))].host
+            return []
+        }
         switch action {
+        case .isolateHost, .closeCircuit:
+            let hosts = HostSummary.compute(model)
+            guard state.screen == .hosts else {
+                state.flash = "open the Hosts screen (H) and choose a host first"
+                return []
+            }
+            let chosen = hosts.first { $0.host == state.selectedHost } ?? hosts.first
+            guard let key = chosen?.circuitHost else {
+                state.flash = "no host selected"
+                return []
+            }
+            return command(action == .isolateHost ? .isolateHost(key) : .closeCircuit(key), else: "nothing to change in a replay")
         case .down:
             state.follow = false
             select((selected ?? -1) + 1)
@@ -221,5 +240,18 @@ extension MonitorUpdate {
             guard number.isEmpty else { return nil }
         }
         return total.isFinite && total <= 1e9 ? total : nil
+    }
+
+    /// How a movement key moves the Hosts screen's selection (nil: not a movement key).
+    private static func hostStep(_ action: MonitorAction, pageSize: Int) -> ((Int) -> Int)? {
+        switch action {
+        case .down: { $0 + 1 }
+        case .up: { $0 - 1 }
+        case .pageDown: { $0 + max(1, pageSize - 1) }
+        case .pageUp: { $0 - max(1, pageSize - 1) }
+        case .top: { _ in 0 }
+        case .bottom: { _ in Int.max / 2 }
+        default: nil
+        }
     }
 }

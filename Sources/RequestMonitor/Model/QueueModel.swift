@@ -91,6 +91,7 @@ public struct QueueModel: Sendable {
         if new != old || isNew {
             if !isNew { hosts[old.host, default: HostTally()].remove(old) }
             hosts[new.host, default: HostTally()].add(new, finishedIn: after != before ? rows[position].duration : nil)
+            if hosts[new.host]?.key == nil { hosts[new.host]?.key = CircuitMark.breakerKey(url: rows[position].url) }
         }
         if case .finished = event.payload {
             recentFinishes.append(event.time)

@@ -178,6 +178,7 @@ public final class ReplayCommands: QueueCommands {
         case .retry: return CommandAnswer(ok: false, "a replay cannot retry: it shows what happened")
         case .cancel, .cancelAll: return CommandAnswer(ok: false, "a replay cannot cancel")
         case .releaseBatches: return CommandAnswer(ok: false, "nothing is held in a replay")
+        case .isolateHost, .closeCircuit: return CommandAnswer(ok: false, "a replay cannot change a circuit breaker: it shows what happened")
         case .setSuspended(let suspended):
             player.setPaused(suspended)
             return CommandAnswer(suspended ? "replay paused" : "replay resumed")

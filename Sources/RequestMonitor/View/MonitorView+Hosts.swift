@@ -40,18 +40,28 @@ extension MonitorView {
             return
         }
         let room = Self.pageSize(height: grid.height)
-        for (line, summary) in hosts.prefix(room).enumerated() {
+        let selected = hosts.firstIndex { $0.host == state.selectedHost } ?? 0
+        let first = max(0, selected - room + 1)
+        for (line, summary) in hosts.dropFirst(first).prefix(room).enumerated() {
             let y = 3 + line
+            // The selected host (for i and c) is drawn reversed, as the table's selected row.
+            let isSelected = first + line == selected
+            if isSelected { grid.fill(y: y, style: CellGrid.Style(reverse: true)) }
             let open = summary.circuit.map { $0.state != .closed } ?? false
-            let style: CellGrid.Style = open || summary.failed > 0 || summary.denied > 0 ? theme.style(.failed)
+            var style: CellGrid.Style = open || summary.failed > 0 || summary.denied > 0 ? theme.style(.failed)
                 : summary.inFlight + summary.waiting > 0 ? theme.style(.running) : .plain
+            var cellStyle = CellGrid.Style.plain
+            if isSelected {
+                style.reverse = true
+                cellStyle.reverse = true
+            }
             var x = grid.put(fit(summary.host, hostWidth), x: 1, y: y, style: style) + 1
             for column in columns {
-                x = grid.put(Format.right(column.value(summary, now), column.width), x: x, y: y) + 1
+                x = grid.put(Format.right(column.value(summary, now), column.width), x: x, y: y, style: cellStyle) + 1
             }
         }
-        if hosts.count > room {
-            grid.put("\(theme.ellipsis) \(hosts.count - room) more hosts", x: 1, y: 3 + room - 1, style: CellGrid.Style(dim: true))
+        if hosts.count > first + room {
+            grid.put("\(theme.ellipsis) \(hosts.count - first - room) more hosts", x: 1, y: 3 + room - 1, style: CellGrid.Style(dim: true))
         }
     }
 }

@@ -49,6 +49,19 @@ public struct QueueControl: Sendable {
     public func releaseBatches() -> Answer {
         Answer(outcome: .released(queue.releaseHeldBatches()))
     }
+
+    /// Forces the circuit breaker of `host` (`host:port`) open until ``closeCircuit(host:)``.
+    public func isolate(host: String) -> Answer {
+        guard let breaker = queue.environment.circuitBreaker else { return Answer(outcome: .noCircuitBreaker) }
+        breaker.isolate(host, by: "monitor")
+        return Answer(outcome: .isolated(host))
+    }
+
+    /// Closes the circuit breaker of `host`: what it held goes out.
+    public func closeCircuit(host: String) -> Answer {
+        guard let breaker = queue.environment.circuitBreaker else { return Answer(outcome: .noCircuitBreaker) }
+        return Answer(outcome: breaker.close(host, by: "monitor") ? .circuitClosed(host) : .circuitAlreadyClosed(host))
+    }
 }
 
 /// How a monitor's command went, for the monitor and the endpoint to put into words.
@@ -67,11 +80,18 @@ public enum QueueCommandOutcome: Sendable, Equatable {
     case released([ReleasedBatch])
     /// No operation with this id in the queue (or among those it remembers).
     case unknownOperation(String)
+    /// The host's breaker was forced open.
+    case isolated(String)
+    /// The host's breaker was closed by hand.
+    case circuitClosed(String)
+    case circuitAlreadyClosed(String)
+    /// The queue runs without circuit breakers.
+    case noCircuitBreaker
 
     /// False when nothing was done.
     public var ok: Bool {
         switch self {
-        case .notWaitingToRetry, .alreadyEnded, .unknownOperation: false
+        case .notWaitingToRetry, .alreadyEnded, .unknownOperation, .circuitAlreadyClosed, .noCircuitBreaker: false
         default: true
         }
     }
