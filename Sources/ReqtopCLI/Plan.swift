@@ -36,6 +36,9 @@ struct Plan: Equatable {
     var retryBudgetPerHost: RatioRetryBudget.Options? = RatioRetryBudget.Options()
     /// A circuit breaker per host (`"circuitBreaker"`); nil: off.
     var circuitBreaker: HostCircuitBreaker.Options? = HostCircuitBreaker.Options()
+    /// A host's Retry-After (429/503) and rate-limit headers hold every request to it
+    /// (`"rateLimitPushback"`); false: only the request answered waits.
+    var rateLimitPushback = true
 
     /// The placeholder that stands for the embedded fault server's base URL.
     static let faultServerPlaceholder = "{{fault}}"

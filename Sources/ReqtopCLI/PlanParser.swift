@@ -17,7 +17,7 @@ struct PlanParser {
 
     static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
     private static let planKeys: Set<String> = ["requests", "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost",
-                                                "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker"]
+                                                "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker", "rateLimitPushback"]
     private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline",
                                                    "dependsOn", "batch", "auth", "priority"]
     private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
@@ -60,6 +60,13 @@ struct PlanParser {
         let batches = try batchSettings(object["batches"])
         let retryBudget = try retryBudgetSettings(object["retryBudgetPerHost"])
         let circuitBreaker = try circuitBreakerSettings(object["circuitBreaker"])
+        var rateLimitPushback = true
+        if let raw = object["rateLimitPushback"] {
+            guard JSONText.isBoolean(raw), let value = raw as? Bool else {
+                throw PlanError(file: file, path: "rateLimitPushback", message: "expected true or false, found \(StrictJSONReader.kind(raw))")
+            }
+            rateLimitPushback = value
+        }
         var transport: TransportChoice?
         if let name = try json.string(object["transport"], at: "transport") {
             guard let choice = TransportChoice(rawValue: name) else {
@@ -91,7 +98,7 @@ struct PlanParser {
         }
         return Plan(maxConcurrent: maxConcurrent, maxConcurrentPerHost: perHost, auth: auth, batches: batches,
                     requests: try PlanOrdering(file: file).ordered(planned, indices: seen), transport: transport,
-                    retryBudgetPerHost: retryBudget, circuitBreaker: circuitBreaker)
+                    retryBudgetPerHost: retryBudget, circuitBreaker: circuitBreaker, rateLimitPushback: rateLimitPushback)
     }
 
     private func authSettings(_ raw: Any?) throws -> AuthSettings? {

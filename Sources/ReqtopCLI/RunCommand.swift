@@ -17,7 +17,9 @@ struct RunCommand: ParsableCommand, RunsASession {
         a host's requests in 10 s plus 10 retries a second) and "circuitBreaker" (false, or \
         {"window", "minimumRequests", "failureRatio", "consecutiveFailures", "openFor", \
         "maxOpenFor", "failFast", "maxWait"}; default: open a host's breaker at 50 % failures \
-        of 20 attempts in 10 s or 5 without an answer in a row, for 5 s doubling to 60 s). \
+        of 20 attempts in 10 s or 5 without an answer in a row, for 5 s doubling to 60 s) and \
+        "rateLimitPushback" (default true: a host's Retry-After on 429/503 and its RateLimit or \
+        X-RateLimit headers hold every request to it). \
         A URL may start with {{fault}} to target a fault server started in this process; \
         {{ID.field}} takes a value from the JSON answer of request ID, listed in "dependsOn". \
         See the README for every field.
@@ -46,7 +48,7 @@ struct RunCommand: ParsableCommand, RunsASession {
         let carrier = transport.transport ?? plan.transport ?? .urlsession
         let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent, maxConcurrentRequestsPerHost: plan.maxConcurrentPerHost,
                                  transport: carrier.transport, retryBudget: plan.retryBudgetPerHost,
-                                 circuitBreaker: plan.circuitBreaker)
+                                 circuitBreaker: plan.circuitBreaker, rateLimits: plan.rateLimitPushback)
         let recorder = try recording.start(queue.events, inputs: [self.plan])
         let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)", redactor: recording.redactor)
         defer { listening?.stop() }

@@ -69,6 +69,8 @@ public final class RequestLogger: Sendable {
             logger.info("circuit half-open", metadata: ["host": "\(host)"])
         case .circuitClosed(let host, let reason):
             logger.info("circuit closed", metadata: ["host": "\(host)", "reason": "\(reason)"])
+        case .rateLimited(let host, _, let reason):
+            logger.info("host asked to slow down", metadata: ["host": "\(host)", "reason": "\(reason)"])
         case .circuitWaiting(let host):
             logger.debug("waiting for the circuit breaker", metadata: metadata(event, ["host": "\(host)"]))
         case .cancelled(let by):

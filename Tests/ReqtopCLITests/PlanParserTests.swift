@@ -110,6 +110,13 @@ final class PlanParserTests: XCTestCase {
                        "plan.json: retryBudgetPerHost: expected false or an object, found a number")
     }
 
+    func testRateLimitPushbackIsOnByDefaultAndCanBeTurnedOff() throws {
+        XCTAssertTrue(try parse(#"{"requests": [{"url": "http://a/"}]}"#).rateLimitPushback)
+        XCTAssertFalse(try parse(#"{"rateLimitPushback": false, "requests": [{"url": "http://a/"}]}"#).rateLimitPushback)
+        XCTAssertEqual(error(#"{"rateLimitPushback": "no", "requests": [{"url": "http://a/"}]}"#),
+                       "plan.json: rateLimitPushback: expected true or false, found a string")
+    }
+
     func testTheCircuitBreakerIsOnByDefaultAndCanBeSetOrTurnedOff() throws {
         XCTAssertEqual(try parse(#"{"requests": [{"url": "http://a/"}]}"#).circuitBreaker, HostCircuitBreaker.Options())
         XCTAssertNil(try parse(#"{"circuitBreaker": false, "requests": [{"url": "http://a/"}]}"#).circuitBreaker)

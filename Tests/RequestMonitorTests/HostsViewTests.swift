@@ -48,11 +48,11 @@ final class HostsViewTests: XCTestCase {
         let grid = MonitorView(model: model, state: state, visible: [], theme: Theme(), now: 10).render(width: 120, height: 20)
         let lines = grid.text.split(separator: "\n").map(String.init)
         let title = lines.first { $0.contains("HOST") } ?? ""
-        for column in ["IN FLIGHT", "WAITING", "BREAKER", "OPS", "RETRIES", "REFUSED", "FAILED", "FAIL %", "P50", "P95"] {
+        for column in ["IN FLIGHT", "WAITING", "BREAKER", "PAUSED", "OPS", "RETRIES", "REFUSED", "FAILED", "FAIL %", "P50", "P95"] {
             XCTAssert(title.contains(column), "\(column) in \(title)")
         }
         let legacy = lines.first { $0.contains("legacy.test") } ?? ""
-        XCTAssertEqual(legacy.split(separator: " ").map(String.init), ["legacy.test", "0", "0", "closed", "3", "1", "3", "0", "3", "100%", "0.6s", "1.0s"], grid.text)
+        XCTAssertEqual(legacy.split(separator: " ").map(String.init), ["legacy.test", "0", "0", "closed", "-", "3", "1", "3", "0", "3", "100%", "0.6s", "1.0s"], grid.text)
         XCTAssert(grid.text.contains("Esc Back") || grid.text.contains("EscBack"), grid.text)
         _ = MonitorUpdate.update(&state, .back, context)
         XCTAssertEqual(state.screen, .table, "Esc goes back to the table")

@@ -124,6 +124,8 @@ final class EarlyRetryTests: XCTestCase {
         waitFor(5, "every operation in backoff") {
             operations.allSatisfy { if case .waitingToRetry = $0.phase { true } else { false } }
         }
+        // The phase is set before the observer is (scheduleRetry runs after the lock): wait for it.
+        waitFor(5, "an observer for each") { recovery.observerCount == 15 }
         XCTAssertEqual(recovery.observerCount, 15)
         XCTAssertEqual(recovery.activeProbeCount, 1, "one probe loop per host, shared")
         queue.cancelAll()

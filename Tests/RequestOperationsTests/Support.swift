@@ -96,8 +96,10 @@ enum TestTransport {
 func makeQueue(maxConcurrentRequests: Int = 6, maxConcurrentRequestsPerHost: Int? = nil, session: SharedSession = .shared,
                clock: RequestClock = SystemClock(), random: RandomSource = SystemRandomSource(),
                earlyRetry: HostRecoveryCenter.Options? = .init(), probe: HostProbe = TCPConnectProbe(),
-               retryBudget: RatioRetryBudget.Options? = .init(), circuitBreaker: HostCircuitBreaker.Options? = .init()) -> RequestQueue {
+               retryBudget: RatioRetryBudget.Options? = .init(), circuitBreaker: HostCircuitBreaker.Options? = .init(),
+               rateLimits: Bool = true) -> RequestQueue {
     RequestQueue(maxConcurrentRequests: maxConcurrentRequests, maxConcurrentRequestsPerHost: maxConcurrentRequestsPerHost,
                  session: session, transport: TestTransport.chosen, clock: clock, random: random,
-                 earlyRetry: earlyRetry, probe: probe, retryBudget: retryBudget, circuitBreaker: circuitBreaker)
+                 earlyRetry: earlyRetry, probe: probe, retryBudget: retryBudget, circuitBreaker: circuitBreaker,
+                 rateLimits: rateLimits)
 }

@@ -24,9 +24,14 @@ public enum HARExport {
     static func entries(events: [RequestEvent], startedAt: Date) -> [[String: Any]] {
         var order: [String] = []
         var byOperation: [String: [RequestEvent]] = [:]
+        var hostEvents: [RequestEvent] = []
         for event in events.sorted(by: { $0.time < $1.time }) {
-            // Host-level events (`op` empty) belong to no entry: HAR has no place for them.
-            if event.operationID.isEmpty { continue }
+            // Host-level events (`op` empty) belong to no entry; they ride in the `_reqtop`
+            // events of the entry that started last before them (import reads them back whole).
+            if event.operationID.isEmpty {
+                hostEvents.append(event)
+                continue
+            }
             if byOperation[event.operationID] == nil { order.append(event.operationID) }
             byOperation[event.operationID, default: []].append(event)
         }
@@ -52,7 +57,14 @@ public enum HARExport {
                                                     request: request)))
             }
         }
-        return entries.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element.entry)
+        var sorted = entries.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
+        for event in hostEvents where !sorted.isEmpty {
+            let index = sorted.lastIndex { $0.start <= event.time } ?? 0
+            var reqtop = sorted[index].entry["_reqtop"] as? [String: Any] ?? [:]
+            reqtop["events"] = (reqtop["events"] as? [Any] ?? []) + [eventObject(event)]
+            sorted[index].entry["_reqtop"] = reqtop
+        }
+        return sorted.map(\.entry)
     }
 
     public static func data(events: [RequestEvent], startedAt: Date) throws -> Data {
@@ -74,6 +86,11 @@ public enum HARExport {
             case nil: return (nil, 0)
             }
         }
+    }
+
+    /// An event as the object its JSON line holds.
+    private static func eventObject(_ event: RequestEvent) -> Any {
+        (try? JSONSerialization.jsonObject(with: Data(EventLog.line(for: event).utf8))) ?? [String: Any]()
     }
 
     private static func entry(id: String, attempt: Int, events: [RequestEvent], started: TimeInterval, startedAt: Date,
@@ -117,7 +134,7 @@ public enum HARExport {
         let contentType = responseHeaders.value(forHTTPHeader: "Content-Type") ?? ""
         var reqtop: [String: Any] = [
             "op": id, "attempt": attempt,
-            "events": events.map { (try? JSONSerialization.jsonObject(with: Data(EventLog.line(for: $0).utf8))) ?? [:] },
+            "events": events.map(eventObject),
         ]
         if let delay { reqtop["retryDelay"] = delay }
         if let reason { reqtop["reason"] = reason }

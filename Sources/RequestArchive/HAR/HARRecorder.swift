@@ -21,6 +21,8 @@ public final class HARRecorder: Sendable {
     private struct Pending {
         /// Events of operations not finished yet.
         var events: [String: [RequestEvent]] = [:]
+        /// Host-level events (`op` empty) waiting to ride with the next operation written.
+        var hostEvents: [RequestEvent] = []
         /// Where the closing line starts.
         var end: Int = 0
         var entries = 0
@@ -46,11 +48,16 @@ public final class HARRecorder: Sendable {
         let subscription = hub.subscribe(label: "reqtop.record-har") { [self] batch in
             var finished: [[RequestEvent]] = []
             pending.withLock { pending in
-                // Host-level events (`op` empty) have no HAR entry to go in.
-                for event in batch.map({ redactor?.redact($0) ?? $0 }) where !event.operationID.isEmpty {
+                for event in batch.map({ redactor?.redact($0) ?? $0 }) {
+                    // Host-level events (`op` empty) go with the next operation that finishes.
+                    if event.operationID.isEmpty {
+                        pending.hostEvents.append(event)
+                        continue
+                    }
                     pending.events[event.operationID, default: []].append(event)
                     if case .finished = event.payload, let own = pending.events.removeValue(forKey: event.operationID) {
-                        finished.append(own)
+                        finished.append(own + pending.hostEvents)
+                        pending.hostEvents = []
                     }
                 }
             }

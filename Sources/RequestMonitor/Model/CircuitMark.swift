@@ -49,7 +49,7 @@ public struct CircuitMark: Sendable, Equatable {
 
     /// The breaker's key for a row's host: rows show `example.com` for a default port,
     /// breakers always name the port.
-    static func key(forRowHost host: String, in marks: [String: CircuitMark]) -> String? {
+    static func key<Value>(forRowHost host: String, in marks: [String: Value]) -> String? {
         if marks[host] != nil { return host }
         for port in [":443", ":80"] where marks[host + port] != nil { return host + port }
         return nil

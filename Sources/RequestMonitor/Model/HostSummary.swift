@@ -22,6 +22,8 @@ public struct HostSummary: Sendable, Equatable {
     public var p95: TimeInterval?
     /// The host's circuit breaker, when events have told of it.
     public var circuit: CircuitMark?
+    /// Until when (session time) the host asked every client to pause.
+    public var pausedUntil: TimeInterval?
     /// The key the breaker knows the host by (`host:port`), for isolate and close.
     public var circuitHost: String?
 
@@ -37,6 +39,7 @@ public struct HostSummary: Sendable, Equatable {
         var summaries = model.hosts.map { host, tally in
             var summary = HostSummary(host: host)
             summary.circuitHost = tally.key
+            summary.pausedUntil = CircuitMark.key(forRowHost: host, in: model.rateLimitedUntil).flatMap { model.rateLimitedUntil[$0] }
             if let key = CircuitMark.key(forRowHost: host, in: model.circuits) {
                 summary.circuit = unmatched.removeValue(forKey: key) ?? model.circuits[key]
                 summary.circuitHost = key

@@ -70,6 +70,8 @@ public struct OperationRow: Sendable, Equatable {
     /// While held: what it waits for (`batch uploads`, `auth`).
     public var heldBy: String?
     /// `heldBy` in a word, for the table's WAIT column.
+    /// When a rate-limit hold ends (session time), for its countdown.
+    public var holdUntil: TimeInterval?
     public var heldByShort: String? {
         guard let heldBy else { return nil }
         return heldBy.hasPrefix("batch ") ? "batch" : heldBy
@@ -192,7 +194,16 @@ public struct OperationRow: Sendable, Equatable {
             heldBy = "circuit"
             segments.append(Segment(kind: .wait, start: t))
             updateAttempt(number: event.attempt - 1) { $0.decision = ($0.decision ?? "") + "; held: circuit breaker of \(host) open" }
-        case .circuitOpened, .circuitHalfOpen, .circuitClosed:
+        case .rateLimitWaiting(let host, let until):
+            closeSegment(at: t)
+            state = .held
+            heldBy = "rate limit"
+            holdUntil = until
+            segments.append(Segment(kind: .wait, start: t))
+            updateAttempt(number: event.attempt - 1) {
+                $0.decision = ($0.decision ?? "") + String(format: "; held %.1fs: %@ asked every client to slow down", max(0, until - t), host)
+            }
+        case .circuitOpened, .circuitHalfOpen, .circuitClosed, .rateLimited:
             break
         case .reactorStarted(let name, _), .reactorWaiting(let name):
             closeSegment(at: t)
@@ -256,6 +267,7 @@ public struct OperationRow: Sendable, Equatable {
 
     /// Seconds left in the backoff at session time `now`.
     public func countdown(at now: TimeInterval) -> TimeInterval? {
+        if state == .held, heldBy == "rate limit", let holdUntil { return max(0, holdUntil - now) }
         guard state == .backoff, let retryAt else { return nil }
         return max(0, retryAt - now)
     }

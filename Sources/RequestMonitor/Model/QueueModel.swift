@@ -17,6 +17,8 @@ public struct QueueModel: Sendable {
     public private(set) var hosts: [String: HostTally] = [:]
     /// Each host's circuit breaker, from the host-level events (`op` empty).
     public private(set) var circuits: [String: CircuitMark] = [:]
+    /// Until when (session time) each host asked every client to pause (`rateLimited`).
+    public private(set) var rateLimitedUntil: [String: TimeInterval] = [:]
     /// The latest event time seen.
     public private(set) var latest: TimeInterval = 0
     public private(set) var eventCount = 0
@@ -58,8 +60,13 @@ public struct QueueModel: Sendable {
         if case .missed = event.payload { return }
         // Host-level events (a breaker's changes) belong to no operation either.
         if event.operationID.isEmpty {
+            if case .rateLimited(let host, let until, _) = event.payload {
+                rateLimitedUntil[host] = until
+            }
             if let (host, mark) = CircuitMark.from(event) {
                 circuits[host] = mark
+            }
+            if event.payload.host != nil {
                 eventCount += 1
                 version += 1
                 latest = max(latest, event.time)

@@ -13,6 +13,7 @@ extension MonitorView {
         HostColumn(title: "IN FLIGHT", width: 9) { s, _ in "\(s.inFlight)" },
         HostColumn(title: "WAITING", width: 7) { s, _ in "\(s.waiting)" },
         HostColumn(title: "BREAKER", width: 10) { s, now in s.circuit?.label(now: now) ?? "closed" },
+        HostColumn(title: "PAUSED", width: 6) { s, now in s.pausedUntil.flatMap { $0 > now ? Format.seconds($0 - now) : nil } ?? "-" },
         HostColumn(title: "OPS", width: 7) { s, _ in "\(s.operations)" },
         HostColumn(title: "RETRIES", width: 7) { s, _ in "\(s.retries)" },
         HostColumn(title: "REFUSED", width: 7) { s, _ in "\(s.denied)" },

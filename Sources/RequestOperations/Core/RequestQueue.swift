@@ -20,13 +20,16 @@ public struct RequestEnvironment: Sendable {
     public let retryBudget: RetryBudget?
     /// Stops sending to failing hosts; `nil`: no breakers.
     public let circuitBreaker: CircuitBreaker?
+    /// Makes a host's "slow down" hold every request to it; `nil`: only the one answered waits.
+    public let rateLimits: RateLimitPushback?
 
     public var clock: RequestClock { events.clock }
 
     public init(session: SharedSession = .shared, transport: RequestTransport? = nil, events: EventHub = EventHub(),
                 gate: ConcurrencyGate? = nil, recovery: HostRecoveryCenter? = nil, random: RandomSource = SystemRandomSource(),
-                retryBudget: RetryBudget? = nil, circuitBreaker: CircuitBreaker? = nil) {
+                retryBudget: RetryBudget? = nil, circuitBreaker: CircuitBreaker? = nil, rateLimits: RateLimitPushback? = nil) {
         self.session = session
+        self.rateLimits = rateLimits
         self.retryBudget = retryBudget
         self.circuitBreaker = circuitBreaker
         self.transport = transport ?? session
@@ -72,11 +75,13 @@ public final class RequestQueue: Sendable {
     ///   - circuitBreaker: a breaker per host, by default (``HostCircuitBreaker``: open at
     ///     50 % failures of at least 20 attempts in 10 s or 5 attempts in a row without an
     ///     answer, for 5 s doubling to 60 s, then one probe); `nil` turns breakers off.
+    ///   - rateLimits: a host's `Retry-After` (429/503) and rate-limit headers hold every
+    ///     request to it, by default (``HostRateLimits``, pauses up to `maxPause`); `nil`: off.
     public init(maxConcurrentRequests: Int = 6, maxConcurrentRequestsPerHost: Int? = nil, session: SharedSession = .shared,
                 transport: RequestTransport? = nil, clock: RequestClock = SystemClock(),
                 random: RandomSource = SystemRandomSource(), earlyRetry: HostRecoveryCenter.Options? = .init(),
                 probe: HostProbe = TCPConnectProbe(), retryBudget: RatioRetryBudget.Options? = .init(),
-                circuitBreaker: HostCircuitBreaker.Options? = .init()) {
+                circuitBreaker: HostCircuitBreaker.Options? = .init(), rateLimits: Bool = true) {
         let events = EventHub(clock: clock)
         environment = RequestEnvironment(
             session: session,
@@ -87,7 +92,8 @@ public final class RequestQueue: Sendable {
             recovery: earlyRetry.map { HostRecoveryCenter(clock: clock, random: random, probe: probe, options: $0) },
             random: random,
             retryBudget: retryBudget.map { RatioRetryBudget(options: $0, clock: clock) },
-            circuitBreaker: circuitBreaker.map { HostCircuitBreaker(options: $0, clock: clock, events: events) })
+            circuitBreaker: circuitBreaker.map { HostCircuitBreaker(options: $0, clock: clock, events: events) },
+            rateLimits: rateLimits ? HostRateLimits(clock: clock, events: events) : nil)
         operationQueue = OperationQueue()
         operationQueue.name = "reqtop.requests"
     }

@@ -15,6 +15,8 @@ public enum RequestPhase: Sendable, Equatable {
     case held(batch: String)
     /// Waiting, without a slot, for the host's circuit breaker to let an attempt through.
     case waitingForCircuit(host: String)
+    /// Waiting, without a slot, until the host's rate-limit pause ends (clock time).
+    case waitingForRateLimit(host: String, until: TimeInterval)
     /// Preparing the request of the current attempt.
     case preparing
     /// The task is running.

@@ -81,6 +81,15 @@ extension RequestEvent.Payload {
             w.string("host", host)
             w.string("reason", reason)
             return "circuitClosed"
+        case .rateLimitWaiting(let host, let until):
+            w.string("host", host)
+            w.double("until", until)
+            return "rateLimitWaiting"
+        case .rateLimited(let host, let until, let reason):
+            w.string("host", host)
+            w.double("until", until)
+            w.string("reason", reason)
+            return "rateLimited"
         case .earlyRetry(let trigger, let delay):
             w.string("trigger", trigger)
             w.double("delay", delay)
@@ -155,6 +164,8 @@ extension RequestEvent.Payload {
             self = .circuitOpened(host: try r.string("host"), reason: try r.string("reason"), until: r.optionalDouble("until"))
         case "circuitHalfOpen": self = .circuitHalfOpen(host: try r.string("host"))
         case "circuitClosed": self = .circuitClosed(host: try r.string("host"), reason: r.optionalString("reason") ?? "")
+        case "rateLimitWaiting": self = .rateLimitWaiting(host: try r.string("host"), until: try r.double("until"))
+        case "rateLimited": self = .rateLimited(host: try r.string("host"), until: try r.double("until"), reason: r.optionalString("reason") ?? "")
         case "earlyRetry": self = .earlyRetry(trigger: try r.string("trigger"), delay: r.optionalDouble("delay") ?? 0)
         case "intercepted": self = .intercepted(by: try r.string("by"), command: try r.string("command"))
         case "held": self = .held(batch: try r.string("batch"))

@@ -77,6 +77,13 @@ public struct RequestEvent: Sendable, Equatable {
         /// `circuitClosed`: `host`, `reason` (`the probe succeeded`, `closed by monitor`).
         /// Host-level (`op` empty).
         case circuitClosed(host: String, reason: String)
+        /// `rateLimitWaiting`: `host`, `until` (the session time `t` the host's pause ends).
+        /// The operation's next attempt waits, without a slot, because the host asked every
+        /// client to slow down (``RateLimitPushback``).
+        case rateLimitWaiting(host: String, until: TimeInterval)
+        /// `rateLimited`: `host`, `until`, `reason` (the header that asked). Host-level (`op`
+        /// empty): the host asked for a pause, or a longer one.
+        case rateLimited(host: String, until: TimeInterval, reason: String)
         /// `earlyRetry`: `trigger` (`manual`, `probe`, `host-success:<op>`), `delay` until the attempt.
         case earlyRetry(trigger: String, delay: TimeInterval)
         /// `intercepted`: `by` (the interceptor's name), `command` (`execute`, `hold`,
@@ -113,7 +120,8 @@ extension RequestEvent.Payload {
     /// The host a host-level event (a circuit breaker's change) or a `circuitWaiting` names.
     public var host: String? {
         switch self {
-        case .circuitOpened(let host, _, _), .circuitHalfOpen(let host), .circuitClosed(let host, _), .circuitWaiting(let host): host
+        case .circuitOpened(let host, _, _), .circuitHalfOpen(let host), .circuitClosed(let host, _), .circuitWaiting(let host),
+             .rateLimitWaiting(let host, _), .rateLimited(let host, _, _): host
         default: nil
         }
     }

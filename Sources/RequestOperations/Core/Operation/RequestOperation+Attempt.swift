@@ -41,7 +41,7 @@ extension RequestOperation {
     /// Asks the host's circuit breaker, then the gate for a slot; the grant continues in
     /// ``slotGranted(_:)``.
     func acquireSlot(_ token: UInt64) {
-        guard passCircuitBreaker(token) else { return }
+        guard passRateLimit(token), passCircuitBreaker(token) else { return }
         guard let gate = environment.gate else {
             slotGranted(token)
             return
@@ -56,6 +56,31 @@ extension RequestOperation {
         state.withLock { state in
             if state.isCurrent(token: token), !state.current.slotHeld { state.current.ticket = ticket }
         }
+    }
+
+    /// The host asked every client to slow down: the attempt waits, without a slot, until
+    /// the pause is over, then asks again. False when it waits or the operation ended.
+    private func passRateLimit(_ token: UInt64) -> Bool {
+        guard let limits = environment.rateLimits,
+              let host = state.withLock({ HostKey(url: ($0.outgoing ?? $0.request).url) })?.description,
+              let (until, _) = limits.waitUntil(host) else { return true }
+        let clock = environment.clock, events = environment.events
+        let stale = ifCurrent(token) { state -> ScheduledTimer?? in
+            let old = state.current.rateLimitTimer
+            state.current.rateLimitTimer = clock.schedule(at: until) { [weak self] in self?.rateLimitPauseOver(token) }
+            if state.phase != .waitingForRateLimit(host: host, until: until) {
+                state.phase = .waitingForRateLimit(host: host, until: until)
+                publish(&state, .rateLimitWaiting(host: host, until: events.elapsed() + (until - clock.now())))
+            }
+            return .some(old)
+        }
+        if let stale { stale?.cancel() }
+        return false
+    }
+
+    private func rateLimitPauseOver(_ token: UInt64) {
+        guard withCurrent(token, { $0.current.rateLimitTimer = nil }) else { return }
+        acquireSlot(token)
     }
 
     /// Asks the host's breaker before the attempt takes a slot. False when the attempt waits

@@ -32,8 +32,16 @@ extension RequestOperation {
         attemptFailed(failure, token: token, taskError: taskError)
     }
 
-    /// Tells the host's breaker how the attempt it let through went (once per attempt).
+    /// Tells the host's breaker how the attempt it let through went (once per attempt), and
+    /// shows the answer's rate-limit headers to the host's pushback.
     private func tellCircuitBreaker(_ failure: AttemptFailure?, token: UInt64) {
+        if let limits = environment.rateLimits,
+           let (host, status, headers) = ifCurrent(token, { state -> (String, Int, [String: String])? in
+               guard let response = state.answer.response, let host = HostKey(url: (state.sent ?? state.request).url) else { return nil }
+               return (host.description, response.statusCode, response.headerDictionary)
+           }) {
+            limits.observe(host, status: status, headers: headers)
+        }
         guard let (pass, status) = ifCurrent(token, { state -> (CircuitPass, Int?)? in
             guard let pass = state.current.circuitPass else { return nil }
             state.current.circuitPass = nil

@@ -85,6 +85,8 @@ extension RequestOperation {
         var circuitWait: CircuitWait?
         /// Ends the wait for the breaker at its ``CircuitBreaker/maxWait``.
         var circuitTimer: ScheduledTimer?
+        /// Ends the wait for the host's rate-limit pause.
+        var rateLimitTimer: ScheduledTimer?
     }
 
     /// The response and body of the last attempt that got an answer.
@@ -115,7 +117,7 @@ extension RequestOperation {
 
         /// Everything a closed attempt held: its timer, task, preparation, gate ticket and slot.
         init(closing attempt: AttemptState) {
-            self.init(timers: [attempt.timer, attempt.circuitTimer])
+            self.init(timers: [attempt.timer, attempt.circuitTimer, attempt.rateLimitTimer])
             task = attempt.task
             preparation = attempt.preparation
             ticket = attempt.ticket
