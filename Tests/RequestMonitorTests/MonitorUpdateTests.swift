@@ -133,6 +133,17 @@ final class MonitorUpdateTests: XCTestCase {
         XCTAssertEqual(state.flash, "nothing to cancel in a replay")
     }
 
+    /// Found using it: with FOLLOW on, the newest row was selected; a filter that hid it,
+    /// then Enter, opened the hidden row instead of the one shown.
+    func testEnterOpensAShownRowWhenTheFilterHidTheSelection() {
+        var state = MonitorState()
+        state.selectedID = "not-shown"
+        let context = MonitorUpdate.Context(visible: ["flaky"], pageSize: 3, model: model, canCommand: true, canCancel: true)
+        _ = MonitorUpdate.update(&state, .open, context)
+        XCTAssertEqual(state.screen, .detail(id: "flaky", tab: .events))
+        XCTAssertEqual(state.selectedID, "flaky")
+    }
+
     func testTheUpdateReturnsCommandsAndPerformsNone() {
         var state = MonitorState()
         state.selectedID = "flaky"

@@ -101,7 +101,9 @@ public enum MonitorUpdate {
         case .bottom:
             select(visible.count - 1)
         case .open:
-            if let id = state.selectedID, model.row(id) != nil {
+            // A selection the filter hides is not what the person sees: open the first shown.
+            if let id = selected != nil ? state.selectedID : visible.first, model.row(id) != nil {
+                state.selectedID = id
                 state.screen = .detail(id: id, tab: .events)
             }
         case .back:
