@@ -38,11 +38,11 @@ final class RateLimitPushbackTests: XCTestCase {
         let recorder = EventRecorder(hub)
         let fixed = now
         let limits = HostRateLimits(maxPause: 60, clock: clock, events: hub, wallClock: { fixed })
-        limits.observe("a:80", status: 429, headers: ["Retry-After": "10"])
+        limits.observe("a:80", status: 429) { $0 == "Retry-After" ? "10" : nil }
         XCTAssertEqual(limits.waitUntil("a:80")?.until, 10)
         XCTAssertNil(limits.waitUntil("b:80"), "other hosts go on")
-        limits.observe("a:80", status: 429, headers: ["Retry-After": "5"])  // shorter: no change
-        limits.observe("a:80", status: 429, headers: ["Retry-After": "86400"])
+        limits.observe("a:80", status: 429) { $0 == "Retry-After" ? "5" : nil }  // shorter: no change
+        limits.observe("a:80", status: 429) { $0 == "Retry-After" ? "86400" : nil }
         XCTAssertEqual(limits.waitUntil("a:80")?.until, 60, "capped at maxPause")
         clock.advance(by: 60)
         XCTAssertNil(limits.waitUntil("a:80"), "over")

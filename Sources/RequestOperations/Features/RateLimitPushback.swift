@@ -9,8 +9,9 @@ import Synchronization
 /// The default is ``HostRateLimits``; `RequestQueue(rateLimits: nil)` turns it off (then
 /// only the request that got a `Retry-After` waits for it, through its retry policy).
 public protocol RateLimitPushback: Sendable {
-    /// A response from `host` (`host:port`) arrived.
-    func observe(_ host: String, status: Int, headers: [String: String])
+    /// A response from `host` (`host:port`) arrived; `header` looks a header up by name
+    /// (any case). Called for every response: look up only what you need.
+    func observe(_ host: String, status: Int, header: (String) -> String?)
     /// Until when (clock time) attempts to `host` must wait, and why; nil: no pause now.
     func waitUntil(_ host: String) -> (until: TimeInterval, reason: String)?
 }
@@ -40,8 +41,8 @@ public final class HostRateLimits: RateLimitPushback {
         self.wallClock = wallClock
     }
 
-    public func observe(_ host: String, status: Int, headers: [String: String]) {
-        guard let (delay, reason) = Self.pause(status: status, headers: headers, now: wallClock()), delay > 0 else { return }
+    public func observe(_ host: String, status: Int, header: (String) -> String?) {
+        guard let (delay, reason) = Self.pause(status: status, header: header, now: wallClock()), delay > 0 else { return }
         let now = clock.now()
         let until = now + min(delay, maxPause)
         let longer = pauses.withLock { pauses -> Bool in
@@ -67,24 +68,28 @@ public final class HostRateLimits: RateLimitPushback {
         }
     }
 
-    /// The pause a response asks for (seconds from now) and the header that asked.
+    /// The pause a response with `headers` asks for (seconds from now) and the header that asked.
     static func pause(status: Int, headers: [String: String], now: Date) -> (TimeInterval, String)? {
         var lower: [String: String] = [:]
         for (name, value) in headers { lower[name.lowercased()] = value }
-        if status == 429 || status == 503, let value = lower["retry-after"], let delay = RetryAfter.delay(from: value, now: now) {
+        return pause(status: status, header: { lower[$0.lowercased()] }, now: now)
+    }
+
+    /// The same, looking headers up one by one (a healthy answer costs three lookups).
+    static func pause(status: Int, header: (String) -> String?, now: Date) -> (TimeInterval, String)? {
+        if status == 429 || status == 503, let value = header("Retry-After"), let delay = RetryAfter.delay(from: value, now: now) {
             return (delay, "\(status) with Retry-After: \(value)")
         }
-        if let value = lower["ratelimit"], let (remaining, reset) = structuredLimit(value), remaining <= 0 {
+        if let value = header("RateLimit"), let (remaining, reset) = structuredLimit(value), remaining <= 0 {
             return (reset, "RateLimit: \(value)")
         }
-        for prefix in ["ratelimit-", "x-ratelimit-"] {
-            guard let remaining = lower[prefix + "remaining"].flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }),
-                  remaining <= 0, let reset = lower[prefix + "reset"].flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }),
-                  reset.isFinite, reset >= 0 else { continue }
+        for name in ["RateLimit", "X-RateLimit"] {
+            guard let remaining = header(name + "-Remaining").flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }),
+                  remaining <= 0, let resetText = header(name + "-Reset"),
+                  let reset = Double(resetText.trimmingCharacters(in: .whitespaces)), reset.isFinite, reset >= 0 else { continue }
             // A Unix time (GitHub) or seconds from now (most others): no quota resets 31 years out.
             let delay = reset > 1_000_000_000 ? reset - now.timeIntervalSince1970 : reset
-            let name = prefix == "x-ratelimit-" ? "X-RateLimit" : "RateLimit"
-            return (max(0, delay), "\(name)-Remaining: 0, \(name)-Reset: \(lower[prefix + "reset"]!)")
+            return (max(0, delay), "\(name)-Remaining: 0, \(name)-Reset: \(resetText)")
         }
         return nil
     }

@@ -38,10 +38,26 @@ extension RequestOperation {
         keep(Task { [self] in await admit(token) }, ifCurrent: token) { $0.waiting = $1 }
     }
 
-    /// Asks the host's circuit breaker, then the gate for a slot; the grant continues in
-    /// ``slotGranted(_:)``.
+    /// Asks the host's rate-limit pause and circuit breaker, then the gate for a slot; the
+    /// grant continues in ``slotGranted(_:)``.
     func acquireSlot(_ token: UInt64) {
-        guard passRateLimit(token), passCircuitBreaker(token) else { return }
+        if let host = attemptHost() {
+            guard passRateLimit(token, host: host), passCircuitBreaker(token, host: host) else { return }
+        }
+        acquireGate(token)
+    }
+
+    /// `host:port` of what the attempt sends, when a rate limit or a breaker asks for it:
+    /// parsed once an attempt (URL parsing is not cheap in Foundation).
+    private func attemptHost() -> String? {
+        guard environment.rateLimits != nil || environment.circuitBreaker != nil else { return nil }
+        return state.withLock { state in
+            if state.current.host == nil { state.current.host = HostKey(url: (state.outgoing ?? state.request).url)?.description }
+            return state.current.host
+        }
+    }
+
+    private func acquireGate(_ token: UInt64) {
         guard let gate = environment.gate else {
             slotGranted(token)
             return
@@ -60,10 +76,8 @@ extension RequestOperation {
 
     /// The host asked every client to slow down: the attempt waits, without a slot, until
     /// the pause is over, then asks again. False when it waits or the operation ended.
-    private func passRateLimit(_ token: UInt64) -> Bool {
-        guard let limits = environment.rateLimits,
-              let host = state.withLock({ HostKey(url: ($0.outgoing ?? $0.request).url) })?.description,
-              let (until, _) = limits.waitUntil(host) else { return true }
+    private func passRateLimit(_ token: UInt64, host: String) -> Bool {
+        guard let limits = environment.rateLimits, let (until, _) = limits.waitUntil(host) else { return true }
         let clock = environment.clock, events = environment.events
         let stale = ifCurrent(token) { state -> ScheduledTimer?? in
             let old = state.current.rateLimitTimer
@@ -86,9 +100,8 @@ extension RequestOperation {
     /// Asks the host's breaker before the attempt takes a slot. False when the attempt waits
     /// (without a slot; the breaker calls ``acquireSlot(_:)`` again when the wait is over),
     /// was refused (the operation failed), or the operation ended meanwhile.
-    private func passCircuitBreaker(_ token: UInt64) -> Bool {
-        guard let breaker = environment.circuitBreaker,
-              let host = state.withLock({ HostKey(url: ($0.outgoing ?? $0.request).url) })?.description else { return true }
+    private func passCircuitBreaker(_ token: UInt64, host: String) -> Bool {
+        guard let breaker = environment.circuitBreaker else { return true }
         switch breaker.admit(host, whenReady: { [weak self] in self?.acquireSlot(token) }) {
         case .send(let pass):
             let timer = ifCurrent(token) { state -> ScheduledTimer?? in

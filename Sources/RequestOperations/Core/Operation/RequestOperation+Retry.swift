@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// After an attempt: reactors first, then success (parse the body, end) or the retry
 /// policy (schedule the next attempt, or end). Early retry shortens a scheduled wait.
@@ -36,11 +39,21 @@ extension RequestOperation {
     /// shows the answer's rate-limit headers to the host's pushback.
     private func tellCircuitBreaker(_ failure: AttemptFailure?, token: UInt64) {
         if let limits = environment.rateLimits,
-           let (host, status, headers) = ifCurrent(token, { state -> (String, Int, [String: String])? in
-               guard let response = state.answer.response, let host = HostKey(url: (state.sent ?? state.request).url) else { return nil }
-               return (host.description, response.statusCode, response.headerDictionary)
+           let (host, response) = ifCurrent(token, { state -> (String, HTTPURLResponse)? in
+               guard let response = state.answer.response, let host = state.current.host else { return nil }
+               return (host, response)
            }) {
-            limits.observe(host, status: status, headers: headers)
+            // Only headers that could be Retry-After, RateLimit* or X-RateLimit* are looked at,
+            // once: most answers have none, and then nothing more is done.
+            var candidates: [String: String] = [:]
+            for (key, value) in response.allHeaderFields {
+                let name = "\(key)"
+                guard let first = name.utf8.first, first | 0x20 == UInt8(ascii: "r") || first | 0x20 == UInt8(ascii: "x") else { continue }
+                candidates[name.lowercased()] = "\(value)"
+            }
+            if !candidates.isEmpty {
+                limits.observe(host, status: response.statusCode) { candidates[$0.lowercased()] }
+            }
         }
         guard let (pass, status) = ifCurrent(token, { state -> (CircuitPass, Int?)? in
             guard let pass = state.current.circuitPass else { return nil }

@@ -87,6 +87,8 @@ extension RequestOperation {
         var circuitTimer: ScheduledTimer?
         /// Ends the wait for the host's rate-limit pause.
         var rateLimitTimer: ScheduledTimer?
+        /// `host:port` of the request the attempt sends, once something needed it.
+        var host: String?
     }
 
     /// The response and body of the last attempt that got an answer.
