@@ -39,6 +39,8 @@ final class ParserFuzzTests: XCTestCase {
             (.endpointMessage, #"{"event":"hello","version":1,"pid":1e10}"#),
             (.retryAfter, "9223372036854775807"),
             (.retryAfter, "18446744073709551616"),
+            // FoundationNetworking's DateFormatter trapped on it ("Incorrect range CFRange").
+            (.retryAfter, "Wed\u{7F0}ct 21 7:28:10 \u{FFFD}2015"),
             (.plan, #"{"retry":{"baseDelay":1e19,"maxDelay":1e19},"requests":[{"url":"http://a/","deadline":1e14}]}"#),
         ]
         for (target, text) in cases { target.run(Data(text.utf8)) }

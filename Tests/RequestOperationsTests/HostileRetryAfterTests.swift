@@ -37,6 +37,19 @@ final class HostileRetryAfterTests: XCTestCase {
 
     /// A policy with no maximum delay, no retry budget and no deadline takes the server at
     /// its word and waits: the wait is scheduled without trapping, shown, and cancellable.
+    /// Found by the retry-after fuzz target: FoundationNetworking's DateFormatter trapped on
+    /// this header value, so one answer from any server ended the process.
+    func testNonASCIIDatesAreNotDatesAndNeverReachTheFormatter() {
+        for value in ["Wed\u{7F0}ct 21 7:28:10 \u{FFFD}2015", "Wed, 21 Oct 2015 07:28:00 GMT\u{0}", "Mié, 21 Oct 2015 07:28:00 GMT",
+                      String(repeating: "Wed, 21 Oct 2015 ", count: 10)] {
+            XCTAssertNil(RetryAfter.delay(from: value), value)
+        }
+        let now = Date(timeIntervalSince1970: 1_445_412_470)
+        XCTAssertEqual(RetryAfter.delay(from: "Wed, 21 Oct 2015 07:28:00 GMT", now: now), 10, "real dates still read")
+        XCTAssertEqual(RetryAfter.delay(from: "Wednesday, 21-Oct-15 07:28:00 GMT", now: now), 10)
+        XCTAssertEqual(RetryAfter.delay(from: "Wed Oct 21 07:28:00 2015", now: now), 10)
+    }
+
     func testAPolicyWithoutLimitsWaitsAndCanBeCancelled() throws {
         let server = try startServer()
         let queue = makeQueue(earlyRetry: nil)

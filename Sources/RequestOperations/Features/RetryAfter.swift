@@ -16,7 +16,13 @@ public enum RetryAfter {
     }
 
     /// Parses the three date forms HTTP allows: IMF-fixdate, RFC 850 and asctime.
+    ///
+    /// Only short printable ASCII reaches `DateFormatter`: an HTTP-date is at most 33
+    /// characters of it, and FoundationNetworking's formatter traps ("Incorrect range
+    /// CFRange") on some non-ASCII text — one `Retry-After` from any server could end the
+    /// process (found by the retry-after fuzz target: `Wed\u{7F0}ct 21 7:28:10 \u{FFFD}2015`).
     public static func httpDate(_ value: String) -> Date? {
+        guard !value.isEmpty, value.utf8.count <= 40, value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
         for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
