@@ -66,6 +66,35 @@ final class ConnectionReuseTests: XCTestCase {
         XCTAssertEqual(names.filter { $0 == "retryScheduled" }.count, 1)
     }
 
+    /// A request without a body that is not idempotent (here a POST) never goes out on a
+    /// kept-alive connection: before, libcurl sent it twice without a word when the server
+    /// dropped the reused connection (the server acted twice, reqtop counted one attempt).
+    /// It now goes on a connection of its own (`Connection: close`), so nothing is re-sent:
+    /// the server sees it once.
+    func testABodilessPostIsNeverSentOnAReusedConnection() throws {
+        let server = try startServer()
+        var request = URLRequest(url: server.url("/drop-reused"))
+        request.httpMethod = "POST"
+        XCTAssertTrue(SharedSession.needsFreshConnection(request))
+        let (operation, recorder) = runOnReusedConnection(request, server: server)
+        let result = try XCTUnwrap(operation.result)
+        XCTAssertEqual(result.outcome, .success, "a fresh connection: /drop-reused answers")
+        XCTAssertEqual(server.counters.hits("/drop-reused"), 1)
+        XCTAssertEqual(server.counters.heads("/drop-reused"), 1, "no second copy")
+        XCTAssertEqual(recorder.names(of: operation.id).filter { $0 == "taskCreated" }.count, 1)
+        // Which requests: no body, not idempotent, no Idempotency-Key.
+        var patch = URLRequest(url: server.url("/x"))
+        patch.httpMethod = "PATCH"
+        XCTAssertTrue(SharedSession.needsFreshConnection(patch))
+        patch.setValue("k-1", forHTTPHeaderField: "Idempotency-Key")
+        XCTAssertFalse(SharedSession.needsFreshConnection(patch))
+        var withBody = URLRequest(url: server.url("/x"))
+        withBody.httpMethod = "POST"
+        withBody.httpBody = Data("{}".utf8)
+        XCTAssertFalse(SharedSession.needsFreshConnection(withBody), "a body: the re-send is stopped where libcurl asks for it")
+        XCTAssertFalse(SharedSession.needsFreshConnection(URLRequest(url: server.url("/x"))), "GET may be re-sent (RFC 9110)")
+    }
+
     /// What libcurl still does on its own: a request without a body (here a GET) that meets
     /// a dead reused connection is sent again on a fresh one, and FoundationNetworking
     /// tells nobody (no delegate callback exists for it). RFC 9110 §9.2.2 allows a client

@@ -15,6 +15,9 @@ public final class SharedSession: RequestTransport, Sendable {
     public static let shared = SharedSession()
 
     public let session: URLSession
+    /// A second session whose connections close after each answer (`Connection: close`),
+    /// for requests libcurl must never re-send on its own: see ``needsFreshConnection(_:)``.
+    let freshConnections: URLSession
     private let router: SessionDelegateRouter
 
     /// URLSession's own limit of connections to one host, which it enforces (6 by default).
@@ -44,6 +47,23 @@ public final class SharedSession: RequestTransport, Sendable {
         delegateQueue.maxConcurrentOperationCount = 1
         self.router = router
         self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
+        let fresh = configuration.copy() as! URLSessionConfiguration
+        fresh.httpAdditionalHeaders = (fresh.httpAdditionalHeaders ?? [:]).merging(["Connection": "close"]) { _, new in new }
+        self.freshConnections = URLSession(configuration: fresh, delegate: router, delegateQueue: delegateQueue)
+        self.freshConnections.sessionDescription = SessionDelegateRouter.freshDescription
+    }
+
+    /// A request with no body and a method that is not idempotent (POST, PATCH, any other
+    /// not defined as idempotent) and no `Idempotency-Key`. When a kept-alive connection dies
+    /// as such a request arrives, libcurl sends it again on a fresh connection and no
+    /// callback tells (for a request with a body it asks for the body again, and we stop it
+    /// there): the server may act twice. So these go on connections that are never reused.
+    /// GET, HEAD, PUT, DELETE, OPTIONS and TRACE may be re-sent so (RFC 9110 §9.2.2).
+    static func needsFreshConnection(_ request: URLRequest) -> Bool {
+        let method = (request.httpMethod ?? "GET").uppercased()
+        guard !ExponentialBackoffRetryPolicy.defaultRetryableMethods.contains(method) else { return false }
+        guard request.httpBodyStream == nil, request.httpBody?.isEmpty ?? true else { return false }
+        return request.value(forHTTPHeaderField: "Idempotency-Key") == nil
     }
 
     /// Tasks currently registered with the router. Zero when nothing is in flight.
@@ -56,9 +76,12 @@ public final class SharedSession: RequestTransport, Sendable {
     public var name: String { "urlsession" }
 
     public func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
-        let task = session.dataTask(with: request)
-        router.register(handler, for: task.taskIdentifier)
-        return TransportTask(identifier: task.taskIdentifier, handle: task)
+        let fresh = Self.needsFreshConnection(request)
+        let task = (fresh ? freshConnections : session).dataTask(with: request)
+        // Each session numbers its tasks from 1: the fresh one's are negated in the table.
+        let identifier = fresh ? -task.taskIdentifier : task.taskIdentifier
+        router.register(handler, for: identifier)
+        return TransportTask(identifier: identifier, handle: task)
     }
 
     public func resume(_ task: TransportTask) {
@@ -114,30 +137,38 @@ final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked 
         routes.withLock { $0[identifier]?.cancelled = true }
     }
 
-    private func handler(for task: URLSessionTask) -> TransportCallbacks? {
-        routes.withLock { $0[task.taskIdentifier]?.handler }
+    /// The fresh-connection session's description; its tasks are keyed by negated identifiers.
+    static let freshDescription = "reqtop.fresh-connections"
+
+    private func key(_ session: URLSession, _ task: URLSessionTask) -> Int {
+        session.sessionDescription == Self.freshDescription ? -task.taskIdentifier : task.taskIdentifier
+    }
+
+    private func handler(for task: URLSessionTask, in session: URLSession) -> TransportCallbacks? {
+        routes.withLock { $0[key(session, task)]?.handler }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
-        let route = routes.withLock { $0[task.taskIdentifier] }
+        let id = key(session, task)
+        let route = routes.withLock { $0[id] }
         // A cancelled task must not get an answer: see `SharedSession.cancel(_:)`.
         if route?.cancelled == true { return }
-        completionHandler(route?.handler.task(task.taskIdentifier, willRedirect: response, to: request) ?? request)
+        completionHandler(route?.handler.task(id, willRedirect: response, to: request) ?? request)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        completionHandler(handler(for: dataTask)?.task(dataTask.taskIdentifier, didReceive: response) ?? .allow)
+        completionHandler(handler(for: dataTask, in: session)?.task(key(session, dataTask), didReceive: response) ?? .allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        handler(for: dataTask)?.task(dataTask.taskIdentifier, didReceive: data)
+        handler(for: dataTask, in: session)?.task(key(session, dataTask), didReceive: data)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
                     completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-        let (disposition, credential) = handler(for: task)?.task(task.taskIdentifier, didReceive: challenge) ?? (.performDefaultHandling, nil)
+        let (disposition, credential) = handler(for: task, in: session)?.task(key(session, task), didReceive: challenge) ?? (.performDefaultHandling, nil)
         completionHandler(disposition, credential)
     }
 
@@ -149,7 +180,8 @@ final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked 
     /// own that the retry policy judges like any other (a POST is not retried unless it is
     /// safe to). Runs on the session's work queue, which waits for the answer.
     func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void) {
-        routes.withLock { $0[task.taskIdentifier]?.resendStopped = true }
+        let id = key(session, task)
+        routes.withLock { $0[id]?.resendStopped = true }
         // `cancel()` waits on the work queue we are on, so it runs from the delegate queue.
         let dataTask = UncheckedTask(task)
         session.delegateQueue.addOperation { dataTask.task.cancel() }
@@ -157,9 +189,10 @@ final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked 
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        guard let route = routes.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        let id = key(session, task)
+        guard let route = routes.withLock({ $0.removeValue(forKey: id) }) else { return }
         let reported: Error? = route.resendStopped && !route.cancelled ? Self.connectionLostBeforeAnswer : error
-        route.handler.task(task.taskIdentifier, didCompleteWithError: reported)
+        route.handler.task(id, didCompleteWithError: reported)
     }
 
     /// A task carried to the delegate queue: `URLSessionTask` is thread-safe but not marked
