@@ -144,6 +144,22 @@ final class CircuitBreakerTests: XCTestCase {
         XCTAssertEqual(reason, "circuit for h:80 is open for 5s: 5 attempts in a row got no answer")
     }
 
+    /// A process that talks to many hosts keeps the breakers that matter, not every host it
+    /// ever saw: quiet closed ones are let go past 4,096; an open one is kept.
+    func testQuietBreakersAreLetGoButOpenOnesAreKept() {
+        let clock = ManualClock(now: 0)
+        let (breaker, _) = breaker(clock)
+        for _ in 0..<5 { attempt(breaker, .failedConnection("x"), host: "down:80") }
+        for index in 0..<5_000 { attempt(breaker, .success, host: "h\(index):80") }
+        XCTAssertGreaterThan(breaker.states().count, 5_000, "nothing is quiet yet: every success is in the window")
+        clock.advance(by: 11)
+        // The pass at 4,096 freed nothing (all in the window), so the next is at twice that.
+        for index in 0..<3_200 { _ = breaker.admit("new\(index):80", whenReady: {}) }
+        let states = breaker.states()
+        XCTAssertLessThan(states.count, 100, "\(states.count) kept")
+        XCTAssertNotNil(states["down:80"], "an open breaker is never forgotten")
+    }
+
     /// The measure: 50 requests to a host that is down. Once the breaker opens they
     /// stop connecting and wait without a slot; when the host comes back the probe succeeds
     /// and all 50 succeed shortly after.

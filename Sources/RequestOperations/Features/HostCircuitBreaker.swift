@@ -56,6 +56,8 @@ public final class HostCircuitBreaker: CircuitBreaker {
     private let events: EventHub?
     private let hosts = Mutex<[String: Breaker]>([:])
     private let nextWaiter = Atomic<UInt64>(0)
+    /// The host count that starts the next pass over quiet breakers (changed under `hosts`'s lock).
+    private let forgetAt = Atomic<Int>(HostCircuitBreaker.forgetAbove)
 
     /// - Parameter events: where transitions are published (the queue's hub); nil: nowhere.
     public init(options: Options = Options(), clock: RequestClock = SystemClock(), events: EventHub? = nil) {
@@ -68,6 +70,7 @@ public final class HostCircuitBreaker: CircuitBreaker {
         let now = clock.now()
         var effects = Effects()
         let admission = hosts.withLock { hosts -> CircuitAdmission in
+            if hosts[host] == nil, hosts.count >= forgetAt.load(ordering: .relaxed) { forgetQuiet(&hosts, now: now) }
             var breaker = hosts[host] ?? Breaker(openFor: options.openFor)
             defer { hosts[host] = breaker }
             if case .open(let until?, _) = breaker.state, now >= until {
@@ -124,6 +127,20 @@ public final class HostCircuitBreaker: CircuitBreaker {
 
     public func states() -> [String: CircuitState] {
         hosts.withLock { $0.mapValues(\.state) }
+    }
+
+    /// Past this many hosts, closed breakers with nothing in their window and no one waiting
+    /// are let go (a process that talks to many hosts over days keeps the recent ones).
+    static let forgetAbove = 4_096
+
+    private func forgetQuiet(_ hosts: inout [String: Breaker], now: TimeInterval) {
+        hosts = hosts.filter { _, breaker in
+            breaker.state != .closed || !breaker.waiters.isEmpty || breaker.consecutive > 0
+                || breaker.window.totals(at: now, width: options.window).attempts > 0
+        }
+        // The next pass when twice as many are kept: each pass is paid for by the hosts added
+        // since (a pass that frees nothing is not repeated for every new host).
+        forgetAt.store(max(Self.forgetAbove, hosts.count * 2), ordering: .relaxed)
     }
 
     // MARK: - Verdicts
