@@ -112,7 +112,7 @@ public final class MonitorScreen: Sendable {
 
         while !stopped {
             var now = state.ended != nil ? model.latest : options.clock?() ?? model.latest
-            let (width, height) = terminal.size
+            var (width, height) = terminal.size
             func context() -> MonitorUpdate.Context {
                 MonitorUpdate.Context(visible: cache.ids(model: model, state: state, now: now), pageSize: MonitorView.pageSize(height: height),
                                       model: model, canCommand: commands != nil, canCancel: commands?.canCancel ?? false)
@@ -142,6 +142,10 @@ public final class MonitorScreen: Sendable {
                 perform(MonitorUpdate.update(&state, action, context()))
             }
             if state.quit || stopped { break }
+            // Read again: a resize handled above must be drawn at its size now. (Read only
+            // before it, an idle screen — a session that had ended — drew the old size and
+            // then waited a second with nothing to redraw: it stayed wrong until a key.)
+            (width, height) = terminal.size
             let unfinished = [OperationRow.State.running, .backoff, .queued, .preparing, .held].reduce(0) { $0 + model.counts[$1, default: 0] }
             let ended = unfinished == 0 && !model.rows.isEmpty ? endedText : nil
             if ended != state.ended {
