@@ -221,6 +221,12 @@ final class MonitorUpdateTests: XCTestCase {
         XCTAssertEqual(state.flash, "isolated \(key)")
         press([.character("c")], &state, Answerer())
         XCTAssertEqual(asked.last, .closeCircuit(key))
+        // r and X act on operations, which this screen does not show: they only say so.
+        let before = asked.count
+        press([.character("X"), .character("r")], &state, Answerer())
+        XCTAssertEqual(asked.count, before)
+        XCTAssertNil(state.confirmation, "no question about an operation the person cannot see")
+        XCTAssertEqual(state.flash, "r and X act on an operation: Esc goes back to the table")
         press([.character("G")], &state, Answerer())
         XCTAssertEqual(state.selectedHost, hosts.last?.host, "G goes to the last host, never past it")
         let grid = MonitorView(model: model, state: state, visible: [], theme: Theme(), now: 10).render(width: 120, height: 20)
@@ -233,7 +239,7 @@ final class KeyTableTests: XCTestCase {
         XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false).map(\.key), ["Enter", "H", "r", "X", "C", "p", "/", "o", "F", "?", "q"])
         XCTAssertEqual(KeyMap.barHints(detail: false, paused: true, held: true).map(\.label),
                        ["Detail", "Hosts", "Retry", "Cancel", "CancelAll", "Resume", "Release", "Filter", "Sort", "Follow", "Help", "Quit"])
-        XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false, hosts: true).map(\.key), ["H", "i", "c", "Esc", "r", "X", "p", "?", "q"])
+        XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false, hosts: true).map(\.key), ["H", "i", "c", "Esc", "p", "?", "q"])
         XCTAssertEqual(KeyMap.barHints(detail: true, paused: false, held: true).map(\.key), ["Tab", "Esc", "r", "X", "p", "?", "q"])
         for hint in KeyMap.barHints(detail: false, paused: false, held: true) {
             XCTAssertTrue(KeyMap.bindings.contains { $0.bar?.key == hint.key && $0.help.isEmpty == false }, "\(hint.key) is documented")

@@ -19,7 +19,8 @@ public enum KeyMap {
         public var screens: Screens
         /// Shown only while a request is held (the release key).
         public var onlyWhileHeld = false
-        /// Shown on the Hosts screen too (which shows `.both` entries and these).
+        /// Shown on the Hosts screen too (which shows its own entries and these: keys that act
+        /// on an operation, such as r and X, are not offered where no operation is shown).
         public var alsoOnHosts = false
     }
 
@@ -61,7 +62,7 @@ public enum KeyMap {
         Binding(keys: [.character("C")], label: "C", action: .cancelAll, help: "cancel every operation (asks first)",
                 bar: bar("C", "CancelAll", .table)),
         Binding(keys: [.character("p"), .character(" ")], label: "p Space", action: .togglePause, help: "pause or resume the queue",
-                bar: bar("p", "Pause", paused: "Resume")),
+                bar: bar("p", "Pause", paused: "Resume", alsoOnHosts: true)),
         Binding(keys: [.character("b")], label: "b", action: .releaseBatches, help: "release every held batch now",
                 bar: bar("b", "Release", .table, onlyWhileHeld: true)),
         Binding(keys: [.character("/")], label: "/", action: .startFilter, help: "filter: text, or state:failed status:5xx method:POST",
@@ -79,8 +80,8 @@ public enum KeyMap {
         Binding(keys: [.character("{")], label: "{ }", action: .playback(.seek(-60)), help: "replay: a minute back / forward"),
         Binding(keys: [.character("}")], label: "", action: .playback(.seek(60)), help: ""),
         Binding(keys: [.character(":")], label: ":", action: .startTimeJump, help: "replay: go to a time (90, 1:30, 1m30s)"),
-        Binding(keys: [.character("?"), .f1], label: "? F1", action: .toggleHelp, help: "this help", bar: bar("?", "Help")),
-        Binding(keys: [.character("q")], label: "q", action: .quit, help: "quit", bar: bar("q", "Quit")),
+        Binding(keys: [.character("?"), .f1], label: "? F1", action: .toggleHelp, help: "this help", bar: bar("?", "Help", alsoOnHosts: true)),
+        Binding(keys: [.character("q")], label: "q", action: .quit, help: "quit", bar: bar("q", "Quit", alsoOnHosts: true)),
     ]
 
     private static let table: [Key: MonitorAction] = {
@@ -119,7 +120,7 @@ public enum KeyMap {
     public static func barHints(detail: Bool, paused: Bool, held: Bool, hosts: Bool = false) -> [(key: String, label: String)] {
         bindings.compactMap(\.bar).filter { entry in
             let onScreen = switch entry.screens {
-            case .both: true
+            case .both: !hosts || entry.alsoOnHosts
             case .table: !detail && !hosts || hosts && entry.alsoOnHosts
             case .detail: detail || hosts && entry.alsoOnHosts
             case .hosts: hosts

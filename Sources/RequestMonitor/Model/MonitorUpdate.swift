@@ -70,6 +70,10 @@ public enum MonitorUpdate {
             state.selectedHost = hosts[max(0, min(hosts.count - 1, step(current)))].host
             return []
         }
+        if state.screen == .hosts, action == .retry || action == .cancel {
+            state.flash = "r and X act on an operation: Esc goes back to the table"
+            return []
+        }
         switch action {
         case .isolateHost, .closeCircuit:
             let hosts = HostSummary.compute(model)
