@@ -135,7 +135,13 @@ struct DemoScenario {
             send(2, DemoRequest(id: "\(w)-post", method: "POST", host: .backend, path: "/flaky/\(w)-c?failures=1")),
             send(2, DemoRequest(id: "\(w)-post-idempotent", method: "POST", host: .backend, path: "/flaky/\(w)-d?failures=1",
                                 headers: ["Idempotency-Key": "\(w)-d-\(UUID().uuidString.prefix(8))"])),
-            send(3, DemoRequest(id: "\(w)-dropped", host: .backend, path: "/flaky/\(w)-e?failures=1&status=drop")),
+            // A dropped connection waits 2 s (no jitter); the ping at 3.5 s succeeds on the same
+            // host and cuts that wait short (`host-success` early retry). Before the ping it
+            // depended on another backend request happening to succeed just after the drop,
+            // which the rate-limit pause (everything on the host released at 3 s) made a race.
+            send(3, DemoRequest(id: "\(w)-dropped", host: .backend, path: "/flaky/\(w)-e?failures=1&status=drop",
+                                retry: ExponentialBackoffRetryPolicy(maxAttempts: 4, baseDelay: 2, multiplier: 2, maxDelay: 8, jitter: .none))),
+            send(3.5, DemoRequest(id: "\(w)-backend-ping", host: .backend, path: "/echo")),
             send(3, DemoRequest(id: "\(w)-reset", host: .backend, path: "/flaky/\(w)-f?failures=2&status=reset")),
             Step(at: 5, action: .cancel(id: "\(w)-hanging")),
             // Attempt 3 of `reconnect` fails at 6 s and the next is due at 14 s, so it is the
