@@ -32,7 +32,7 @@ final class RateLimitPushbackTests: XCTestCase {
         XCTAssertNil(pause(200, ["X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "soon"]))
     }
 
-    func testAPauseIsPerHostCappedAndPublishedOnceUntilItGrows() {
+    func testAPauseIsPerHostPublishedOnceUntilItGrowsAndAnImplausibleOneIsIgnored() {
         let clock = ManualClock(now: 0)
         let hub = EventHub(clock: clock, deliveryDelay: 0)
         let recorder = EventRecorder(hub)
@@ -43,12 +43,14 @@ final class RateLimitPushbackTests: XCTestCase {
         XCTAssertNil(limits.waitUntil("b:80"), "other hosts go on")
         limits.observe("a:80", status: 429) { $0 == "Retry-After" ? "5" : nil }  // shorter: no change
         limits.observe("a:80", status: 429) { $0 == "Retry-After" ? "86400" : nil }
-        XCTAssertEqual(limits.waitUntil("a:80")?.until, 60, "capped at maxPause")
-        clock.advance(by: 60)
+        XCTAssertEqual(limits.waitUntil("a:80")?.until, 10, "a day is past maxPause: not applied to the host")
+        limits.observe("a:80", status: 429) { $0 == "Retry-After" ? "30" : nil }
+        XCTAssertEqual(limits.waitUntil("a:80")?.until, 30, "a longer plausible pause")
+        clock.advance(by: 30)
         XCTAssertNil(limits.waitUntil("a:80"), "over")
         XCTAssertEqual(recorder.all.map(\.payload), [
             .rateLimited(host: "a:80", until: 10, reason: "429 with Retry-After: 10"),
-            .rateLimited(host: "a:80", until: 60, reason: "429 with Retry-After: 86400"),
+            .rateLimited(host: "a:80", until: 30, reason: "429 with Retry-After: 30"),
         ])
         XCTAssertEqual(recorder.all.map(\.operationID), ["", ""])
     }

@@ -23,9 +23,12 @@ public protocol RateLimitPushback: Sendable {
 /// - `X-RateLimit-Remaining: 0` + `X-RateLimit-Reset: N` (GitHub, Twitter and many more; N is
 ///   seconds from now, or a Unix time when it is past 2001-09-09, as GitHub's is).
 ///
-/// A pause is never longer than `maxPause` (300 s): a header that asks for a day is capped,
-/// and the request's own retry policy still decides whether to wait that long. Each new
-/// or longer pause is a host-level `rateLimited` event (`host`, `until`, `reason`).
+/// A pause longer than `maxPause` (300 s) is not applied to the host at all: a server that
+/// asks every client to stay away longer (`Retry-After: 9223372036854775807`) is as likely
+/// broken or hostile as honest, and holding every request for minutes on its word would
+/// make one bad answer stop a service. The request it answered still ends by its own retry
+/// policy. Each new or longer pause is a host-level `rateLimited` event (`host`, `until`,
+/// `reason`).
 public final class HostRateLimits: RateLimitPushback {
     public let maxPause: TimeInterval
     private let clock: RequestClock
@@ -42,9 +45,10 @@ public final class HostRateLimits: RateLimitPushback {
     }
 
     public func observe(_ host: String, status: Int, header: (String) -> String?) {
-        guard let (delay, reason) = Self.pause(status: status, header: header, now: wallClock()), delay > 0 else { return }
+        guard let (delay, reason) = Self.pause(status: status, header: header, now: wallClock()), delay > 0,
+              delay <= maxPause else { return }
         let now = clock.now()
-        let until = now + min(delay, maxPause)
+        let until = now + delay
         let longer = pauses.withLock { pauses -> Bool in
             if let current = pauses[host], current.until >= until - 0.05 { return false }
             if pauses.count > 4_096 { pauses = pauses.filter { $0.value.until > now } }
