@@ -118,6 +118,18 @@ final class EventLogTests: XCTestCase {
         XCTAssertEqual(error(#""bodyOmitted":"a stream","bodyBytes":-5"#), #"line 3: field "bodyBytes": expected a size of 0 or more, found -5"#)
     }
 
+    /// Found as a hostile reader: a breaker's `until` of 1e300 was read as absent, so the
+    /// Hosts view showed an open breaker as "isolated". Present, it is checked like any time.
+    func testABreakersUntilIsCheckedWhenPresent() throws {
+        let line = #"{"t":0.1,"op":"","attempt":0,"event":"circuitOpened","host":"h:80","reason":"x","until":1e300}"#
+        XCTAssertThrowsError(try EventLog.parse(line: line, lineNumber: 2)) { error in
+            XCTAssertEqual("\(error)", #"line 2: field "until": expected seconds from 0 to 1000000000, found 1e+300"#)
+        }
+        let isolated = try EventLog.parse(line: #"{"t":0.1,"op":"","attempt":0,"event":"circuitOpened","host":"h:80","reason":"isolated by monitor"}"#,
+                                          lineNumber: 2)
+        XCTAssertEqual(isolated?.payload, .circuitOpened(host: "h:80", reason: "isolated by monitor", until: nil))
+    }
+
     func testStringsAreEscaped() {
         XCTAssertEqual(JSONText.quote("a\"b\\c\nd\u{1}é"), #""a\"b\\c\nd\u0001é""#)
     }

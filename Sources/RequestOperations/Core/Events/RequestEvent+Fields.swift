@@ -161,7 +161,9 @@ extension RequestEvent.Payload {
         case "retryDenied": self = .retryDenied(reason: try r.string("reason"))
         case "circuitWaiting": self = .circuitWaiting(host: try r.string("host"))
         case "circuitOpened":
-            self = .circuitOpened(host: try r.string("host"), reason: try r.string("reason"), until: r.optionalDouble("until"))
+            // Absent when isolated by hand; present, it is checked like every time (a bad one
+            // read as absent would show an open breaker as "isolated").
+            self = .circuitOpened(host: try r.string("host"), reason: try r.string("reason"), until: r.has("until") ? try r.double("until") : nil)
         case "circuitHalfOpen": self = .circuitHalfOpen(host: try r.string("host"))
         case "circuitClosed": self = .circuitClosed(host: try r.string("host"), reason: r.optionalString("reason") ?? "")
         case "rateLimitWaiting": self = .rateLimitWaiting(host: try r.string("host"), until: try r.double("until"))
