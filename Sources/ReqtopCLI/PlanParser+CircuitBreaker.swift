@@ -11,17 +11,10 @@ extension PlanParser {
                                                   "openFor", "maxOpenFor", "failFast", "maxWait"]
 
     func circuitBreakerSettings(_ raw: Any?, at path: String = "circuitBreaker") throws -> HostCircuitBreaker.Options? {
-        guard let raw, !(raw is NSNull) else { return HostCircuitBreaker.Options() }
-        if JSONText.isBoolean(raw) {
-            guard (raw as? Bool) == false else {
-                throw PlanError(file: file, path: path, message: "true is the default; expected false (to turn breakers off) or an object with \(Self.circuitBreakerKeys.sorted().joined(separator: ", "))")
-            }
-            return nil
+        guard let setting = try defaultOffOrObject(raw, at: path, keys: Self.circuitBreakerKeys, off: "to turn breakers off") else {
+            return HostCircuitBreaker.Options()
         }
-        guard let object = raw as? [String: Any] else {
-            throw PlanError(file: file, path: path, message: "expected false or an object, found \(StrictJSONReader.kind(raw))")
-        }
-        try json.checkKeys(object, allowed: Self.circuitBreakerKeys, at: path)
+        guard let object = setting else { return nil }
         let defaults = HostCircuitBreaker.Options()
         let ratio = try json.number(object["failureRatio"], at: "\(path).failureRatio") ?? defaults.failureRatio * 100
         guard ratio > 0, ratio <= 100 else {

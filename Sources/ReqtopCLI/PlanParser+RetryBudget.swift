@@ -8,17 +8,10 @@ extension PlanParser {
     static let retryBudgetKeys: Set<String> = ["percent", "window", "minPerSecond"]
 
     func retryBudgetSettings(_ raw: Any?, at path: String = "retryBudgetPerHost") throws -> RatioRetryBudget.Options? {
-        guard let raw, !(raw is NSNull) else { return RatioRetryBudget.Options() }
-        if JSONText.isBoolean(raw) {
-            guard (raw as? Bool) == false else {
-                throw PlanError(file: file, path: path, message: "true is the default; expected false (to turn it off) or an object with \(Self.retryBudgetKeys.sorted().joined(separator: ", "))")
-            }
-            return nil
+        guard let setting = try defaultOffOrObject(raw, at: path, keys: Self.retryBudgetKeys, off: "to turn it off") else {
+            return RatioRetryBudget.Options()
         }
-        guard let object = raw as? [String: Any] else {
-            throw PlanError(file: file, path: path, message: "expected false or an object, found \(StrictJSONReader.kind(raw))")
-        }
-        try json.checkKeys(object, allowed: Self.retryBudgetKeys, at: path)
+        guard let object = setting else { return nil }
         let defaults = RatioRetryBudget.Options()
         let percent = try json.number(object["percent"], at: "\(path).percent") ?? defaults.percent * 100
         guard (0...100).contains(percent) else {
@@ -30,5 +23,23 @@ extension PlanParser {
             throw PlanError(file: file, path: "\(path).minPerSecond", message: "\(floor) is out of range; expected retries a second from 0 to 1000000")
         }
         return RatioRetryBudget.Options(percent: percent / 100, window: window, minRetriesPerSecond: floor)
+    }
+
+    /// A setting that is on by default: absent or null → nil (the default); `false` →
+    /// `.some(nil)` (off); an object with only `keys` → that object. `true` and anything else
+    /// are errors that say what is expected; `off` says what false does.
+    func defaultOffOrObject(_ raw: Any?, at path: String, keys: Set<String>, off: String) throws -> [String: Any]?? {
+        guard let raw, !(raw is NSNull) else { return nil }
+        if JSONText.isBoolean(raw) {
+            guard (raw as? Bool) == false else {
+                throw PlanError(file: file, path: path, message: "true is the default; expected false (\(off)) or an object with \(keys.sorted().joined(separator: ", "))")
+            }
+            return .some(nil)
+        }
+        guard let object = raw as? [String: Any] else {
+            throw PlanError(file: file, path: path, message: "expected false or an object, found \(StrictJSONReader.kind(raw))")
+        }
+        try json.checkKeys(object, allowed: keys, at: path)
+        return .some(object)
     }
 }

@@ -41,17 +41,9 @@ public struct CircuitMark: Sendable, Equatable {
         }
     }
 
-    /// The breaker's key for a URL: `host:port`, with the scheme's default port.
+    /// The breaker's key for a URL: the engine's own ``HostKey`` (`host:port`, the scheme's
+    /// default port written), so the monitor names hosts exactly as the breaker does.
     static func breakerKey(url: String) -> String? {
-        guard let parts = URLComponents(string: url), let host = parts.host, !host.isEmpty else { return nil }
-        return "\(host.lowercased()):\(parts.port ?? (parts.scheme?.lowercased() == "https" ? 443 : 80))"
-    }
-
-    /// The breaker's key for a row's host: rows show `example.com` for a default port,
-    /// breakers always name the port.
-    static func key<Value>(forRowHost host: String, in marks: [String: Value]) -> String? {
-        if marks[host] != nil { return host }
-        for port in [":443", ":80"] where marks[host + port] != nil { return host + port }
-        return nil
+        HostKey(url: URL(string: url))?.description
     }
 }

@@ -38,11 +38,11 @@ public struct HostSummary: Sendable, Equatable {
         var unmatched = model.circuits
         var summaries = model.hosts.map { host, tally in
             var summary = HostSummary(host: host)
+            // The tally's key is the breaker's (`host:port`, the port always written).
             summary.circuitHost = tally.key
-            summary.pausedUntil = CircuitMark.key(forRowHost: host, in: model.rateLimitedUntil).flatMap { model.rateLimitedUntil[$0] }
-            if let key = CircuitMark.key(forRowHost: host, in: model.circuits) {
+            if let key = tally.key {
+                summary.pausedUntil = model.rateLimitedUntil[key]
                 summary.circuit = unmatched.removeValue(forKey: key) ?? model.circuits[key]
-                summary.circuitHost = key
             }
             summary.operations = tally.operations
             summary.inFlight = tally.states[.running, default: 0] + tally.states[.preparing, default: 0]

@@ -8,7 +8,7 @@ import FoundationNetworking
 extension RequestOperation {
     /// After an attempt: reactors first, then success or the retry policy.
     func attemptCompleted(_ failure: AttemptFailure?, token: UInt64, taskError: TransportError?, askReactors: Bool = true) {
-        tellCircuitBreaker(failure, token: token)
+        tellHostGuards(failure, token: token)
         if askReactors, !options.reactors.isEmpty, let input = ifCurrent(token, { state in
             ReactorInput(operationID: id, request: state.sent ?? state.request, status: state.answer.response?.statusCode,
                          headers: state.answer.response?.headerDictionary ?? [:], failure: failure)
@@ -37,12 +37,14 @@ extension RequestOperation {
 
     /// Tells the host's breaker how the attempt it let through went (once per attempt), and
     /// shows the answer's rate-limit headers to the host's pushback.
-    private func tellCircuitBreaker(_ failure: AttemptFailure?, token: UInt64) {
-        if let limits = environment.rateLimits,
-           let (host, response) = ifCurrent(token, { state -> (String, HTTPURLResponse)? in
-               guard let response = state.answer.response, let host = state.current.host else { return nil }
-               return (host, response)
-           }) {
+    private func tellHostGuards(_ failure: AttemptFailure?, token: UInt64) {
+        // One look under the lock: the answer, the attempt's host, and the breaker's pass
+        // (taken out, so it is told once).
+        guard let (response, host, pass) = ifCurrent(token, { state -> (HTTPURLResponse?, String?, CircuitPass?) in
+            defer { state.current.circuitPass = nil }
+            return (state.answer.response, state.current.host, state.current.circuitPass)
+        }) else { return }
+        if let limits = environment.rateLimits, let response, let host {
             // Only headers that could be Retry-After, RateLimit* or X-RateLimit* are looked at,
             // once: most answers have none, and then nothing more is done.
             var candidates: [String: String] = [:]
@@ -55,12 +57,8 @@ extension RequestOperation {
                 limits.observe(host, status: response.statusCode) { candidates[$0.lowercased()] }
             }
         }
-        guard let (pass, status) = ifCurrent(token, { state -> (CircuitPass, Int?)? in
-            guard let pass = state.current.circuitPass else { return nil }
-            state.current.circuitPass = nil
-            return (pass, state.answer.response?.statusCode)
-        }) else { return }
-        if let verdict = CircuitVerdict.judging(status: status, failure: failure) {
+        guard let pass else { return }
+        if let verdict = CircuitVerdict.judging(status: response?.statusCode, failure: failure) {
             pass.record(verdict)
         } else {
             pass.giveBack()
