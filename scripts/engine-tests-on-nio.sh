@@ -6,7 +6,7 @@
 # Swift Testing suite TransportConformanceTests covers both transports in every run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-suites="CircuitBreaker|RateLimitPushback|RecentOperations|RetryBudget|EarlyRetry|ClockAndGate|AsyncAPI|HeaderCheck|Deadline|Authentication|EventDelivery|Backoff|TypedResult|HostileRetryAfter|Lifecycle|EventStream|Interceptor|Cancellation"
+suites="Hedge|CircuitBreaker|RateLimitPushback|RecentOperations|RetryBudget|EarlyRetry|ClockAndGate|AsyncAPI|HeaderCheck|Deadline|Authentication|EventDelivery|Backoff|TypedResult|HostileRetryAfter|Lifecycle|EventStream|Interceptor|Cancellation"
 log=$(mktemp)
 status=0
 REQTOP_TEST_TRANSPORT=nio swift test --skip-build --filter "RequestOperationsTests\.(${suites})Tests" >"$log" 2>&1 || status=$?

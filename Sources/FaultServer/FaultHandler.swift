@@ -78,20 +78,30 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
                 respond(context, status: status, headers: [("Location", "/redirect/\(remaining - 1)?status=\(status)")],
                         body: "", keepAlive: keepAlive)
             }
-        case .flaky(let key, let failures, let failure, let retryAfter):
+        case .flaky(let key, let failures, let failure, let retryAfter, let delay):
             let hit = counters.nextFlakyHit(key)
-            guard hit <= failures else {
-                respond(context, status: 200, body: "ok after \(failures) failures (hit \(hit))\n", keepAlive: keepAlive)
-                return
+            let wait = hit <= failures ? delay.failing : delay.succeeding
+            let answer = { [self] in
+                guard hit <= failures else {
+                    respond(context, status: 200, body: "ok after \(failures) failures (hit \(hit))\n", keepAlive: keepAlive)
+                    return
+                }
+                switch failure {
+                case .status(let code):
+                    let headers = retryAfter.map { [("Retry-After", $0)] } ?? []
+                    respond(context, status: code, headers: headers, body: "failure \(hit) of \(failures)\n", keepAlive: keepAlive)
+                case .drop:
+                    context.close(promise: nil)
+                case .reset:
+                    reset(context)
+                case .slow:
+                    respond(context, status: 200, body: "slow hit \(hit)\n", keepAlive: keepAlive)
+                }
             }
-            switch failure {
-            case .status(let code):
-                let headers = retryAfter.map { [("Retry-After", $0)] } ?? []
-                respond(context, status: code, headers: headers, body: "failure \(hit) of \(failures)\n", keepAlive: keepAlive)
-            case .drop:
-                context.close(promise: nil)
-            case .reset:
-                reset(context)
+            if wait == 0 {
+                answer()
+            } else {
+                context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(wait))) { answer() }
             }
         case .closeMidBody(let bytes):
             var head = HTTPResponseHead(version: .http1_1, status: .ok)

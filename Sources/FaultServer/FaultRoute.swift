@@ -10,7 +10,7 @@ import Foundation
 /// | `/bytes/{n}` | `n` bytes; `?seed=S` picks the byte stream (see `FaultServer.expectedBytes`) |
 /// | `/drip` | `?bytes=N&duration=MS&chunks=K`: N bytes in K pieces spread over MS milliseconds |
 /// | `/redirect/{n}` | a chain of `n` redirects (`?status=301/302/307/308`) ending at 200 |
-/// | `/flaky/{key}` | fails the first `?failures=N` hits on `key` with `?status=` (a code, `drop` or `reset`; `?retry-after=` adds the header), then 200 |
+/// | `/flaky/{key}` | fails the first `?failures=N` hits on `key` with `?status=` (a code, `drop` or `reset`; `?retry-after=` adds the header), then 200; `status=slow` answers those hits 200 `slow hit N` instead; `ms=MS` delays the failing answers and `ok-ms=MS` the later ones (slow or racing copies, for hedged reads) |
 /// | `/close-mid-body` | promises `?bytes=N` and closes the connection after half |
 /// | `/reset` | resets the connection (TCP RST) without answering |
 /// | `/hang` | never answers |
@@ -26,7 +26,7 @@ public enum FaultRoute: Equatable, Sendable {
     case bytes(count: Int, seed: UInt64)
     case drip(bytes: Int, durationMilliseconds: Int, chunks: Int)
     case redirect(remaining: Int, status: Int)
-    case flaky(key: String, failures: Int, failure: FlakyFailure, retryAfter: String?)
+    case flaky(key: String, failures: Int, failure: FlakyFailure, retryAfter: String?, delay: Delays = Delays())
     case closeMidBody(bytes: Int)
     case reset
     case hang
@@ -44,6 +44,21 @@ public enum FaultRoute: Equatable, Sendable {
         case drop
         /// Reset the connection.
         case reset
+        /// Answer 200 `slow hit N` (late, with `ms=`).
+        case slow
+    }
+
+    /// How long a flaky route waits before its answers, in milliseconds.
+    public struct Delays: Equatable, Sendable {
+        /// Before each failing answer (`ms=`).
+        public var failing = 0
+        /// Before each answer after the failures (`ok-ms=`).
+        public var succeeding = 0
+
+        public init(failing: Int = 0, succeeding: Int = 0) {
+            self.failing = failing
+            self.succeeding = succeeding
+        }
     }
 
     /// The text of `/`, and of a 404.
@@ -54,7 +69,7 @@ public enum FaultRoute: Equatable, Sendable {
       /bytes/{n}[?seed=S]
       /drip?bytes=N&duration=MS[&chunks=K]
       /redirect/{n}[?status=302]
-      /flaky/{key}?failures=N[&status=503|drop|reset][&retry-after=S]
+      /flaky/{key}?failures=N[&status=503|drop|reset|slow][&retry-after=S][&ms=MS][&ok-ms=MS]
       /close-mid-body?bytes=N
       /reset
       /hang
@@ -100,10 +115,12 @@ public enum FaultRoute: Equatable, Sendable {
             let failure: FlakyFailure = switch query["status"] {
             case "drop": .drop
             case "reset": .reset
+            case "slow": .slow
             case let value?: .status(Int(value) ?? 503)
             case nil: .status(503)
             }
-            return .flaky(key: parts[1], failures: max(0, int("failures", 1)), failure: failure, retryAfter: query["retry-after"])
+            return .flaky(key: parts[1], failures: max(0, int("failures", 1)), failure: failure, retryAfter: query["retry-after"],
+                          delay: Delays(failing: max(0, int("ms", 0)), succeeding: max(0, int("ok-ms", 0))))
         case ("close-mid-body", 1):
             return .closeMidBody(bytes: max(2, int("bytes", 1024)))
         case ("reset", 1):

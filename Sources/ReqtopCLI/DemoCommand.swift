@@ -10,9 +10,10 @@ struct DemoCommand: ParsableCommand, RunsASession {
         abstract: "Run the built-in demo flow against fault servers started in this process.",
         discussion: """
         Nothing to set up: the demo starts its own HTTP servers on 127.0.0.1 (free ports) and \
-        sends requests that show retries with backoff, Retry-After, early retry, a slow download, \
-        redirects, dropped and reset connections, a cancellation, exhausted retries, and a \
-        burst to a failing host whose retries the retry budget refuses.
+        sends requests that show retries with backoff, Retry-After, early retry, a hedged read, \
+        a slow download, redirects, dropped and reset connections, a cancellation, exhausted \
+        retries, a burst to a failing host whose retries the retry budget refuses, and a host \
+        outage whose circuit breaker opens, probes and closes.
 
         Scenarios: default (about 20 seconds), quick (about 3 seconds).
 

@@ -98,7 +98,7 @@ final class DemoRunner: Sendable {
                 request.httpBody = Data((demo.body ?? #"{"demo":true}"#).utf8)
                 request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             }
-            var options = RequestOptions(retryPolicy: demo.retry, attemptTimeout: demo.attemptTimeout, deadline: 60)
+            var options = RequestOptions(retryPolicy: demo.retry, attemptTimeout: demo.attemptTimeout, deadline: 60, hedge: demo.hedge)
             if let name = demo.batch { options.interceptors.append(BatchingInterceptor(batch: batch(name, wave: demo.id))) }
             if demo.auth { auth.install(on: &options) }
             let parents = operations.withLock { known in demo.dependsOn.compactMap { known[$0] } }

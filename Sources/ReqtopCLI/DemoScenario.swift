@@ -47,6 +47,8 @@ struct DemoScenario {
         /// Runs after these (ids of this wave), built from their JSON results by `build`.
         var dependsOn: [String] = []
         var build: RequestBuilder?
+        /// Hedged reads for this request.
+        var hedge: HedgePolicy?
     }
 
     /// The demo's batches: size and time limit.
@@ -108,7 +110,7 @@ struct DemoScenario {
     static let circuitBreaker = HostCircuitBreaker.Options(openFor: 2, maxOpenFor: 4)
 
     /// About 20 seconds: retries with countdowns, Retry-After, early retry on another
-    /// request's success and on a probe, a slow download, redirects, dropped and reset
+    /// request's success and on a probe, a hedged read, a slow download, redirects, dropped and reset
     /// connections, non-idempotent POSTs, a cancellation, exhausted retries and a burst whose
     /// retries the host's retry budget refuses; and the flow
     /// control: a login → account → orders chain, a batch held then released, a token that
@@ -150,6 +152,10 @@ struct DemoScenario {
             // CI run once saw no probe.)
             Step(at: 7.5, action: .bringBack(.down)),
             send(12, DemoRequest(id: "\(w)-slow", host: .api, path: "/delay/3000")),
+            // Hedged reads: the first copy would take 5 s; after 0.3 s without a response a
+            // second copy goes out, answers at once, wins, and the first is cancelled.
+            send(1.5, DemoRequest(id: "\(w)-hedged", host: .api, path: "/flaky/\(w)-h?failures=1&status=slow&ms=5000",
+                                  hedge: .hedge(after: 0.3))),
 
             // A dependent chain: the account needs login's token, the orders the account's id.
             send(0.5, DemoRequest(id: "\(w)-login", method: "POST", host: .api, path: "/auth/token",

@@ -15,6 +15,7 @@ import RequestOperations
 ///             "jitter": "equal", "retryNonIdempotent": false, "retryBudget": 60},
 ///   "auth": {"tokenURL": "https://example.test/token", "credentials": {"username": "me", "password": "..."}},
 ///   "batches": {"uploads": {"size": 3, "timeLimit": 2}},
+///   "hedge": {"after": 0.2, "max": 1},
 ///   "requests": [
 ///     {"id": "profile", "url": "https://example.test/me", "headers": {"Accept": "application/json"}},
 ///     {"id": "upload", "method": "POST", "url": "https://example.test/items", "body": {"name": "x"},
@@ -83,6 +84,8 @@ struct PlannedRequest: Equatable {
     /// Sent with the plan's bearer token (when the plan has `auth`).
     var auth = false
     var priority: Operation.QueuePriority = .normal
+    /// Hedged reads (`"hedge"`, per request or for all); nil: off.
+    var hedge: HedgePolicy?
 
     /// The URL as text, with the fault server's base URL in place of the placeholder.
     func urlText(faultServer: URL?) -> String {

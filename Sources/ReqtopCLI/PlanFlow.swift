@@ -32,7 +32,8 @@ struct PlanFlow {
 
     func item(_ planned: PlannedRequest) -> RequestList.Item {
         var options = RequestOptions(retryPolicy: planned.retry.policy, attemptTimeout: planned.attemptTimeout, deadline: planned.deadline,
-                                     earlyRetryOnHostSuccess: planned.retry.earlyRetry, earlyRetryOnProbe: planned.retry.earlyRetry)
+                                     earlyRetryOnHostSuccess: planned.retry.earlyRetry, earlyRetryOnProbe: planned.retry.earlyRetry,
+                                     hedge: planned.hedge)
         // Batch first, then the token: a request held for a while goes out with the token
         // that is current when its batch is released.
         if let name = planned.batch, let batch = batches[name] { options.interceptors.append(BatchingInterceptor(batch: batch)) }

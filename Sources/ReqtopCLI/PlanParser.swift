@@ -17,9 +17,9 @@ struct PlanParser {
 
     static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
     private static let planKeys: Set<String> = ["requests", "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost",
-                                                "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker", "rateLimitPushback"]
+                                                "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker", "rateLimitPushback", "hedge"]
     private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline",
-                                                   "dependsOn", "batch", "auth", "priority"]
+                                                   "dependsOn", "batch", "auth", "priority", "hedge"]
     private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
     private static let batchKeys: Set<String> = ["size", "timeLimit"]
     static let priorities: [String: Operation.QueuePriority] = ["veryLow": .veryLow, "low": .low, "normal": .normal, "high": .high,
@@ -60,6 +60,7 @@ struct PlanParser {
         let batches = try batchSettings(object["batches"])
         let retryBudget = try retryBudgetSettings(object["retryBudgetPerHost"])
         let circuitBreaker = try circuitBreakerSettings(object["circuitBreaker"])
+        let hedge = try hedgeSettings(object["hedge"], base: nil, at: "hedge")
         var rateLimitPushback = true
         if let raw = object["rateLimitPushback"] {
             guard JSONText.isBoolean(raw), let value = raw as? Bool else {
@@ -87,8 +88,17 @@ struct PlanParser {
         var planned: [PlannedRequest] = []
         var seen: [String: Int] = [:]
         for (index, item) in requests.enumerated() {
-            let request = try plannedRequest(item, index: index, retry: retry, timeout: timeout, deadline: deadline,
+            var request = try plannedRequest(item, index: index, retry: retry, timeout: timeout, deadline: deadline,
                                              hasAuth: auth != nil, batches: batches)
+            if let object = item as? [String: Any] {
+                request.hedge = try hedgeSettings(object["hedge"], base: hedge, at: "requests[\(index)].hedge")
+                // Asked for by name on a request that may act twice: say so (a plan-wide hedge
+                // just leaves such requests alone, as the engine does).
+                if object["hedge"] != nil, request.hedge != nil, !HedgePolicy.allows(request.urlRequest(faultServer: nil)) {
+                    throw PlanError(file: file, path: "requests[\(index)].hedge",
+                                    message: "\(request.method) is never hedged: a second copy could act twice; add an Idempotency-Key header or remove \"hedge\"")
+                }
+            }
             if let first = seen[request.id] {
                 throw PlanError(file: file, path: "requests[\(index)].id",
                                 message: "\"\(request.id)\" is already the id of requests[\(first)]; ids must be unique")

@@ -136,6 +136,7 @@ struct Resend {
         options.deadline = recorded.deadline
         options.earlyRetryOnHostSuccess = recorded.earlyRetry
         options.earlyRetryOnProbe = recorded.earlyRetry
+        options.hedge = recorded.hedge
         if let retry = recorded.retry {
             options.retryPolicy = ExponentialBackoffRetryPolicy(retry)
         } else {

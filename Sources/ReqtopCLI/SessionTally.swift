@@ -30,7 +30,8 @@ struct SessionTally: Sendable, Equatable {
             if seen.insert(event.operationID).inserted { order.append(event.operationID) }
             switch event.payload {
             case .finished(let outcome, _, _, _, _): outcomes[event.operationID] = outcome
-            case .started: attempts += 1
+            // A hedge is an attempt sent alongside another (no `started` of its own).
+            case .started, .hedged: attempts += 1
             default: break
             }
             latest = max(latest, event.time)

@@ -55,6 +55,8 @@ public final class RequestLogger: Sendable {
             logger.debug("retrying in \(Self.seconds(delay))", metadata: metadata(event, ["delay": "\(Self.seconds(delay))", "reason": "\(reason)"]))
         case .retryDenied(let reason):
             logger.debug("retry denied", metadata: metadata(event, ["reason": "\(reason)"]))
+        case .hedged(let racing, let after):
+            logger.debug("hedged", metadata: metadata(event, ["racing": "\(racing)", "after": "\(Self.seconds(after))"]))
         case .earlyRetry(let trigger, let delay):
             logger.debug("retrying early", metadata: metadata(event, ["trigger": "\(trigger)", "delay": "\(Self.seconds(delay))"]))
         case .reactorStarted(let name, let trigger):

@@ -137,6 +137,27 @@ final class PlanParserTests: XCTestCase {
                        "plan.json: circuitBreaker: true is the default; expected false (to turn breakers off) or an object with consecutiveFailures, failFast, failureRatio, maxOpenFor, maxWait, minimumRequests, openFor, window")
     }
 
+    func testHedgingIsOffByDefaultAndSetForAPlanOrARequest() throws {
+        XCTAssertNil(try parse(#"{"requests": [{"url": "http://a/"}]}"#).requests[0].hedge)
+        let plan = try parse(#"{"hedge": {"after": 0.2}, "requests": [{"id": "a", "url": "http://a/"}, {"id": "b", "url": "http://b/", "hedge": false}, {"id": "c", "url": "http://c/", "hedge": {"after": 0.5, "max": 2}}, {"id": "d", "method": "POST", "url": "http://d/"}]}"#)
+        XCTAssertEqual(plan.requests.map(\.hedge), [.hedge(after: 0.2), nil, .hedge(after: 0.5, max: 2), .hedge(after: 0.2)],
+                       "a plan-wide hedge reaches a POST too; the engine never hedges it (not idempotent)")
+        XCTAssertEqual(error(#"{"requests": [{"method": "POST", "url": "http://a/", "hedge": {"after": 0.2}}]}"#),
+                       #"plan.json: requests[0].hedge: POST is never hedged: a second copy could act twice; add an Idempotency-Key header or remove "hedge""#)
+        XCTAssertNotNil(try parse(#"{"requests": [{"method": "POST", "url": "http://a/", "headers": {"Idempotency-Key": "k"}, "hedge": {"after": 0.2}}]}"#).requests[0].hedge)
+        XCTAssertEqual(error(#"{"hedge": {"max": 1}, "requests": [{"url": "http://a/"}]}"#),
+                       "plan.json: hedge.after: missing; expected the seconds without a response before a copy is sent (e.g. 0.2)")
+        XCTAssertEqual(error(#"{"hedge": true, "requests": [{"url": "http://a/"}]}"#),
+                       #"plan.json: hedge: expected false (no hedging) or an object with "after" and optional "max", found true"#)
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "hedge": {"after": 0.2, "max": 0}}]}"#),
+                       "plan.json: requests[0].hedge.max: expected a whole number of at least 1, found 0")
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "hedge": {"after": 0.2, "max": 11}}]}"#),
+                       "plan.json: requests[0].hedge.max: 11 copies is too many; expected 1 to 10")
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "hedge": {"after": 0}}]}"#).prefix(38), "plan.json: requests[0].hedge.after: 0 ")
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "hedge": {"delay": 1}}]}"#).prefix(56),
+                       "plan.json: requests[0].hedge.delay: unknown field; expec")
+    }
+
     /// Before: PROPFIND was refused, and a timeout or deadline of 0 was taken and failed
     /// every request.
     func testAnyMethodTokenIsTakenAndZeroTimeLimitsAreRefused() throws {

@@ -40,6 +40,10 @@ final class EventLogTests: XCTestCase {
             .validationFailed(reason: "status 503"),
             .retryScheduled(delay: 0.75, reason: "status 503; backoff"),
             .earlyRetry(trigger: "probe", delay: 0.12),
+            .hedged(racing: 1, after: 0.25),
+            .taskCompleted(error: .hedgeLost(to: 2)),
+            .queued(method: "GET", url: "http://h/", headers: [:], maxAttempts: 3, body: nil,
+                    options: RecordedOptions(deadline: 300, hedge: .hedge(after: 0.2, max: 2))),
             .cancelled(by: "caller"),
             .finished(outcome: .failure, status: nil, attempts: 3, duration: 4.5, reason: "retries exhausted"),
             .finished(outcome: .success, status: 200, attempts: 1, duration: 0.25, reason: nil),
@@ -65,6 +69,13 @@ final class EventLogTests: XCTestCase {
         XCTAssertEqual((completed["error"] as? [String: Any])?["code"] as? Int, -1001)
         XCTAssert(try object(.taskCompleted(error: nil))["error"] is NSNull)
         XCTAssertEqual(try object(.retryScheduled(delay: 2, reason: "r"))["delay"] as? Double, 2)
+        let hedged = try object(.hedged(racing: 1, after: 0.2))
+        XCTAssertEqual(hedged["racing"] as? Int, 1)
+        XCTAssertEqual(hedged["after"] as? Double, 0.2)
+        let hedgedQueued = try object(.queued(method: "GET", url: "http://h/", headers: [:], maxAttempts: 3, body: nil,
+                                        options: RecordedOptions(hedge: .hedge(after: 0.2, max: 1))))
+        XCTAssertEqual(hedgedQueued["hedgeAfter"] as? Double, 0.2)
+        XCTAssertEqual(hedgedQueued["hedgeMax"] as? Int, 1)
         let finished = try object(.finished(outcome: .cancelled, status: nil, attempts: 1, duration: 0.5, reason: nil))
         XCTAssertEqual(finished["outcome"] as? String, "cancelled")
         XCTAssert(finished["status"] is NSNull)

@@ -162,6 +162,43 @@ final class MonitorViewTests: XCTestCase {
         XCTAssert(lines.first { $0.hasPrefix(" backoff ") }?.contains("░") == true, grid.text)
     }
 
+    /// A hedged read: two attempts at once; the copy that lost is not the row's error.
+    func testAHedgedReadShowsBothCopiesAndWhichAnswered() {
+        var model = QueueModel(source: "test")
+        func event(_ t: TimeInterval, _ attempt: Int, _ payload: RequestEvent.Payload) {
+            model.apply(RequestEvent(time: t, operationID: "read", attempt: attempt, payload: payload))
+        }
+        event(0, 1, .queued(method: "GET", url: "http://api.test/items", headers: [:], maxAttempts: 3, body: nil,
+                            options: RecordedOptions(hedge: .hedge(after: 0.2))))
+        event(0, 1, .started)
+        event(0, 1, .taskCreated(taskIdentifier: 1, url: "http://api.test/items"))
+        event(0.2, 2, .hedged(racing: 1, after: 0.2))
+        event(0.2, 2, .taskCreated(taskIdentifier: 2, url: "http://api.test/items"))
+        event(0.25, 1, .taskCompleted(error: .hedgeLost(to: 2)))
+        event(0.25, 2, .response(status: 200, headers: [:], expectedBytes: 2))
+        event(0.25, 2, .data(bytes: 2))
+        event(0.25, 2, .taskCompleted(error: nil))
+        event(0.25, 2, .finished(outcome: .success, status: 200, attempts: 2, duration: 0.25, reason: nil))
+        let row = model.rows[0]
+        XCTAssertEqual(row.attempts.map(\.number), [1, 2])
+        XCTAssertEqual(row.attempts.map(\.status), [nil, 200])
+        XCTAssertEqual(row.attempts[0].decision, "hedged by attempt 2")
+        XCTAssertNil(row.lastError, "the copy that lost is not the row's error")
+        XCTAssertEqual(row.attempt, 2)
+
+        var state = MonitorState()
+        state.screen = .detail(id: "read", tab: .events)
+        var grid = render(model, state: state, now: 1)
+        XCTAssert(line(grid, containing: "hedged").contains("copy sent: attempt 1 had no response after 0.20s"), grid.text)
+        XCTAssert(line(grid, containing: "-999").contains("cancelled by hedge: attempt 2 answered first"), grid.text)
+        state.screen = .detail(id: "read", tab: .request)
+        grid = render(model, state: state, now: 1)
+        XCTAssert(grid.text.contains("hedge after 0.2s"), grid.text)
+        state.screen = .detail(id: "read", tab: .retries)
+        grid = render(model, state: state, now: 1)
+        XCTAssert(line(grid, containing: "#1").contains("hedged by attempt 2"), grid.text)
+    }
+
     /// The Request tab shows the recorded body and options, and a dependent request as built.
     func testTheRequestTabShowsBodyOptionsAndTheBuiltRequest() {
         var model = QueueModel(source: "bodies")

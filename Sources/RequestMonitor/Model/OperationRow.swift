@@ -126,11 +126,17 @@ public struct OperationRow: Sendable, Equatable {
             attempts.append(Attempt(number: event.attempt, start: t))
         case .preparationFailed(let reason):
             lastError = reason
-            updateAttempt { $0.error = reason }
+            updateAttempt(number: event.attempt) { $0.error = reason }
         case .sent:
-            updateAttempt { $0.sentAt = t }
+            updateAttempt(number: event.attempt) { $0.sentAt = t }
+        case .hedged(let racing, _):
+            // A copy racing an attempt that has no response yet: an attempt of its own,
+            // running alongside (no segment of its own on the bar).
+            attempt = max(attempt, event.attempt)
+            attempts.append(Attempt(number: event.attempt, start: t))
+            updateAttempt(number: racing) { $0.decision = "hedged by attempt \(event.attempt)" }
         case .taskCreated(_, let url):
-            updateAttempt { $0.taskAt = $0.taskAt ?? t }
+            updateAttempt(number: event.attempt) { $0.taskAt = $0.taskAt ?? t }
             state = .running
             // A dependent request is built from its parents' results: show what was sent.
             if !url.isEmpty, url != self.url { setURL(url) }
@@ -141,7 +147,7 @@ public struct OperationRow: Sendable, Equatable {
             responseHeaders = headers
             expectedBytes = expected
             bytes = 0
-            updateAttempt {
+            updateAttempt(number: event.attempt) {
                 $0.status = status
                 $0.responseAt = t
             }
@@ -149,12 +155,13 @@ public struct OperationRow: Sendable, Equatable {
             bytes += count
         case .taskCompleted(let error):
             if let error {
-                lastError = "\(error.code) \(error.message)"
-                updateAttempt { $0.error = "\(error.code) \(error.message)" }
+                // A copy cancelled because another answered first is not the row's error.
+                if !error.isHedgeCancellation { lastError = "\(error.code) \(error.message)" }
+                updateAttempt(number: event.attempt) { $0.error = "\(error.code) \(error.message)" }
             }
-            updateAttempt { $0.end = t }
+            updateAttempt(number: event.attempt) { $0.end = t }
         case .validationFailed(let reason):
-            updateAttempt { $0.error = $0.error ?? reason }
+            updateAttempt(number: event.attempt) { $0.error = $0.error ?? reason }
         case .retryDenied(let reason):
             self.reason = reason
             deniedRetry = true
@@ -165,7 +172,8 @@ public struct OperationRow: Sendable, Equatable {
             retryAt = t + delay
             self.reason = reason
             segments.append(Segment(kind: .wait, start: t))
-            updateAttempt(number: event.attempt) {
+            // The deciding attempt (with hedges, the one that answered first), else the last.
+            updateAttempt(number: attempts.contains { $0.number == event.attempt } ? event.attempt : nil) {
                 $0.end = $0.end ?? t
                 $0.delay = delay
                 $0.decision = reason
@@ -233,7 +241,8 @@ public struct OperationRow: Sendable, Equatable {
             finishedAt = t
             retryAt = nil
             heldBy = nil
-            updateAttempt {
+            // The deciding attempt (with hedges, the one that answered first), else the last.
+            updateAttempt(number: attempts.contains { $0.number == event.attempt } ? event.attempt : nil) {
                 $0.end = $0.end ?? t
                 if outcome != .success, $0.decision == nil { $0.decision = reason }
             }

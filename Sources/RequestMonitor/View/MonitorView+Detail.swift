@@ -119,6 +119,7 @@ extension MonitorView {
         case .taskCompleted(let error): error.map { "error \($0.code) \($0.message)" } ?? "ok"
         case .retryScheduled(let delay, let reason): String(format: "in %.2fs: ", delay) + reason
         case .earlyRetry(let trigger, let delay): String(format: "%@ in %.2fs", trigger, delay)
+        case .hedged(let racing, let after): String(format: "copy sent: attempt %d had no response after %.2fs", racing, after)
         case .intercepted(let by, let command): "\(by): \(command)"
         case .held(let batch): "in batch \(batch)"
         case .circuitWaiting(let host): "waits for the circuit breaker of \(host)"
@@ -144,7 +145,9 @@ extension MonitorView {
         case .retryScheduled, .earlyRetry, .held, .reactorStarted, .reactorWaiting, .requeued: theme.style(.backoff)
         case .reactorFinished(_, let outcome) where outcome != "success": theme.style(.failed)
         case .validationFailed, .preparationFailed, .retryDenied: theme.style(.failed)
+        case .taskCompleted(let error?) where error.isHedgeCancellation: theme.style(.cancelled)
         case .taskCompleted(let error) where error != nil: theme.style(.failed)
+        case .hedged: theme.style(.backoff)
         case .cancelled: theme.style(.cancelled)
         case .finished(let outcome, _, _, _, _): theme.style(outcome == .success ? .succeeded : outcome == .failure ? .failed : .cancelled)
         default: .plain
@@ -198,6 +201,7 @@ extension MonitorView {
             parts.append("retry: a policy of the program's own" + (maxAttempts.map { " (\($0) attempts)" } ?? ""))
         }
         if !options.earlyRetry { parts.append("no early retry") }
+        if let hedge = options.hedge { parts.append("hedge after \(exact(hedge.after))" + (hedge.max == 1 ? "" : ", up to \(hedge.max) copies")) }
         return parts.joined(separator: " · ")
     }
 }

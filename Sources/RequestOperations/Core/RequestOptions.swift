@@ -36,6 +36,9 @@ public struct RequestOptions: Sendable {
     public var interceptors: [RequestInterceptor]
     /// Act on results once for many operations (a token refresh after 401s). Default: none.
     public var reactors: [RequestReactor]
+    /// Hedged reads: send an idempotent request again when it has had no response for a
+    /// while, first response wins (``HedgePolicy``). Default: off.
+    public var hedge: HedgePolicy?
     /// Kept on each operation for the caller: the plan's name for it, a tag, ...
     public var userInfo: [String: String]
 
@@ -50,7 +53,9 @@ public struct RequestOptions: Sendable {
                 challengeHandler: (@Sendable (URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?))? = nil,
                 interceptors: [RequestInterceptor] = [],
                 reactors: [RequestReactor] = [],
+                hedge: HedgePolicy? = nil,
                 userInfo: [String: String] = [:]) {
+        self.hedge = hedge
         self.interceptors = interceptors
         self.reactors = reactors
         self.retryPolicy = retryPolicy

@@ -27,10 +27,20 @@ public protocol CircuitBreaker: Sendable {
     /// The breaker's state for each host it knows.
     func states() -> [String: CircuitState]
 
+    /// Whether the breaker of `host` is closed (everything may be sent). Asked before a
+    /// hedge: a copy is not sent to a host in trouble.
+    func isClosed(_ host: String) -> Bool
+
     /// The longest an attempt waits for a breaker before its operation fails (nil: as long
     /// as its deadline allows). An operation without a deadline must not wait forever for a
     /// host that never comes back.
     var maxWait: TimeInterval? { get }
+}
+
+extension CircuitBreaker {
+    public func isClosed(_ host: String) -> Bool {
+        (states()[host] ?? .closed) == .closed
+    }
 }
 
 /// What ``CircuitBreaker/admit(_:whenReady:)`` answers.

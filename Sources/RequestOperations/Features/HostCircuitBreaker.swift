@@ -129,6 +129,10 @@ public final class HostCircuitBreaker: CircuitBreaker {
         hosts.withLock { $0.mapValues(\.state) }
     }
 
+    public func isClosed(_ host: String) -> Bool {
+        hosts.withLock { ($0[host]?.state ?? .closed) == .closed }
+    }
+
     /// Past this many hosts, closed breakers with nothing in their window and no one waiting
     /// are let go (a process that talks to many hosts over days keeps the recent ones).
     static let forgetAbove = 4_096

@@ -6,7 +6,8 @@ import Foundation
 ///   or, when it was left out, `bodyOmitted` (why) and `bodyBytes` when known.
 /// - options: `timeout`, `deadline`, `earlyRetry` (only when false), and the retry settings
 ///   `retryBaseDelay`, `retryMultiplier`, `retryMaxDelay`, `retryJitter`,
-///   `retryNonIdempotent`, `retryBudget` (absent: no budget) beside `maxAttempts`.
+///   `retryNonIdempotent`, `retryBudget` (absent: no budget) beside `maxAttempts`; hedged
+///   reads `hedgeAfter` (seconds), `hedgeMax` (copies), absent when off.
 extension RequestEvent.Payload {
     static func write<W: EventFieldWriter>(body: RecordedBody?, to w: inout W) {
         switch body {
@@ -29,6 +30,10 @@ extension RequestEvent.Payload {
         if let timeout = options.attemptTimeout { w.double("timeout", timeout) }
         if let deadline = options.deadline { w.double("deadline", deadline) }
         if !options.earlyRetry { w.bool("earlyRetry", false) }
+        if let hedge = options.hedge {
+            w.double("hedgeAfter", hedge.after)
+            w.int("hedgeMax", hedge.max)
+        }
         if let retry = options.retry {
             w.double("retryBaseDelay", retry.baseDelay)
             w.double("retryMultiplier", retry.multiplier)
@@ -73,7 +78,14 @@ extension RequestEvent.Payload {
                                   retryNonIdempotent: try r.optionalBool("retryNonIdempotent") ?? false,
                                   retryBudget: try seconds("retryBudget"))
         }
-        guard timeout != nil || deadline != nil || earlyRetry != nil || retry != nil else { return nil }
-        return RecordedOptions(attemptTimeout: timeout, deadline: deadline, retry: retry, earlyRetry: earlyRetry ?? true)
+        var hedge: HedgePolicy?
+        if let after = try seconds("hedgeAfter") {
+            guard after > 0, after <= 86_400 else { throw r.invalid("hedgeAfter", expected: "seconds above 0, at most a day", found: "\(after)") }
+            let max = try r.int("hedgeMax")
+            guard (0...100).contains(max) else { throw r.invalid("hedgeMax", expected: "a number of copies from 0 to 100", found: "\(max)") }
+            hedge = HedgePolicy(after: after, max: max)
+        }
+        guard timeout != nil || deadline != nil || earlyRetry != nil || retry != nil || hedge != nil else { return nil }
+        return RecordedOptions(attemptTimeout: timeout, deadline: deadline, retry: retry, earlyRetry: earlyRetry ?? true, hedge: hedge)
     }
 }

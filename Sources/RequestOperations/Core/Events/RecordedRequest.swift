@@ -46,8 +46,12 @@ public struct RecordedOptions: Sendable, Equatable {
     /// ``RequestOptions/earlyRetryOnHostSuccess`` and ``RequestOptions/earlyRetryOnProbe``
     /// (`earlyRetry`, written only when they are off).
     public var earlyRetry: Bool
+    /// ``RequestOptions/hedge`` (`hedgeAfter`, `hedgeMax`; absent: no hedging).
+    public var hedge: HedgePolicy?
 
-    public init(attemptTimeout: TimeInterval? = nil, deadline: TimeInterval? = nil, retry: RetrySettings? = nil, earlyRetry: Bool = true) {
+    public init(attemptTimeout: TimeInterval? = nil, deadline: TimeInterval? = nil, retry: RetrySettings? = nil, earlyRetry: Bool = true,
+                hedge: HedgePolicy? = nil) {
+        self.hedge = hedge
         self.attemptTimeout = attemptTimeout
         self.deadline = deadline
         self.retry = retry
@@ -57,7 +61,7 @@ public struct RecordedOptions: Sendable, Equatable {
     public init(_ options: RequestOptions) {
         self.init(attemptTimeout: options.attemptTimeout, deadline: options.deadline,
                   retry: options.retryPolicy.settings,
-                  earlyRetry: options.earlyRetryOnHostSuccess || options.earlyRetryOnProbe)
+                  earlyRetry: options.earlyRetryOnHostSuccess || options.earlyRetryOnProbe, hedge: options.hedge)
     }
 }
 

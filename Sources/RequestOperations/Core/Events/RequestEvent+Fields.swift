@@ -66,6 +66,10 @@ extension RequestEvent.Payload {
         case .retryDenied(let reason):
             w.string("reason", reason)
             return "retryDenied"
+        case .hedged(let racing, let after):
+            w.int("racing", racing)
+            w.double("after", after)
+            return "hedged"
         case .circuitWaiting(let host):
             w.string("host", host)
             return "circuitWaiting"
@@ -159,6 +163,7 @@ extension RequestEvent.Payload {
         case "validationFailed": self = .validationFailed(reason: try r.string("reason"))
         case "retryScheduled": self = .retryScheduled(delay: try r.double("delay"), reason: try r.string("reason"))
         case "retryDenied": self = .retryDenied(reason: try r.string("reason"))
+        case "hedged": self = .hedged(racing: try r.int("racing"), after: try r.double("after"))
         case "circuitWaiting": self = .circuitWaiting(host: try r.string("host"))
         case "circuitOpened":
             // Absent when isolated by hand; present, it is checked like every time (a bad one

@@ -66,6 +66,11 @@ public struct RequestEvent: Sendable, Equatable {
         /// `retryDenied`: `reason`. The retry policy wanted a retry and the host's retry
         /// budget refused it (``RetryBudget``); the operation ends as a failure.
         case retryDenied(reason: String)
+        /// `hedged`: `racing` (the attempt it races), `after` (seconds that attempt went
+        /// without a response). A hedged read: a new attempt (this event's `attempt`) sent
+        /// alongside one still waiting; the first response wins and the others end with
+        /// `taskCompleted` error -999 "cancelled by hedge …" (``HedgePolicy``).
+        case hedged(racing: Int, after: TimeInterval)
         /// `circuitWaiting`: `host`. The operation's next attempt waits, without a slot, for
         /// the host's circuit breaker (open, or half-open with its probe out).
         case circuitWaiting(host: String)

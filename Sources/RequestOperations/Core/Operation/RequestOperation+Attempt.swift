@@ -207,16 +207,20 @@ extension RequestOperation {
             // Resumed under the lock so that a concurrent cancel() sees the task and cancels
             // it after it started; resume() only schedules work and calls back nothing.
             transport.resume(task)
+            armHedge(&state, token: token, request: prepared)
         }
         if !started { transport.discard(task) }
     }
 
     private func attemptTimedOut(token: UInt64) {
-        let task = ifCurrent(token) { state -> TransportTask? in
+        let now = environment.clock.now()
+        let tasks = ifCurrent(token) { state -> [TransportTask]? in
             guard let task = state.current.task else { return nil }
             state.current.timedOut = true
-            return task
+            // Hedges racing it time out with it: the timeout is the attempt's, not a copy's.
+            let timedOut = TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)")
+            return [task] + closeRacers(&state, at: now, error: timedOut)
         }
-        if let task { environment.transport.cancel(task) }
+        tasks?.forEach(environment.transport.cancel)
     }
 }

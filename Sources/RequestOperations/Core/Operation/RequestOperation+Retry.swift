@@ -73,29 +73,32 @@ extension RequestOperation {
         // Read before the operation's lock is taken (`host` takes it).
         let budgetHost = environment.retryBudget == nil ? nil : host?.description
         let outcome = ifCurrent(token) { state -> (Teardown, ScheduledRetry?) in
+            // With hedges, the attempt that failed need not be the newest one.
+            let failedRecord = state.current.leadRecord ?? state.records.count - 1
+            let failed = state.records[failedRecord].number
             var teardown = closeAttempt(&state, failure: failure, at: now)
             if case .preparation(let reason) = failure {
-                publish(&state, .preparationFailed(reason: reason))
+                publish(&state, .preparationFailed(reason: reason), attempt: failed)
             }
             var decision = retryable ? decide(after: failure, state: state, now: now)
                 : .stop(reason: "\(failure.summary); not retried: the request itself cannot be sent")
             var error = state.attempt > 1 ? RequestError.Reason.retriesExhausted(attempts: state.attempt, last: RequestError.Reason(failure)) : RequestError.Reason(failure)
             if case .retry = decision, let budget = environment.retryBudget, let budgetHost,
                let refusal = budget.spendRetry(on: budgetHost) {
-                publish(&state, .retryDenied(reason: refusal))
+                publish(&state, .retryDenied(reason: refusal), attempt: failed)
                 decision = .stop(reason: "\(failure.summary); \(refusal)")
                 error = .retryDenied(budget: refusal, last: RequestError.Reason(failure))
             }
-            state.record.decision = decision.reason
+            state.records[failedRecord].decision = decision.reason
             guard case .retry(let delay, let reason, let fromServer) = decision else {
                 teardown.merge(endLocked(&state, outcome: .failure, error: error, reason: decision.reason, cancelledBy: nil))
                 return (teardown, nil)
             }
-            state.record.retryDelay = delay
+            state.records[failedRecord].retryDelay = delay
             state.lastDelay = delay
             state.attempt += 1
             state.phase = .waitingToRetry(until: now + delay)
-            publish(&state, .retryScheduled(delay: delay, reason: reason), attempt: state.attempt - 1)
+            publish(&state, .retryScheduled(delay: delay, reason: reason), attempt: failed)
             return (teardown, ScheduledRetry(until: now + delay, fromServer: fromServer, failure: failure))
         }
         guard let (teardown, retry) = outcome else { return }

@@ -51,16 +51,26 @@ extension RequestOperation {
             result == nil && self.token == token
         }
 
-        /// The operation has not ended and `task` is the attempt's task in flight.
+        /// The operation has not ended and `task` is the attempt's task in flight (its lead,
+        /// when hedges race it).
         func isCurrent(task identifier: Int) -> Bool {
             result == nil && current.task?.identifier == identifier
         }
 
-        /// The record of the attempt under way (or the last one).
-        var record: AttemptRecord {
-            get { records[records.count - 1] }
-            set { records[records.count - 1] = newValue }
+        /// The racing hedge whose task is `identifier`, if the operation has not ended.
+        func racer(_ identifier: Int) -> Int? {
+            guard result == nil else { return nil }
+            return current.racers.firstIndex { $0.task.identifier == identifier }
         }
+
+        /// The record of the attempt under way (its lead's, when hedges race it), or the last one.
+        var record: AttemptRecord {
+            get { records[current.leadRecord ?? records.count - 1] }
+            set { records[current.leadRecord ?? records.count - 1] = newValue }
+        }
+
+        /// The number of the attempt under way: the lead's, when hedges race it.
+        var leadAttempt: Int { current.leadRecord.map { records[$0].number } ?? attempt }
     }
 
     /// What one attempt holds while it runs. A new attempt starts from an empty one, and
@@ -89,6 +99,20 @@ extension RequestOperation {
         var rateLimitTimer: ScheduledTimer?
         /// `host:port` of the request the attempt sends, once something needed it.
         var host: String?
+        /// The record of the attempt whose task is `task` when hedges were sent (nil: the
+        /// last record). A hedge that answers first becomes the lead.
+        var leadRecord: Int?
+        /// Hedges in flight with no response yet (see RequestOperation+Hedge.swift).
+        var racers: [Racer] = []
+        /// Sends the next hedge.
+        var hedgeTimer: ScheduledTimer?
+    }
+
+    /// A hedged copy of the attempt's request in flight, racing the lead for a response.
+    struct Racer {
+        let task: TransportTask
+        /// Its index in ``State/records`` (its attempt number is there).
+        let record: Int
     }
 
     /// The response and body of the last attempt that got an answer.
@@ -110,6 +134,8 @@ extension RequestOperation {
         var slotHost: String?
         var circuitPass: CircuitPass?
         var circuitWait: CircuitWait?
+        /// Hedges still in flight (or that lost the race): cancelled.
+        var racers: [TransportTask] = []
         var result: RequestResult?
 
         init(timers: [ScheduledTimer?] = [], observation: RecoveryObservation? = nil) {
@@ -119,8 +145,9 @@ extension RequestOperation {
 
         /// Everything a closed attempt held: its timer, task, preparation, gate ticket and slot.
         init(closing attempt: AttemptState) {
-            self.init(timers: [attempt.timer, attempt.circuitTimer, attempt.rateLimitTimer])
+            self.init(timers: [attempt.timer, attempt.circuitTimer, attempt.rateLimitTimer, attempt.hedgeTimer])
             task = attempt.task
+            racers = attempt.racers.map(\.task)
             preparation = attempt.preparation
             ticket = attempt.ticket
             releaseSlot = attempt.slotHeld
@@ -140,6 +167,7 @@ extension RequestOperation {
             slotHost = slotHost ?? other.slotHost
             circuitPass = circuitPass ?? other.circuitPass
             circuitWait = circuitWait ?? other.circuitWait
+            racers += other.racers
             result = result ?? other.result
         }
 
@@ -147,6 +175,7 @@ extension RequestOperation {
             timers.forEach { $0.cancel() }
             observation?.cancel()
             if let task { transport.cancel(task) }
+            racers.forEach(transport.cancel)
             preparation?.cancel()
             waiting?.cancel()
             circuitWait?.cancel()

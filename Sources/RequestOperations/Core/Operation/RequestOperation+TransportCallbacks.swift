@@ -9,14 +9,22 @@ import FoundationNetworking
 extension RequestOperation {
     public func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {
         state.withLock { state -> URLRequest? in
-            guard state.isCurrent(task: task) else { return nil }
-            publish(&state, .redirect(status: response.statusCode, location: request.url?.absoluteString ?? ""))
+            let racer = state.racer(task)
+            guard racer != nil || state.isCurrent(task: task) else { return nil }
+            publish(&state, .redirect(status: response.statusCode, location: request.url?.absoluteString ?? ""),
+                    attempt: racer.map { state.records[state.current.racers[$0].record].number })
             return request
         }
     }
 
     public func taskDidSendRequest(_ task: Int) {
         state.withLock { state in
+            if let racer = state.racer(task) {
+                let record = state.current.racers[racer].record
+                state.records[record].requestSentAt = environment.clock.now()
+                publish(&state, .sent, attempt: state.records[record].number)
+                return
+            }
             guard state.isCurrent(task: task) else { return }
             state.record.requestSentAt = environment.clock.now()
             publish(&state, .sent)
@@ -24,31 +32,41 @@ extension RequestOperation {
     }
 
     public func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition {
-        let invalidTask = state.withLock { state -> TransportTask? in
-            guard state.isCurrent(task: task) else { return nil }
+        let (invalidTask, hedges) = state.withLock { state -> (TransportTask?, Teardown?) in
             let now = environment.clock.now()
-            // Every response starts a new body: on Linux an authentication challenge
-            // delivers the 401 response before the real one.
-            state.answer.body = Data()
-            state.current.invalid = nil
-            guard let http = response as? HTTPURLResponse else { return nil }
-            state.answer.response = http
-            state.record.responseAt = now
-            state.record.status = http.statusCode
-            state.record.bytes = 0
-            let expected = response.expectedContentLength >= 0 ? Int(response.expectedContentLength) : nil
-            publish(&state, .response(status: http.statusCode, headers: http.headerDictionary, expectedBytes: expected))
-            guard let failure = options.validator.validate(http) else { return nil }
-            state.current.invalid = failure
-            publish(&state, .validationFailed(reason: failure.summary))
-            guard options.cancelOnInvalidResponse else { return nil }
-            state.current.cancelledAsInvalid = true
-            return state.current.task
+            // The first response wins: a hedge that answers first leads from now on, and the
+            // copies still racing are cancelled.
+            let hedges = state.result == nil ? settleHedges(&state, answeredBy: task, at: now) : nil
+            guard state.isCurrent(task: task) else { return (nil, hedges) }
+            return (validate(&state, response, at: now), hedges)
         }
+        if let hedges { tearDown(hedges) }
         // The `.cancel` disposition is ignored on Linux (the body is read to the end),
         // so the task is cancelled outright.
         if let invalidTask { environment.transport.cancel(invalidTask) }
         return .allow
+    }
+
+    /// Takes in a response of the lead task; returns the task to cancel when it fails
+    /// validation and the options say to stop there.
+    private func validate(_ state: inout State, _ response: URLResponse, at now: TimeInterval) -> TransportTask? {
+        // Every response starts a new body: on Linux an authentication challenge
+        // delivers the 401 response before the real one.
+        state.answer.body = Data()
+        state.current.invalid = nil
+        guard let http = response as? HTTPURLResponse else { return nil }
+        state.answer.response = http
+        state.record.responseAt = now
+        state.record.status = http.statusCode
+        state.record.bytes = 0
+        let expected = response.expectedContentLength >= 0 ? Int(response.expectedContentLength) : nil
+        publish(&state, .response(status: http.statusCode, headers: http.headerDictionary, expectedBytes: expected))
+        guard let failure = options.validator.validate(http) else { return nil }
+        state.current.invalid = failure
+        publish(&state, .validationFailed(reason: failure.summary))
+        guard options.cancelOnInvalidResponse else { return nil }
+        state.current.cancelledAsInvalid = true
+        return state.current.task
     }
 
     public func task(_ task: Int, didReceive data: Data) {
@@ -77,8 +95,19 @@ extension RequestOperation {
 
     public func task(_ task: Int, didCompleteWithError error: Error?) {
         let current = state.withLock { state -> (UInt64, AttemptFailure?, TransportError?)? in
+            if let racer = state.racer(task) {
+                // A hedge that failed before any response: the others race on.
+                let (failure, reported) = Self.judge(AttemptState(), answered: false, error: error)
+                hedgeFailed(&state, racer: racer, failure: failure, reported: reported)
+                return nil
+            }
             guard state.isCurrent(task: task) else { return nil }
             let (failure, reported) = Self.judge(state.current, answered: state.answer.response != nil, error: error)
+            if failure != nil, state.answer.response == nil, !state.current.timedOut, !state.current.racers.isEmpty {
+                // The lead failed before any response while hedges race it: one of them leads now.
+                leadFailedWhileHedged(&state, failure: failure, reported: reported)
+                return nil
+            }
             state.current.task = nil
             state.record.endedAt = environment.clock.now()
             publish(&state, .taskCompleted(error: reported))

@@ -192,16 +192,21 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
     /// Ends the current attempt's own part under the lock (its timer, task and slot) and
     /// records how it ended; the rest of the operation goes on. What to undo is returned.
     func closeAttempt(_ state: inout State, failure: AttemptFailure?, at now: TimeInterval) -> Teardown {
-        let teardown = Teardown(closing: state.current)
+        let lead = state.current.leadRecord ?? state.records.count - 1
+        let racers = closeRacers(&state, at: now, error: .hedgeEnded(with: state.records[lead].number))
+        var teardown = Teardown(closing: state.current)
+        teardown.racers += racers
         state.current = AttemptState()
-        state.record.endedAt = state.record.endedAt ?? now
-        state.record.failure = failure
+        state.records[lead].endedAt = state.records[lead].endedAt ?? now
+        state.records[lead].failure = failure
         return teardown
     }
 
     func endLocked(_ state: inout State, outcome: RequestOutcome, error: RequestError.Reason?, reason: String?,
                    cancelledBy: String?) -> Teardown {
         let now = environment.clock.now()
+        // The attempt that decided the end: with hedges, the one that answered first.
+        let deciding = state.leadAttempt
         var teardown = Teardown(closing: state.current)
         teardown.merge(Teardown(timers: [state.retryTimer, state.deadlineTimer], observation: state.observation))
         teardown.waiting = state.waiting
@@ -210,8 +215,9 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
         state.retryTimer = nil
         state.deadlineTimer = nil
         state.observation = nil
-        if let last = state.records.indices.last, state.records[last].endedAt == nil, state.records[last].startedAt != nil {
-            state.records[last].endedAt = now
+        // The attempt under way, and any hedges racing it.
+        for index in state.records.indices where state.records[index].endedAt == nil && state.records[index].startedAt != nil {
+            state.records[index].endedAt = now
         }
 
         let status = state.answer.response?.statusCode
@@ -221,8 +227,8 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
                                    data: state.answer.body, error: error, attempts: state.records, duration: duration)
         state.result = result
         state.phase = .finished(outcome)
-        if let cancelledBy { publish(&state, .cancelled(by: cancelledBy)) }
-        publish(&state, .finished(outcome: outcome, status: status, attempts: attempts, duration: duration, reason: reason))
+        if let cancelledBy { publish(&state, .cancelled(by: cancelledBy), attempt: deciding) }
+        publish(&state, .finished(outcome: outcome, status: status, attempts: attempts, duration: duration, reason: reason), attempt: deciding)
         teardown.result = result
         return teardown
     }
@@ -240,7 +246,9 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
         if state.withLock({ $0.startedAt != nil }) { finish() }
     }
 
+    /// Publishes `payload` as the operation's, by default for the attempt under way (its
+    /// lead when hedges race it).
     func publish(_ state: inout State, _ payload: RequestEvent.Payload, attempt: Int? = nil) {
-        environment.events.publish(operation: id, attempt: attempt ?? state.attempt, payload)
+        environment.events.publish(operation: id, attempt: attempt ?? state.leadAttempt, payload)
     }
 }
