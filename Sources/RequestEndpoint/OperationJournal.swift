@@ -10,7 +10,9 @@ struct OperationJournal {
     private var order: [String] = []
     private var finished: [String] = []
     private var finishedHead = 0
-    /// The last host-level event (`op` empty: a circuit breaker's change) of each host.
+    /// The last host-level event (`op` empty) of each kind for each host: its breaker's state,
+    /// its rate-limit pause, its retry budget. One slot per kind, so a pause does not hide
+    /// an open breaker from a monitor that attaches later.
     private var hostEvents: [String: RequestEvent] = [:]
 
     init(finishedLimit: Int = 1000) {
@@ -22,7 +24,10 @@ struct OperationJournal {
     mutating func apply(_ batch: [RequestEvent]) {
         for event in batch {
             if event.operationID.isEmpty {
-                if let host = event.payload.host { hostEvents[host] = event }
+                if let host = event.payload.host {
+                    let kind = event.payload.name.hasPrefix("circuit") ? "circuit" : event.payload.name
+                    hostEvents["\(kind) \(host)"] = event
+                }
                 continue
             }
             if events[event.operationID] == nil { order.append(event.operationID) }

@@ -71,6 +71,8 @@ public final class RequestLogger: Sendable {
             logger.info("circuit half-open", metadata: ["host": "\(host)"])
         case .circuitClosed(let host, let reason):
             logger.info("circuit closed", metadata: ["host": "\(host)", "reason": "\(reason)"])
+        case .retryBudget(let host, let left):
+            logger.debug("retry budget", metadata: ["host": "\(host)", "left": "\(left)"])
         case .rateLimited(let host, _, let reason):
             logger.info("host asked to slow down", metadata: ["host": "\(host)", "reason": "\(reason)"])
         case .circuitWaiting(let host):

@@ -305,4 +305,22 @@ final class OperationJournalTests: XCTestCase {
         XCTAssertEqual(journal.snapshot.operations, 3)
         XCTAssertEqual(journal.liveCount, 1)
     }
+
+    /// Before: one slot per host, so a rate-limit pause or a budget note after a breaker
+    /// opened hid the open breaker from a monitor that attached later.
+    func testALateMonitorSeesEachHostsLatestBreakerPauseAndBudget() {
+        var journal = OperationJournal()
+        journal.apply([
+            event(1, "", .circuitOpened(host: "a:80", reason: "r", until: 9), attempt: 0),
+            event(2, "", .rateLimited(host: "a:80", until: 20, reason: "429 with Retry-After: 18"), attempt: 0),
+            event(3, "", .retryBudget(host: "a:80", left: 4), attempt: 0),
+            event(4, "", .retryBudget(host: "a:80", left: 3), attempt: 0),
+            event(5, "", .circuitHalfOpen(host: "a:80"), attempt: 0),
+        ])
+        XCTAssertEqual(journal.snapshot.events.map(\.payload), [
+            .rateLimited(host: "a:80", until: 20, reason: "429 with Retry-After: 18"),
+            .retryBudget(host: "a:80", left: 3),
+            .circuitHalfOpen(host: "a:80"),
+        ])
+    }
 }

@@ -48,11 +48,11 @@ final class HostsViewTests: XCTestCase {
         let grid = MonitorView(model: model, state: state, visible: [], theme: Theme(), now: 10).render(width: 120, height: 20)
         let lines = grid.text.split(separator: "\n").map(String.init)
         let title = lines.first { $0.contains("HOST") } ?? ""
-        for column in ["IN FLIGHT", "WAITING", "BREAKER", "PAUSED", "OPS", "RETRIES", "REFUSED", "FAILED", "FAIL %", "P50", "P95"] {
+        for column in ["IN FLIGHT", "WAITING", "BREAKER", "PAUSED", "OPS", "RETRIES", "BUDGET", "REFUSED", "FAILED", "FAIL %", "P50", "P95"] {
             XCTAssert(title.contains(column), "\(column) in \(title)")
         }
         let legacy = lines.first { $0.contains("legacy.test") } ?? ""
-        XCTAssertEqual(legacy.split(separator: " ").map(String.init), ["legacy.test", "0", "0", "closed", "-", "3", "1", "3", "0", "3", "100%", "0.6s", "1.0s"], grid.text)
+        XCTAssertEqual(legacy.split(separator: " ").map(String.init), ["legacy.test", "0", "0", "closed", "-", "3", "1", "-", "3", "0", "3", "100%", "0.6s", "1.0s"], grid.text)
         XCTAssert(grid.text.contains("Esc Back") || grid.text.contains("EscBack"), grid.text)
         _ = MonitorUpdate.update(&state, .back, context)
         XCTAssertEqual(state.screen, .table, "Esc goes back to the table")
@@ -81,10 +81,17 @@ final class HostsViewTests: XCTestCase {
         XCTAssertEqual(label("legacy.test", at: 11.1), "half-open")
         host(11.3, .circuitClosed(host: "legacy.test:80", reason: "the probe succeeded"))
         XCTAssertEqual(label("legacy.test", at: 12), "closed")
+        host(12, .retryBudget(host: "legacy.test:80", left: 7))
+        XCTAssertEqual(HostSummary.compute(model).first { $0.host.hasPrefix("legacy.test") }?.budgetLeft, 7)
         var state = MonitorState()
         state.screen = .hosts
         let grid = MonitorView(model: model, state: state, visible: [], theme: Theme(), now: 12).render(width: 120, height: 20)
         XCTAssert(grid.text.contains("isolated"), grid.text)
+        let header = grid.text.split(separator: "\n").first { $0.contains("BREAKER") } ?? ""
+        XCTAssert(header.contains("BUDGET"), grid.text)
+        let budgetColumn = header.range(of: "BUDGET")!.upperBound
+        let legacy = grid.text.split(separator: "\n").first { $0.contains("legacy.test") } ?? ""
+        XCTAssertEqual(legacy[legacy.index(legacy.startIndex, offsetBy: header.distance(from: header.startIndex, to: budgetColumn) - 1)], "7", grid.text)
     }
 
     /// The running tallies against a recount of the rows, over a random session (hosts that

@@ -69,5 +69,13 @@ final class RetryBudgetTests: XCTestCase {
         XCTAssertEqual(first.result?.outcome, .failure)
         XCTAssertEqual(first.result?.error.map { "\($0)" }, "status 503; retry budget for \(host) exhausted: 20 % of requests in 10s, plus 10 a second")
         XCTAssert(capped.ops.allSatisfy { $0.result?.outcome == .failure })
+        // Each retry asked tells what the host's budget still allows (host-level, for the Hosts view).
+        let lefts = capped.recorder.all.compactMap { event -> Int? in
+            if case .retryBudget(host, let left) = event.payload, event.operationID.isEmpty { left } else { nil }
+        }
+        XCTAssertEqual(lefts.count, capped.ops.filter { $0.result?.attempts.count ?? 0 > 1 }.count + denied.count
+                       + capped.ops.map { max(0, ($0.result?.attempts.count ?? 1) - 2) }.reduce(0, +), "one per retry asked")
+        XCTAssertEqual(lefts.last, 0, "spent")
+        XCTAssertTrue(unbounded.recorder.all.allSatisfy { $0.payload.name != "retryBudget" }, "no budget, no budget events")
     }
 }

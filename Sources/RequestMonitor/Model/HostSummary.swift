@@ -24,6 +24,8 @@ public struct HostSummary: Sendable, Equatable {
     public var circuit: CircuitMark?
     /// Until when (session time) the host asked every client to pause.
     public var pausedUntil: TimeInterval?
+    /// Retries the host's retry budget allowed at its latest retry (nil before any).
+    public var budgetLeft: Int?
     /// The key the breaker knows the host by (`host:port`), for isolate and close.
     public var circuitHost: String?
 
@@ -42,6 +44,7 @@ public struct HostSummary: Sendable, Equatable {
             summary.circuitHost = tally.key
             if let key = tally.key {
                 summary.pausedUntil = model.rateLimitedUntil[key]
+                summary.budgetLeft = model.retryBudgetLeft[key]
                 summary.circuit = unmatched.removeValue(forKey: key) ?? model.circuits[key]
             }
             summary.operations = tally.operations

@@ -211,7 +211,7 @@ public struct OperationRow: Sendable, Equatable {
             updateAttempt(number: event.attempt - 1) {
                 $0.decision = ($0.decision ?? "") + String(format: "; held %.1fs: %@ asked every client to slow down", max(0, until - t), host)
             }
-        case .circuitOpened, .circuitHalfOpen, .circuitClosed, .rateLimited:
+        case .circuitOpened, .circuitHalfOpen, .circuitClosed, .rateLimited, .retryBudget:
             break
         case .reactorStarted(let name, _), .reactorWaiting(let name):
             closeSegment(at: t)

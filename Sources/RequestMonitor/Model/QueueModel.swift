@@ -19,6 +19,8 @@ public struct QueueModel: Sendable {
     public private(set) var circuits: [String: CircuitMark] = [:]
     /// Until when (session time) each host asked every client to pause (`rateLimited`).
     public private(set) var rateLimitedUntil: [String: TimeInterval] = [:]
+    /// Retries each host's retry budget allowed at its latest retry (`retryBudget`).
+    public private(set) var retryBudgetLeft: [String: Int] = [:]
     /// The latest event time seen.
     public private(set) var latest: TimeInterval = 0
     public private(set) var eventCount = 0
@@ -62,6 +64,9 @@ public struct QueueModel: Sendable {
         if event.operationID.isEmpty {
             if case .rateLimited(let host, let until, _) = event.payload {
                 rateLimitedUntil[host] = until
+            }
+            if case .retryBudget(let host, let left) = event.payload {
+                retryBudgetLeft[host] = left
             }
             if let (host, mark) = CircuitMark.from(event) {
                 circuits[host] = mark

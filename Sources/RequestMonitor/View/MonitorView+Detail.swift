@@ -125,6 +125,7 @@ extension MonitorView {
         case .circuitWaiting(let host): "waits for the circuit breaker of \(host)"
         case .rateLimitWaiting(let host, let until): String(format: "waits until t=%.1fs: %@ asked to slow down", until, host)
         case .rateLimited(let host, let until, let reason): String(format: "%@ paused until t=%.1fs: %@", host, until, reason)
+        case .retryBudget(let host, let left): "retry budget of \(host): \(left) left"
         case .circuitOpened(let host, let reason, _): "circuit of \(host) opened: \(reason)"
         case .circuitHalfOpen(let host): "circuit of \(host) half-open: one probe may go through"
         case .circuitClosed(let host, let reason): "circuit of \(host) closed: \(reason)"

@@ -16,6 +16,7 @@ extension MonitorView {
         HostColumn(title: "PAUSED", width: 6) { s, now in s.pausedUntil.flatMap { $0 > now ? Format.seconds($0 - now) : nil } ?? "-" },
         HostColumn(title: "OPS", width: 7) { s, _ in "\(s.operations)" },
         HostColumn(title: "RETRIES", width: 7) { s, _ in "\(s.retries)" },
+        HostColumn(title: "BUDGET", width: 6) { s, _ in s.budgetLeft.map(String.init) ?? "-" },
         HostColumn(title: "REFUSED", width: 7) { s, _ in "\(s.denied)" },
         HostColumn(title: "OK", width: 7) { s, _ in "\(s.succeeded)" },
         HostColumn(title: "FAILED", width: 7) { s, _ in "\(s.failed)" },

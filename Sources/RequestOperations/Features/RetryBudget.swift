@@ -19,6 +19,14 @@ public protocol RetryBudget: Sendable {
     /// The retry policy wants to retry on `host`: `nil` if the budget allows it (and the
     /// retry is counted), else why not, for the operation's result and its events.
     func spendRetry(on host: String) -> String?
+
+    /// Retries `host` may still be sent in the budget's window now; nil if the budget
+    /// cannot tell. Published after each retry as `retryBudget` for the Hosts view.
+    func retriesLeft(on host: String) -> Int?
+}
+
+extension RetryBudget {
+    public func retriesLeft(on host: String) -> Int? { nil }
 }
 
 /// Retries to a host may be at most `percent` of its requests over the last `window`
@@ -134,6 +142,10 @@ public final class RatioRetryBudget: RetryBudget {
         let totals = ledgers.withLock { $0[host]?.totals(at: index) } ?? (requests: 0, retries: 0)
         let left = max(0, Int(allowance(requests: totals.requests).rounded(.down)) - totals.retries)
         return Balance(requests: totals.requests, retries: totals.retries, left: left)
+    }
+
+    public func retriesLeft(on host: String) -> Int? {
+        balance(for: host).left
     }
 
     /// Hosts with nothing in the window are dropped (a process that talks to many hosts

@@ -89,6 +89,10 @@ extension RequestEvent.Payload {
             w.string("host", host)
             w.double("until", until)
             return "rateLimitWaiting"
+        case .retryBudget(let host, let left):
+            w.string("host", host)
+            w.int("left", left)
+            return "retryBudget"
         case .rateLimited(let host, let until, let reason):
             w.string("host", host)
             w.double("until", until)
@@ -172,6 +176,7 @@ extension RequestEvent.Payload {
         case "circuitHalfOpen": self = .circuitHalfOpen(host: try r.string("host"))
         case "circuitClosed": self = .circuitClosed(host: try r.string("host"), reason: r.optionalString("reason") ?? "")
         case "rateLimitWaiting": self = .rateLimitWaiting(host: try r.string("host"), until: try r.double("until"))
+        case "retryBudget": self = .retryBudget(host: try r.string("host"), left: try r.int("left"))
         case "rateLimited": self = .rateLimited(host: try r.string("host"), until: try r.double("until"), reason: r.optionalString("reason") ?? "")
         case "earlyRetry": self = .earlyRetry(trigger: try r.string("trigger"), delay: r.optionalDouble("delay") ?? 0)
         case "intercepted": self = .intercepted(by: try r.string("by"), command: try r.string("command"))

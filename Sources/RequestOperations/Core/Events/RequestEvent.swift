@@ -89,6 +89,10 @@ public struct RequestEvent: Sendable, Equatable {
         /// `rateLimited`: `host`, `until`, `reason` (the header that asked). Host-level (`op`
         /// empty): the host asked for a pause, or a longer one.
         case rateLimited(host: String, until: TimeInterval, reason: String)
+        /// `retryBudget`: `host`, `left` (retries the host's retry budget still allows in its
+        /// window, just after a retry or hedge spent one or was refused). Host-level (`op`
+        /// empty), for the Hosts view's BUDGET column.
+        case retryBudget(host: String, left: Int)
         /// `earlyRetry`: `trigger` (`manual`, `probe`, `host-success:<op>`), `delay` until the attempt.
         case earlyRetry(trigger: String, delay: TimeInterval)
         /// `intercepted`: `by` (the interceptor's name), `command` (`execute`, `hold`,
@@ -126,7 +130,7 @@ extension RequestEvent.Payload {
     public var host: String? {
         switch self {
         case .circuitOpened(let host, _, _), .circuitHalfOpen(let host), .circuitClosed(let host, _), .circuitWaiting(let host),
-             .rateLimitWaiting(let host, _), .rateLimited(let host, _, _): host
+             .rateLimitWaiting(let host, _), .rateLimited(let host, _, _), .retryBudget(let host, _): host
         default: nil
         }
     }

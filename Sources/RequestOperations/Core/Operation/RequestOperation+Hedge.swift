@@ -33,7 +33,11 @@ extension RequestOperation {
             if let limits = environment.rateLimits, limits.waitUntil(host) != nil { return }
             // A hedge is one more request to a host that may be slow because it is
             // overloaded: it is paid for like a retry.
-            if let budget = environment.retryBudget, budget.spendRetry(on: host) != nil { return }
+            if let budget = environment.retryBudget {
+                let refusal = budget.spendRetry(on: host)
+                publishBudget(budget, host: host)
+                if refusal != nil { return }
+            }
         }
         let transport = environment.transport, clock = environment.clock
         let task = transport.makeTask(for: request, handler: self)

@@ -83,11 +83,14 @@ extension RequestOperation {
             var decision = retryable ? decide(after: failure, state: state, now: now)
                 : .stop(reason: "\(failure.summary); not retried: the request itself cannot be sent")
             var error = state.attempt > 1 ? RequestError.Reason.retriesExhausted(attempts: state.attempt, last: RequestError.Reason(failure)) : RequestError.Reason(failure)
-            if case .retry = decision, let budget = environment.retryBudget, let budgetHost,
-               let refusal = budget.spendRetry(on: budgetHost) {
-                publish(&state, .retryDenied(reason: refusal), attempt: failed)
-                decision = .stop(reason: "\(failure.summary); \(refusal)")
-                error = .retryDenied(budget: refusal, last: RequestError.Reason(failure))
+            if case .retry = decision, let budget = environment.retryBudget, let budgetHost {
+                let refusal = budget.spendRetry(on: budgetHost)
+                publishBudget(budget, host: budgetHost)
+                if let refusal {
+                    publish(&state, .retryDenied(reason: refusal), attempt: failed)
+                    decision = .stop(reason: "\(failure.summary); \(refusal)")
+                    error = .retryDenied(budget: refusal, last: RequestError.Reason(failure))
+                }
             }
             state.records[failedRecord].decision = decision.reason
             guard case .retry(let delay, let reason, let fromServer) = decision else {
@@ -104,6 +107,13 @@ extension RequestOperation {
         guard let (teardown, retry) = outcome else { return }
         tearDown(teardown)
         if let retry { scheduleRetry(retry, token: token) }
+    }
+
+    /// What the host's retry budget still allows, as a host-level event (the Hosts view's
+    /// BUDGET column), after a retry or a hedge asked it.
+    func publishBudget(_ budget: RetryBudget, host: String) {
+        guard let left = budget.retriesLeft(on: host) else { return }
+        environment.events.publish(operation: "", attempt: 0, .retryBudget(host: host, left: left))
     }
 
     /// The retry policy's word on `failure`, held to the operation's deadline.
