@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "RequestArchive", targets: ["RequestArchive"]),
         .library(name: "RequestEndpoint", targets: ["RequestEndpoint"]),
         .library(name: "RequestLogging", targets: ["RequestLogging"]),
+        .library(name: "RequestTracing", targets: ["RequestTracing"]),
         .library(name: "RequestTransportNIO", targets: ["RequestTransportNIO"]),
         .executable(name: "reqtop", targets: ["reqtop"]),
         // The parsers as fuzz targets, for scripts/fuzz (libFuzzer) and the tests.
@@ -27,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
     ],
     targets: [
         .target(name: "RequestOperations"),
@@ -51,6 +53,8 @@ let package = Package(
         ]),
         // swift-log for programs that embed the engine; the engine itself stays Foundation-only.
         .target(name: "RequestLogging", dependencies: ["RequestOperations", "RequestEventFormat", .product(name: "Logging", package: "swift-log")]),
+        // Spans per attempt on swift-distributed-tracing (the API only: the program picks the backend).
+        .target(name: "RequestTracing", dependencies: ["RequestOperations", "RequestEventFormat", .product(name: "Tracing", package: "swift-distributed-tracing")]),
         .target(
             name: "FaultServer",
             dependencies: [
@@ -105,6 +109,9 @@ let package = Package(
         ),
         .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "RequestEventFormat", "RequestMonitor", "RequestArchive", "RequestEndpoint", "FaultServer"]),
         .testTarget(name: "RequestLoggingTests", dependencies: ["RequestLogging", "RequestOperations", "FaultServer", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "RequestTracingTests", dependencies: ["RequestTracing", "RequestOperations", "FaultServer",
+                                                                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                                                                .product(name: "InMemoryTracing", package: "swift-distributed-tracing")]),
         .testTarget(name: "RequestEndpointTests", dependencies: ["RequestEndpoint", "RequestEventFormat", "RequestOperations", "FaultServer"]),
     ],
     swiftLanguageModes: [.v6]

@@ -58,8 +58,11 @@ public enum HARExport {
             }
         }
         var sorted = entries.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
+        // Both are in time order: one walk (a retry budget event follows every retry, so a
+        // search per event would be quadratic in a long session).
+        var index = 0
         for event in hostEvents where !sorted.isEmpty {
-            let index = sorted.lastIndex { $0.start <= event.time } ?? 0
+            while index + 1 < sorted.count, sorted[index + 1].start <= event.time { index += 1 }
             var reqtop = sorted[index].entry["_reqtop"] as? [String: Any] ?? [:]
             reqtop["events"] = (reqtop["events"] as? [Any] ?? []) + [eventObject(event)]
             sorted[index].entry["_reqtop"] = reqtop

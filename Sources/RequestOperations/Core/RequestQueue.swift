@@ -22,12 +22,16 @@ public struct RequestEnvironment: Sendable {
     public let circuitBreaker: CircuitBreaker?
     /// Makes a host's "slow down" hold every request to it; `nil`: only the one answered waits.
     public let rateLimits: RateLimitPushback?
+    /// Told of each operation made and each request sent (tracing); none by default.
+    public let instruments: [RequestInstrument]
 
     public var clock: RequestClock { events.clock }
 
     public init(session: SharedSession = .shared, transport: RequestTransport? = nil, events: EventHub = EventHub(),
                 gate: ConcurrencyGate? = nil, recovery: HostRecoveryCenter? = nil, random: RandomSource = SystemRandomSource(),
-                retryBudget: RetryBudget? = nil, circuitBreaker: CircuitBreaker? = nil, rateLimits: RateLimitPushback? = nil) {
+                retryBudget: RetryBudget? = nil, circuitBreaker: CircuitBreaker? = nil, rateLimits: RateLimitPushback? = nil,
+                instruments: [RequestInstrument] = []) {
+        self.instruments = instruments
         self.session = session
         self.rateLimits = rateLimits
         self.retryBudget = retryBudget
@@ -77,11 +81,14 @@ public final class RequestQueue: Sendable {
     ///     answer, for 5 s doubling to 60 s, then one probe); `nil` turns breakers off.
     ///   - rateLimits: a host's `Retry-After` (429/503) and rate-limit headers hold every
     ///     request to it, by default (``HostRateLimits``, pauses up to `maxPause`); `nil`: off.
+    ///   - instruments: told of each operation made and each request sent, and given the
+    ///     queue's events (``RequestInstrument``: a tracer); none by default.
     public init(maxConcurrentRequests: Int = 6, maxConcurrentRequestsPerHost: Int? = nil, session: SharedSession = .shared,
                 transport: RequestTransport? = nil, clock: RequestClock = SystemClock(),
                 random: RandomSource = SystemRandomSource(), earlyRetry: HostRecoveryCenter.Options? = .init(),
                 probe: HostProbe = TCPConnectProbe(), retryBudget: RatioRetryBudget.Options? = .init(),
-                circuitBreaker: HostCircuitBreaker.Options? = .init(), rateLimits: Bool = true) {
+                circuitBreaker: HostCircuitBreaker.Options? = .init(), rateLimits: Bool = true,
+                instruments: [RequestInstrument] = []) {
         let events = EventHub(clock: clock)
         environment = RequestEnvironment(
             session: session,
@@ -93,7 +100,9 @@ public final class RequestQueue: Sendable {
             random: random,
             retryBudget: retryBudget.map { RatioRetryBudget(options: $0, clock: clock) },
             circuitBreaker: circuitBreaker.map { HostCircuitBreaker(options: $0, clock: clock, events: events) },
-            rateLimits: rateLimits ? HostRateLimits(clock: clock, events: events) : nil)
+            rateLimits: rateLimits ? HostRateLimits(clock: clock, events: events) : nil,
+            instruments: instruments)
+        instruments.forEach { $0.attach(to: events) }
         operationQueue = OperationQueue()
         operationQueue.name = "reqtop.requests"
     }

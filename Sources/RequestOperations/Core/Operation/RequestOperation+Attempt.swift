@@ -167,13 +167,13 @@ extension RequestOperation {
         // An operation's first attempt is a request the host's retry budget grows by.
         if first, let budget = environment.retryBudget, let host { budget.requestSent(to: host.description) }
         guard let preparer = options.preparer else {
-            send(request, token: token)
+            send(request, token: token, attempt: attempt)
             return
         }
         let work = Task { [self] in
             do {
                 let prepared = try await preparer.prepare(request, attempt: attempt)
-                send(prepared, token: token)
+                send(prepared, token: token, attempt: attempt)
             } catch {
                 attemptFailed(.preparation("\(error)"), token: token, taskError: nil)
             }
@@ -183,12 +183,13 @@ extension RequestOperation {
 
     /// The seam: hands the prepared request to the transport. Its callbacks arrive in
     /// RequestOperation+TransportCallbacks.swift.
-    private func send(_ prepared: URLRequest, token: UInt64) {
+    private func send(_ request: URLRequest, token: UInt64, attempt: Int) {
         // Never hand the transport a header it would drop without a word.
-        if let problem = HTTPFieldCheck.problem(in: prepared) {
+        if let problem = HTTPFieldCheck.problem(in: request) {
             attemptFailed(.preparation("not sent: \(problem)"), token: token, taskError: nil, retryable: false)
             return
         }
+        let prepared = instrumented(request, attempt: attempt)
         let transport = environment.transport
         let task = transport.makeTask(for: prepared, handler: self)
         let started = withCurrent(token) { state in
@@ -210,6 +211,11 @@ extension RequestOperation {
             armHedge(&state, token: token, request: prepared)
         }
         if !started { transport.discard(task) }
+    }
+
+    /// The request as the instruments make it (a trace's `traceparent`), for attempt `attempt`.
+    func instrumented(_ request: URLRequest, attempt: Int) -> URLRequest {
+        environment.instruments.reduce(request) { $1.willSend($0, operation: id, attempt: attempt) }
     }
 
     private func attemptTimedOut(token: UInt64) {

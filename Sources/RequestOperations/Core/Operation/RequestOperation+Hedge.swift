@@ -22,12 +22,12 @@ extension RequestOperation {
     /// reached, or the retry budget says no.
     private func hedgeDue(_ token: UInt64) {
         guard let policy = options.hedge else { return }
-        let wanted = ifCurrent(token) { state -> (URLRequest, String?)? in
+        let wanted = ifCurrent(token) { state -> (URLRequest, String?, Int)? in
             state.current.hedgeTimer = nil
             guard hedgeWanted(state, policy: policy), let sent = state.sent else { return nil }
-            return (sent, state.current.host ?? HostKey(url: sent.url)?.description)
+            return (sent, state.current.host ?? HostKey(url: sent.url)?.description, state.attempt + 1)
         }
-        guard let (request, host) = wanted else { return }
+        guard let (sent, host, number) = wanted else { return }
         if let host {
             if let breaker = environment.circuitBreaker, !breaker.isClosed(host) { return }
             if let limits = environment.rateLimits, limits.waitUntil(host) != nil { return }
@@ -40,9 +40,11 @@ extension RequestOperation {
             }
         }
         let transport = environment.transport, clock = environment.clock
+        // The copy is an attempt of its own to the instruments too (a span, its traceparent).
+        let request = instrumented(sent, attempt: number)
         let task = transport.makeTask(for: request, handler: self)
-        let sent = ifCurrent(token) { state -> Bool? in
-            guard hedgeWanted(state, policy: policy) else { return nil }
+        let resumed = ifCurrent(token) { state -> Bool? in
+            guard hedgeWanted(state, policy: policy), state.attempt + 1 == number else { return nil }
             let now = clock.now()
             let lead = state.current.leadRecord ?? state.records.count - 1
             state.current.leadRecord = lead
@@ -62,7 +64,7 @@ extension RequestOperation {
             transport.resume(task)
             return true
         }
-        if sent == nil { transport.discard(task) }
+        if resumed == nil { transport.discard(task) }
     }
 
     /// The attempt is still waiting for its first response and has room for another copy.

@@ -66,6 +66,7 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
                                            headers: request.allHTTPHeaderFields ?? [:], maxAttempts: options.retryPolicy.attemptLimit,
                                            body: RecordedBody(of: request, limit: environment.events.bodyLimit),
                                            options: RecordedOptions(options)))
+        environment.instruments.forEach { $0.operationCreated(self.id, request: request) }
     }
 
     // MARK: - What callers can read

@@ -1,0 +1,49 @@
+import Foundation
+import RequestOperations
+
+/// The OpenTelemetry HTTP client semantic conventions (stable, v1.26+) as reqtop fills them:
+/// the names, and how a method, a URL and a failure become values of low cardinality.
+enum HTTPClientSpanAttributes {
+    static let method = "http.request.method"
+    static let methodOriginal = "http.request.method_original"
+    static let serverAddress = "server.address"
+    static let serverPort = "server.port"
+    static let urlFull = "url.full"
+    static let statusCode = "http.response.status_code"
+    static let errorType = "error.type"
+    static let resendCount = "http.request.resend_count"
+
+    /// The methods the conventions know; any other is `_OTHER` with the original beside it.
+    static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "QUERY"]
+
+    /// `(method, original)`: the method as the conventions want it, and the original when
+    /// it is not one they know.
+    static func method(_ raw: String) -> (String, String?) {
+        knownMethods.contains(raw) ? (raw, nil) : ("_OTHER", raw)
+    }
+
+    /// Host and port of `url`, the port written even when it is the scheme's default.
+    static func server(_ url: URL?) -> (String, Int)? {
+        guard let url, let host = url.host else { return nil }
+        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        return (host, port)
+    }
+
+    /// `error.type` for a transport error: a short name per `URLError` code (the conventions
+    /// ask for a low-cardinality value, never a message).
+    static func errorType(_ error: TransportError) -> String {
+        switch URLError.Code(rawValue: error.code) {
+        case .timedOut: "timeout"
+        case .cannotConnectToHost: "connection_refused"
+        case .networkConnectionLost: "connection_lost"
+        case .cannotFindHost, .dnsLookupFailed: "host_not_found"
+        case .badServerResponse: "bad_server_response"
+        case .secureConnectionFailed: "tls_failure"
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
+            "tls_certificate"
+        case .notConnectedToInternet: "not_connected"
+        case .badURL, .unsupportedURL: "bad_url"
+        default: "_OTHER"
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import RequestEventFormat
+import RequestOperations
+import Synchronization
+import Tracing
+
+/// OpenTelemetry-style traces of a request queue: one `CLIENT` span per attempt (retries,
+/// reactor requeues and hedged copies each get their own), named by the method and carrying
+/// the HTTP client semantic conventions (`http.request.method`, `server.address`,
+/// `server.port`, `url.full` redacted as recordings are, `http.response.status_code`,
+/// `error.type`, `http.request.resend_count` from the second attempt on).
+///
+/// The attempts of one operation are siblings under the context that was current when the
+/// operation was made (a server handler's span, say): the tracer reads the task-local
+/// `ServiceContext` in ``operationCreated(_:request:)``. Each attempt's request carries the
+/// span's context in the tracer's propagation format (`traceparent` with swift-otel), so the
+/// upstream's spans join the trace. What happens between attempts — a backoff and its reason,
+/// an early retry, a hold by a batch, a breaker or a rate limit, a reactor run — is a span
+/// event, so a trace tells the retry story. A cancelled attempt is not an error.
+///
+/// ```swift
+/// let queue = RequestQueue(instruments: [RequestTracer()])   // InstrumentationSystem.tracer
+/// ```
+///
+/// Spans start on the request's path (they must, to be injected) and end from the queue's
+/// events, at the times the events carry.
+public final class RequestTracer: RequestInstrument {
+    let tracer: any Tracer
+    let redactor: Redactor
+    let state = Mutex(State())
+    private let subscriptions = Mutex<[EventSubscription]>([])
+
+    struct State {
+        /// The caller's context when each operation was made.
+        var contexts: [String: ServiceContext] = [:]
+        /// Spans not ended yet, by operation and attempt.
+        var spans: [String: [Int: OpenSpan]] = [:]
+        /// What happened to an operation between attempts, for its next attempt's span.
+        var pending: [String: [SpanEvent]] = [:]
+        /// Wall-clock seconds at the session's `t` = 0.
+        var origin: TimeInterval?
+    }
+
+    struct OpenSpan {
+        let span: any Span
+        /// The attempt's task completed (`t`): the span ends with the decision that follows.
+        var completedAt: TimeInterval?
+        /// The response's status (spans need not give their attributes back).
+        var status: Int?
+    }
+
+    /// - Parameters:
+    ///   - tracer: the tracer spans are made with; the bootstrapped one by default (a no-op
+    ///     until a program bootstraps one, so nothing is paid then).
+    ///   - redactor: the rules `url.full` is redacted by (userinfo, secret query values).
+    public init(tracer: any Tracer = InstrumentationSystem.tracer, redactor: Redactor = Redactor()) {
+        self.tracer = tracer
+        self.redactor = redactor
+    }
+
+    public func attach(to events: EventHub) {
+        let origin = events.startedAt.timeIntervalSince1970
+        state.withLock { $0.origin = origin }
+        let subscription = events.subscribe(label: "reqtop.tracing") { [self] batch in
+            state.withLock { state in batch.forEach { apply($0, to: &state) } }
+        }
+        subscriptions.withLock { $0.append(subscription) }
+    }
+
+    public func operationCreated(_ id: String, request: URLRequest) {
+        guard let context = ServiceContext.current else { return }
+        state.withLock { $0.contexts[id] = context }
+    }
+
+    public func willSend(_ request: URLRequest, operation id: String, attempt: Int) -> URLRequest {
+        let (method, original) = HTTPClientSpanAttributes.method(request.httpMethod ?? "GET")
+        let parent = state.withLock { $0.contexts[id] } ?? .topLevel
+        let span = tracer.startSpan(method, context: parent, ofKind: .client, at: DefaultTracerClock.now)
+        span.updateAttributes { attributes in
+            attributes[HTTPClientSpanAttributes.method] = method
+            if let original { attributes[HTTPClientSpanAttributes.methodOriginal] = original }
+            if let (host, port) = HTTPClientSpanAttributes.server(request.url) {
+                attributes[HTTPClientSpanAttributes.serverAddress] = host
+                attributes[HTTPClientSpanAttributes.serverPort] = port
+            }
+            attributes[HTTPClientSpanAttributes.urlFull] = redactor.redact(url: request.url?.absoluteString ?? "")
+            if attempt > 1 { attributes[HTTPClientSpanAttributes.resendCount] = attempt - 1 }
+            attributes["reqtop.operation"] = id
+            attributes["reqtop.attempt"] = attempt
+        }
+        var sent = request
+        tracer.inject(span.context, into: &sent, using: URLRequestInjector())
+        let replaced = state.withLock { state -> OpenSpan? in
+            for event in state.pending.removeValue(forKey: id) ?? [] { span.addEvent(event) }
+            defer { state.spans[id, default: [:]][attempt] = OpenSpan(span: span) }
+            return state.spans[id]?[attempt]
+        }
+        // Sent twice under one number (never by the engine): the first span is not left open.
+        replaced?.span.end()
+        return sent
+    }
+
+    /// Spans not ended yet (for tests: zero once every operation finished).
+    public var openSpanCount: Int {
+        state.withLock { $0.spans.values.reduce(0) { $0 + $1.count } }
+    }
+}
