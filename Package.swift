@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "RequestEndpoint", targets: ["RequestEndpoint"]),
         .library(name: "RequestLogging", targets: ["RequestLogging"]),
         .library(name: "RequestTracing", targets: ["RequestTracing"]),
+        .library(name: "RequestMetrics", targets: ["RequestMetrics"]),
         .library(name: "RequestTransportNIO", targets: ["RequestTransportNIO"]),
         .executable(name: "reqtop", targets: ["reqtop"]),
         // The parsers as fuzz targets, for scripts/fuzz (libFuzzer) and the tests.
@@ -29,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
     ],
     targets: [
         .target(name: "RequestOperations"),
@@ -55,6 +57,8 @@ let package = Package(
         .target(name: "RequestLogging", dependencies: ["RequestOperations", "RequestEventFormat", .product(name: "Logging", package: "swift-log")]),
         // Spans per attempt on swift-distributed-tracing (the API only: the program picks the backend).
         .target(name: "RequestTracing", dependencies: ["RequestOperations", "RequestEventFormat", .product(name: "Tracing", package: "swift-distributed-tracing")]),
+        // Metrics from the events on swift-metrics (the API only: the program picks the backend).
+        .target(name: "RequestMetrics", dependencies: ["RequestOperations", .product(name: "CoreMetrics", package: "swift-metrics")]),
         .target(
             name: "FaultServer",
             dependencies: [
@@ -112,6 +116,8 @@ let package = Package(
         .testTarget(name: "RequestTracingTests", dependencies: ["RequestTracing", "RequestOperations", "FaultServer",
                                                                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                                                                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing")]),
+        .testTarget(name: "RequestMetricsTests", dependencies: ["RequestMetrics", "RequestOperations", "FaultServer",
+                                                                .product(name: "MetricsTestKit", package: "swift-metrics")]),
         .testTarget(name: "RequestEndpointTests", dependencies: ["RequestEndpoint", "RequestEventFormat", "RequestOperations", "FaultServer"]),
     ],
     swiftLanguageModes: [.v6]

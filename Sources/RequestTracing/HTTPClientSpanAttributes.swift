@@ -28,22 +28,4 @@ enum HTTPClientSpanAttributes {
         let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
         return (host, port)
     }
-
-    /// `error.type` for a transport error: a short name per `URLError` code (the conventions
-    /// ask for a low-cardinality value, never a message).
-    static func errorType(_ error: TransportError) -> String {
-        switch URLError.Code(rawValue: error.code) {
-        case .timedOut: "timeout"
-        case .cannotConnectToHost: "connection_refused"
-        case .networkConnectionLost: "connection_lost"
-        case .cannotFindHost, .dnsLookupFailed: "host_not_found"
-        case .badServerResponse: "bad_server_response"
-        case .secureConnectionFailed: "tls_failure"
-        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
-            "tls_certificate"
-        case .notConnectedToInternet: "not_connected"
-        case .badURL, .unsupportedURL: "bad_url"
-        default: "_OTHER"
-        }
-    }
 }

@@ -25,7 +25,7 @@ extension RequestTracer {
                 return
             }
             if let error, error.code != URLError.Code.cancelled.rawValue {
-                open.span.attributes[HTTPClientSpanAttributes.errorType] = HTTPClientSpanAttributes.errorType(error)
+                open.span.attributes[HTTPClientSpanAttributes.errorType] = error.kind
                 open.span.setStatus(SpanStatus(code: .error, message: error.message))
             } else if error == nil, let status = open.status, status >= 400 {
                 // For a client span every 4xx and 5xx is an error (the conventions).
