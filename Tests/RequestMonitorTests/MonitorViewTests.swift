@@ -197,6 +197,11 @@ final class MonitorViewTests: XCTestCase {
         state.screen = .detail(id: "read", tab: .retries)
         grid = render(model, state: state, now: 1)
         XCTAssert(line(grid, containing: "#1").contains("hedged by attempt 2"), grid.text)
+        XCTAssertEqual(row.segments.map(\.kind), [.attempt(1), .attempt(2)], "both copies on the timeline")
+        XCTAssertEqual(row.segments.map(\.end), [0.25, 0.25])
+        state.screen = .detail(id: "read", tab: .timing)
+        grid = render(model, state: state, now: 1)
+        XCTAssert(grid.text.contains("attempt 2"), grid.text)
     }
 
     /// The Request tab shows the recorded body and options, and a dependent request as built.

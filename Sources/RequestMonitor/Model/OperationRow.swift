@@ -131,9 +131,10 @@ public struct OperationRow: Sendable, Equatable {
             updateAttempt(number: event.attempt) { $0.sentAt = t }
         case .hedged(let racing, _):
             // A copy racing an attempt that has no response yet: an attempt of its own,
-            // running alongside (no segment of its own on the bar).
+            // running alongside (its segment overlaps the one it races).
             attempt = max(attempt, event.attempt)
             attempts.append(Attempt(number: event.attempt, start: t))
+            segments.append(Segment(kind: .attempt(event.attempt), start: t))
             updateAttempt(number: racing) { $0.decision = "hedged by attempt \(event.attempt)" }
         case .taskCreated(_, let url):
             updateAttempt(number: event.attempt) { $0.taskAt = $0.taskAt ?? t }
@@ -157,6 +158,9 @@ public struct OperationRow: Sendable, Equatable {
             if let error {
                 // A copy cancelled because another answered first is not the row's error.
                 if !error.isHedgeCancellation { lastError = "\(error.code) \(error.message)" }
+                if error.isHedgeCancellation, let copy = segments.lastIndex(where: { $0.kind == .attempt(event.attempt) && $0.end == nil }) {
+                    segments[copy].end = t
+                }
                 updateAttempt(number: event.attempt) { $0.error = "\(error.code) \(error.message)" }
             }
             updateAttempt(number: event.attempt) { $0.end = t }
@@ -264,8 +268,12 @@ public struct OperationRow: Sendable, Equatable {
         refreshSearchKey()
     }
 
+    /// Ends what is open: the last segment, and with hedges the copies racing alongside it.
     private mutating func closeSegment(at t: TimeInterval) {
-        if let last = segments.indices.last, segments[last].end == nil { segments[last].end = t }
+        for index in segments.indices.reversed() {
+            guard segments[index].end == nil else { break }
+            segments[index].end = t
+        }
     }
 
     private mutating func updateAttempt(number: Int? = nil, _ change: (inout Attempt) -> Void) {
