@@ -48,6 +48,30 @@ final class HedgeTests: XCTestCase {
         XCTAssertEqual(attempts, 2)
     }
 
+    /// With an injected clock the copy goes out exactly when the delay has passed on it, and
+    /// not a moment before, however long the first copy takes in real time.
+    func testWithAnInjectedClockTheCopyIsSentExactlyWhenTheDelayPasses() throws {
+        let server = try startServer()
+        let clock = ManualClock(now: 0)
+        let queue = makeQueue(clock: clock, earlyRetry: nil)
+        let recorder = EventRecorder(queue.events)
+        let path = "/flaky/\(key())"
+        let op = queue.add(URLRequest(url: server.url("\(path)?failures=1&status=slow&ms=3000")), id: "op",
+                           options: RequestOptions(hedge: .hedge(after: 0.5)))
+        XCTAssertTrue(waitFor(5, "the first copy at the server") { server.counters.hits(path) == 1 })
+        Thread.sleep(forTimeInterval: 0.3)
+        clock.advance(by: 0.49)
+        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertEqual(server.counters.hits(path), 1, "0.49 s on the clock: no copy yet")
+        clock.advance(by: 0.01)
+        queue.waitUntilAllOperationsAreFinished()
+        XCTAssertEqual(server.counters.hits(path), 2)
+        XCTAssertEqual(String(decoding: op.result?.data ?? Data(), as: UTF8.self), "ok after 1 failures (hit 2)\n")
+        let hedge = try XCTUnwrap(recorder.events(of: "op").first { $0.payload.name == "hedged" })
+        XCTAssertEqual(hedge.payload, .hedged(racing: 1, after: 0.5), "the wait, to the clock's tick")
+        XCTAssertEqual(hedge.time, 0.5)
+    }
+
     func testTheFirstCopyWinsWhenItAnswersFirstAndTheHedgeIsCancelled() throws {
         let server = try startServer()
         let queue = makeQueue(earlyRetry: nil)
