@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 // reqtop: HTTP requests as Operations over one shared URLSession, and a terminal monitor.
@@ -31,6 +31,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        // OTLP/HTTP only: the gRPC exporter would build grpc-swift and more for nothing.
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.4.1"),
     ],
     targets: [
         .target(name: "RequestOperations"),
@@ -78,8 +81,13 @@ let package = Package(
                 "RequestArchive",
                 "RequestEndpoint",
                 "RequestTransportNIO",
+                "RequestTracing",
+                "RequestMetrics",
                 "FaultServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(name: "reqtop", dependencies: ["ReqtopCLI", "ProcessSignals"]),

@@ -42,6 +42,8 @@ struct DemoCommand: ParsableCommand, RunsASession {
 
     @OptionGroup var transport: TransportOption
 
+    @OptionGroup var telemetry: TelemetryOption
+
     func validate() throws {
         guard DemoScenario.names.contains(scenario) else {
             throw ValidationError("unknown scenario '\(scenario)'; expected one of: \(DemoScenario.names.joined(separator: ", "))")
@@ -53,8 +55,10 @@ struct DemoCommand: ParsableCommand, RunsASession {
 
     func run() throws {
         let carrier = transport.transport ?? .urlsession
+        let exporters = try telemetry.start()
+        defer { exporters?.finish() }
         let queue = RequestQueue(maxConcurrentRequests: maxConcurrent, transport: carrier.transport, retryBudget: DemoScenario.retryBudget,
-                                 circuitBreaker: DemoScenario.circuitBreaker)
+                                 circuitBreaker: DemoScenario.circuitBreaker, instruments: exporters?.instruments ?? [])
         let demo = try DemoRunner(queue: queue)
         defer { demo.stopServers() }
         let recorder = try recording.start(queue.events)

@@ -41,14 +41,19 @@ struct RunCommand: ParsableCommand, RunsASession {
 
     @OptionGroup var transport: TransportOption
 
+    @OptionGroup var telemetry: TelemetryOption
+
     func run() throws {
         let plan = try PlanParser.load(path: self.plan)
         let server = plan.usesFaultServer ? try FaultServer.start() : nil
         defer { server?.stop() }
         let carrier = transport.transport ?? plan.transport ?? .urlsession
+        let exporters = try telemetry.start()
+        defer { exporters?.finish() }
         let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent, maxConcurrentRequestsPerHost: plan.maxConcurrentPerHost,
                                  transport: carrier.transport, retryBudget: plan.retryBudgetPerHost,
-                                 circuitBreaker: plan.circuitBreaker, rateLimits: plan.rateLimitPushback)
+                                 circuitBreaker: plan.circuitBreaker, rateLimits: plan.rateLimitPushback,
+                                 instruments: exporters?.instruments ?? [])
         let recorder = try recording.start(queue.events, inputs: [self.plan])
         let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)", redactor: recording.redactor)
         defer { listening?.stop() }

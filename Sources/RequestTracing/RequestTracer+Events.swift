@@ -73,6 +73,11 @@ extension RequestTracer {
                 }
                 open.span.end(at: at)
             }
+            if let span = state.operationSpans.removeValue(forKey: id) {
+                span.attributes["reqtop.outcome"] = outcome.rawValue
+                if outcome == .failure { span.setStatus(SpanStatus(code: .error, message: reason)) }
+                span.end(at: at)
+            }
             state.contexts[id] = nil
             state.pending[id] = nil
         default:

@@ -15,7 +15,9 @@ import Tracing
 ///
 /// The attempts of one operation are siblings under the context that was current when the
 /// operation was made (a server handler's span, say): the tracer reads the task-local
-/// `ServiceContext` in ``operationCreated(_:request:)``. Each attempt's request carries the
+/// `ServiceContext` in ``operationCreated(_:request:)``. An operation made with no span
+/// current (a script, the command line) gets an `INTERNAL` span of its own, `request`, from
+/// its creation to its end, so its attempts still share one trace. Each attempt's request carries the
 /// span's context in the tracer's propagation format (`traceparent` with swift-otel), so the
 /// upstream's spans join the trace. What happens between attempts — a backoff and its reason,
 /// an early retry, a hold by a batch, a breaker or a rate limit, a reactor run — is a span
@@ -36,6 +38,8 @@ public final class RequestTracer: RequestInstrument {
     struct State {
         /// The caller's context when each operation was made.
         var contexts: [String: ServiceContext] = [:]
+        /// The span made for an operation that had no caller's span.
+        var operationSpans: [String: any Span] = [:]
         /// Spans not ended yet, by operation and attempt.
         var spans: [String: [Int: OpenSpan]] = [:]
         /// What happened to an operation between attempts, for its next attempt's span.
@@ -71,8 +75,20 @@ public final class RequestTracer: RequestInstrument {
     }
 
     public func operationCreated(_ id: String, request: URLRequest) {
-        guard let context = ServiceContext.current else { return }
-        state.withLock { $0.contexts[id] = context }
+        if let context = ServiceContext.current {
+            state.withLock { $0.contexts[id] = context }
+            return
+        }
+        let span = tracer.startSpan("request", context: .topLevel, ofKind: .internal, at: DefaultTracerClock.now)
+        span.updateAttributes { attributes in
+            attributes["reqtop.operation"] = id
+            attributes[HTTPClientSpanAttributes.method] = request.httpMethod ?? "GET"
+            attributes[HTTPClientSpanAttributes.urlFull] = redactor.redact(url: request.url?.absoluteString ?? "")
+        }
+        state.withLock { state in
+            state.contexts[id] = span.context
+            state.operationSpans[id] = span
+        }
     }
 
     public func willSend(_ request: URLRequest, operation id: String, attempt: Int) -> URLRequest {
@@ -105,6 +121,6 @@ public final class RequestTracer: RequestInstrument {
 
     /// Spans not ended yet (for tests: zero once every operation finished).
     public var openSpanCount: Int {
-        state.withLock { $0.spans.values.reduce(0) { $0 + $1.count } }
+        state.withLock { $0.spans.values.reduce(0) { $0 + $1.count } + $0.operationSpans.count }
     }
 }

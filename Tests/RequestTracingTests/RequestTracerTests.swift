@@ -81,12 +81,16 @@ final class RequestTracerTests: XCTestCase {
         let (queue, instrument) = queue(tracer)
         let op = queue.add(URLRequest(url: server.url("/echo")), id: "echo")
         finish(queue, instrument)
-        let span = try XCTUnwrap(tracer.finishedSpans.first)
+        let span = try XCTUnwrap(tracer.finishedSpans.first { $0.kind == .client })
         let echo = try XCTUnwrap(JSONSerialization.jsonObject(with: op.result?.data ?? Data()) as? [String: Any])
         let headers = (echo["headers"] as? [String: String] ?? [:]).reduce(into: [String: String]()) { $0[$1.key.lowercased()] = $1.value }
         XCTAssertEqual(headers[InMemoryTracer.traceIDKey], span.traceID, "the server saw the span's trace")
         XCTAssertEqual(headers[InMemoryTracer.spanIDKey], span.spanID, "and its span, as the upstream's parent")
-        XCTAssertNil(span.parentSpanID, "no caller's span: a root")
+        let root = try XCTUnwrap(tracer.finishedSpans.first { $0.kind == .internal })
+        XCTAssertEqual(root.operationName, "request", "no caller's span: the operation gets one")
+        XCTAssertEqual(span.parentSpanID, root.spanID)
+        XCTAssertNil(root.parentSpanID)
+        XCTAssertEqual(root.attributes.get("reqtop.outcome"), .string("success"))
     }
 
     func testAFailureToConnectIsAnErrorAndACancelIsNot() throws {
@@ -102,7 +106,7 @@ final class RequestTracerTests: XCTestCase {
         XCTAssertTrue(waitFor { server.counters.hits("/hang") == 1 })
         hanging.cancel()
         finish(queue, instrument)
-        let byOperation = Dictionary(grouping: tracer.finishedSpans) { span -> String in
+        let byOperation = Dictionary(grouping: tracer.finishedSpans.filter { $0.kind == .client }) { span -> String in
             if case .string(let id)? = span.attributes.get("reqtop.operation") { id } else { "" }
         }
         let refused = try XCTUnwrap(byOperation["refused"]?.first)
@@ -121,7 +125,7 @@ final class RequestTracerTests: XCTestCase {
         let url = server.url("/flaky/h\(UInt32.random(in: 0 ... .max))?failures=1&status=slow&ms=3000")
         queue.add(URLRequest(url: url), id: "read", options: RequestOptions(hedge: .hedge(after: 0.1)))
         finish(queue, instrument)
-        let spans = tracer.finishedSpans
+        let spans = tracer.finishedSpans.filter { $0.kind == .client }
         XCTAssertEqual(spans.count, 2)
         let copy = try XCTUnwrap(spans.first { $0.attributes.get("reqtop.attempt") == .int64(2) })
         let first = try XCTUnwrap(spans.first { $0.attributes.get("reqtop.attempt") == .int64(1) })
