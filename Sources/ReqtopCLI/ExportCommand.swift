@@ -2,32 +2,47 @@ import ArgumentParser
 import Foundation
 import RequestArchive
 import RequestOperations
+import RequestTracing
 
 /// `reqtop export FILE.jsonl --har OUT.har`: a recording as HAR 1.2, for other tools.
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Convert a recording to HAR 1.2.",
+        abstract: "Convert a recording to HAR 1.2, or send it to a tracing backend as a trace.",
         discussion: """
-        One HAR entry per attempt, with the fields HAR 1.2 requires and timings as it defines \
-        them (send, wait, receive; −1 where not applicable). reqtop's own data (operation id, \
-        attempt, retry delay and reason, the attempt's events) goes into the _reqtop field of \
-        each entry, so `reqtop replay OUT.har` shows the same operations again.
+        --har: one HAR entry per attempt, with the fields HAR 1.2 requires and timings as it \
+        defines them (send, wait, receive; −1 where not applicable). reqtop's own data \
+        (operation id, attempt, retry delay and reason, the attempt's events) goes into the \
+        _reqtop field of each entry, so `reqtop replay OUT.har` shows the same operations again.
+
+        --otlp: the recording as OpenTelemetry spans at their original times (a `request` span \
+        per operation, a CLIENT span per attempt, backoffs and holds as span events), sent to a \
+        collector over OTLP/HTTP — the same spans `--otlp` makes live.
         """
     )
 
-    @Argument(help: "The recording (.jsonl) made with --record.")
+    @Argument(help: "The recording: JSON lines made with --record, or a HAR file.")
     var file: String
 
     @Option(help: "Where to write the HAR file.")
-    var har: String
+    var har: String?
+
+    @Option(name: .customLong("otlp"),
+            help: ArgumentHelp("Send the recording as a trace to an OpenTelemetry collector over OTLP/HTTP, e.g. http://127.0.0.1:4318.", valueName: "URL"))
+    var otlp: String?
+
+    func validate() throws {
+        guard har != nil || otlp != nil else {
+            throw ValidationError("say what to export to: --har OUT.har, --otlp URL, or both")
+        }
+        if let otlp { _ = try TelemetryOption.baseURL(otlp) }
+    }
 
     func run() throws {
+        let log = try read()
+        if let otlp { try sendTrace(log, to: otlp) }
+        guard let har else { return }
         do {
-            let log = try EventLogFile.read(path: file)
-            if let torn = log.tornLastLine {
-                ReqtopMain.printError("reqtop: \(file): line \(torn) is incomplete (the recording was cut off); exporting the events before it")
-            }
             let data = try HARExport.data(events: log.events, startedAt: log.startedAt ?? Date())
             let descriptor = try OutputFile.create(har, notOver: [file])
             defer { close(descriptor) }
@@ -39,5 +54,41 @@ struct ExportCommand: ParsableCommand {
         } catch {
             throw InputError(message: "\(har): cannot write (\((error as NSError).localizedDescription))")
         }
+    }
+
+    /// The recording, JSON lines or HAR, with a word on what was cut off or skipped.
+    private func read() throws -> EventLogFile {
+        do {
+            if file.lowercased().hasSuffix(".har") {
+                let har = try HARImport.read(path: file, strict: false)
+                if !har.skipped.isEmpty {
+                    ReqtopMain.printError("reqtop: \(file): \(har.skipped.count) of \(har.skipped.count + har.entryCount) entries skipped")
+                }
+                return EventLogFile(startedAt: har.startedAt, redacted: nil, events: har.events, tornLastLine: nil)
+            }
+            let log = try EventLogFile.read(path: file)
+            if let torn = log.tornLastLine {
+                ReqtopMain.printError("reqtop: \(file): line \(torn) is incomplete (the recording was cut off); exporting the events before it")
+            }
+            return log
+        } catch let error as ArchiveError {
+            throw InputError(message: error.description)
+        }
+    }
+
+    /// Sends the recording's spans and waits until they are sent (or the collector fails).
+    private func sendTrace(_ log: EventLogFile, to endpoint: String) throws {
+        let attempts = log.events.filter { $0.payload.name == "taskCreated" }.count
+        let operations = Set(log.events.map(\.operationID).filter { !$0.isEmpty }).count
+        let telemetry: Telemetry
+        do {
+            telemetry = try Telemetry(endpoint: endpoint, explicit: true, spanQueue: attempts + operations + 16)
+        } catch {
+            throw InputError(message: "cannot send telemetry to \(endpoint): \(error)")
+        }
+        guard let tracer = telemetry.instruments.lazy.compactMap({ $0 as? RequestTracer }).first else { return }
+        let spans = tracer.send(recording: log.events, startedAt: log.startedAt ?? Date())
+        telemetry.finish(timeout: 30)
+        ReqtopMain.printError("reqtop: sent \(spans) spans (\(operations) operation\(operations == 1 ? "" : "s"), \(attempts) attempts) to \(endpoint)")
     }
 }

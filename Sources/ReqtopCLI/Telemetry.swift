@@ -21,7 +21,8 @@ final class Telemetry: Sendable {
     /// - Parameters:
     ///   - endpoint: the collector's base URL (`/v1/traces` and `/v1/metrics` are added).
     ///   - explicit: given by `--otlp` (else it came from the environment, which swift-otel reads itself).
-    init(endpoint: String, explicit: Bool) throws {
+    ///   - spanQueue: spans held for sending at most (a recording sent at once needs room for all).
+    init(endpoint: String, explicit: Bool, spanQueue: Int? = nil) throws {
         var configuration = OTel.Configuration.default
         configuration.serviceName = ProcessInfo.processInfo.environment["OTEL_SERVICE_NAME"].flatMap { $0.isEmpty ? nil : $0 } ?? "reqtop"
         configuration.logs.enabled = false
@@ -29,6 +30,7 @@ final class Telemetry: Sendable {
         configuration.diagnosticLogLevel = .warning
         // A run lasts seconds to minutes: send spans soon and metrics every few seconds.
         configuration.traces.batchSpanProcessor.scheduleDelay = .milliseconds(500)
+        if let spanQueue { configuration.traces.batchSpanProcessor.maxQueueSize = max(2_048, spanQueue) }
         configuration.metrics.exportInterval = .seconds(5)
         // AsyncHTTPClient retries a refused connection until the request's timeout: keep it short.
         configuration.traces.otlpExporter.timeout = .seconds(3)

@@ -92,21 +92,9 @@ public final class RequestTracer: RequestInstrument {
     }
 
     public func willSend(_ request: URLRequest, operation id: String, attempt: Int) -> URLRequest {
-        let (method, original) = HTTPClientSpanAttributes.method(request.httpMethod ?? "GET")
         let parent = state.withLock { $0.contexts[id] } ?? .topLevel
-        let span = tracer.startSpan(method, context: parent, ofKind: .client, at: DefaultTracerClock.now)
-        span.updateAttributes { attributes in
-            attributes[HTTPClientSpanAttributes.method] = method
-            if let original { attributes[HTTPClientSpanAttributes.methodOriginal] = original }
-            if let (host, port) = HTTPClientSpanAttributes.server(request.url) {
-                attributes[HTTPClientSpanAttributes.serverAddress] = host
-                attributes[HTTPClientSpanAttributes.serverPort] = port
-            }
-            attributes[HTTPClientSpanAttributes.urlFull] = redactor.redact(url: request.url?.absoluteString ?? "")
-            if attempt > 1 { attributes[HTTPClientSpanAttributes.resendCount] = attempt - 1 }
-            attributes["reqtop.operation"] = id
-            attributes["reqtop.attempt"] = attempt
-        }
+        let span = startAttemptSpan(method: request.httpMethod ?? "GET", url: request.url, operation: id, attempt: attempt,
+                                    parent: parent, at: DefaultTracerClock.now)
         var sent = request
         tracer.inject(span.context, into: &sent, using: URLRequestInjector())
         let replaced = state.withLock { state -> OpenSpan? in
@@ -117,6 +105,26 @@ public final class RequestTracer: RequestInstrument {
         // Sent twice under one number (never by the engine): the first span is not left open.
         replaced?.span.end()
         return sent
+    }
+
+    /// A `CLIENT` span for one attempt, with the conventions' attributes.
+    func startAttemptSpan(method raw: String, url: URL?, operation id: String, attempt: Int, parent: ServiceContext,
+                          at instant: DefaultTracerClock.Timestamp) -> any Span {
+        let (method, original) = HTTPClientSpanAttributes.method(raw)
+        let span = tracer.startSpan(method, context: parent, ofKind: .client, at: instant)
+        span.updateAttributes { attributes in
+            attributes[HTTPClientSpanAttributes.method] = method
+            if let original { attributes[HTTPClientSpanAttributes.methodOriginal] = original }
+            if let (host, port) = HTTPClientSpanAttributes.server(url) {
+                attributes[HTTPClientSpanAttributes.serverAddress] = host
+                attributes[HTTPClientSpanAttributes.serverPort] = port
+            }
+            attributes[HTTPClientSpanAttributes.urlFull] = redactor.redact(url: url?.absoluteString ?? "")
+            if attempt > 1 { attributes[HTTPClientSpanAttributes.resendCount] = attempt - 1 }
+            attributes["reqtop.operation"] = id
+            attributes["reqtop.attempt"] = attempt
+        }
+        return span
     }
 
     /// Spans not ended yet (for tests: zero once every operation finished).

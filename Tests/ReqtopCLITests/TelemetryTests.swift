@@ -80,6 +80,37 @@ final class TelemetryTests: XCTestCase {
         XCTAssertEqual(parts[2], span["spanId"] as? String, "the upstream's parent is the attempt's span")
     }
 
+    /// A recording sent as a trace has the operations and attempts `replay --no-tui` shows,
+    /// at the recording's own times.
+    func testARecordingExportedAsATraceHasTheOperationsAndAttemptsOfItsReplay() throws {
+        let collector = try receiver()
+        let recording = FileManager.default.temporaryDirectory.appendingPathComponent("trace-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: recording) }
+        _ = try reqtop(["demo", "--scenario", "quick", "--no-tui", "--record", recording])
+        let export = try reqtop(["export", recording, "--otlp", collector.url])
+        XCTAssertEqual(export.status, 0, export.stderr)
+        let replay = try reqtop(["replay", recording, "--no-tui"])
+        var attempts = Set<String>()
+        for event in replay.events where ["started", "hedged"].contains(event["event"] as? String ?? "") {
+            attempts.insert("\(event["op"] as? String ?? "")#\(event["attempt"] as? Int ?? 0)")
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while collector.spans.count < attempts.count, Date() < deadline { usleep(50_000) }
+        let clients = collector.spans.filter { $0["kind"] as? Int == 3 }
+        XCTAssertEqual(Set(clients.map { "\(attributes($0)["reqtop.operation"] as? String ?? "")#\(attributes($0)["reqtop.attempt"] as? Int ?? 0)" }),
+                       attempts)
+        let roots = collector.spans.filter { $0["kind"] as? Int == 1 }
+        XCTAssertEqual(Set(roots.compactMap { attributes($0)["reqtop.operation"] as? String }), Set(attempts.map { String($0.split(separator: "#")[0]) }))
+        XCTAssert(export.stderr.contains("sent \(clients.count + roots.count) spans"), export.stderr)
+        // At the recording's times: every span within the session, none in the future.
+        let now = UInt64(Date().timeIntervalSince1970 * 1e9)
+        XCTAssert(collector.spans.allSatisfy { ($0["start"] as? UInt64 ?? 0) <= ($0["end"] as? UInt64 ?? 0) && ($0["end"] as? UInt64 ?? 0) < now })
+
+        let neither = try reqtop(["export", recording])
+        XCTAssertEqual(neither.status, 2)
+        XCTAssert(neither.stderr.contains("say what to export to"), neither.stderr)
+    }
+
     /// A collector that is not there: said once on stderr; the requests run as without it.
     func testAnUnreachableCollectorIsSaidOnceAndChangesNothing() throws {
         let started = Date()
