@@ -48,6 +48,8 @@ struct ReplayCommand: ParsableCommand {
 
     @OptionGroup var transport: TransportOption
 
+    @OptionGroup var telemetry: TelemetryOption
+
     @Flag(help: "A HAR entry that cannot be read is an error (exit 2); without it such entries are skipped, named, and the exit status is 1.")
     var strict = false
 
@@ -59,6 +61,9 @@ struct ReplayCommand: ParsableCommand {
             guard let url = URL(string: target), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
                 throw ValidationError("--target '\(target)' is not an absolute http or https URL (for example http://127.0.0.1:8080)")
             }
+        }
+        if telemetry.otlp != nil, !send {
+            throw ValidationError("--otlp traces what --send sends; to send a recording itself as a trace: reqtop export \(file) --otlp URL")
         }
         guard ReplayPlayer.speedRange.contains(speed) else {
             throw ValidationError("--speed must be from 0.25 to 16, not \(speed)")
@@ -134,7 +139,9 @@ struct ReplayCommand: ParsableCommand {
         }
         let list = RequestList(items: plan.requests.map { RequestList.Item(id: $0.id, request: $0.request, options: $0.options) })
         let carrier = transport.transport ?? .urlsession
-        let summary = try list.run(on: RequestQueue(transport: carrier.transport), mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
+        let exporters = try telemetry.start()
+        defer { exporters?.finish() }
+        let summary = try list.run(on: RequestQueue(transport: carrier.transport, instruments: exporters?.instruments ?? []), mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
                                    source: "re-sending \(URL(fileURLWithPath: file).lastPathComponent) · \(carrier.rawValue)", redactor: Redactor())
         ReqtopMain.printError(summary.line + (plan.skipped.isEmpty ? "" : "; \(plan.skipped.count) not sent"))
         throw ExitCode(plan.skipped.isEmpty ? summary.exitStatus : 1)

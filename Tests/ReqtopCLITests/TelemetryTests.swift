@@ -111,6 +111,32 @@ final class TelemetryTests: XCTestCase {
         XCTAssert(neither.stderr.contains("say what to export to"), neither.stderr)
     }
 
+    /// SIGTERM in the middle of the demo: what ran is flushed before the process ends.
+    func testSIGTERMFlushesWhatRan() throws {
+        let collector = try receiver()
+        let process = Process()
+        process.executableURL = CommandLineTests.binary
+        process.arguments = ["demo", "--no-tui", "--otlp", collector.url]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        nonisolated(unsafe) var stdout = Data()
+        let reading = DispatchGroup()
+        DispatchQueue.global().async(group: reading) { stdout = out.fileHandleForReading.readDataToEndOfFile() }
+        Thread.sleep(forTimeInterval: 3)
+        process.terminate()
+        process.waitUntilExit()
+        reading.wait()
+        let events = String(decoding: stdout, as: UTF8.self).split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let attempts = events.filter { $0["event"] as? String == "taskCreated" }.count
+        let operations = Set(events.compactMap { $0["op"] as? String }.filter { !$0.isEmpty }).count
+        XCTAssertGreaterThan(attempts, 5)
+        XCTAssertEqual(collector.spans.filter { $0["kind"] as? Int == 3 }.count, attempts, "every attempt's span was sent before the end")
+        XCTAssertEqual(collector.spans.filter { $0["kind"] as? Int == 1 }.count, operations)
+    }
+
     /// A collector that is not there: said once on stderr; the requests run as without it.
     func testAnUnreachableCollectorIsSaidOnceAndChangesNothing() throws {
         let started = Date()
