@@ -44,6 +44,8 @@ struct DemoCommand: ParsableCommand, RunsASession {
 
     @OptionGroup var telemetry: TelemetryOption
 
+    @OptionGroup var metrics: MetricsOption
+
     func validate() throws {
         guard DemoScenario.names.contains(scenario) else {
             throw ValidationError("unknown scenario '\(scenario)'; expected one of: \(DemoScenario.names.joined(separator: ", "))")
@@ -57,8 +59,11 @@ struct DemoCommand: ParsableCommand, RunsASession {
         let carrier = transport.transport ?? .urlsession
         let exporters = try telemetry.start()
         defer { exporters?.finish() }
+        let scraped = try metrics.start()
+        defer { scraped?.endpoint.stop() }
         let queue = RequestQueue(maxConcurrentRequests: maxConcurrent, transport: carrier.transport, retryBudget: DemoScenario.retryBudget,
-                                 circuitBreaker: DemoScenario.circuitBreaker, instruments: exporters?.instruments ?? [])
+                                 circuitBreaker: DemoScenario.circuitBreaker,
+                                 instruments: (exporters?.instruments ?? []) + (scraped.map { [$0.instrument] } ?? []))
         let demo = try DemoRunner(queue: queue)
         defer { demo.stopServers() }
         let recorder = try recording.start(queue.events)

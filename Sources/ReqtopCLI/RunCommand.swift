@@ -43,6 +43,8 @@ struct RunCommand: ParsableCommand, RunsASession {
 
     @OptionGroup var telemetry: TelemetryOption
 
+    @OptionGroup var metrics: MetricsOption
+
     func run() throws {
         let plan = try PlanParser.load(path: self.plan)
         let server = plan.usesFaultServer ? try FaultServer.start() : nil
@@ -50,10 +52,12 @@ struct RunCommand: ParsableCommand, RunsASession {
         let carrier = transport.transport ?? plan.transport ?? .urlsession
         let exporters = try telemetry.start()
         defer { exporters?.finish() }
+        let scraped = try metrics.start()
+        defer { scraped?.endpoint.stop() }
         let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent, maxConcurrentRequestsPerHost: plan.maxConcurrentPerHost,
                                  transport: carrier.transport, retryBudget: plan.retryBudgetPerHost,
                                  circuitBreaker: plan.circuitBreaker, rateLimits: plan.rateLimitPushback,
-                                 instruments: exporters?.instruments ?? [])
+                                 instruments: (exporters?.instruments ?? []) + (scraped.map { [$0.instrument] } ?? []))
         let recorder = try recording.start(queue.events, inputs: [self.plan])
         let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)", redactor: recording.redactor)
         defer { listening?.stop() }
