@@ -99,7 +99,7 @@ let package = Package(
         .target(name: "ParserFuzzing", dependencies: ["ReqtopCLI", "RequestArchive", "RequestEndpoint", "RequestEventFormat", "RequestMonitor", "RequestOperations"]),
         .executableTarget(
             name: "reqtop-bench",
-            dependencies: ["RequestOperations", "RequestEventFormat", "RequestEndpoint", "RequestTransportNIO", "FaultServer",
+            dependencies: ["RequestOperations", "RequestEventFormat", "RequestEndpoint", "RequestTransportNIO", "FaultServer", "RequestTracing", "RequestMetrics",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "NIOCore", package: "swift-nio")],
             path: "Benchmarks/ThroughputBenchmark"
@@ -130,7 +130,8 @@ let package = Package(
                                                                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                                                                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing")]),
         .testTarget(name: "RequestMetricsTests", dependencies: ["RequestMetrics", "RequestOperations", "FaultServer",
-                                                                .product(name: "MetricsTestKit", package: "swift-metrics")]),
+                                                                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                                                                .product(name: "CoreMetrics", package: "swift-metrics")]),
         .testTarget(name: "RequestEndpointTests", dependencies: ["RequestEndpoint", "RequestEventFormat", "RequestOperations", "FaultServer"]),
     ],
     swiftLanguageModes: [.v6]

@@ -18,7 +18,7 @@
 // 100 requests wait 10 s for a slow route, on each transport (NIOCost.swift).
 // With --memory-only, the memory a queue keeps per finished operation (MemoryCost.swift).
 //
-//   swift run -c release reqtop-bench [--requests N] [--rounds R] [--endpoint-only | --async-only | --transport nio | --memory-only | --resilience-only]
+//   swift run -c release reqtop-bench [--requests N] [--rounds R] [--endpoint-only | --async-only | --transport nio | --memory-only | --resilience-only | --instruments-only]
 import FaultServer
 import Foundation
 #if canImport(FoundationNetworking)
@@ -160,13 +160,14 @@ func operations(inFlight: Int, watching: Watching = .none) -> Double {
 
 print("reqtop-bench: \(requests) GETs of 64 bytes on 127.0.0.1, best of \(rounds) alternating rounds")
 /// Which parts run: all but the NIO part by default; one part with its flag.
-enum Part { case operations, endpoint, async, nio, memory, resilience }
+enum Part { case operations, endpoint, async, nio, memory, resilience, instruments }
 let parts: Set<Part> = {
     let arguments = CommandLine.arguments
     if arguments.contains("--endpoint-only") { return [.endpoint] }
     if arguments.contains("--async-only") { return [.async] }
     if arguments.contains("--memory-only") { return [.memory] }
     if arguments.contains("--resilience-only") { return [.resilience] }
+    if arguments.contains("--instruments-only") { return [.instruments] }
     if let index = arguments.firstIndex(of: "--transport"), index + 1 < arguments.count, arguments[index + 1] == "nio" { return [.nio] }
     if arguments.contains("--profile-nio") || arguments.contains("--profile-endpoint") { return [] }
     return [.operations, .endpoint, .async]
@@ -204,6 +205,7 @@ for inFlight in parts.contains(.endpoint) ? [1, 8] : [] {
                  inFlight, best.none, best.endpoint, best.endpoint / best.none, best.monitor, best.monitor / best.none))
 }
 if parts.contains(.resilience) { ResilienceCost.report(requests: requests, rounds: rounds, url: url) }
+if parts.contains(.instruments) { InstrumentCost.report(requests: requests, rounds: rounds, url: url) }
 if parts.contains(.async) { _ = AsyncCost.asyncTasks(requests: requests / 4, inFlight: 8, url: url) }  // warm the cooperative pool
 for inFlight in parts.contains(.async) ? [1, 8] : [] {
     var best = (completion: 0.0, async: 0.0)

@@ -50,6 +50,9 @@ public final class RequestMetrics: RequestInstrument {
     }
 
     public func attach(to events: EventHub) {
+        // No backend bootstrapped (the default factory drops everything): no subscription,
+        // nothing done per event.
+        guard !(factory is NOOPMetricsHandler) else { return }
         let subscription = events.subscribe(label: "reqtop.metrics") { [self] batch in
             batch.forEach(record)
         }

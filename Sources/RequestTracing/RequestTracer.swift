@@ -63,9 +63,15 @@ public final class RequestTracer: RequestInstrument {
     public init(tracer: any Tracer = InstrumentationSystem.tracer, redactor: Redactor = Redactor()) {
         self.tracer = tracer
         self.redactor = redactor
+        isOff = tracer is NoOpTracer
     }
 
+    /// No backend was bootstrapped (the no-op tracer): nothing is done at all, so a library
+    /// that installs the tracer costs a program that traces nothing nothing.
+    let isOff: Bool
+
     public func attach(to events: EventHub) {
+        guard !isOff else { return }
         let origin = events.startedAt.timeIntervalSince1970
         state.withLock { $0.origin = origin }
         let subscription = events.subscribe(label: "reqtop.tracing") { [self] batch in
@@ -75,6 +81,7 @@ public final class RequestTracer: RequestInstrument {
     }
 
     public func operationCreated(_ id: String, request: URLRequest) {
+        guard !isOff else { return }
         if let context = ServiceContext.current {
             state.withLock { $0.contexts[id] = context }
             return
@@ -92,6 +99,7 @@ public final class RequestTracer: RequestInstrument {
     }
 
     public func willSend(_ request: URLRequest, operation id: String, attempt: Int) -> URLRequest {
+        guard !isOff else { return request }
         let parent = state.withLock { $0.contexts[id] } ?? .topLevel
         let span = startAttemptSpan(method: request.httpMethod ?? "GET", url: request.url, operation: id, attempt: attempt,
                                     parent: parent, at: DefaultTracerClock.now)

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CoreMetrics
 import MetricsTestKit
 @testable import RequestMetrics
 import RequestOperations
@@ -48,6 +49,11 @@ final class RequestMetricsTests: XCTestCase {
         XCTAssertEqual(labels, ["http.client.request.duration", "http.client.active_requests", "reqtop.retries", "reqtop.retry.wait", "reqtop.operations"])
         let dimensionNames = Set((metrics.counters.flatMap(\.dimensions) + metrics.timers.flatMap(\.dimensions)).map(\.0))
         XCTAssertFalse(dimensionNames.contains("url.full"), "never a URL: a series per request")
+    }
+
+    func testWithNoBackendThereIsNoSubscription() {
+        let queue = RequestQueue(instruments: [RequestMetrics(factory: NOOPMetricsHandler.instance)])
+        XCTAssertEqual(queue.events.subscriberCount, 0)
     }
 
     func testACancelledRequestLeavesNoActiveRequestBehindAndBreakersAreGauges() throws {

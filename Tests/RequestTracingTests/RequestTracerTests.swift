@@ -136,6 +136,20 @@ final class RequestTracerTests: XCTestCase {
         XCTAssertNil(first.status, "the copy that lost is not an error")
     }
 
+    /// No tracer bootstrapped: the no-op tracer, and the instrument does nothing at all (no
+    /// subscription, no header, no state), so installing it costs nothing.
+    func testWithNoBackendNothingIsDone() throws {
+        let server = try startServer()
+        let instrument = RequestTracer(tracer: NoOpTracer())
+        let queue = RequestQueue(instruments: [instrument])
+        XCTAssertEqual(queue.events.subscriberCount, 0, "no subscription")
+        let op = queue.add(URLRequest(url: server.url("/echo")))
+        queue.waitUntilAllOperationsAreFinished()
+        let echo = try XCTUnwrap(JSONSerialization.jsonObject(with: op.result?.data ?? Data()) as? [String: Any])
+        XCTAssertFalse((echo["headers"] as? [String: String] ?? [:]).keys.contains { $0.lowercased() == "traceparent" })
+        XCTAssertEqual(instrument.openSpanCount, 0)
+    }
+
     private func waitFor(_ timeout: TimeInterval = 5, _ condition: () -> Bool) -> Bool {
         let end = Date().addingTimeInterval(timeout)
         while Date() < end {
