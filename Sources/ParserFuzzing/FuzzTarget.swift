@@ -19,6 +19,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case plan
     /// `reqtop replay REC.jsonl`: the JSON-lines reader, then the monitor's model and view.
     case jsonLines = "jsonl"
+    /// Every line of the input through both JSON-lines readers, the fast one and
+    /// `JSONSerialization`: a line the fast one reads must give the same event (a difference
+    /// stops the process, as a crash would, so a fuzzer keeps the input).
+    case jsonLineReaders = "jsonl-fast"
     /// `reqtop replay FILE.har`: the HAR reader, then the monitor and HAR export.
     case har
     /// A line a monitor sends to a program's endpoint socket.
@@ -40,6 +44,15 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             guard let file = try? EventLogFile.parse(data, file: "fuzz.jsonl") else { return false }
             Self.show(file.events)
             return true
+        case .jsonLineReaders:
+            var read = false
+            for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
+                if let difference = EventLog.fastReaderDisagreement(Data(line)) {
+                    fatalError("jsonl-fast: \(difference) for the line \(String(decoding: line.prefix(500), as: UTF8.self))")
+                }
+                read = read || (try? EventLog.parse(lineData: Data(line), lineNumber: 1)) != nil
+            }
+            return read
         case .har:
             guard let result = try? HARImport.parse(data, file: "fuzz.har") else { return false }
             Self.show(result.events)

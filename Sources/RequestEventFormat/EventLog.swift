@@ -61,6 +61,32 @@ extension EventLog {
 
     /// The same from the line's bytes (UTF-8), without a String in between.
     public static func parse(lineData: Data, lineNumber: Int) throws -> RequestEvent? {
+        switch FlatEventLine.read(lineData) {
+        case .event(let event): return event
+        case .header: return nil
+        case .declined: return try parseWithFoundation(lineData: lineData, lineNumber: lineNumber)
+        }
+    }
+
+    /// For the fuzz target `jsonl-fast`: where the fast reader read `line` differently from
+    /// `JSONSerialization` (it may decline; it must never differ), nil when it agrees.
+    public static func fastReaderDisagreement(_ line: Data) -> String? {
+        let slow = Result { try parseWithFoundation(lineData: line, lineNumber: 1) }
+        switch FlatEventLine.read(line) {
+        case .declined:
+            return nil
+        case .header:
+            if case .success(nil) = slow { return nil }
+            return "the fast reader saw a header, JSONSerialization \(slow)"
+        case .event(let event):
+            if case .success(event?) = slow { return nil }
+            return "the fast reader read \(event), JSONSerialization \(slow)"
+        }
+    }
+
+    /// The line through `JSONSerialization`: what the fast reader declines, and the words
+    /// for every error.
+    static func parseWithFoundation(lineData: Data, lineNumber: Int) throws -> RequestEvent? {
         guard let object = try? JSONSerialization.jsonObject(with: lineData) as? [String: Any]
         else { throw EventLogError(line: lineNumber, message: "not a JSON object") }
         return try event(from: object, lineNumber: lineNumber)

@@ -25,6 +25,7 @@ final class ParserFuzzTests: XCTestCase {
 
     func testPlans() { fuzz(.plan) }
     func testJSONLinesRecordings() { fuzz(.jsonLines) }
+    func testTheFastJSONLinesReaderAgreesWithJSONSerialization() { fuzz(.jsonLineReaders) }
     func testHARFiles() { fuzz(.har) }
     func testEndpointCommands() { fuzz(.endpointCommand) }
     func testEndpointMessages() { fuzz(.endpointMessage) }

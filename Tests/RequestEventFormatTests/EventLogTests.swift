@@ -57,6 +57,42 @@ final class EventLogTests: XCTestCase {
             XCTAssertEqual(object["attempt"] as? Int, 2)
             XCTAssertEqual(object["event"] as? String, payload.name)
             XCTAssertEqual(try EventLog.parse(line: line, lineNumber: index), event, line)
+            // The fast reader takes every line the writer writes (it declines only what the
+            // writer never writes), and reads it as JSONSerialization does.
+            guard case .event(let fast) = FlatEventLine.read(Data(line.utf8)) else { return XCTFail("declined: \(line)") }
+            XCTAssertEqual(fast, event, line)
+            XCTAssertEqual(try EventLog.parseWithFoundation(lineData: Data(line.utf8), lineNumber: index), event, line)
+        }
+    }
+
+    /// Lines the writer never writes: the fast reader agrees with JSONSerialization or leaves
+    /// the line to it; the errors are JSONSerialization's, word for word.
+    func testTheFastReaderLeavesWhatItCannotReadExactlyToJSONSerialization() throws {
+        let declined = [
+            #"{"t":1,"op":"a","attempt":2.0,"event":"started"}"#,                       // 2.0 as an integer: JSONSerialization's call
+            #"{"t":1,"op":"a","op":"b","attempt":1,"event":"sent"}"#,                   // a repeated key
+            #"{"t":1,"op":"\ud800","attempt":1,"event":"sent"}"#,                       // a lone surrogate
+            #"{"t":1,"op":"a","attempt":1,"event":"sent"} x"#,                          // trailing bytes
+            #"{"t":1,"op":"a","attempt":1,"event":"data","bytes":12345678901234567890}"#, // a long literal
+            #"{"t":1,"op":"a","attempt":1,"event":"other","list":[1]}"#,                // an array
+            #"{"t":-1,"op":"a","attempt":1,"event":"sent"}"#,                           // out of range: the error is JSONSerialization's
+        ]
+        for line in declined {
+            guard case .declined = FlatEventLine.read(Data(line.utf8)) else { return XCTFail("read: \(line)") }
+        }
+        XCTAssertThrowsError(try EventLog.parse(line: declined.last!, lineNumber: 7)) { error in
+            XCTAssertEqual("\(error)", #"line 7: field "t": expected seconds from 0 to 1000000000, found -1"#)
+        }
+        let read = #"{ "t" : 1E0 , "op" : "\u00e9\ud83d\ude00\/" , "attempt" : -0 , "event" : "queued" , "method" : "GET" , "url" : "u" , "headers" : {"A":"b\"c\\d\n","N":5} , "maxAttempts" : 3 }"#
+        guard case .event(let event) = FlatEventLine.read(Data(read.utf8)) else { return XCTFail("declined") }
+        XCTAssertEqual(event, try EventLog.parseWithFoundation(lineData: Data(read.utf8), lineNumber: 1))
+        XCTAssertEqual(event.operationID, "é😀/")
+        guard case .queued(_, _, let headers, _, _, _) = event.payload else { return XCTFail("\(event.payload)") }
+        XCTAssertEqual(headers, ["A": "b\"c\\d\n"], "non-string header values are left out, as before")
+        let edges = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("scripts/fuzz/corpus/jsonl-fast/edges.jsonl")
+        for line in try String(contentsOf: edges, encoding: .utf8).split(separator: "\n") {
+            XCTAssertNil(EventLog.fastReaderDisagreement(Data(line.utf8)), String(line))
         }
     }
 

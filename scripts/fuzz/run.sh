@@ -2,7 +2,7 @@
 # Fuzzes one of reqtop's parsers with libFuzzer (coverage-guided), for as long as you like.
 #
 #   scripts/fuzz/run.sh TARGET [SECONDS] [extra libFuzzer flags]
-#   TARGET: plan, jsonl, har, endpoint-command, endpoint-message, retry-after, or all
+#   TARGET: plan, jsonl, jsonl-fast, har, endpoint-command, endpoint-message, retry-after, or all
 #   SECONDS: per target (default 600)
 #
 # The seeds are in scripts/fuzz/corpus/TARGET; what libFuzzer learns goes to
@@ -13,7 +13,7 @@
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-targets=(plan jsonl har endpoint-command endpoint-message retry-after)
+targets=(plan jsonl jsonl-fast har endpoint-command endpoint-message retry-after)
 which="${1:-}"; seconds="${2:-600}"; shift $(( $# > 2 ? 2 : $# ))
 if [[ -z "$which" ]]; then
   sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2
