@@ -59,3 +59,14 @@ reference=$(python3 -c 'import json,sys,time; s=time.perf_counter(); json.load(o
 echo "python3 json.load on the same HAR: $reference s"
 har=$(echo "$ours" | awk '/^har/ {print $2}')
 python3 -c "import sys; print('reqtop HAR load / python json.load: %.2f (below 1 is faster)' % (float(sys.argv[1]) / float(sys.argv[2])))" "$har" "$reference"
+# The recording against Python reading the same lines one by one with json.loads.
+lines_reference=$(python3 -c '
+import json, sys, time
+s = time.perf_counter()
+with open(sys.argv[1], "rb") as f:
+    for line in f:
+        json.loads(line)
+print("%.3f" % (time.perf_counter() - s))' "$work/big.jsonl")
+echo "python3 json.loads per line on the same recording: $lines_reference s"
+lines=$(echo "$ours" | awk '/^jsonl/ {print $2}')
+python3 -c "import sys; print('reqtop recording load / python json.loads per line: %.2f (below 1 is faster)' % (float(sys.argv[1]) / float(sys.argv[2])))" "$lines" "$lines_reference"
