@@ -18,7 +18,8 @@ import Synchronization
 /// ```
 ///
 /// Nothing is counted until a program bootstraps a metrics backend (the default factory
-/// drops everything).
+/// drops everything). Give each queue one of its own (operation ids are the queue's); they
+/// may share a factory.
 public final class RequestMetrics: RequestInstrument {
     let factory: MetricsFactory
     let state = Mutex(State())

@@ -28,7 +28,8 @@ import Tracing
 /// ```
 ///
 /// Spans start on the request's path (they must, to be injected) and end from the queue's
-/// events, at the times the events carry.
+/// events, at the times the events carry. Give each queue a tracer of its own: operation ids
+/// and event times are the queue's.
 public final class RequestTracer: RequestInstrument {
     let tracer: any Tracer
     let redactor: Redactor
