@@ -108,6 +108,9 @@ struct FlatJSONObject {
         }
 
         /// JSON's number grammar exactly; a plain integer of up to 15 digits stays an integer.
+        /// A number with more digits than a Double holds exactly, or a large exponent, is
+        /// declined: JSONSerialization rounds those its own way (the fuzzer found
+        /// `0.88888888888888046853` read one ulp apart).
         private mutating func number() -> Value? {
             let start = index
             _ = take(UInt8(ascii: "-"))
@@ -115,22 +118,35 @@ struct FlatJSONObject {
             guard let first = current, isDigit(first) else { return nil }
             index += 1
             if first != UInt8(ascii: "0") { while let byte = current, isDigit(byte) { index += 1 } }
-            let integerDigits = index - digitsStart
+            var digits = index - digitsStart
+            var fractionDigits = 0
             var plain = true
             if take(UInt8(ascii: ".")) {
                 plain = false
+                let fractionStart = index
                 guard let byte = current, isDigit(byte) else { return nil }
                 while let byte = current, isDigit(byte) { index += 1 }
+                fractionDigits = index - fractionStart
+                digits += fractionDigits
             }
+            var exponent = 0
             if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
                 plain = false
                 index += 1
-                if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
+                var negative = false
+                if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") {
+                    negative = current == UInt8(ascii: "-")
+                    index += 1
+                }
+                let exponentStart = index
                 guard let byte = current, isDigit(byte) else { return nil }
                 while let byte = current, isDigit(byte) { index += 1 }
+                guard index - exponentStart <= 3 else { return nil }
+                for offset in exponentStart..<index { exponent = exponent * 10 + Int(bytes[offset] - UInt8(ascii: "0")) }
+                if negative { exponent = -exponent }
             }
-            // Long literals: how JSONSerialization rounds them (Int64, Double, Decimal) is its own.
-            guard index - start <= 24, !plain || integerDigits <= 15 else { return nil }
+            // Exact in both readers: at most 15 digits, scaled by a power of ten a Double holds exactly.
+            guard digits <= 15, abs(exponent - fractionDigits) <= 22 else { return nil }
             if plain {
                 var magnitude = 0
                 for offset in digitsStart..<index { magnitude = magnitude * 10 + Int(bytes[offset] - UInt8(ascii: "0")) }

@@ -42,6 +42,9 @@ final class ParserFuzzTests: XCTestCase {
             (.retryAfter, "18446744073709551616"),
             // FoundationNetworking's DateFormatter trapped on it ("Incorrect range CFRange").
             (.retryAfter, "Wed\u{7F0}ct 21 7:28:10 \u{FFFD}2015"),
+            // Read one ulp apart by the fast reader and JSONSerialization: long decimals are declined now.
+            (.jsonLineReaders, #"{"t":1.0505888888888888889608,"op":"w1-hanging","attempt":1,"event":"cancelled","by":"demo"}"#),
+            (.jsonLineReaders, #"{"t":0.88888888888888046853,"op":"w1-exhausted","attempt":1,"event":"retryScheduled","delay":0.181641,"reason":"r"}"#),
             (.plan, #"{"retry":{"baseDelay":1e19,"maxDelay":1e19},"requests":[{"url":"http://a/","deadline":1e14}]}"#),
         ]
         for (target, text) in cases { target.run(Data(text.utf8)) }
