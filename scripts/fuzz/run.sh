@@ -44,13 +44,15 @@ for target in "${list[@]}"; do
   corpus="$build/corpus/$target"; artifacts="$build/artifacts/$target"
   mkdir -p "$corpus" "$artifacts"
   log="$build/$target.log"
+  # Only what this run found counts: artifacts of earlier runs stay for reference.
+  started="$build/.started-$target"; touch "$started"
   # The Swift backtracer would take the crash before libFuzzer can save the input.
   SWIFT_BACKTRACE=enable=no REQTOP_FUZZ_TARGET="$target" "$binary" "$corpus" "$here/corpus/$target" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=65536 -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
     -artifact_prefix="$artifacts/" -print_final_stats=1 "$@" >"$log" 2>&1
   runs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')
-  crashes=$(ls "$artifacts" 2>/dev/null | grep -c '^crash-' || true)
-  hangs=$(ls "$artifacts" 2>/dev/null | grep -c '^timeout-' || true)
+  crashes=$(find "$artifacts" -name 'crash-*' -newer "$started" 2>/dev/null | wc -l)
+  hangs=$(find "$artifacts" -name 'timeout-*' -newer "$started" 2>/dev/null | wc -l)
   echo "fuzz $target: ${runs:-0} inputs in $seconds s, $crashes crashes, $hangs hangs (log: $log)"
   (( crashes + hangs > 0 )) && status=1
 done
