@@ -38,14 +38,22 @@ final class PrometheusScrapeTests: XCTestCase {
             static_configs:
               - targets: ["\(target)"]
         """.write(to: config, atomically: true, encoding: .utf8)
-        let port = Int.random(in: 20_000...60_000)
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: binary)
-        server.arguments = ["--config.file=\(config.path)", "--storage.tsdb.path=\(directory.appendingPathComponent("data").path)",
-                            "--web.listen-address=127.0.0.1:\(port)"]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        // Prometheus takes a fixed port: a random one, another if it was taken.
+        var port = 0
+        var server = Process()
+        for _ in 0..<5 {
+            port = Int.random(in: 20_000...60_000)
+            server = Process()
+            server.executableURL = URL(fileURLWithPath: binary)
+            server.arguments = ["--config.file=\(config.path)", "--storage.tsdb.path=\(directory.appendingPathComponent("data").path)",
+                                "--web.listen-address=127.0.0.1:\(port)"]
+            server.standardOutput = FileHandle.nullDevice
+            server.standardError = FileHandle.nullDevice
+            try server.run()
+            Thread.sleep(forTimeInterval: 0.5)
+            if server.isRunning { break }
+        }
+        XCTAssertTrue(server.isRunning, "prometheus did not start on a free port")
         defer { server.terminate(); server.waitUntilExit() }
 
         // Ask until the retries show (the demo retries within its first seconds), 20 s at most.
