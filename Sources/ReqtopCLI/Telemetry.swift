@@ -73,6 +73,12 @@ final class Telemetry: Sendable {
         return answer.withLock { $0 } ?? false
     }
 
+    /// What the monitor's header adds for the run's telemetry (the line on stderr is hidden
+    /// while the monitor is up, and with `--metrics :0` it is the only place the port shows).
+    static func label(_ telemetry: Telemetry?, _ metrics: PrometheusEndpoint?) -> String {
+        (telemetry == nil ? "" : " · otlp") + (metrics.map { " · metrics \($0.host):\($0.port)" } ?? "")
+    }
+
     /// Sends what is still batched and stops the exporters: at most `timeout` seconds, so an
     /// unreachable collector cannot keep the program from ending.
     func finish(timeout: TimeInterval = 5) {
