@@ -96,6 +96,8 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
                     reset(context)
                 case .slow:
                     respond(context, status: 200, body: "slow hit \(hit)\n", keepAlive: keepAlive)
+                case .cut:
+                    closeMidBody(context, bytes: 64)
                 }
             }
             if wait == 0 {
@@ -104,14 +106,7 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
                 context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(wait))) { answer() }
             }
         case .closeMidBody(let bytes):
-            var head = HTTPResponseHead(version: .http1_1, status: .ok)
-            head.headers.add(name: "Content-Length", value: "\(bytes)")
-            context.write(wrapOutboundOut(.head(head)), promise: nil)
-            var buffer = context.channel.allocator.buffer(capacity: bytes / 2)
-            buffer.writeRepeatingByte(UInt8(ascii: "x"), count: bytes / 2)
-            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).assumeIsolated().whenComplete { _ in
-                context.close(promise: nil)
-            }
+            closeMidBody(context, bytes: bytes)
         case .reset:
             reset(context)
         case .hang:
@@ -171,6 +166,18 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
         var buffer = context.channel.allocator.buffer(capacity: data.count)
         buffer.writeBytes(data)
         respond(context, status: status, headers: [("Content-Type", "application/json")] + headers, buffer: buffer, keepAlive: keepAlive)
+    }
+
+    /// Promises `bytes`, sends half, closes the connection.
+    private func closeMidBody(_ context: ChannelHandlerContext, bytes: Int) {
+        var head = HTTPResponseHead(version: .http1_1, status: .ok)
+        head.headers.add(name: "Content-Length", value: "\(bytes)")
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        var buffer = context.channel.allocator.buffer(capacity: bytes / 2)
+        buffer.writeRepeatingByte(UInt8(ascii: "x"), count: bytes / 2)
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
     }
 
     private func respond(_ context: ChannelHandlerContext, status: Int, headers: [(String, String)] = [], body: String, keepAlive: Bool) {

@@ -10,7 +10,7 @@ import Foundation
 /// | `/bytes/{n}` | `n` bytes; `?seed=S` picks the byte stream (see `FaultServer.expectedBytes`) |
 /// | `/drip` | `?bytes=N&duration=MS&chunks=K`: N bytes in K pieces spread over MS milliseconds |
 /// | `/redirect/{n}` | a chain of `n` redirects (`?status=301/302/307/308`) ending at 200 |
-/// | `/flaky/{key}` | fails the first `?failures=N` hits on `key` with `?status=` (a code, `drop` or `reset`; `?retry-after=` adds the header), then 200; `status=slow` answers those hits 200 `slow hit N` instead; `ms=MS` delays the failing answers and `ok-ms=MS` the later ones (slow or racing copies, for hedged reads) |
+/// | `/flaky/{key}` | fails the first `?failures=N` hits on `key` with `?status=` (a code, `drop` or `reset`; `?retry-after=` adds the header), then 200; `status=slow` answers those hits 200 `slow hit N` instead, `status=cut` cuts their answer off after 32 of 64 promised bytes; `ms=MS` delays the failing answers and `ok-ms=MS` the later ones (slow or racing copies, for hedged reads) |
 /// | `/close-mid-body` | promises `?bytes=N` and closes the connection after half |
 /// | `/reset` | resets the connection (TCP RST) without answering |
 /// | `/hang` | never answers |
@@ -46,6 +46,10 @@ public enum FaultRoute: Equatable, Sendable {
         case reset
         /// Answer 200 `slow hit N` (late, with `ms=`).
         case slow
+        /// Promise 64 bytes and close the connection after 32: the answer cut off. Unlike a
+        /// connection closed before any answer, libcurl never re-sends a request silently
+        /// after part of its answer came, so every transport reports it (connection lost).
+        case cut
     }
 
     /// How long a flaky route waits before its answers, in milliseconds.
@@ -69,7 +73,7 @@ public enum FaultRoute: Equatable, Sendable {
       /bytes/{n}[?seed=S]
       /drip?bytes=N&duration=MS[&chunks=K]
       /redirect/{n}[?status=302]
-      /flaky/{key}?failures=N[&status=503|drop|reset|slow][&retry-after=S][&ms=MS][&ok-ms=MS]
+      /flaky/{key}?failures=N[&status=503|drop|reset|slow|cut][&retry-after=S][&ms=MS][&ok-ms=MS]
       /close-mid-body?bytes=N
       /reset
       /hang
@@ -116,6 +120,7 @@ public enum FaultRoute: Equatable, Sendable {
             case "drop": .drop
             case "reset": .reset
             case "slow": .slow
+            case "cut": .cut
             case let value?: .status(Int(value) ?? 503)
             case nil: .status(503)
             }

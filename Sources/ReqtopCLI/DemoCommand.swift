@@ -11,7 +11,7 @@ struct DemoCommand: ParsableCommand, RunsASession {
         discussion: """
         Nothing to set up: the demo starts its own HTTP servers on 127.0.0.1 (free ports) and \
         sends requests that show retries with backoff, Retry-After, early retry, a hedged read, \
-        a slow download, redirects, dropped and reset connections, a cancellation, exhausted \
+        a slow download, redirects, cut-off and reset connections, a cancellation, exhausted \
         retries, a burst to a failing host whose retries the retry budget refuses, and a host \
         outage whose circuit breaker opens, probes and closes.
 

@@ -110,7 +110,7 @@ struct DemoScenario {
     static let circuitBreaker = HostCircuitBreaker.Options(openFor: 2, maxOpenFor: 4)
 
     /// About 20 seconds: retries with countdowns, Retry-After, early retry on another
-    /// request's success and on a probe, a hedged read, a slow download, redirects, dropped and reset
+    /// request's success and on a probe, a hedged read, a slow download, redirects, cut-off and reset
     /// connections, non-idempotent POSTs, a cancellation, exhausted retries and a burst whose
     /// retries the host's retry budget refuses; and the flow
     /// control: a login → account → orders chain, a batch held then released, a token that
@@ -137,11 +137,14 @@ struct DemoScenario {
             send(2, DemoRequest(id: "\(w)-post", method: "POST", host: .backend, path: "/flaky/\(w)-c?failures=1")),
             send(2, DemoRequest(id: "\(w)-post-idempotent", method: "POST", host: .backend, path: "/flaky/\(w)-d?failures=1",
                                 headers: ["Idempotency-Key": "\(w)-d-\(UUID().uuidString.prefix(8))"])),
-            // A dropped connection waits 2 s (no jitter); the ping at 3.5 s succeeds on the same
+            // A connection cut off waits 2 s (no jitter); the ping at 3.5 s succeeds on the same
             // host and cuts that wait short (`host-success` early retry). Before the ping it
             // depended on another backend request happening to succeed just after the drop,
             // which the rate-limit pause (everything on the host released at 3 s) made a race.
-            send(3, DemoRequest(id: "\(w)-dropped", host: .backend, path: "/flaky/\(w)-e?failures=1&status=drop",
+            // Cut off mid-answer rather than dropped before one: libcurl re-sends a GET whose
+            // kept-alive connection closes before any answer without a word (so the demo's
+            // failure, and the early retry it shows, came and went with connection reuse).
+            send(3, DemoRequest(id: "\(w)-dropped", host: .backend, path: "/flaky/\(w)-e?failures=1&status=cut",
                                 retry: ExponentialBackoffRetryPolicy(maxAttempts: 4, baseDelay: 2, multiplier: 2, maxDelay: 8, jitter: .none))),
             send(3.5, DemoRequest(id: "\(w)-backend-ping", host: .backend, path: "/echo")),
             send(3, DemoRequest(id: "\(w)-reset", host: .backend, path: "/flaky/\(w)-f?failures=2&status=reset")),

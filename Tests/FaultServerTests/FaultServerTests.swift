@@ -102,6 +102,8 @@ final class FaultServerTests: XCTestCase {
     func testFlakyCanDropOrResetTheConnection() {
         XCTAssertNotNil(get("/flaky/d?failures=1&status=drop").error)
         XCTAssertEqual(get("/flaky/d?failures=1&status=drop").status, 200)
+        XCTAssertNotNil(get("/flaky/c?failures=1&status=cut").error, "the answer cut off after 32 of 64 bytes")
+        XCTAssertEqual(get("/flaky/c?failures=1&status=cut").status, 200)
         XCTAssertEqual(get("/flaky/r?failures=1&status=reset").error?.code, .networkConnectionLost)
     }
 
