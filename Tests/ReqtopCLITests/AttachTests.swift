@@ -65,7 +65,10 @@ final class AttachTests: XCTestCase {
         // the 3-second quick one could end before three monitors had started on a busy machine.
         let program = try Self.launch(["demo", "--no-tui", "--listen"], runtimeDirectory: directory)
         try Self.waitForSocket(in: directory)
-        XCTAssertTrue(program.stderr().contains("monitor endpoint at \(directory)/reqtop/\(program.process.processIdentifier).sock"), program.stderr())
+        // The socket exists a moment before the line that names it is written.
+        Self.waitFor("the endpoint's line on stderr") {
+            program.stderr().contains("monitor endpoint at \(directory)/reqtop/\(program.process.processIdentifier).sock")
+        }
         let monitors = try (1...3).map { _ in try Self.launch(["attach", "--no-tui"], runtimeDirectory: directory) }
         for monitor in monitors {
             Self.waitFor("every monitor to see w1-hanging cancelled") { monitor.stdout().contains(#""op":"w1-hanging","attempt":1,"event":"finished""#) }
