@@ -231,6 +231,7 @@ final class EndpointTests: XCTestCase {
         let reader = ClientReader(stuck)
         waitFor(10, "the missed notice and the new snapshot") {
             reader.all.contains { if case .missed = $0 { return true } else { return false } } && reader.all.last == .snapshotEnd
+                && reader.finished("op-400") != nil
         }
         guard case .missed(let count)? = reader.all.first(where: { if case .missed = $0 { return true } else { return false } }) else {
             return XCTFail("no missed notice")
