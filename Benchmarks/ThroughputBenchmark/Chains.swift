@@ -1,4 +1,9 @@
 import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import RequestOperations
 import Synchronization
 
 /// `inFlight` chains of requests, `requests` in all: `send` starts one request and calls
@@ -20,6 +25,16 @@ enum Chains {
         for _ in 0..<inFlight { next() }
         group.wait()
         return Double(requests) / (Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
+    }
+
+    /// The usual measurement: GETs of `url` (64 bytes, never retried) on `queue`.
+    static func gets(on queue: RequestQueue, requests: Int, inFlight: Int, url: URL) -> Double {
+        run(requests: requests, inFlight: inFlight) { done in
+            queue.add(URLRequest(url: url), options: RequestOptions(retryPolicy: .never)) { result in
+                precondition(result.outcome == .success && result.data.count == 64, "request failed: \(String(describing: result.error))")
+                done()
+            }
+        }
     }
 }
 

@@ -15,12 +15,7 @@ import RequestTransportNIO
 enum InstrumentCost {
     static func run(requests: Int, inFlight: Int, url: URL, transport: RequestTransport?, instruments: [RequestInstrument]) -> Double {
         let queue = RequestQueue(maxConcurrentRequests: inFlight, transport: transport, instruments: instruments)
-        return Chains.run(requests: requests, inFlight: inFlight) { done in
-            queue.add(URLRequest(url: url), options: RequestOptions(retryPolicy: .never)) { result in
-                precondition(result.outcome == .success && result.data.count == 64, "request failed: \(String(describing: result.error))")
-                done()
-            }
-        }
+        return Chains.gets(on: queue, requests: requests, inFlight: inFlight, url: url)
     }
 
     static func report(requests: Int, rounds: Int, url: URL) {

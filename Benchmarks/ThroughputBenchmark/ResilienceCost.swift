@@ -13,12 +13,7 @@ enum ResilienceCost {
         let queue = resilient
             ? RequestQueue(maxConcurrentRequests: inFlight, transport: transport)
             : RequestQueue(maxConcurrentRequests: inFlight, transport: transport, retryBudget: nil, circuitBreaker: nil, rateLimits: false)
-        return Chains.run(requests: requests, inFlight: inFlight) { done in
-            queue.add(URLRequest(url: url), options: RequestOptions(retryPolicy: .never)) { result in
-                precondition(result.outcome == .success && result.data.count == 64, "request failed: \(String(describing: result.error))")
-                done()
-            }
-        }
+        return Chains.gets(on: queue, requests: requests, inFlight: inFlight, url: url)
     }
 
     static func report(requests: Int, rounds: Int, url: URL) {

@@ -85,10 +85,10 @@ extension RequestMetrics {
         Gauge(label: Self.circuitState, dimensions: [("server.address", address), ("server.port", port)], factory: factory).record(value)
     }
 
+    /// The engine's own reading of a URL's host and port (default port by scheme).
     static func target(method: String, url: String) -> Target {
-        let components = URLComponents(string: url)
-        let port = components?.port ?? (components?.scheme?.lowercased() == "https" ? 443 : 80)
-        return Target(method: method, address: components?.host ?? "", port: "\(port)")
+        let server = HostKey(url: URL(string: url))
+        return Target(method: method, address: server?.host ?? "", port: server.map { "\($0.port)" } ?? "")
     }
 
     static func dimensions(_ target: Target) -> [(String, String)] {

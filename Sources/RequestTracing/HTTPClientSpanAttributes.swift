@@ -21,11 +21,4 @@ enum HTTPClientSpanAttributes {
     static func method(_ raw: String) -> (String, String?) {
         knownMethods.contains(raw) ? (raw, nil) : ("_OTHER", raw)
     }
-
-    /// Host and port of `url`, the port written even when it is the scheme's default.
-    static func server(_ url: URL?) -> (String, Int)? {
-        guard let url, let host = url.host else { return nil }
-        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
-        return (host, port)
-    }
 }

@@ -124,9 +124,9 @@ public final class RequestTracer: RequestInstrument {
         span.updateAttributes { attributes in
             attributes[HTTPClientSpanAttributes.method] = method
             if let original { attributes[HTTPClientSpanAttributes.methodOriginal] = original }
-            if let (host, port) = HTTPClientSpanAttributes.server(url) {
-                attributes[HTTPClientSpanAttributes.serverAddress] = host
-                attributes[HTTPClientSpanAttributes.serverPort] = port
+            if let server = HostKey(url: url) {
+                attributes[HTTPClientSpanAttributes.serverAddress] = server.host
+                attributes[HTTPClientSpanAttributes.serverPort] = server.port
             }
             attributes[HTTPClientSpanAttributes.urlFull] = redactor.redact(url: url?.absoluteString ?? "")
             if attempt > 1 { attributes[HTTPClientSpanAttributes.resendCount] = attempt - 1 }
