@@ -27,7 +27,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
@@ -56,6 +56,8 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
+            // AsyncHTTPClient names a request's connection only in its request logger's metadata.
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // swift-log for programs that embed the engine; the engine itself stays Foundation-only.
         .target(name: "RequestLogging", dependencies: ["RequestOperations", "RequestEventFormat", .product(name: "Logging", package: "swift-log")]),

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -32,19 +33,23 @@ final class NIOExchange: Sendable {
         var started = false
         var cancelled = false
         var completed = false
+        /// The last hop whose connection was reported (once per hop).
+        var connectionReported = -1
     }
 
     let identifier: Int
     private let handler: TransportCallbacks
     private let client: HTTPClient
+    private let connections: ConnectionLedger
     /// Where `start()` and `cancel()` do their work, after returning.
     private let eventLoop: EventLoop
     private let state: Mutex<State>
 
-    init(identifier: Int, request: URLRequest, handler: TransportCallbacks, client: HTTPClient) {
+    init(identifier: Int, request: URLRequest, handler: TransportCallbacks, client: HTTPClient, connections: ConnectionLedger) {
         self.identifier = identifier
         self.handler = handler
         self.client = client
+        self.connections = connections
         eventLoop = client.eventLoopGroup.any()
         state = Mutex(State(request: request))
     }
@@ -86,7 +91,10 @@ final class NIOExchange: Sendable {
             return
         }
         let delegate = NIOHopDelegate(exchange: self, hop: hop, url: request.url!)
-        let task = client.execute(request: outgoing, delegate: delegate)
+        let logger = Logger(label: "reqtop.nio") { _ in
+            ConnectionReportingLogHandler { [weak self] connection in self?.usedConnection(connection, hop: hop) }
+        }
+        let task = client.execute(request: outgoing, delegate: delegate, logger: logger)
         let cancelledMeanwhile = state.withLock { state -> Bool in
             guard state.hop == hop else { return true }
             state.running = task
@@ -141,6 +149,16 @@ final class NIOExchange: Sendable {
             return
         }
         if handler.task(identifier, didReceive: response) == .cancel { cancel() }
+    }
+
+    func usedConnection(_ connection: Int, hop: Int) {
+        let first = state.withLock { state -> Bool in
+            guard state.hop == hop, !state.completed, state.connectionReported < hop else { return false }
+            state.connectionReported = hop
+            return true
+        }
+        guard first else { return }
+        handler.task(identifier, didUseConnection: connection, reused: !connections.firstUse(of: connection))
     }
 
     func sentRequest(hop: Int) {

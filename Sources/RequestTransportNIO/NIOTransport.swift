@@ -33,6 +33,7 @@ public final class NIOTransport: RequestTransport {
     /// A slot freed on an event loop starts the next request there: one thread hop fewer.
     public var startsNextRequestInCallbacks: Bool { true }
     private let nextIdentifier = Mutex(0)
+    private let connections = ConnectionLedger()
 
     /// - Parameter configuration: the client's; redirects are always left to the transport,
     ///   decompression is off (the body is reported as it arrives, as its size says).
@@ -60,7 +61,7 @@ public final class NIOTransport: RequestTransport {
             value += 1
             return value
         }
-        return TransportTask(identifier: identifier, handle: NIOExchange(identifier: identifier, request: request, handler: handler, client: client))
+        return TransportTask(identifier: identifier, handle: NIOExchange(identifier: identifier, request: request, handler: handler, client: client, connections: connections))
     }
 
     public func resume(_ task: TransportTask) {

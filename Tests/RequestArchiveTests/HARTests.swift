@@ -162,6 +162,38 @@ final class HARExportTests: XCTestCase {
         XCTAssertEqual(failed["startedDateTime"] as? String, "2023-11-14T22:13:20.500Z")
     }
 
+    /// With `connection` events (the NIO transport): a new connection's time before it is
+    /// `connect`; a reused one's is waiting for it, counted in `blocked`; the entry names it.
+    func testAConnectionSplitsConnectFromBlockedAndIsNamed() throws {
+        func attempt(_ number: Int, from start: TimeInterval, reused: Bool) -> [RequestEvent] {
+            [RequestEvent(time: start, operationID: "c", attempt: number, payload: .started),
+             RequestEvent(time: start + 0.001, operationID: "c", attempt: number, payload: .taskCreated(taskIdentifier: number, url: "http://h/")),
+             RequestEvent(time: start + 0.011, operationID: "c", attempt: number, payload: .connection(id: 7, reused: reused)),
+             RequestEvent(time: start + 0.012, operationID: "c", attempt: number, payload: .sent),
+             RequestEvent(time: start + 0.020, operationID: "c", attempt: number, payload: .response(status: 503, headers: [:], expectedBytes: nil)),
+             RequestEvent(time: start + 0.020, operationID: "c", attempt: number, payload: .taskCompleted(error: nil))]
+        }
+        let events = [RequestEvent(time: 0, operationID: "c", attempt: 1, payload: .queued(method: "GET", url: "http://h/", headers: [:], maxAttempts: 2))]
+            + attempt(1, from: 0, reused: false) + attempt(2, from: 1, reused: true)
+        let document = HARExport.document(events: events, startedAt: Date(timeIntervalSince1970: 1_700_000_000))
+        let entries = try XCTUnwrap((document["log"] as? [String: Any])?["entries"] as? [[String: Any]])
+        XCTAssertEqual(entries.count, 2)
+        let (new, reused) = (try XCTUnwrap(entries[0]["timings"] as? [String: Double]), try XCTUnwrap(entries[1]["timings"] as? [String: Double]))
+        XCTAssertEqual(new["blocked"]!, 1, accuracy: 0.001)
+        XCTAssertEqual(new["connect"]!, 10, accuracy: 0.001, "task made to connection given")
+        XCTAssertEqual(new["send"]!, 1, accuracy: 0.001, "connection given to request written")
+        XCTAssertEqual(reused["connect"], -1, "no connection was made")
+        XCTAssertEqual(reused["blocked"]!, 11, accuracy: 0.001, "the wait for a free connection is blocked time")
+        XCTAssertEqual(reused["send"]!, 1, accuracy: 0.001)
+        for entry in entries {
+            XCTAssertEqual(entry["connection"] as? String, "7")
+            let timings = try XCTUnwrap(entry["timings"] as? [String: Double])
+            XCTAssertEqual(entry["time"] as? Double ?? -1, timings.values.filter { $0 >= 0 }.reduce(0, +), accuracy: 0.001, "time is the sum of the timings")
+        }
+        let imported = try HARImport.parse(try HARExport.data(events: events, startedAt: Date(timeIntervalSince1970: 1_700_000_000)), file: "c.har")
+        XCTAssertEqual(imported.events, events, "the events come back whole, the connection's too")
+    }
+
     func testExportThenImportGivesBackTheSameEvents() throws {
         let data = try HARExport.data(events: events, startedAt: Date(timeIntervalSince1970: 1_700_000_000))
         let imported = try HARImport.parse(data, file: "round.har")

@@ -29,6 +29,8 @@ final class EventLogTests: XCTestCase {
             .built(method: "POST", url: "http://h/items", headers: [:], body: .bytes(Data("id=7".utf8))),
             .started,
             .sent,
+            .connection(id: 12, reused: true),
+            .connection(id: 0, reused: false),
             .preparationFailed(reason: "no token"),
             .taskCreated(taskIdentifier: 7, url: "http://h/a"),
             .redirect(status: 302, location: "http://h/b"),

@@ -253,6 +253,34 @@ final class MonitorViewTests: XCTestCase {
         XCTAssert(text.contains("attempt 1: send 1.0ms · wait 50.0ms · receive 10.0ms"), text)
     }
 
+    /// With `connection` events the Timing tab says which connection, and whether the time
+    /// before it was connecting (new) or waiting for a free one (reused); Events names it.
+    func testTheTimingTabSaysWhetherTheConnectionWasNew() {
+        var model = QueueModel(source: "nio")
+        func event(_ t: TimeInterval, _ attempt: Int, _ payload: RequestEvent.Payload) {
+            model.apply(RequestEvent(time: t, operationID: "timed", attempt: attempt, payload: payload))
+        }
+        event(0, 1, .queued(method: "GET", url: "http://api.test/x", headers: [:], maxAttempts: 2))
+        for (attempt, start, reused) in [(1, 0.0, false), (2, 1.0, true)] {
+            event(start, attempt, .started)
+            event(start + 0.001, attempt, .taskCreated(taskIdentifier: attempt, url: "http://api.test/x"))
+            event(start + 0.004, attempt, .connection(id: 3, reused: reused))
+            event(start + 0.005, attempt, .sent)
+            event(start + 0.025, attempt, .response(status: attempt == 1 ? 503 : 200, headers: [:], expectedBytes: nil))
+            event(start + 0.025, attempt, .taskCompleted(error: nil))
+            if attempt == 1 { event(0.025, 1, .retryScheduled(delay: 0.975, reason: "status 503")) }
+        }
+        event(1.025, 2, .finished(outcome: .success, status: 200, attempts: 2, duration: 1.025, reason: nil))
+        var state = MonitorState()
+        state.screen = .detail(id: "timed", tab: .timing)
+        let timing = render(model, state: state, now: 2).text
+        XCTAssert(timing.contains("attempt 1 (new connection #3): connect 3.0ms · send 1.0ms · wait 20.0ms · receive 0.0ms"), timing)
+        XCTAssert(timing.contains("attempt 2 (connection #3, reused): pool 3.0ms · send 1.0ms"), timing)
+        state.screen = .detail(id: "timed", tab: .events)
+        let events = render(model, state: state, now: 2).text
+        XCTAssert(events.contains("new connection #3") && events.contains("connection #3, reused"), events)
+    }
+
     func testHeldRequestsAndReactorsShowWhatTheyWaitFor() {
         var model = QueueModel(source: "flow")
         func event(_ t: TimeInterval, _ op: String, _ attempt: Int, _ payload: RequestEvent.Payload) {

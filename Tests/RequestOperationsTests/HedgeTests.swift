@@ -43,7 +43,7 @@ final class HedgeTests: XCTestCase {
         XCTAssertEqual(events.filter { $0.attempt == 1 && $0.payload.name == "taskCompleted" }.map(\.payload),
                        [.taskCompleted(error: .hedgeLost(to: 2))])
         XCTAssertEqual(events.filter { $0.attempt == 2 }.map(\.payload.name),
-                       ["hedged", "taskCreated"] + TestTransport.sentWhereKnown + ["response", "data", "taskCompleted", "finished"])
+                       ["hedged", "taskCreated"] + TestTransport.phasesWhereKnown + ["response", "data", "taskCompleted", "finished"])
         guard case .finished(_, _, let attempts, _, _)? = events.last?.payload else { return XCTFail("no finished") }
         XCTAssertEqual(attempts, 2)
     }
@@ -87,7 +87,7 @@ final class HedgeTests: XCTestCase {
         XCTAssertEqual(result.attempts[1].decision, "cancelled by hedge: attempt 1 answered first")
         let events = recorder.events(of: "op")
         let hedge = events.filter { $0.attempt == 2 }
-        XCTAssertEqual(hedge.map(\.payload.name), ["hedged", "taskCreated"] + TestTransport.sentWhereKnown + ["taskCompleted"])
+        XCTAssertEqual(hedge.map(\.payload.name), ["hedged", "taskCreated"] + TestTransport.phasesWhereKnown + ["taskCompleted"])
         XCTAssertEqual(hedge.last?.payload, .taskCompleted(error: .hedgeLost(to: 1)))
         XCTAssertEqual(events.last.map(\.attempt), 1, "finished names the attempt that answered")
         XCTAssertEqual(events.last?.payload.name, "finished")

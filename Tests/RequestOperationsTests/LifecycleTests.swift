@@ -14,7 +14,7 @@ final class LifecycleTests: XCTestCase {
         let recorder = EventRecorder(queue.events)
         let operation = queue.add(URLRequest(url: server.url("/bytes/100")), id: "one")
         queue.waitUntilAllOperationsAreFinished()
-        XCTAssertEqual(recorder.names(of: "one"), ["queued", "started", "taskCreated"] + TestTransport.sentWhereKnown
+        XCTAssertEqual(recorder.names(of: "one"), ["queued", "started", "taskCreated"] + TestTransport.phasesWhereKnown
                        + ["response", "data", "taskCompleted", "finished"])
         XCTAssertEqual(operation.result?.status, 200)
         XCTAssertEqual(operation.result?.data.count, 100)

@@ -88,7 +88,9 @@ enum TestTransport {
     }()
     /// `sent` (the request written whole) comes from transports that observe it; URLSession
     /// on Linux does not.
-    static let sentWhereKnown = name == "nio" ? ["sent"] : []
+    /// What a transport that can tell says between the task and the response (NIO: the
+    /// connection the request was given, and when it was written).
+    static let phasesWhereKnown = name == "nio" ? ["connection", "sent"] : []
 }
 
 /// A `RequestQueue` on the transport under test (see ``TestTransport``); the same

@@ -63,7 +63,7 @@ struct TransportConformanceTests {
         let names = names(recorder, "timed")
         switch kind {
         case .nio:
-            #expect(names == ["queued", "started", "taskCreated", "sent", "response", "data", "taskCompleted", "finished"], "\(names)")
+            #expect(names == ["queued", "started", "taskCreated", "connection", "sent", "response", "data", "taskCompleted", "finished"], "\(names)")
             let attempt = try #require(result.attempts.first)
             let sent = try #require(attempt.requestSentAt)
             let response = try #require(attempt.responseAt)
@@ -71,6 +71,39 @@ struct TransportConformanceTests {
         case .urlsession:
             #expect(!names.contains("sent"))
             #expect(result.attempts.first?.requestSentAt == nil)
+        }
+    }
+
+    /// The NIO transport says which connection each request was given and whether it was
+    /// new: one after another to one host, the second reuses the first's; a request to
+    /// another server opens its own. URLSession on Linux cannot tell, and publishes nothing.
+    @Test(arguments: TransportKind.allCases)
+    func theConnectionARequestWentOutOnIsAnEventWhereTheTransportKnowsIt(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        let other = try FaultServer.start()
+        defer { server.stop(); other.stop() }
+        let queue = queue(kind)
+        let recorder = EventRecorder(queue.events)
+        for id in ["first", "second"] {
+            _ = try await queue.response(for: URLRequest(url: server.url("/echo")), id: id)
+        }
+        _ = try await queue.response(for: URLRequest(url: other.url("/echo")), id: "elsewhere")
+        func connection(_ id: String) -> (id: Int, reused: Bool)? {
+            recorder.events(of: id).lazy.compactMap { event -> (Int, Bool)? in
+                if case .connection(let connection, let reused) = event.payload { (connection, reused) } else { nil }
+            }.first
+        }
+        switch kind {
+        case .nio:
+            let first = try #require(connection("first"))
+            let second = try #require(connection("second"))
+            let elsewhere = try #require(connection("elsewhere"))
+            #expect(!first.reused, "the first request to a server opens a connection")
+            #expect(second.reused && second.id == first.id, "the next one, after the first ended, takes the same connection: \(second)")
+            #expect(!elsewhere.reused && elsewhere.id != first.id, "another server, another connection: \(elsewhere)")
+            #expect(names(recorder, "second").firstIndex(of: "connection")! < names(recorder, "second").firstIndex(of: "sent")!)
+        case .urlsession:
+            #expect(connection("first") == nil && connection("second") == nil)
         }
     }
 

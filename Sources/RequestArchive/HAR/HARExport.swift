@@ -101,10 +101,12 @@ public enum HARExport {
         var taskCreated: TimeInterval?, requestSent: TimeInterval?, responseAt: TimeInterval?, end: TimeInterval?
         var status = 0, responseHeaders: [String: String] = [:], bytes = 0, error: TransportError?
         var delay: TimeInterval?, reason: String?, outcome: String?, redirect = ""
+        var connection: (at: TimeInterval, id: Int, reused: Bool)?
         for event in events {
             switch event.payload {
             case .taskCreated: taskCreated = taskCreated ?? event.time
             case .sent: requestSent = event.time
+            case .connection(let id, let reused): connection = connection ?? (event.time, id, reused)
             case .response(let s, let h, _):
                 status = s
                 responseHeaders = h
@@ -125,11 +127,16 @@ public enum HARExport {
             default: break
             }
         }
-        let sent = taskCreated ?? started
+        let created = taskCreated ?? started
         let finish = end ?? events.last?.time ?? started
-        let blocked = max(0, sent - started) * 1000
+        // With a `connection` event (the NIO transport) the time before it is `connect` for a
+        // new connection, or more of `blocked` (waiting for a free one) for a reused one.
+        let given = connection.map { min(max(created, $0.at), requestSent ?? $0.at) } ?? created
+        let connect = connection.map { $0.reused ? -1 : (given - created) * 1000 } ?? -1
+        let blocked = (max(0, created - started) + (connection?.reused == true ? given - created : 0)) * 1000
         // With a `sent` event (the NIO transport) the time to write the request is `send`
         // and `wait` starts when it was written; without one `send` is 0, as before.
+        let sent = given
         let written = requestSent.map { max(sent, $0) } ?? sent
         let send = (written - sent) * 1000
         let wait = max(0, (responseAt ?? finish) - written) * 1000
@@ -150,7 +157,7 @@ public enum HARExport {
         if let postData = request.postData.fields { requestFields["postData"] = postData }
         var entry: [String: Any] = [
             "startedDateTime": HARDate.format(startedAt.addingTimeInterval(started)),
-            "time": blocked + send + wait + receive,
+            "time": blocked + max(0, connect) + send + wait + receive,
             "request": requestFields,
             "response": [
                 "status": status, "statusText": status == 0 ? "" : HTTPURLResponse.localizedString(forStatusCode: status),
@@ -159,9 +166,10 @@ public enum HARExport {
                 "redirectURL": redirect, "headersSize": -1, "bodySize": status == 0 ? -1 : bytes,
             ] as [String: Any],
             "cache": [:] as [String: Any],
-            "timings": ["blocked": blocked, "dns": -1, "connect": -1, "ssl": -1, "send": send, "wait": wait, "receive": receive],
+            "timings": ["blocked": blocked, "dns": -1, "connect": connect, "ssl": -1, "send": send, "wait": wait, "receive": receive],
             "_reqtop": reqtop,
         ]
+        if let connection { entry["connection"] = String(connection.id) }
         if let error { entry["_error"] = "\(error.code) \(error.message)" }
         return entry
     }

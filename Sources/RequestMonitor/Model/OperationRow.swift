@@ -34,6 +34,16 @@ public struct OperationRow: Sendable, Equatable {
         public var taskAt: TimeInterval?
         public var sentAt: TimeInterval?
         public var responseAt: TimeInterval?
+        /// When the request was given a connection, and which (transports that tell): the
+        /// time before it is connecting (a new one) or waiting for a free one (reused).
+        public var connection: Connection?
+    }
+
+    /// The connection an attempt's request went out on: the first one, if it was redirected.
+    public struct Connection: Sendable, Equatable {
+        public var at: TimeInterval
+        public var id: Int
+        public var reused: Bool
     }
 
     public let id: String
@@ -129,6 +139,8 @@ public struct OperationRow: Sendable, Equatable {
             updateAttempt(number: event.attempt) { $0.error = reason }
         case .sent:
             updateAttempt(number: event.attempt) { $0.sentAt = t }
+        case .connection(let id, let reused):
+            updateAttempt(number: event.attempt) { $0.connection = $0.connection ?? Connection(at: t, id: id, reused: reused) }
         case .hedged(let racing, _):
             // A copy racing an attempt that has no response yet: an attempt of its own,
             // running alongside (its segment overlaps the one it races).

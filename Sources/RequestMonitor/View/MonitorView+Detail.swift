@@ -90,18 +90,27 @@ extension MonitorView {
         }
     }
 
-    /// "attempt 2: send 0.4ms · wait 12.1ms · receive 3.0ms", for an attempt whose transport
-    /// said when the request was written.
+    /// "attempt 2 (new connection #4): connect 0.8ms · send 0.4ms · wait 12.1ms · receive
+    /// 3.0ms", for an attempt whose transport said when the request was written. Before the
+    /// connection: connecting when it was new, waiting for a free one (`pool`) when reused.
     static func phases(_ attempt: OperationRow.Attempt, end: TimeInterval) -> String? {
         guard let task = attempt.taskAt, let sent = attempt.sentAt else { return nil }
         func ms(_ seconds: TimeInterval) -> String { String(format: "%.1fms", max(0, seconds) * 1000) }
-        var parts = ["send \(ms(sent - task))"]
+        var parts: [String] = []
+        var title = "attempt \(attempt.number)"
+        var written = task
+        if let connection = attempt.connection, connection.at <= sent {
+            title += connection.reused ? " (connection #\(connection.id), reused)" : " (new connection #\(connection.id))"
+            parts.append("\(connection.reused ? "pool" : "connect") \(ms(connection.at - task))")
+            written = connection.at
+        }
+        parts.append("send \(ms(sent - written))")
         if let response = attempt.responseAt {
             parts += ["wait \(ms(response - sent))", "receive \(ms(end - response))"]
         } else {
             parts.append("waiting \(ms(end - sent))")
         }
-        return "attempt \(attempt.number): " + parts.joined(separator: " · ")
+        return "\(title): " + parts.joined(separator: " · ")
     }
 
     static func describe(_ payload: RequestEvent.Payload, _ theme: Theme) -> String {
@@ -110,6 +119,7 @@ extension MonitorView {
             "\(method) \(url)" + (body.map { " (" + Self.bodySize($0) + ")" } ?? "")
         case .started, .other: ""
         case .sent: "request written"
+        case .connection(let id, let reused): reused ? "connection #\(id), reused" : "new connection #\(id)"
         case .missed(let count): "\(count) events missed"
         case .preparationFailed(let reason), .validationFailed(let reason), .retryDenied(let reason): reason
         case .taskCreated(let task, _): "task \(task)"

@@ -34,6 +34,10 @@ extension RequestEvent.Payload {
             return "started"
         case .sent:
             return "sent"
+        case .connection(let id, let reused):
+            w.int("connection", id)
+            w.bool("reused", reused)
+            return "connection"
         case .preparationFailed(let reason):
             w.string("reason", reason)
             return "preparationFailed"
@@ -157,6 +161,9 @@ extension RequestEvent.Payload {
             self = .built(method: try r.string("method"), url: try r.string("url"), headers: r.headers("headers"), body: try Self.readBody(r))
         case "started": self = .started
         case "sent": self = .sent
+        case "connection":
+            guard let reused = try r.optionalBool("reused") else { throw r.invalid("reused", expected: "true or false", found: "nothing") }
+            self = .connection(id: try r.int("connection"), reused: reused)
         case "preparationFailed": self = .preparationFailed(reason: try r.string("reason"))
         case "taskCreated": self = .taskCreated(taskIdentifier: try r.int("task"), url: r.optionalString("url") ?? "")
         case "redirect": self = .redirect(status: try r.int("status"), location: try r.string("location"))

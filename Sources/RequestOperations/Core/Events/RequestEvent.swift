@@ -51,6 +51,11 @@ public struct RequestEvent: Sendable, Equatable {
         /// `sent`: the request (head and body) was written whole. From transports that can
         /// tell (NIO); URLSession on Linux cannot. Splits an attempt's time into send and wait.
         case sent
+        /// `connection`: `connection` (the transport's id of the connection, unique in the
+        /// process), `reused` (false: opened for this request). The attempt's request was
+        /// given a connection; before `sent`, once per redirect followed. From transports
+        /// that can tell (NIO over HTTP/1.1); URLSession on Linux cannot.
+        case connection(id: Int, reused: Bool)
         /// `redirect`: `status`, `location`.
         case redirect(status: Int, location: String)
         /// `response`: `status`, `headers`, `expectedBytes` (absent when unknown).

@@ -31,6 +31,17 @@ extension RequestOperation {
         }
     }
 
+    public func task(_ task: Int, didUseConnection connection: Int, reused: Bool) {
+        state.withLock { state in
+            if let racer = state.racer(task) {
+                publish(&state, .connection(id: connection, reused: reused), attempt: state.records[state.current.racers[racer].record].number)
+                return
+            }
+            guard state.isCurrent(task: task) else { return }
+            publish(&state, .connection(id: connection, reused: reused))
+        }
+    }
+
     public func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition {
         let (invalidTask, hedges) = state.withLock { state -> (TransportTask?, Teardown?) in
             let now = environment.clock.now()

@@ -66,8 +66,13 @@ public protocol TransportCallbacks: AnyObject, Sendable {
     /// The request was written whole (head and body), before its response; for transports
     /// that can tell. Optional: the default does nothing.
     func taskDidSendRequest(_ task: Int)
+    /// The request was given a connection: `connection` names it (unique in the process),
+    /// `reused` says whether an earlier request had it. Before the request is sent, again
+    /// for each redirect followed; for transports that can tell. Optional: the default does nothing.
+    func task(_ task: Int, didUseConnection connection: Int, reused: Bool)
 }
 
 extension TransportCallbacks {
     public func taskDidSendRequest(_ task: Int) {}
+    public func task(_ task: Int, didUseConnection connection: Int, reused: Bool) {}
 }
