@@ -70,11 +70,22 @@ struct ReplayCommand: ParsableCommand {
         }
     }
 
+    private var isHAR: Bool { file.lowercased().hasSuffix(".har") || file.lowercased().hasSuffix(".harp") }
+
     func run() throws {
+        if !isHAR, !send {
+            let mode = OutputMode.choose(noTUI: noTUI, noColor: noColor)
+            if mode == .headless { try printStreaming() }
+            // A pipe cannot be read again from its start (going back needs that): read whole, below.
+            var info = stat()
+            if case .monitor(let color) = mode, stat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                try playStreaming(color: color)
+            }
+        }
         let log: EventLogFile
         var skippedEntries = 0
         do {
-            if file.lowercased().hasSuffix(".har") || file.lowercased().hasSuffix(".harp") {
+            if isHAR {
                 let har = try HARImport.read(path: file, strict: strict)
                 for reason in har.skipped { ReqtopMain.printError("reqtop: \(file): skipped \(reason)") }
                 if !har.skipped.isEmpty {
@@ -113,6 +124,35 @@ struct ReplayCommand: ParsableCommand {
         throw ExitCode(skippedEntries > 0 ? max(1, summary.exitStatus) : summary.exitStatus)
     }
 
+    /// A recording printed as JSON lines while it is read, a piece at a time: memory stays
+    /// that of one piece and the tally, whatever the size of the file.
+    private func printStreaming() throws -> Never {
+        var tally = SessionTally()
+        let stream: EventLogStream
+        do {
+            stream = try EventLogStream(path: file)
+            FileHandle.standardOutput.write(Data((EventLog.headerLine(startedAt: stream.startedAt ?? Date(), redacted: stream.redacted) + "\n").utf8))
+            while let events = try stream.next() {
+                var out = ""
+                out.reserveCapacity(events.count * 96)
+                for event in events {
+                    out += EventLog.line(for: event)
+                    out += "\n"
+                }
+                FileHandle.standardOutput.write(Data(out.utf8))
+                tally.add(events)
+            }
+        } catch let error as ArchiveError {
+            throw InputError(message: error.description)
+        }
+        if let torn = stream.tornLastLine {
+            ReqtopMain.printError("reqtop: \(file): line \(torn) is incomplete (the recording was cut off); replayed the events before it")
+        }
+        let summary = ReplaySummary(tally: tally)
+        ReqtopMain.printError(summary.line)
+        throw ExitCode(summary.exitStatus)
+    }
+
     /// Sends the recorded requests again through the engine; ends the process with the run's status.
     private func resend(_ log: EventLogFile) throws -> Never {
         let plan = Resend(events: log.events, target: target.flatMap(URL.init(string:)))
@@ -147,10 +187,43 @@ struct ReplayCommand: ParsableCommand {
         throw ExitCode(plan.skipped.isEmpty ? summary.exitStatus : 1)
     }
 
+    /// A recording in the monitor while it is read: the first screen comes at once, whatever
+    /// the size of the file; the summary counts what was read before `q`.
+    private func playStreaming(color: Bool) throws -> Never {
+        do {
+            // The header is checked before the screen opens: a file that is not a recording
+            // is said plainly, exit 2.
+            try EventLogStream(path: file).close()
+        } catch let error as ArchiveError {
+            throw InputError(message: error.description)
+        }
+        let source = StreamingReplaySource(path: file)
+        try playInMonitor(source, color: color)
+        source.stop()
+        let outcome = source.outcome
+        if let error = outcome.error {
+            ReqtopMain.printError(ReplaySummary(tally: outcome.tally).line + " (up to the bad line)")
+            throw InputError(message: error.description)
+        }
+        if let torn = outcome.tornLastLine {
+            ReqtopMain.printError("reqtop: \(file): line \(torn) is incomplete (the recording was cut off); replayed the events before it")
+        }
+        if !outcome.reachedEnd {
+            ReqtopMain.printError("reqtop: \(file): quit before the whole recording was read; the summary counts what was read")
+        }
+        let summary = ReplaySummary(tally: outcome.tally)
+        ReqtopMain.printError(summary.line)
+        throw ExitCode(summary.exitStatus)
+    }
+
     /// The recording through the same model and view as a live run, on its timeline.
     private func playInMonitor(_ log: EventLogFile, color: Bool) throws {
+        try playInMonitor(ReplayEvents(log.events), color: color)
+    }
+
+    private func playInMonitor(_ source: ReplaySource, color: Bool) throws {
         let screenBox = ScreenBox()
-        let player = ReplayPlayer(events: log.events, speed: speed) { output in
+        let player = ReplayPlayer(source: source, speed: speed) { output in
             switch output {
             case .events(let events): screenBox.screen?.feed(events)
             case .reset: screenBox.screen?.reset()
@@ -184,6 +257,10 @@ struct ReplaySummary {
 
     init(_ events: [RequestEvent]) {
         tally = SessionTally(events)
+    }
+
+    init(tally: SessionTally) {
+        self.tally = tally
     }
 
     var exitStatus: Int32 {

@@ -26,8 +26,8 @@ public struct EventLogFile: Sendable {
     }
 
     public static func parse(_ data: Data, file: String) throws -> EventLogFile {
-        var result = EventLogFile(events: [])
-        var sawHeader = false
+        var lines = EventLogLines(file: file)
+        var events: [RequestEvent] = []
         let bomLength = data.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         let endsWithNewline = data.count > bomLength && data.last == UInt8(ascii: "\n")
         // Lines are found with memchr and handed to the JSON parser as they are (a generic
@@ -35,60 +35,20 @@ public struct EventLogFile: Sendable {
         try data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
             guard let base = buffer.baseAddress else { return }
             var start = bomLength
-            var number = 0
             while start <= buffer.count {
-                number += 1
                 let rest = buffer.count - start
                 let newline = rest == 0 ? nil : memchr(base + start, Int32(UInt8(ascii: "\n")), rest)
                 let end = newline.map { $0 - UnsafeMutableRawPointer(mutating: base) } ?? buffer.count
                 defer { start = end + 1 }
                 let isLast = newline == nil
-                let line = UnsafeRawBufferPointer(rebasing: buffer[start..<end])
-                if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) {
-                    if isLast { break }
-                    continue
+                if let event = try lines.take(UnsafeRawBufferPointer(rebasing: buffer[start..<end]), isLast: isLast, endsWithNewline: endsWithNewline) {
+                    events.append(event)
                 }
-                guard Self.isUTF8(line) else {
-                    throw ArchiveError(file: file, message: "line \(number): not UTF-8 text")
-                }
-                let lineData = Data(line)
-                if !sawHeader {
-                    guard let object = try? JSONSerialization.jsonObject(with: lineData) as? [String: Any],
-                          object["event"] as? String == "session"
-                    else {
-                        throw ArchiveError(file: file, message: "line \(number): expected the session header "
-                                           + #"({"event":"session","version":1,...}); is this a reqtop recording?"#)
-                    }
-                    let version = (object["version"] as? NSNumber)?.intValue ?? 0
-                    guard version == EventLog.version else {
-                        throw ArchiveError(file: file, message: "line \(number): version \(version) is not supported; this reqtop reads version \(EventLog.version)")
-                    }
-                    if let started = object["startedAt"] as? String {
-                        result.startedAt = HARDate.parse(started)
-                    }
-                    result.redacted = object["redacted"] as? Bool
-                    sawHeader = true
-                    if isLast { break }
-                    continue
-                }
-                do {
-                    if let event = try EventLog.parse(lineData: lineData, lineNumber: number) {
-                        result.events.append(event)
-                    }
-                } catch let error as EventLogError {
-                    // Only the very last line may be cut short, and only when the file does not
-                    // end with a newline: that is what a killed writer leaves.
-                    if isLast, !endsWithNewline {
-                        result.tornLastLine = number
-                        break
-                    }
-                    throw ArchiveError(file: file, message: error.description)
-                }
-                if isLast { break }
+                if isLast || lines.tornLastLine != nil { break }
             }
         }
-        guard sawHeader else { throw ArchiveError(file: file, message: "empty: no session header, no events") }
-        return result
+        try lines.finish()
+        return EventLogFile(startedAt: lines.startedAt, redacted: lines.redacted, events: events, tornLastLine: lines.tornLastLine)
     }
 
     /// Whether `bytes` are UTF-8: ASCII (nearly every line) is checked eight bytes at a time,

@@ -8,14 +8,24 @@ import Synchronization
 ///
 /// Speed runs from 0.25× to 16×; it can pause, step to the next event, and jump to the
 /// start or the end. A driver thread ticks every 20 ms and hands over what fell due.
+///
+/// The events come from a ``ReplaySource`` a window at a time, so a recording read while it
+/// plays is never held whole: what was played is let go, and going back starts over from
+/// the first event (the screen is reset and fed everything up to the new playhead).
 public final class ReplayPlayer: Sendable {
     /// The steps `+` and `-` move between.
     public static let speeds: [Double] = [0.25, 0.5, 1, 2, 4, 8, 16]
     /// Any speed in this range may be asked for (`--speed 3`); `+` and `-` go to the next step.
     public static let speedRange: ClosedRange<Double> = 0.25...16
+    /// How many events are taken from the source at a time.
+    static let window = 4096
 
     private struct State {
+        /// Events taken from the source and not yet handed over start at `position`.
+        var window: [RequestEvent] = []
         var position = 0
+        /// The source has no more events.
+        var exhausted = false
         var playhead: TimeInterval = 0
         var speed = 1.0
         var paused = false
@@ -23,6 +33,23 @@ public final class ReplayPlayer: Sendable {
         var lastTick = DispatchTime.now().uptimeNanoseconds
         /// Session time jumped over because nothing happened in it.
         var skipped: TimeInterval = 0
+
+        /// The next event not handed over; nil at the end, or when the source has none ready.
+        mutating func next(from source: ReplaySource) -> RequestEvent? {
+            if position < window.count { return window[position] }
+            guard !exhausted else { return nil }
+            guard let more = source.read(upTo: ReplayPlayer.window) else {
+                exhausted = true
+                window = []
+                position = 0
+                return nil
+            }
+            window = more
+            position = 0
+            return more.first
+        }
+
+        var atEnd: Bool { exhausted && position >= window.count }
     }
 
     /// A stretch longer than this with no event is skipped (to a second before the next
@@ -30,8 +57,11 @@ public final class ReplayPlayer: Sendable {
     /// took an hour at 1×.
     public static let idleGapLimit: TimeInterval = 5
 
-    private let events: [RequestEvent]
+    private let source: ReplaySource
     private let state: Mutex<State>
+    /// Held while events are taken and handed over, so batches reach the screen in order
+    /// whether the tick or a jump took them.
+    private let delivering = Mutex(())
     private let output: @Sendable (ReplayOutput) -> Void
 
     /// What the player hands to the screen.
@@ -41,18 +71,25 @@ public final class ReplayPlayer: Sendable {
         case reset
     }
 
-    public init(events: [RequestEvent], speed: Double = 1, output: @escaping @Sendable (ReplayOutput) -> Void) {
-        self.events = events.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+    public init(source: ReplaySource, speed: Double = 1, output: @escaping @Sendable (ReplayOutput) -> Void) {
+        self.source = source
         self.state = Mutex(State(speed: Self.speedRange.contains(speed) ? speed : 1))
         self.output = output
+    }
+
+    public convenience init(events: [RequestEvent], speed: Double = 1, output: @escaping @Sendable (ReplayOutput) -> Void) {
+        self.init(source: ReplayEvents(events), speed: speed, output: output)
     }
 
     /// Session time the replay has reached: the screen's clock.
     public var playhead: TimeInterval { state.withLock { $0.playhead } }
     public var speed: Double { state.withLock { $0.speed } }
     public var isPaused: Bool { state.withLock { $0.paused } }
-    public var isAtEnd: Bool { state.withLock { $0.position >= events.count } }
-    public var duration: TimeInterval { events.last?.time ?? 0 }
+    public var isAtEnd: Bool { state.withLock { $0.atEnd } }
+    /// The latest event time read so far (it grows while a recording is still being read).
+    public var duration: TimeInterval { source.extent.duration }
+    /// Whether ``duration`` is the recording's end, not just as far as it was read.
+    public var isDurationKnown: Bool { source.extent.complete }
     /// Idle session time skipped so far.
     public var skipped: TimeInterval { state.withLock { $0.skipped } }
 
@@ -73,23 +110,28 @@ public final class ReplayPlayer: Sendable {
 
     /// Advances the playhead by the time passed (times the speed) and hands over what is due.
     func tick(now: UInt64 = DispatchTime.now().uptimeNanoseconds) {
-        let due = state.withLock { state -> ArraySlice<RequestEvent> in
-            let elapsed = Double(now &- state.lastTick) / 1e9
-            state.lastTick = now
-            guard !state.paused, state.position < events.count else { return [] }
-            state.playhead += elapsed * state.speed
-            let start = state.position
-            while state.position < events.count, events[state.position].time <= state.playhead { state.position += 1 }
-            if state.position < events.count, events[state.position].time - state.playhead > Self.idleGapLimit {
-                let jump = events[state.position].time - 1 - state.playhead
-                state.playhead += jump
-                state.skipped += jump
+        delivering.withLock { _ in
+            let due = state.withLock { state -> [RequestEvent] in
+                let elapsed = Double(now &- state.lastTick) / 1e9
+                state.lastTick = now
+                guard !state.paused, !state.atEnd else { return [] }
+                state.playhead += elapsed * state.speed
+                var due: [RequestEvent] = []
+                while let next = state.next(from: source), next.time <= state.playhead {
+                    due.append(next)
+                    state.position += 1
+                }
+                if let next = state.next(from: source), next.time - state.playhead > Self.idleGapLimit {
+                    let jump = next.time - 1 - state.playhead
+                    state.playhead += jump
+                    state.skipped += jump
+                }
+                // At the end the playhead stands at the last event, never past it ("END 1.3/1.1s").
+                if state.atEnd { state.playhead = min(state.playhead, duration) }
+                return due
             }
-            // At the end the playhead stands at the last event, never past it ("END 1.3/1.1s").
-            if state.position >= events.count { state.playhead = duration }
-            return events[start..<state.position]
+            if !due.isEmpty { output(.events(due)) }
         }
-        if !due.isEmpty { output(.events(Array(due))) }
     }
 
     public func setPaused(_ paused: Bool) {
@@ -111,115 +153,82 @@ public final class ReplayPlayer: Sendable {
         }
     }
 
-    /// Pauses and hands over exactly the next event.
+    /// Pauses and hands over exactly the next event (waiting for the reader if need be).
     public func step() -> RequestEvent? {
-        let next = state.withLock { state -> RequestEvent? in
-            state.paused = true
-            guard state.position < events.count else { return nil }
-            let event = events[state.position]
-            state.position += 1
-            state.playhead = event.time
-            return event
+        delivering.withLock { _ in
+            state.withLock { $0.paused = true }
+            while true {
+                let (next, ready) = state.withLock { state -> (RequestEvent?, Bool) in
+                    guard let event = state.next(from: source) else { return (nil, state.atEnd) }
+                    state.position += 1
+                    state.playhead = max(state.playhead, event.time)
+                    return (event, true)
+                }
+                if let next { output(.events([next])) }
+                if ready { return next }
+                Thread.sleep(forTimeInterval: 0.002)
+            }
         }
-        if let next { output(.events([next])) }
-        return next
     }
 
     public func jumpToStart() {
-        state.withLock { state in
-            state.position = 0
-            state.playhead = 0
-            state.skipped = 0
+        delivering.withLock { _ in
+            state.withLock { state in
+                source.rewind()
+                state = State(speed: state.speed, paused: state.paused, stopped: state.stopped)
+            }
+            output(.reset)
         }
-        output(.reset)
     }
 
     /// Moves the playhead to session time `target` (within the recording): forward, what
     /// falls due comes out at once; back, the screen starts over and gets everything up to
     /// there, so it shows the queue as it was at that moment.
     public func seek(to target: TimeInterval) {
-        let (reset, due) = state.withLock { state -> (Bool, ArraySlice<RequestEvent>) in
-            let time = max(0, min(duration, target))
-            let back = time < state.playhead
-            if back { state.position = 0 }
-            let start = state.position
-            while state.position < events.count, events[state.position].time <= time { state.position += 1 }
-            state.playhead = time
-            return (back, events[start..<state.position])
+        delivering.withLock { _ in
+            let back = state.withLock { state -> Bool in
+                let time = max(0, target)
+                guard time < state.playhead else { return false }
+                source.rewind()
+                state = State(speed: state.speed, paused: state.paused, stopped: state.stopped)
+                return true
+            }
+            if back { output(.reset) }
+            feed(until: max(0, target))
         }
-        if reset { output(.reset) }
-        if !due.isEmpty { output(.events(Array(due))) }
     }
 
     public func jumpToEnd() {
-        let rest = state.withLock { state -> ArraySlice<RequestEvent> in
-            let rest = events[state.position...]
-            state.position = events.count
-            state.playhead = duration
-            return rest
+        delivering.withLock { _ in feed(until: .infinity) }
+    }
+
+    /// Hands over every event up to `time`, in windows, waiting for the reader where it has
+    /// not got that far; the playhead ends at `time` or the last event.
+    private func feed(until time: TimeInterval) {
+        while true {
+            let (batch, done) = state.withLock { state -> ([RequestEvent], Bool?) in
+                var batch: [RequestEvent] = []
+                while batch.count < Self.window, let next = state.next(from: source), next.time <= time {
+                    batch.append(next)
+                    state.position += 1
+                }
+                if state.atEnd {
+                    state.playhead = max(state.playhead, min(time, source.extent.duration))
+                    return (batch, true)
+                }
+                if let next = state.next(from: source), next.time > time {
+                    state.playhead = max(state.playhead, time)
+                    return (batch, true)
+                }
+                return (batch, batch.isEmpty ? nil : false)
+            }
+            if !batch.isEmpty { output(.events(batch)) }
+            switch done {
+            case true?: return
+            case false?: continue
+            case nil: Thread.sleep(forTimeInterval: 0.002)  // the reader has not got there yet
+            }
         }
-        if !rest.isEmpty { output(.events(Array(rest))) }
-    }
-}
-
-/// The monitor's commands during a replay: nothing can be retried or cancelled, and
-/// pause, speed, step and jumps steer the player.
-public final class ReplayCommands: QueueCommands {
-    let player: ReplayPlayer
-
-    public init(player: ReplayPlayer) {
-        self.player = player
-    }
-
-    public var canCancel: Bool { false }
-
-    public func perform(_ command: MonitorCommand) -> CommandAnswer {
-        switch command {
-        case .retry: return CommandAnswer(ok: false, "a replay cannot retry: it shows what happened")
-        case .cancel, .cancelAll: return CommandAnswer(ok: false, "a replay cannot cancel")
-        case .releaseBatches: return CommandAnswer(ok: false, "nothing is held in a replay")
-        case .isolateHost, .closeCircuit: return CommandAnswer(ok: false, "a replay cannot change a circuit breaker: it shows what happened")
-        case .setSuspended(let suspended):
-            player.setPaused(suspended)
-            return CommandAnswer(suspended ? "replay paused" : "replay resumed")
-        case .playback(let action): return CommandAnswer(playback(action))
-        }
-    }
-
-    private func playback(_ action: PlaybackAction) -> String {
-        switch action {
-        case .faster: return "speed \(ReplayPlayer.format(player.faster()))"
-        case .slower: return "speed \(ReplayPlayer.format(player.slower()))"
-        case .step: return player.step().map { "stepped to \($0.operationID) \($0.payload.name) at \(String(format: "%.3f", $0.time))s" } ?? "at the end"
-        case .start:
-            player.jumpToStart()
-            return "back to the start"
-        case .end:
-            player.jumpToEnd()
-            return "at the end"
-        case .seek(let seconds):
-            player.seek(to: player.playhead + seconds)
-            return "at \(String(format: "%.1f", player.playhead))s"
-        case .seekTo(let time):
-            player.seek(to: time)
-            return "at \(String(format: "%.1f", player.playhead))s"
-        }
-    }
-
-    /// What the header shows: speed, where the playhead is, and the end.
-    public func status() -> String {
-        let where_ = player.isAtEnd ? "END" : (player.isPaused ? "PAUSED" : "PLAYING")
-        let skipped = player.skipped
-        return "REPLAY \(ReplayPlayer.format(player.speed)) \(where_) \(String(format: "%.1f", player.playhead))/\(String(format: "%.1f", player.duration))s"
-            + (skipped > 0 ? " (\(Self.duration(skipped)) idle skipped)" : "")
-    }
-
-    /// "58m12s", "2h03m", "7.5s".
-    static func duration(_ seconds: TimeInterval) -> String {
-        if seconds < 60 { return String(format: "%.1fs", seconds) }
-        let whole = Int(seconds.rounded())
-        if whole < 3600 { return "\(whole / 60)m\(String(format: "%02d", whole % 60))s" }
-        return "\(whole / 3600)h\(String(format: "%02d", (whole % 3600) / 60))m"
     }
 }
 

@@ -1,0 +1,70 @@
+import Foundation
+import RequestEventFormat
+import RequestOperations
+
+/// What every reader of a recording does with one line, whether it holds the whole file
+/// (``EventLogFile/parse(_:file:)``) or reads it piece by piece (``EventLogStream``): the
+/// session header first, blank lines skipped, UTF-8 checked, each event line read, and a bad
+/// line named by its number. Only the last line of a file that does not end with a newline
+/// may be cut short (what a killed writer leaves); such a line ends the reading quietly.
+struct EventLogLines {
+    let file: String
+    private(set) var startedAt: Date?
+    private(set) var redacted: Bool?
+    private(set) var sawHeader = false
+    /// The number of the last line taken.
+    private(set) var number = 0
+    /// Set when the last line was cut off.
+    private(set) var tornLastLine: Int?
+
+    init(file: String) {
+        self.file = file
+    }
+
+    /// Reads line `number + 1`. `isLast`: nothing follows it in the file; `endsWithNewline`:
+    /// the file's last byte is a newline. Returns the event, nil for the header or a blank line.
+    mutating func take(_ line: UnsafeRawBufferPointer, isLast: Bool, endsWithNewline: Bool) throws -> RequestEvent? {
+        number += 1
+        if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) { return nil }
+        guard EventLogFile.isUTF8(line) else {
+            throw ArchiveError(file: file, message: "line \(number): not UTF-8 text")
+        }
+        let lineData = Data(line)
+        guard sawHeader else {
+            try readHeader(lineData)
+            return nil
+        }
+        do {
+            return try EventLog.parse(lineData: lineData, lineNumber: number)
+        } catch let error as EventLogError {
+            if isLast, !endsWithNewline {
+                tornLastLine = number
+                return nil
+            }
+            throw ArchiveError(file: file, message: error.description)
+        }
+    }
+
+    /// After the last line: a file with no header is not a recording.
+    func finish() throws {
+        guard sawHeader else { throw ArchiveError(file: file, message: "empty: no session header, no events") }
+    }
+
+    private mutating func readHeader(_ lineData: Data) throws {
+        guard let object = try? JSONSerialization.jsonObject(with: lineData) as? [String: Any],
+              object["event"] as? String == "session"
+        else {
+            throw ArchiveError(file: file, message: "line \(number): expected the session header "
+                               + #"({"event":"session","version":1,...}); is this a reqtop recording?"#)
+        }
+        let version = (object["version"] as? NSNumber)?.intValue ?? 0
+        guard version == EventLog.version else {
+            throw ArchiveError(file: file, message: "line \(number): version \(version) is not supported; this reqtop reads version \(EventLog.version)")
+        }
+        if let started = object["startedAt"] as? String {
+            startedAt = HARDate.parse(started)
+        }
+        redacted = object["redacted"] as? Bool
+        sawHeader = true
+    }
+}

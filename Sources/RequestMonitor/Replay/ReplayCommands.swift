@@ -1,0 +1,63 @@
+import Foundation
+import RequestOperations
+
+/// The monitor's commands during a replay: nothing can be retried or cancelled, and
+/// pause, speed, step and jumps steer the player.
+public final class ReplayCommands: QueueCommands {
+    let player: ReplayPlayer
+
+    public init(player: ReplayPlayer) {
+        self.player = player
+    }
+
+    public var canCancel: Bool { false }
+
+    public func perform(_ command: MonitorCommand) -> CommandAnswer {
+        switch command {
+        case .retry: return CommandAnswer(ok: false, "a replay cannot retry: it shows what happened")
+        case .cancel, .cancelAll: return CommandAnswer(ok: false, "a replay cannot cancel")
+        case .releaseBatches: return CommandAnswer(ok: false, "nothing is held in a replay")
+        case .isolateHost, .closeCircuit: return CommandAnswer(ok: false, "a replay cannot change a circuit breaker: it shows what happened")
+        case .setSuspended(let suspended):
+            player.setPaused(suspended)
+            return CommandAnswer(suspended ? "replay paused" : "replay resumed")
+        case .playback(let action): return CommandAnswer(playback(action))
+        }
+    }
+
+    private func playback(_ action: PlaybackAction) -> String {
+        switch action {
+        case .faster: return "speed \(ReplayPlayer.format(player.faster()))"
+        case .slower: return "speed \(ReplayPlayer.format(player.slower()))"
+        case .step: return player.step().map { "stepped to \($0.operationID) \($0.payload.name) at \(String(format: "%.3f", $0.time))s" } ?? "at the end"
+        case .start:
+            player.jumpToStart()
+            return "back to the start"
+        case .end:
+            player.jumpToEnd()
+            return "at the end"
+        case .seek(let seconds):
+            player.seek(to: player.playhead + seconds)
+            return "at \(String(format: "%.1f", player.playhead))s"
+        case .seekTo(let time):
+            player.seek(to: time)
+            return "at \(String(format: "%.1f", player.playhead))s"
+        }
+    }
+
+    /// What the header shows: speed, where the playhead is, and the end.
+    public func status() -> String {
+        let where_ = player.isAtEnd ? "END" : (player.isPaused ? "PAUSED" : "PLAYING")
+        let skipped = player.skipped
+        return "REPLAY \(ReplayPlayer.format(player.speed)) \(where_) \(String(format: "%.1f", player.playhead))/\(String(format: "%.1f", player.duration))s" + (player.isDurationKnown ? "" : " reading")
+            + (skipped > 0 ? " (\(Self.duration(skipped)) idle skipped)" : "")
+    }
+
+    /// "58m12s", "2h03m", "7.5s".
+    static func duration(_ seconds: TimeInterval) -> String {
+        if seconds < 60 { return String(format: "%.1fs", seconds) }
+        let whole = Int(seconds.rounded())
+        if whole < 3600 { return "\(whole / 60)m\(String(format: "%02d", whole % 60))s" }
+        return "\(whole / 3600)h\(String(format: "%02d", (whole % 3600) / 60))m"
+    }
+}
