@@ -72,7 +72,7 @@ tmux -L "$sock" new-session -d -s s -x 200 -y 50 env LANG=C.UTF-8 bash --norc --
 trap 'tmux -L "$sock" kill-server 2>/dev/null; rm -rf "$work"' EXIT
 start=$(date +%s.%N)
 tmux -L "$sock" send-keys -t s "$bin replay $big" Enter
-until tmux -L "$sock" capture-pane -p -t s | grep -q "op-0 "; do sleep 0.01; done
+until tmux -L "$sock" capture-pane -p -t s | grep -qE "^ op-[0-9]+ "; do sleep 0.01; done
 first=$(python3 -c "import sys; print('%.2f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$(date +%s.%N)")
 pid=$(pgrep -f "$bin replay $big" | head -1)
 echo "monitor: first screen (a row drawn) after $first s"

@@ -225,7 +225,11 @@ struct ReplayCommand: ParsableCommand {
         let screenBox = ScreenBox()
         let player = ReplayPlayer(source: source, speed: speed) { output in
             switch output {
-            case .events(let events): screenBox.screen?.feed(events)
+            case .events(let events):
+                screenBox.screen?.feed(events)
+                // A jump to the end of a large file reads faster than the screen takes events
+                // in: wait for it rather than pile them up (957 MB at the end of a 1 GB file).
+                while let screen = screenBox.screen, screen.backlog > 100_000 { usleep(2_000) }
             case .reset: screenBox.screen?.reset()
             }
         }

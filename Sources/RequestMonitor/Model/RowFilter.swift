@@ -114,13 +114,74 @@ public enum VisibleRows {
         case .arrival:
             break
         case .state:
-            let order = Dictionary(uniqueKeysWithValues: OperationRow.State.allCases.enumerated().map { ($1, $0) })
-            indices.sort { (order[model.rows[$0].state]!, $0) < (order[model.rows[$1].state]!, $1) }
+            // Few states, many rows: a stable bucket sort (rows come in arrival order and keep
+            // it within a state) looks at each row once; a comparison sort looked twice per
+            // comparison (6.4 ms at 100,000 rows).
+            indices = model.rows.withUnsafeBufferPointer { rows in
+                bucketed(indices, buckets: OperationRow.State.allCases.count) { rows[$0].state.rank }
+            }
         case .duration:
-            indices.sort { (-model.rows[$0].elapsed(at: now), $0) < (-model.rows[$1].elapsed(at: now), $1) }
+            let elapsed = model.rows.withUnsafeBufferPointer { rows in indices.map { -rows[$0].elapsed(at: now) } }
+            let positions = Array(indices.indices).sorted { (elapsed[$0], indices[$0]) < (elapsed[$1], indices[$1]) }
+            indices = positions.map { indices[$0] }
         case .host:
-            indices.sort { (model.rows[$0].host, $0) < (model.rows[$1].host, $1) }
+            // Hosts are few: each row's host is looked up once (the last one remembered, as rows
+            // of one host tend to come together), then the hosts are put in order (16.4 ms with
+            // a comparison sort of the strings at 100,000 rows).
+            var hostNumbers: [String: Int] = [:]
+            var hosts: [String] = []
+            var last = (host: "", number: -1)
+            let numbers = model.rows.withUnsafeBufferPointer { rows in indices.map { index -> Int in
+                let host = rows[index].host
+                if last.number >= 0, host == last.host { return last.number }
+                // Comparing with a few known hosts is cheaper than hashing the string.
+                let known = hosts.count <= 16 ? hosts.firstIndex(of: host) : hostNumbers[host]
+                let number = known ?? {
+                    hosts.append(host)
+                    hostNumbers[host] = hosts.count - 1
+                    return hosts.count - 1
+                }()
+                last = (host, number)
+                return number
+            } }
+            var rank = [Int](repeating: 0, count: hosts.count)
+            for (position, number) in hosts.indices.sorted(by: { hosts[$0] < hosts[$1] }).enumerated() { rank[number] = position }
+            var position = 0
+            indices = bucketed(indices, buckets: hosts.count) { _ in
+                defer { position += 1 }
+                return rank[numbers[position]]
+            }
         }
         return indices
+    }
+
+    /// `indices` grouped by `bucket` (0..<buckets), each group in its original order.
+    private static func bucketed(_ indices: [Int], buckets: Int, _ bucket: (Int) -> Int) -> [Int] {
+        let keys = indices.map(bucket)
+        var starts = [Int](repeating: 0, count: buckets + 1)
+        for key in keys { starts[key + 1] += 1 }
+        for key in 0..<buckets { starts[key + 1] += starts[key] }
+        var sorted = [Int](repeating: 0, count: indices.count)
+        for (index, key) in zip(indices, keys) {
+            sorted[starts[key]] = index
+            starts[key] += 1
+        }
+        return sorted
+    }
+}
+
+extension OperationRow.State {
+    /// Its place in ``allCases``, the order the state sort shows.
+    var rank: Int {
+        switch self {
+        case .queued: 0
+        case .preparing: 1
+        case .running: 2
+        case .backoff: 3
+        case .held: 4
+        case .succeeded: 5
+        case .failed: 6
+        case .cancelled: 7
+        }
     }
 }

@@ -38,6 +38,8 @@ public final class MonitorScreen: Sendable {
     private let options: Options
     private let commands: QueueCommands?
     private let inbox = Mutex<[ScreenInput]>([])
+    /// Set when ``run()`` has returned: nothing takes from the inbox any more.
+    private let finished = Mutex(false)
     private let wake: WakePipe
     /// Where effects run: off the drawing thread, one at a time, in order.
     private let effects = DispatchQueue(label: "reqtop.monitor-commands")
@@ -56,6 +58,18 @@ public final class MonitorScreen: Sendable {
     /// Hands events to the screen (from any thread).
     public func feed(_ events: [RequestEvent]) {
         send(.events(events))
+    }
+
+    /// Events handed over and not yet taken in, while the screen runs (0 once it has ended):
+    /// a feeder faster than the screen (a replay's jump to the end of a large file) waits on
+    /// it instead of piling events up in memory.
+    public var backlog: Int {
+        guard !finished.withLock({ $0 }) else { return 0 }
+        return inbox.withLock { inbox in
+            inbox.reduce(0) { count, input in
+                if case .events(let events) = input { count + events.count } else { count }
+            }
+        }
     }
 
     /// Forgets every event shown (a replay jumping back to its start).
@@ -99,6 +113,7 @@ public final class MonitorScreen: Sendable {
         registrations.append(SignalCenter.handle(SIGWINCH) { [self] in send(.resize) })
         registrations.append(SignalCenter.handle(SIGTSTP) { [self] in send(.suspend) })
         defer { registrations.forEach { $0.cancel() } }
+        defer { finished.withLock { $0 = true } }
 
         defer { terminal.end() }
         let theme = Theme(color: terminal.color, unicode: terminal.unicode)
