@@ -26,6 +26,12 @@ public struct QueueModel: Sendable {
     public private(set) var eventCount = 0
     /// Bumped on every change, so views can cache what they derive.
     public private(set) var version = 0
+    /// Bumped when rows move (finished ones let go): what a view keeps per position is stale.
+    public private(set) var layout = 0
+    /// Positions of rows whose search text (id, host, path, method) changed after the row was
+    /// made (a dependent operation's `built` request), since the last ``layout`` change: a
+    /// view that keeps a text match per row looks again at these, and at new rows, only.
+    public private(set) var searchKeyEdits: [Int] = []
     /// Finish times of the last few seconds, for requests per second.
     private var recentFinishes: [TimeInterval] = []
     /// Finished operations kept as rows. Past it (by a tenth, so the sweep is rare) the
@@ -94,6 +100,14 @@ public struct QueueModel: Sendable {
         let before = rows[position].state
         let old = HostTally.Mark(rows[position])
         rows[position].apply(event)
+        if !isNew, case .built = event.payload {
+            searchKeyEdits.append(position)
+            // Rare; past a bound, a layout change makes views start over instead.
+            if searchKeyEdits.count > 10_000 {
+                searchKeyEdits = []
+                layout += 1
+            }
+        }
         let after = rows[position].state
         if before != after {
             counts[before, default: 0] -= 1
@@ -128,6 +142,8 @@ public struct QueueModel: Sendable {
         }
         forgotten += count - left
         rows = kept
+        layout += 1
+        searchKeyEdits = []
         index = Dictionary(uniqueKeysWithValues: rows.indices.map { (rows[$0].id, $0) })
     }
 

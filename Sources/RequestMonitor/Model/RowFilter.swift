@@ -12,8 +12,9 @@ public struct RowFilter: Sendable, Equatable {
     enum Term: Sendable, Equatable {
         /// Lower-cased UTF-8, searched for in each row's ``OperationRow/searchKey``.
         case text([UInt8])
-        /// The states the word names (`fail` → failed), worked out once.
-        case state(Set<OperationRow.State>)
+        /// The states the word names (`fail` → failed), worked out once, as a bit per state
+        /// (``OperationRow/State/rank``): checking a set hashed the state for every row.
+        case state(UInt16)
         case status(String)
         case method(String)
     }
@@ -25,7 +26,7 @@ public struct RowFilter: Sendable, Equatable {
             let lower = word.lowercased()
             if lower.hasPrefix("state:") {
                 let word = String(lower.dropFirst("state:".count))
-                return .state(Set(OperationRow.State.allCases.filter { Self.state($0, matches: word) }))
+                return .state(OperationRow.State.allCases.filter { Self.state($0, matches: word) }.reduce(0) { $0 | 1 << $1.rank })
             }
             for (prefix, make) in [("status:", Term.status), ("method:", Term.method)] where lower.hasPrefix(prefix) {
                 return make(String(lower.dropFirst(prefix.count)))
@@ -40,15 +41,25 @@ public struct RowFilter: Sendable, Equatable {
         withUnsafePointer(to: row) { matches($0) }
     }
 
+    /// Whether it has words matched against a row's search text (which changes only when a
+    /// row is made or its request is built), as opposed to its state, status and method.
+    var hasText: Bool { terms.contains { if case .text = $0 { true } else { false } } }
+
     /// Reads only the fields a term needs, through the pointer: a row is never copied whole
     /// (at 100,000 rows the copies cost more than the matching).
     func matches(_ row: UnsafePointer<OperationRow>) -> Bool {
+        matches(row, text: true, others: true)
+    }
+
+    /// The words matched against the search text only, or all the others only.
+    func matches(_ row: UnsafePointer<OperationRow>, text: Bool, others: Bool) -> Bool {
         for term in terms {
+            if case .text = term { guard text else { continue } } else { guard others else { continue } }
             let matched = switch term {
             case .text(let text):
                 Self.contains(row.pointee.searchKey, text)
             case .state(let states):
-                states.contains(row.pointee.state)
+                states & 1 << row.pointee.state.rank != 0
             case .status(let pattern):
                 Self.status(row.pointee.status, matches: pattern)
             case .method(let method):
@@ -106,10 +117,16 @@ public enum VisibleRows {
     public static func compute(_ model: QueueModel, filter: String, sort: MonitorState.Sort, now: TimeInterval) -> [Int] {
         let rowFilter = RowFilter(filter)
         // Rows are looked at in place (through the buffer), never copied whole.
-        var indices = rowFilter.isEmpty ? Array(model.rows.indices) : model.rows.withUnsafeBufferPointer { rows in
+        let indices = rowFilter.isEmpty ? Array(model.rows.indices) : model.rows.withUnsafeBufferPointer { rows in
             guard let base = rows.baseAddress else { return [] }
             return rows.indices.filter { rowFilter.matches(base + $0) }
         }
+        return sorted(indices, model, sort: sort, now: now)
+    }
+
+    /// `indices` in the order `sort` says.
+    static func sorted(_ indices: [Int], _ model: QueueModel, sort: MonitorState.Sort, now: TimeInterval) -> [Int] {
+        var indices = indices
         switch sort {
         case .arrival:
             break

@@ -1,0 +1,49 @@
+import Foundation
+@testable import RequestMonitor
+import RequestOperations
+import XCTest
+
+/// The cache that keeps each row's text match gives exactly what computing every row anew
+/// gives, after every batch of events: new rows, state changes, built requests that change a
+/// row's search text, finished rows let go (rows move), and the filter changing in between.
+final class VisibleRowsCacheTests: XCTestCase {
+    func testTheSameAsComputingEveryRowAfterEachBatch() {
+        var model = QueueModel(source: "cache", finishedLimit: 300)
+        var cache = VisibleRowsCache()
+        var generator = SystemRandomNumberGenerator()
+        let filters = ["api-3", "items/1 state:ok", "status:5xx api", "GET", "nothing", "built", "api-3 method:post"]
+        var next = 0, t = 0.0
+        var open: [String] = []
+        for round in 0..<150 {
+            for _ in 0..<Int.random(in: 1...40, using: &generator) {
+                t += 0.01
+                if open.isEmpty || Bool.random(using: &generator) {
+                    let id = "op-\(next)"
+                    next += 1
+                    open.append(id)
+                    model.apply(RequestEvent(time: t, operationID: id, attempt: 1,
+                                             payload: .queued(method: next % 5 == 0 ? "POST" : "GET", url: "http://api-\(next % 7).test/items/\(next)", headers: [:], maxAttempts: 3)))
+                    continue
+                }
+                let id = open.randomElement(using: &generator)!
+                switch Int.random(in: 0..<4, using: &generator) {
+                case 0: model.apply(RequestEvent(time: t, operationID: id, attempt: 1, payload: .started))
+                case 1: model.apply(RequestEvent(time: t, operationID: id, attempt: 1,
+                                                 payload: .built(method: "GET", url: "http://built.test/\(id)", headers: [:], body: nil)))
+                default:
+                    let failed = Bool.random(using: &generator)
+                    model.apply(RequestEvent(time: t, operationID: id, attempt: 1,
+                                             payload: .finished(outcome: failed ? .failure : .success, status: failed ? 503 : 200, attempts: 1, duration: 0.1, reason: nil)))
+                    open.removeAll { $0 == id }
+                }
+            }
+            let filter = filters[(round / 10) % filters.count]
+            for sort in [MonitorState.Sort.arrival, .host] {
+                XCTAssertEqual(cache.compute(model, filter: filter, sort: sort, now: t), VisibleRows.compute(model, filter: filter, sort: sort, now: t),
+                               "round \(round), filter \(filter), sort \(sort)")
+            }
+        }
+        XCTAssertGreaterThan(model.forgotten, 0, "rows were let go on the way")
+        XCTAssertGreaterThan(model.layout, 0)
+    }
+}
