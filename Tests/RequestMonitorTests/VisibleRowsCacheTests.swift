@@ -5,13 +5,16 @@ import XCTest
 
 /// The cache that keeps each row's text match gives exactly what computing every row anew
 /// gives, after every batch of events: new rows, state changes, built requests that change a
-/// row's search text, finished rows let go (rows move), and the filter changing in between.
+/// row's search text, finished rows let go (rows move), and the filter changing in between,
+/// outright or typed a letter at a time.
 final class VisibleRowsCacheTests: XCTestCase {
     func testTheSameAsComputingEveryRowAfterEachBatch() {
         var model = QueueModel(source: "cache", finishedLimit: 300)
         var cache = VisibleRowsCache()
         var generator = SystemRandomNumberGenerator()
-        let filters = ["api-3", "items/1 state:ok", "status:5xx api", "GET", "nothing", "built", "api-3 method:post"]
+        // Typed a letter at a time in places (each narrows the one before), and changed outright.
+        let filters = ["a", "ap", "api", "api-3", "items/1 state:ok", "i", "it", "items/1", "items/1 api-2", "status:5xx api", "GET",
+                       "nothing", "b", "built", "", "api-3 method:post", "api-3 method:post built"]
         var next = 0, t = 0.0
         var open: [String] = []
         for round in 0..<150 {
@@ -37,7 +40,7 @@ final class VisibleRowsCacheTests: XCTestCase {
                     open.removeAll { $0 == id }
                 }
             }
-            let filter = filters[(round / 10) % filters.count]
+            let filter = filters[(round / 3) % filters.count]
             for sort in [MonitorState.Sort.arrival, .host] {
                 XCTAssertEqual(cache.compute(model, filter: filter, sort: sort, now: t), VisibleRows.compute(model, filter: filter, sort: sort, now: t),
                                "round \(round), filter \(filter), sort \(sort)")

@@ -41,6 +41,16 @@ public struct RowFilter: Sendable, Equatable {
         withUnsafePointer(to: row) { matches($0) }
     }
 
+    /// The words matched against the search text, lower-cased.
+    var textWords: [[UInt8]] { terms.compactMap { if case .text(let word) = $0 { word } else { nil } } }
+
+    /// Whether every row this filter's words match is also matched by `other`'s words: each
+    /// of `other`'s words is inside one of this filter's (typing more of a word narrows).
+    func textNarrows(_ other: RowFilter) -> Bool {
+        let mine = textWords
+        return other.textWords.allSatisfy { word in mine.contains { Self.contains($0, word) } }
+    }
+
     /// Whether it has words matched against a row's search text (which changes only when a
     /// row is made or its request is built), as opposed to its state, status and method.
     var hasText: Bool { terms.contains { if case .text = $0 { true } else { false } } }

@@ -5,7 +5,8 @@ import Foundation
 /// request is built (``QueueModel/searchKeyEdits``), so whether it matches the filter's
 /// words is kept per row and worked out for new and edited rows only. State, status and
 /// method words are checked on every row each time (they change as events arrive; a check
-/// is a comparison). Gives exactly what ``VisibleRows/compute(_:filter:sort:now:)`` gives.
+/// is a comparison). A filter typed further (`ap` → `api-3`) looks again only at the rows
+/// the shorter one matched. Gives exactly what ``VisibleRows/compute(_:filter:sort:now:)`` gives.
 public struct VisibleRowsCache: Sendable {
     private var filterText: String?
     private var layout = -1
@@ -18,14 +19,25 @@ public struct VisibleRowsCache: Sendable {
     public mutating func compute(_ model: QueueModel, filter: String, sort: MonitorState.Sort, now: TimeInterval) -> [Int] {
         let rowFilter = RowFilter(filter)
         guard rowFilter.hasText else { return VisibleRows.compute(model, filter: filter, sort: sort, now: now) }
-        if filterText != filter || layout != model.layout || textMatches.count > model.rows.count {
-            filterText = filter
+        // Typing more of a word narrows the matches: only rows that matched the shorter words
+        // are looked at again (the first letters match most rows, cheaply).
+        var narrowing = false
+        if let filterText, filterText != filter, layout == model.layout, textMatches.count <= model.rows.count,
+           editsSeen == model.searchKeyEdits.count, rowFilter.textNarrows(RowFilter(filterText)) {
+            narrowing = true
+        } else if filterText != filter || layout != model.layout || textMatches.count > model.rows.count {
             layout = model.layout
             textMatches = []
             editsSeen = 0
         }
+        filterText = filter
         let indices = model.rows.withUnsafeBufferPointer { rows -> [Int] in
             guard let base = rows.baseAddress else { return [] }
+            if narrowing {
+                for position in textMatches.indices where textMatches[position] {
+                    textMatches[position] = rowFilter.matches(base + position, text: true, others: false)
+                }
+            }
             for position in textMatches.count..<rows.count {
                 textMatches.append(rowFilter.matches(base + position, text: true, others: false))
             }
