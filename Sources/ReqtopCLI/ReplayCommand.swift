@@ -77,8 +77,7 @@ struct ReplayCommand: ParsableCommand {
             let mode = OutputMode.choose(noTUI: noTUI, noColor: noColor)
             if mode == .headless { try printStreaming() }
             // A pipe cannot be read again from its start (going back needs that): read whole, below.
-            var info = stat()
-            if case .monitor(let color) = mode, stat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+            if case .monitor(let color) = mode, (try? InputFile.kind(of: file)) == S_IFREG {
                 try playStreaming(color: color)
             }
         }
@@ -114,14 +113,32 @@ struct ReplayCommand: ParsableCommand {
             ReqtopMain.printError(summary.line)
             throw ExitCode(skippedEntries > 0 ? max(1, summary.exitStatus) : summary.exitStatus)
         }
-        var out = EventLog.headerLine(startedAt: log.startedAt ?? Date(), redacted: log.redacted) + "\n"
-        for event in log.events {
-            out += EventLog.line(for: event) + "\n"
-        }
-        FileHandle.standardOutput.write(Data(out.utf8))
+        printHeader(startedAt: log.startedAt, redacted: log.redacted)
+        printLines(log.events)
         ReqtopMain.printError(summary.line)
         // Something was left out: not the whole story, so not a clean 0.
         throw ExitCode(skippedEntries > 0 ? max(1, summary.exitStatus) : summary.exitStatus)
+    }
+
+    private func printHeader(startedAt: Date?, redacted: Bool?) {
+        FileHandle.standardOutput.write(Data((EventLog.headerLine(startedAt: startedAt ?? Date(), redacted: redacted) + "\n").utf8))
+    }
+
+    /// Events as JSON lines on stdout, in one write.
+    private func printLines(_ events: [RequestEvent]) {
+        var out = ""
+        out.reserveCapacity(events.count * 96)
+        for event in events {
+            out += EventLog.line(for: event)
+            out += "\n"
+        }
+        FileHandle.standardOutput.write(Data(out.utf8))
+    }
+
+    /// A recording whose writer was killed: say where it stops.
+    private func reportTorn(_ line: Int?) {
+        guard let line else { return }
+        ReqtopMain.printError("reqtop: \(file): line \(line) is incomplete (the recording was cut off); replayed the events before it")
     }
 
     /// A recording printed as JSON lines while it is read, a piece at a time: memory stays
@@ -131,23 +148,15 @@ struct ReplayCommand: ParsableCommand {
         let stream: EventLogStream
         do {
             stream = try EventLogStream(path: file)
-            FileHandle.standardOutput.write(Data((EventLog.headerLine(startedAt: stream.startedAt ?? Date(), redacted: stream.redacted) + "\n").utf8))
+            printHeader(startedAt: stream.startedAt, redacted: stream.redacted)
             while let events = try stream.next() {
-                var out = ""
-                out.reserveCapacity(events.count * 96)
-                for event in events {
-                    out += EventLog.line(for: event)
-                    out += "\n"
-                }
-                FileHandle.standardOutput.write(Data(out.utf8))
+                printLines(events)
                 tally.add(events)
             }
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
         }
-        if let torn = stream.tornLastLine {
-            ReqtopMain.printError("reqtop: \(file): line \(torn) is incomplete (the recording was cut off); replayed the events before it")
-        }
+        reportTorn(stream.tornLastLine)
         let summary = ReplaySummary(tally: tally)
         ReqtopMain.printError(summary.line)
         throw ExitCode(summary.exitStatus)
@@ -205,9 +214,7 @@ struct ReplayCommand: ParsableCommand {
             ReqtopMain.printError(ReplaySummary(tally: outcome.tally).line + " (up to the bad line)")
             throw InputError(message: error.description)
         }
-        if let torn = outcome.tornLastLine {
-            ReqtopMain.printError("reqtop: \(file): line \(torn) is incomplete (the recording was cut off); replayed the events before it")
-        }
+        reportTorn(outcome.tornLastLine)
         if !outcome.reachedEnd {
             ReqtopMain.printError("reqtop: \(file): quit before the whole recording was read; the summary counts what was read")
         }

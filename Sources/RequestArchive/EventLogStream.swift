@@ -35,15 +35,10 @@ public final class EventLogStream {
     /// Opens `path` and reads up to its session header; throws what ``EventLogFile/read(path:)``
     /// would for a missing file, a folder, or a file that is not a recording.
     public init(path: String, pieceSize: Int = 1 << 20) throws {
-        guard !path.isEmpty else { throw ArchiveError(file: "\"\"", message: "no file name given") }
+        _ = try InputFile.kind(of: path)
         file = path
         self.pieceSize = max(1, pieceSize)
         lines = EventLogLines(file: path)
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw ArchiveError(file: path, message: "cannot read the file (\(errno == ENOENT ? "no such file" : String(cString: strerror(errno))))")
-        }
-        guard info.st_mode & S_IFMT != S_IFDIR else { throw ArchiveError(file: path, message: "is a folder; name a file") }
         descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw ArchiveError(file: path, message: "cannot read the file (\(String(cString: strerror(errno))))")

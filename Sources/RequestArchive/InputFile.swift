@@ -8,14 +8,7 @@ import Foundation
 /// is read to its end instead of being refused.
 public enum InputFile {
     public static func read(_ path: String) throws -> Data {
-        guard !path.isEmpty else { throw ArchiveError(file: "\"\"", message: "no file name given") }
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw ArchiveError(file: path, message: "cannot read the file (\(errno == ENOENT ? "no such file" : String(cString: strerror(errno))))")
-        }
-        switch info.st_mode & S_IFMT {
-        case S_IFDIR:
-            throw ArchiveError(file: path, message: "is a folder; name a file")
+        switch try kind(of: path) {
         case S_IFREG:
             do {
                 return try Data(contentsOf: URL(fileURLWithPath: path))
@@ -34,5 +27,17 @@ public enum InputFile {
                 throw ArchiveError(file: path, message: "cannot read the file (\(ArchiveError.describe(readError: error)))")
             }
         }
+    }
+
+    /// The kind of file `path` names (`S_IFREG`, `S_IFIFO`, ...), or the error a person reads
+    /// for no name, no such file, or a folder.
+    public static func kind(of path: String) throws -> mode_t {
+        guard !path.isEmpty else { throw ArchiveError(file: "\"\"", message: "no file name given") }
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw ArchiveError(file: path, message: "cannot read the file (\(errno == ENOENT ? "no such file" : String(cString: strerror(errno))))")
+        }
+        guard info.st_mode & S_IFMT != S_IFDIR else { throw ArchiveError(file: path, message: "is a folder; name a file") }
+        return info.st_mode & S_IFMT
     }
 }

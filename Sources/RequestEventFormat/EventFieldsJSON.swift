@@ -69,6 +69,11 @@ struct JSONObjectFields: EventFieldReader {
         return number.boolValue
     }
 
+    func bool(_ key: String) throws -> Bool {
+        guard let value = try optionalBool(key) else { throw missing(key, "true or false") }
+        return value
+    }
+
     func headers(_ key: String) -> [String: String] {
         (object[key] as? [String: Any])?.compactMapValues { $0 as? String } ?? [:]
     }

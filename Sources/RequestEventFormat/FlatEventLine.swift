@@ -87,6 +87,11 @@ private struct FlatObjectFields: EventFieldReader {
         }
     }
 
+    func bool(_ key: String) throws -> Bool {
+        guard let value = try optionalBool(key) else { throw Decline() }
+        return value
+    }
+
     func headers(_ key: String) -> [String: String] {
         guard case .object(let inner)? = object[key] else { return [:] }
         var headers: [String: String] = [:]

@@ -145,7 +145,7 @@ public enum VisibleRows {
             // it within a state) looks at each row once; a comparison sort looked twice per
             // comparison (6.4 ms at 100,000 rows).
             indices = model.rows.withUnsafeBufferPointer { rows in
-                bucketed(indices, buckets: OperationRow.State.allCases.count) { rows[$0].state.rank }
+                bucketed(indices, keys: indices.map { rows[$0].state.rank }, buckets: OperationRow.State.allCases.count)
             }
         case .duration:
             let elapsed = model.rows.withUnsafeBufferPointer { rows in indices.map { -rows[$0].elapsed(at: now) } }
@@ -173,18 +173,14 @@ public enum VisibleRows {
             } }
             var rank = [Int](repeating: 0, count: hosts.count)
             for (position, number) in hosts.indices.sorted(by: { hosts[$0] < hosts[$1] }).enumerated() { rank[number] = position }
-            var position = 0
-            indices = bucketed(indices, buckets: hosts.count) { _ in
-                defer { position += 1 }
-                return rank[numbers[position]]
-            }
+            indices = bucketed(indices, keys: numbers.map { rank[$0] }, buckets: hosts.count)
         }
         return indices
     }
 
-    /// `indices` grouped by `bucket` (0..<buckets), each group in its original order.
-    private static func bucketed(_ indices: [Int], buckets: Int, _ bucket: (Int) -> Int) -> [Int] {
-        let keys = indices.map(bucket)
+    /// `indices` grouped by their `keys` (0..<buckets, one per index), each group in its
+    /// original order.
+    private static func bucketed(_ indices: [Int], keys: [Int], buckets: Int) -> [Int] {
         var starts = [Int](repeating: 0, count: buckets + 1)
         for key in keys { starts[key + 1] += 1 }
         for key in 0..<buckets { starts[key + 1] += starts[key] }

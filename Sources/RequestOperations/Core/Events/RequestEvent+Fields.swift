@@ -162,8 +162,7 @@ extension RequestEvent.Payload {
         case "started": self = .started
         case "sent": self = .sent
         case "connection":
-            guard let reused = try r.optionalBool("reused") else { throw r.invalid("reused", expected: "true or false", found: "nothing") }
-            self = .connection(id: try r.int("connection"), reused: reused)
+            self = .connection(id: try r.int("connection"), reused: try r.bool("reused"))
         case "preparationFailed": self = .preparationFailed(reason: try r.string("reason"))
         case "taskCreated": self = .taskCreated(taskIdentifier: try r.int("task"), url: r.optionalString("url") ?? "")
         case "redirect": self = .redirect(status: try r.int("status"), location: try r.string("location"))
@@ -232,6 +231,8 @@ public protocol EventFieldReader {
     func has(_ key: String) -> Bool
     /// Absent: nil; present and not a boolean: throws.
     func optionalBool(_ key: String) throws -> Bool?
+    /// Absent or not a boolean: throws.
+    func bool(_ key: String) throws -> Bool
     /// Absent fields and non-string values are left out.
     func headers(_ key: String) -> [String: String]
     /// Null or absent: nil.
