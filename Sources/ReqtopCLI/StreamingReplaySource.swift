@@ -75,6 +75,10 @@ final class StreamingReplaySource: ReplaySource {
         }
     }
 
+    var problem: String? {
+        state.withLock { $0.error?.message }
+    }
+
     var extent: (duration: TimeInterval, complete: Bool) {
         state.withLock { ($0.duration, $0.reachedEnd) }
     }

@@ -20,6 +20,8 @@ public final class EventLogStream {
     /// Whether ``pending`` may hold no whole line, so the next read needs another piece.
     private var needsMore = true
     private var reachedEnd = false
+    /// A bad line met after some good ones in the same piece: thrown by the next ``next(upTo:)``.
+    private var deferredError: Error?
     private var finished = false
     private var closed = false
     /// Events read past the header while looking for it (the header line is read at open).
@@ -60,6 +62,11 @@ public final class EventLogStream {
             defer { early = [] }
             return early
         }
+        if let error = deferredError {
+            deferredError = nil
+            finished = true
+            throw error
+        }
         while !finished {
             let events = try readPiece(limit: limit)
             if !events.isEmpty { return events }
@@ -87,7 +94,7 @@ public final class EventLogStream {
         var events: [RequestEvent] = []
         var consumed = pendingStart
         var lineLeft = true
-        try pending.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+        do { try pending.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
             guard let base = buffer.baseAddress else {
                 lineLeft = false
                 return
@@ -110,6 +117,11 @@ public final class EventLogStream {
                 }
                 consumed = buffer.count
             }
+        } } catch {
+            // The events before a bad line are handed over; the error comes with the next call.
+            guard !events.isEmpty else { throw error }
+            deferredError = error
+            return events
         }
         pendingStart = consumed
         needsMore = !lineLeft

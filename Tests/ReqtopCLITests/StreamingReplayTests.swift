@@ -64,8 +64,8 @@ final class StreamingReplayTests: XCTestCase {
         XCTAssertEqual(outcome.tally.attempts, 5_000)
     }
 
-    /// A bad line halfway stops the reading there: the player gets what came before it and
-    /// the error names the line, for the command's exit status 2.
+    /// A bad line halfway stops the reading there: the player gets every event before it (the
+    /// good lines of its piece too) and the error names the line, for the command's exit status 2.
     func testABadLineStopsTheReadingAndIsNamed() throws {
         let (path, events) = try recording(operations: 100)
         var lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -78,9 +78,11 @@ final class StreamingReplayTests: XCTestCase {
             if case .events(let batch) = output { received.withLock { $0 += batch } }
         }
         player.jumpToEnd()
-        XCTAssertEqual(received.withLock { $0 }.count, 0, "a piece with a bad line hands over none of it")
+        XCTAssertTrue(received.withLock { $0 } == Array(events.prefix(200)), "every event before the bad line, none after it")
         let error = try XCTUnwrap(source.outcome.error)
         XCTAssert(error.description.contains("line 202"), error.description)
-        _ = events
+        XCTAssertEqual(player.playhead, events[199].time, accuracy: 1e-6, "the playhead stands at the last event read, not past it")
+        let status = ReplayCommands(player: player).status()
+        XCTAssert(status.contains("stopped reading: line 202"), "the header says the replay stops there, not just END: \(status)")
     }
 }

@@ -86,6 +86,21 @@ final class EventLogStreamTests: XCTestCase {
         try assertSame(([header] + body[0..<2] + [long] + body[2...]).joined(separator: "\n") + "\n", "a line longer than several pieces")
     }
 
+    /// Nothing before a bad line is lost: its piece's good lines come first, then the error.
+    func testTheEventsBeforeABadLineComeFirstThenTheError() throws {
+        let body = lines(40)
+        let path = try write(([header] + body[0..<5] + [#"{"t":9,"op":"a","att"#] + body[5...]).joined(separator: "\n") + "\n")
+        let expected = try EventLogFile.parse(Data(([header] + body[0..<5]).joined(separator: "\n").utf8), file: path).events
+        for pieceSize in [16, 1 << 20] {
+            let stream = try EventLogStream(path: path, pieceSize: pieceSize)
+            var events: [RequestEvent] = []
+            XCTAssertThrowsError(try { while let batch = try stream.next() { events += batch } }()) { error in
+                XCTAssert("\(error)".contains("line 7"), "\(error)")
+            }
+            XCTAssertEqual(events, expected, "pieces of \(pieceSize)")
+        }
+    }
+
     func testAFolderAndAMissingFileAreNamedAsTheWholeReaderNamesThem() throws {
         try assertSame("", "warm-up")
         let folder = FileManager.default.temporaryDirectory.path

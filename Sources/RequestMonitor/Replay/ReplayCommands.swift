@@ -51,6 +51,7 @@ public final class ReplayCommands: QueueCommands {
         let skipped = player.skipped
         return "REPLAY \(ReplayPlayer.format(player.speed)) \(where_) \(String(format: "%.1f", player.playhead))/\(String(format: "%.1f", player.duration))s" + (player.isDurationKnown ? "" : " reading")
             + (skipped > 0 ? " (\(Self.duration(skipped)) idle skipped)" : "")
+            + (player.problem.map { " · stopped reading: \($0)" } ?? "")
     }
 
     /// "58m12s", "2h03m", "7.5s".

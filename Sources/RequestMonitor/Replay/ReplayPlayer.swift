@@ -90,6 +90,8 @@ public final class ReplayPlayer: Sendable {
     public var duration: TimeInterval { source.extent.duration }
     /// Whether ``duration`` is the recording's end, not just as far as it was read.
     public var isDurationKnown: Bool { source.extent.complete }
+    /// Why the recording could not be read to its end, if it could not.
+    public var problem: String? { source.problem }
     /// Idle session time skipped so far.
     public var skipped: TimeInterval { state.withLock { $0.skipped } }
 
@@ -213,7 +215,9 @@ public final class ReplayPlayer: Sendable {
                     state.position += 1
                 }
                 if state.atEnd {
-                    state.playhead = max(state.playhead, min(time, source.extent.duration))
+                    // At the end the playhead stands at the last event, never past it (it may
+                    // have run ahead while the reader had not got there).
+                    state.playhead = min(max(state.playhead, time), source.extent.duration)
                     return (batch, true)
                 }
                 if let next = state.next(from: source), next.time > time {

@@ -13,6 +13,12 @@ public protocol ReplaySource: Sendable {
     func rewind()
     /// The latest event time read so far, and whether that is the end of the recording.
     var extent: (duration: TimeInterval, complete: Bool) { get }
+    /// Why reading stopped before the end of the file (a bad line), for the header.
+    var problem: String? { get }
+}
+
+extension ReplaySource {
+    public var problem: String? { nil }
 }
 
 /// Events all at hand, played in time order (events with the same time keep their order).
