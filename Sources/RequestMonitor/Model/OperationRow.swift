@@ -1,8 +1,9 @@
 import Foundation
+import RequestEventFormat
 import RequestOperations
 
 /// What one operation looks like to the monitor, built only from its events.
-public struct OperationRow: Sendable, Equatable {
+public struct OperationRow: Sendable {
     /// The monitor's states: the engine's phases, as a person reads them.
     public enum State: String, Sendable, CaseIterable {
         case queued, preparing, running, backoff, held, succeeded, failed, cancelled
@@ -11,12 +12,40 @@ public struct OperationRow: Sendable, Equatable {
     }
 
     /// A span of the operation's life, for the bar and the Timing tab.
+    ///
+    /// Three words (24 bytes, not 40 with an enum and an optional inside): every row keeps a
+    /// few of these for as long as it is kept.
     public struct Segment: Sendable, Equatable {
         public enum Kind: Sendable, Equatable { case attempt(Int), wait }
-        public var kind: Kind
+        /// The attempt's number, or `Int.min` for a wait.
+        private var number: Int
         public var start: TimeInterval
+        /// `-infinity` while it lasts (no event time is infinite: readers refuse it).
+        private var until: TimeInterval
+
+        public init(kind: Kind, start: TimeInterval, end: TimeInterval? = nil) {
+            number = 0
+            until = 0
+            self.start = start
+            self.kind = kind
+            self.end = end
+        }
+
+        public var kind: Kind {
+            get { number == .min ? .wait : .attempt(number) }
+            set {
+                switch newValue {
+                case .wait: number = .min
+                case .attempt(let attempt): number = attempt
+                }
+            }
+        }
+
         /// `nil` while it lasts.
-        public var end: TimeInterval?
+        public var end: TimeInterval? {
+            get { until == -.infinity ? nil : until }
+            set { until = newValue ?? -.infinity }
+        }
     }
 
     /// One attempt as the Retries tab shows it.
@@ -49,53 +78,42 @@ public struct OperationRow: Sendable, Equatable {
     public let id: String
     /// Arrival order, for the default sort.
     public let sequence: Int
-    public var method = "GET"
-    public var url = ""
-    public var host = ""
-    public var path = ""
+    public internal(set) var method = "GET"
+    public internal(set) var url = ""
+    public internal(set) var host = ""
+    /// The path and query, when they are not simply the end of ``url`` (see ``path``).
+    var ownPath: String?
     /// What a text filter searches: id, host, path and method, lower-cased UTF-8, kept per
     /// row so a filter over 100,000 rows does not lower-case 300,000 strings each time.
-    private(set) var searchKey: [UInt8] = []
-    public var requestHeaders: [String: String] = [:]
-    /// The body as recorded (whole up to the hub's limit, or named by size).
-    public var requestBody: RecordedBody?
-    /// Time limits and retry settings, as recorded.
-    public var requestOptions: RecordedOptions?
-    public var responseHeaders: [String: String] = [:]
-    public var state = State.queued
-    public var attempt = 1
-    public var maxAttempts: Int?
-    public var status: Int?
-    public var bytes = 0
-    public var expectedBytes: Int?
-    public var queuedAt: TimeInterval
-    public var finishedAt: TimeInterval?
-    /// When the current backoff ends, in session time.
-    public var retryAt: TimeInterval?
-    public var duration: TimeInterval?
-    public var lastError: String?
-    /// The `finished` event's reason, or the last retry's.
-    public var reason: String?
-    public var cancelledBy: String?
-    /// While held: what it waits for (`batch uploads`, `auth`).
-    public var heldBy: String?
-    /// `heldBy` in a word, for the table's WAIT column.
-    /// When a rate-limit hold ends (session time), for its countdown.
-    public var holdUntil: TimeInterval?
-    public var heldByShort: String? {
-        guard let heldBy else { return nil }
-        return heldBy.hasPrefix("batch ") ? "batch" : heldBy
-    }
-    /// Interceptors that touched the request, with their command, latest attempt only.
-    public var interceptedBy: [String] = []
-    private var interceptedAttempt = 0
-    public var segments: [Segment] = []
-    public var attempts: [Attempt] = []
-    public var events: [RequestEvent] = []
+    var searchKey: [UInt8] = []
+    // The four below share two words: the optional's flag byte leaves room for them.
+    public internal(set) var maxAttempts: Int?
+    public internal(set) var state = State.queued
     /// The host's retry budget refused a retry of it (`retryDenied`).
-    public private(set) var deniedRetry = false
+    public internal(set) var deniedRetry = false
     /// `data` events merged away when the operation finished (the Events tab says so).
-    public private(set) var mergedDataEvents = 0
+    /// 32 bits, so it shares a word with the two fields above.
+    var dataEventsMerged: Int32 = 0
+    public var mergedDataEvents: Int { Int(dataEventsMerged) }
+    public internal(set) var attempt = 1
+    public internal(set) var status: Int?
+    /// Where ``path`` starts in ``url``'s UTF-8 when it is the end of it (in the word the
+    /// optional above leaves room in).
+    var pathStart: Int32 = 0
+    public internal(set) var bytes = 0
+    public let queuedAt: TimeInterval
+    /// NaN for none (no event time is NaN: readers refuse it): a word instead of two.
+    var finishTime = Double.nan
+    var finalDuration = Double.nan
+    public var finishedAt: TimeInterval? { finishTime.isNaN ? nil : finishTime }
+    public var duration: TimeInterval? { finalDuration.isNaN ? nil : finalDuration }
+    public internal(set) var segments: [Segment] = []
+    /// The rest — what the detail view shows, and what only a running row needs — while the
+    /// operation runs: one element, so a row in the table costs a pointer for it.
+    var live: [Detail] = [Detail()]
+    /// Once ``pack()``ed (the model packs finished rows): its events in a few bytes, from
+    /// which the detail is read back when someone looks.
+    var packed: PackedEvents?
 
     init(id: String, sequence: Int, queuedAt: TimeInterval) {
         self.id = id
@@ -104,200 +122,23 @@ public struct OperationRow: Sendable, Equatable {
         refreshSearchKey()
     }
 
-    private mutating func refreshSearchKey() {
+    /// The path and query, as the table shows them: usually the end of the URL, kept once.
+    public var path: String {
+        if let ownPath { return ownPath }
+        // By scalars: the path starts on one, not always on a character's first.
+        return String(Substring(url.unicodeScalars[url.utf8.index(url.utf8.startIndex, offsetBy: Int(pathStart))...]))
+    }
+
+    mutating func refreshSearchKey() {
         // NUL between fields, so a word never matches across two of them.
         searchKey = Array([id, host, path, method].joined(separator: "\u{0}").lowercased().utf8)
     }
 
-    /// Applies one of its own events.
-    mutating func apply(_ event: RequestEvent) {
-        events.append(event)
-        let t = event.time
-        switch event.payload {
-        case .queued(let method, let url, let headers, let maxAttempts, let body, let options):
-            self.method = method
-            self.requestHeaders = headers
-            self.maxAttempts = maxAttempts
-            self.requestBody = body
-            self.requestOptions = options
-            setURL(url)
-        case .built(let method, let url, let headers, let body):
-            self.method = method
-            self.requestHeaders = headers
-            self.requestBody = body
-            setURL(url)
-        case .started:
-            closeSegment(at: t)
-            state = .preparing
-            heldBy = nil
-            attempt = event.attempt
-            retryAt = nil
-            segments.append(Segment(kind: .attempt(event.attempt), start: t))
-            attempts.append(Attempt(number: event.attempt, start: t))
-        case .preparationFailed(let reason):
-            lastError = reason
-            updateAttempt(number: event.attempt) { $0.error = reason }
-        case .sent:
-            updateAttempt(number: event.attempt) { $0.sentAt = t }
-        case .connection(let id, let reused):
-            updateAttempt(number: event.attempt) { $0.connection = $0.connection ?? Connection(at: t, id: id, reused: reused) }
-        case .hedged(let racing, _):
-            // A copy racing an attempt that has no response yet: an attempt of its own,
-            // running alongside (its segment overlaps the one it races).
-            attempt = max(attempt, event.attempt)
-            attempts.append(Attempt(number: event.attempt, start: t))
-            segments.append(Segment(kind: .attempt(event.attempt), start: t))
-            updateAttempt(number: racing) { $0.decision = "hedged by attempt \(event.attempt)" }
-        case .taskCreated(_, let url):
-            updateAttempt(number: event.attempt) { $0.taskAt = $0.taskAt ?? t }
-            state = .running
-            // A dependent request is built from its parents' results: show what was sent.
-            if !url.isEmpty, url != self.url { setURL(url) }
-        case .redirect:
-            break
-        case .response(let status, let headers, let expected):
-            self.status = status
-            responseHeaders = headers
-            expectedBytes = expected
-            bytes = 0
-            updateAttempt(number: event.attempt) {
-                $0.status = status
-                $0.responseAt = t
-            }
-        case .data(let count):
-            bytes += count
-        case .taskCompleted(let error):
-            if let error {
-                // A copy cancelled because another answered first is not the row's error.
-                if !error.isHedgeCancellation { lastError = "\(error.code) \(error.message)" }
-                if error.isHedgeCancellation, let copy = segments.lastIndex(where: { $0.kind == .attempt(event.attempt) && $0.end == nil }) {
-                    segments[copy].end = t
-                }
-                updateAttempt(number: event.attempt) { $0.error = "\(error.code) \(error.message)" }
-            }
-            updateAttempt(number: event.attempt) { $0.end = t }
-        case .validationFailed(let reason):
-            updateAttempt(number: event.attempt) { $0.error = $0.error ?? reason }
-        case .retryDenied(let reason):
-            self.reason = reason
-            deniedRetry = true
-            updateAttempt(number: event.attempt) { $0.decision = reason }
-        case .retryScheduled(let delay, let reason):
-            closeSegment(at: t)
-            state = .backoff
-            retryAt = t + delay
-            self.reason = reason
-            segments.append(Segment(kind: .wait, start: t))
-            // The deciding attempt (with hedges, the one that answered first), else the last.
-            updateAttempt(number: attempts.contains { $0.number == event.attempt } ? event.attempt : nil) {
-                $0.end = $0.end ?? t
-                $0.delay = delay
-                $0.decision = reason
-            }
-        case .earlyRetry(let trigger, let delay):
-            retryAt = t + delay
-            updateAttempt(number: event.attempt - 1) { $0.decision = ($0.decision ?? "") + "; early retry (\(trigger))" }
-        case .intercepted(let by, let command):
-            if event.attempt != interceptedAttempt {
-                interceptedBy = []
-                interceptedAttempt = event.attempt
-            }
-            interceptedBy.append(command == "execute" ? by : "\(by) (\(command))")
-        case .held(let batch):
-            closeSegment(at: t)
-            state = .held
-            heldBy = "batch \(batch)"
-            segments.append(Segment(kind: .wait, start: t))
-        case .released:
-            closeSegment(at: t)
-            state = .queued
-            heldBy = nil
-        case .circuitWaiting(let host):
-            closeSegment(at: t)
-            state = .held
-            heldBy = "circuit"
-            segments.append(Segment(kind: .wait, start: t))
-            updateAttempt(number: event.attempt - 1) { $0.decision = ($0.decision ?? "") + "; held: circuit breaker of \(host) open" }
-        case .rateLimitWaiting(let host, let until):
-            closeSegment(at: t)
-            state = .held
-            heldBy = "rate limit"
-            holdUntil = until
-            segments.append(Segment(kind: .wait, start: t))
-            updateAttempt(number: event.attempt - 1) {
-                $0.decision = ($0.decision ?? "") + String(format: "; held %.1fs: %@ asked every client to slow down", max(0, until - t), host)
-            }
-        case .circuitOpened, .circuitHalfOpen, .circuitClosed, .rateLimited, .retryBudget:
-            break
-        case .reactorStarted(let name, _), .reactorWaiting(let name):
-            closeSegment(at: t)
-            state = .held
-            heldBy = name
-            segments.append(Segment(kind: .wait, start: t))
-        case .reactorFinished(_, let outcome):
-            closeSegment(at: t)
-            state = .queued
-            heldBy = nil
-            if outcome != "success" { lastError = outcome }
-        case .requeued(_, let reason):
-            self.reason = reason
-            updateAttempt { $0.decision = "requeued: \(reason)" }
-        case .cancelled(let by):
-            cancelledBy = by
-        case .finished(let outcome, let status, _, let duration, let reason):
-            closeSegment(at: t)
-            state = switch outcome {
-            case .success: .succeeded
-            case .failure: .failed
-            case .cancelled: .cancelled
-            }
-            if let status { self.status = status }
-            self.duration = duration
-            self.reason = reason
-            finishedAt = t
-            retryAt = nil
-            heldBy = nil
-            // The deciding attempt (with hedges, the one that answered first), else the last.
-            updateAttempt(number: attempts.contains { $0.number == event.attempt } ? event.attempt : nil) {
-                $0.end = $0.end ?? t
-                if outcome != .success, $0.decision == nil { $0.decision = reason }
-            }
-            // A finished row is kept for hours: one `data` event per run, no spare capacity.
-            let (kept, removed) = events.mergingDataRuns()
-            events = kept
-            mergedDataEvents += removed
-        case .other, .missed:
-            break
-        }
-    }
-
-    private mutating func setURL(_ url: String) {
-        self.url = url
-        let parsed = URLComponents(string: url)
-        host = parsed?.host.map { host in parsed?.port.map { "\(host):\($0)" } ?? host } ?? ""
-        path = (parsed?.percentEncodedPath ?? "") + (parsed?.percentEncodedQuery.map { "?" + $0 } ?? "")
-        if path.isEmpty { path = "/" }
-        refreshSearchKey()
-    }
-
-    /// Ends what is open: the last segment, and with hedges the copies racing alongside it.
-    private mutating func closeSegment(at t: TimeInterval) {
-        for index in segments.indices.reversed() {
-            guard segments[index].end == nil else { break }
-            segments[index].end = t
-        }
-    }
-
-    private mutating func updateAttempt(number: Int? = nil, _ change: (inout Attempt) -> Void) {
-        let found: Int? = if let number { attempts.lastIndex { $0.number == number } } else { attempts.indices.last }
-        guard let found else { return }
-        change(&attempts[found])
-    }
-
-    /// Seconds left in the backoff at session time `now`.
+    /// Seconds left in the backoff (or a rate-limit hold) at session time `now`.
     public func countdown(at now: TimeInterval) -> TimeInterval? {
-        if state == .held, heldBy == "rate limit", let holdUntil { return max(0, holdUntil - now) }
-        guard state == .backoff, let retryAt else { return nil }
+        guard !live.isEmpty else { return nil }
+        if state == .held, live[0].heldBy == "rate limit", let holdUntil = live[0].holdUntil { return max(0, holdUntil - now) }
+        guard state == .backoff, let retryAt = live[0].retryAt else { return nil }
         return max(0, retryAt - now)
     }
 

@@ -62,7 +62,7 @@ public struct MonitorView {
         case .table:
             drawTable(&grid)
         case .detail(let id, let tab):
-            if let row = model.row(id) { drawDetail(&grid, row: row, tab: tab) }
+            if let row = model.row(id) { drawDetail(&grid, row: row.expanded(), tab: tab) }
         case .hosts:
             drawHosts(&grid)
         }

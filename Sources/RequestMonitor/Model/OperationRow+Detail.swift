@@ -1,0 +1,109 @@
+import Foundation
+import RequestEventFormat
+import RequestOperations
+
+/// What a row keeps beside the table's fields, and how a finished row keeps it small.
+///
+/// A running row holds its ``Detail`` as it is. A finished row is ``pack()``ed by the model:
+/// its events become ``PackedEvents`` (about 250 bytes for a retried GET instead of 1.4 KiB of
+/// events, attempts and headers) and everything else in the detail is read back from them —
+/// applied again to a fresh row — when someone looks: ``expanded()`` once per frame for the
+/// detail view. The row is a function of its events, so what is read back is what was there.
+extension OperationRow {
+    struct Detail: Sendable, Equatable {
+        var requestHeaders: [String: String] = [:]
+        var requestBody: RecordedBody?
+        var requestOptions: RecordedOptions?
+        var responseHeaders: [String: String] = [:]
+        var expectedBytes: Int?
+        var retryAt: TimeInterval?
+        var lastError: String?
+        var reason: String?
+        var cancelledBy: String?
+        var heldBy: String?
+        var holdUntil: TimeInterval?
+        var interceptedBy: [String] = []
+        var interceptedAttempt = 0
+        var attempts: [Attempt] = []
+        var events: [RequestEvent] = []
+    }
+
+    public var requestHeaders: [String: String] { detail.requestHeaders }
+    /// The body as recorded (whole up to the hub's limit, or named by size).
+    public var requestBody: RecordedBody? { detail.requestBody }
+    /// Time limits and retry settings, as recorded.
+    public var requestOptions: RecordedOptions? { detail.requestOptions }
+    public var responseHeaders: [String: String] { detail.responseHeaders }
+    public var expectedBytes: Int? { detail.expectedBytes }
+    public var lastError: String? { detail.lastError }
+    /// The `finished` event's reason, or the last retry's.
+    public var reason: String? { detail.reason }
+    public var cancelledBy: String? { detail.cancelledBy }
+    /// Interceptors that touched the request, with their command, latest attempt only.
+    public var interceptedBy: [String] { detail.interceptedBy }
+    public var attempts: [Attempt] { detail.attempts }
+    public var events: [RequestEvent] { detail.events }
+
+    /// While held: what it waits for (`batch uploads`, `auth`). A packed row is finished and
+    /// waits for nothing, so this never unpacks (the table asks it of every row it shows).
+    public var heldBy: String? { live.first?.heldBy }
+    /// `heldBy` in a word, for the table's WAIT column.
+    public var heldByShort: String? {
+        guard let heldBy else { return nil }
+        return heldBy.hasPrefix("batch ") ? "batch" : heldBy
+    }
+
+    /// Whether the detail is packed (the row finished and the model packed it).
+    public var isPacked: Bool { live.isEmpty }
+
+    /// This row with its detail read back, for a view that reads several detail fields: one
+    /// unpacking instead of one per field.
+    public func expanded() -> OperationRow {
+        var row = self
+        row.unpack()
+        return row
+    }
+
+    /// Packs the detail into its events' bytes (the model does this when the row finishes).
+    mutating func pack() {
+        guard !live.isEmpty else { return }
+        packed = PackedEvents(live[0].events, context: [url])
+        live = []
+        // Grown by doubling while it ran; exact from here on.
+        if segments.capacity > segments.count {
+            var exact: [Segment] = []
+            exact.reserveCapacity(segments.count)
+            exact.append(contentsOf: segments)
+            segments = exact
+        }
+    }
+
+    mutating func unpack() {
+        guard live.isEmpty else { return }
+        live = [unpackedDetail()]
+        packed = nil
+    }
+
+    private var detail: Detail { live.first ?? unpackedDetail() }
+
+    /// The detail of the packed events, applied to a fresh row.
+    private func unpackedDetail() -> Detail {
+        // The bytes were written by this process's own packer, which reads every kind back
+        // (PackedEventsTests); nothing from outside reaches them.
+        let events = packed.flatMap { try? $0.events(operationID: id, context: [url]) } ?? []
+        var fresh = OperationRow(id: id, sequence: sequence, queuedAt: queuedAt)
+        for event in events { fresh.apply(event) }
+        return fresh.live[0]
+    }
+}
+
+extension OperationRow: Equatable {
+    /// Rows are equal when they show the same: a packed row equals the row it was.
+    public static func == (lhs: OperationRow, rhs: OperationRow) -> Bool {
+        lhs.id == rhs.id && lhs.sequence == rhs.sequence && lhs.method == rhs.method && lhs.url == rhs.url
+            && lhs.host == rhs.host && lhs.path == rhs.path && lhs.state == rhs.state && lhs.deniedRetry == rhs.deniedRetry
+            && lhs.mergedDataEvents == rhs.mergedDataEvents && lhs.attempt == rhs.attempt && lhs.maxAttempts == rhs.maxAttempts
+            && lhs.status == rhs.status && lhs.bytes == rhs.bytes && lhs.queuedAt == rhs.queuedAt && lhs.finishedAt == rhs.finishedAt
+            && lhs.duration == rhs.duration && lhs.segments == rhs.segments && lhs.detail == rhs.detail
+    }
+}
