@@ -182,7 +182,7 @@ extension OperationRow {
         } else {
             ownPath = Self.exact(path)
         }
-        refreshSearchKey()
+        searchTextVersion &+= 1
     }
 
     /// The text without the spare room a string built by `+` keeps (twice its length): a row

@@ -83,14 +83,14 @@ public struct OperationRow: Sendable {
     public internal(set) var host = ""
     /// The path and query, when they are not simply the end of ``url`` (see ``path``).
     var ownPath: String?
-    /// What a text filter searches: id, host, path and method, lower-cased UTF-8, kept per
-    /// row so a filter over 100,000 rows does not lower-case 300,000 strings each time.
-    var searchKey: [UInt8] = []
     // The four below share two words: the optional's flag byte leaves room for them.
     public internal(set) var maxAttempts: Int?
     public internal(set) var state = State.queued
     /// The host's retry budget refused a retry of it (`retryDenied`).
     public internal(set) var deniedRetry = false
+    /// Bumped when the text a filter searches changes (its id, host, path or method): the
+    /// model keeps that text for every row (``SearchText``) and looks again when it moves.
+    var searchTextVersion: UInt8 = 0
     /// `data` events merged away when the operation finished (the Events tab says so).
     /// 32 bits, so it shares a word with the two fields above.
     var dataEventsMerged: Int32 = 0
@@ -119,7 +119,6 @@ public struct OperationRow: Sendable {
         self.id = id
         self.sequence = sequence
         self.queuedAt = queuedAt
-        refreshSearchKey()
     }
 
     /// The path and query, as the table shows them: usually the end of the URL, kept once.
@@ -129,9 +128,10 @@ public struct OperationRow: Sendable {
         return String(Substring(url.unicodeScalars[url.utf8.index(url.utf8.startIndex, offsetBy: Int(pathStart))...]))
     }
 
-    mutating func refreshSearchKey() {
-        // NUL between fields, so a word never matches across two of them.
-        searchKey = Array([id, host, path, method].joined(separator: "\u{0}").lowercased().utf8)
+    /// What a text filter searches: id, host, path and method, lower-cased, NUL between them
+    /// so a word never matches across two of them.
+    var searchText: String {
+        [id, host, path, method].joined(separator: "\u{0}").lowercased()
     }
 
     /// Seconds left in the backoff (or a rate-limit hold) at session time `now`.

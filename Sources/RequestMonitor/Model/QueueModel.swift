@@ -32,6 +32,8 @@ public struct QueueModel: Sendable {
     /// made (a dependent operation's `built` request), since the last ``layout`` change: a
     /// view that keeps a text match per row looks again at these, and at new rows, only.
     public private(set) var searchKeyEdits: [Int] = []
+    /// Every row's search text in one buffer, for filters.
+    private(set) var searchText = SearchText()
     /// Finish times of the last few seconds, for requests per second.
     private var recentFinishes: [TimeInterval] = []
     /// Finished operations kept as rows. Past it (by a tenth, so the sweep is rare) the
@@ -106,8 +108,12 @@ public struct QueueModel: Sendable {
         }
         let before = rows[position].state
         let old = HostTally.Mark(rows[position])
+        let textVersion = rows[position].searchTextVersion
         rows[position].apply(event)
-        if !isNew, case .built = event.payload {
+        if isNew || rows[position].searchTextVersion != textVersion {
+            searchText.set(position, to: rows[position].searchText)
+        }
+        if !isNew, rows[position].searchTextVersion != textVersion {
             searchKeyEdits.append(position)
             // Rare; past a bound, a layout change makes views start over instead.
             if searchKeyEdits.count > 10_000 {
@@ -142,15 +148,19 @@ public struct QueueModel: Sendable {
         var left = count
         var kept: [OperationRow] = []
         kept.reserveCapacity(rows.capacity)
-        for row in rows {
+        var keptPositions: [Int] = []
+        keptPositions.reserveCapacity(rows.count - count)
+        for (position, row) in rows.enumerated() {
             if left > 0, row.state.isFinished {
                 left -= 1
                 continue
             }
             kept.append(row)
+            keptPositions.append(position)
         }
         forgotten += count - left
         rows = kept
+        searchText.keep(keptPositions)
         layout += 1
         searchKeyEdits = []
         index = Dictionary(uniqueKeysWithValues: rows.indices.map { (rows[$0].id, $0) })

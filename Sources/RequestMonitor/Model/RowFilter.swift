@@ -38,7 +38,10 @@ public struct RowFilter: Sendable, Equatable {
     public var isEmpty: Bool { terms.isEmpty }
 
     public func matches(_ row: OperationRow) -> Bool {
-        withUnsafePointer(to: row) { matches($0) }
+        var text = row.searchText
+        return text.withUTF8 { text in
+            Self.containsAll(textWords, in: text) && withUnsafePointer(to: row) { matchesOthers($0) }
+        }
     }
 
     /// The words matched against the search text, lower-cased.
@@ -55,19 +58,15 @@ public struct RowFilter: Sendable, Equatable {
     /// row is made or its request is built), as opposed to its state, status and method.
     var hasText: Bool { terms.contains { if case .text = $0 { true } else { false } } }
 
-    /// Reads only the fields a term needs, through the pointer: a row is never copied whole
-    /// (at 100,000 rows the copies cost more than the matching).
-    func matches(_ row: UnsafePointer<OperationRow>) -> Bool {
-        matches(row, text: true, others: true)
-    }
+    /// Whether it has state, status or method words.
+    var hasOthers: Bool { terms.contains { if case .text = $0 { false } else { true } } }
 
-    /// The words matched against the search text only, or all the others only.
-    func matches(_ row: UnsafePointer<OperationRow>, text: Bool, others: Bool) -> Bool {
+    /// The state, status and method words, read through the pointer: a row is never copied
+    /// whole (at 100,000 rows the copies cost more than the matching).
+    func matchesOthers(_ row: UnsafePointer<OperationRow>) -> Bool {
         for term in terms {
-            if case .text = term { guard text else { continue } } else { guard others else { continue } }
             let matched = switch term {
-            case .text(let text):
-                Self.contains(row.pointee.searchKey, text)
+            case .text: true
             case .state(let states):
                 states & 1 << row.pointee.state.rank != 0
             case .status(let pattern):
@@ -80,6 +79,11 @@ public struct RowFilter: Sendable, Equatable {
         return true
     }
 
+    /// Whether `text` has every one of `words`.
+    static func containsAll(_ words: [[UInt8]], in text: UnsafeBufferPointer<UInt8>) -> Bool {
+        words.allSatisfy { word in word.withUnsafeBufferPointer { contains(text, $0) } }
+    }
+
     static func state(_ state: OperationRow.State, matches word: String) -> Bool {
         state.rawValue.hasPrefix(word) || (word == "ok" && state == .succeeded)
     }
@@ -88,22 +92,21 @@ public struct RowFilter: Sendable, Equatable {
     /// `memcmp` checks the rest (both vectorised in the C library; a Swift byte loop was
     /// three times slower).
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard !needle.isEmpty else { return true }
-        guard haystack.count >= needle.count else { return false }
-        return haystack.withUnsafeBufferPointer { hay in
-            needle.withUnsafeBufferPointer { word in
-                guard let base = hay.baseAddress, let wordBase = word.baseAddress else { return false }
-                var start = base
-                let last = base + (hay.count - word.count)
-                while start <= last {
-                    guard let found = memchr(start, Int32(wordBase.pointee), last - start + 1) else { return false }
-                    let candidate = UnsafePointer(found.assumingMemoryBound(to: UInt8.self))
-                    if memcmp(candidate, wordBase, word.count) == 0 { return true }
-                    start = candidate + 1
-                }
-                return false
-            }
+        haystack.withUnsafeBufferPointer { haystack in needle.withUnsafeBufferPointer { contains(haystack, $0) } }
+    }
+
+    static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let wordBase = needle.baseAddress, !needle.isEmpty else { return true }
+        guard let base = haystack.baseAddress, haystack.count >= needle.count else { return false }
+        var start = base
+        let last = base + (haystack.count - needle.count)
+        while start <= last {
+            guard let found = memchr(start, Int32(wordBase.pointee), last - start + 1) else { return false }
+            let candidate = UnsafePointer(found.assumingMemoryBound(to: UInt8.self))
+            if memcmp(candidate, wordBase, needle.count) == 0 { return true }
+            start = candidate + 1
         }
+        return false
     }
 
     /// `503`, or `5xx` / `5**` for a class: digit by digit, without making strings.
@@ -126,10 +129,14 @@ public struct RowFilter: Sendable, Equatable {
 public enum VisibleRows {
     public static func compute(_ model: QueueModel, filter: String, sort: MonitorState.Sort, now: TimeInterval) -> [Int] {
         let rowFilter = RowFilter(filter)
-        // Rows are looked at in place (through the buffer), never copied whole.
-        let indices = rowFilter.isEmpty ? Array(model.rows.indices) : model.rows.withUnsafeBufferPointer { rows in
-            guard let base = rows.baseAddress else { return [] }
-            return rows.indices.filter { rowFilter.matches(base + $0) }
+        guard !rowFilter.isEmpty else { return sorted(Array(model.rows.indices), model, sort: sort, now: now) }
+        // Rows are looked at in place (through the buffer), never copied whole; their texts in
+        // the model's one buffer of them.
+        let indices = model.rows.withUnsafeBufferPointer { rows -> [Int] in
+            model.searchText.matcher(rowFilter.textWords) { hasWords -> [Int] in
+                guard let base = rows.baseAddress else { return [] }
+                return rows.indices.filter { hasWords($0) && rowFilter.matchesOthers(base + $0) }
+            }
         }
         return sorted(indices, model, sort: sort, now: now)
     }

@@ -31,22 +31,25 @@ public struct VisibleRowsCache: Sendable {
             editsSeen = 0
         }
         filterText = filter
-        let indices = model.rows.withUnsafeBufferPointer { rows -> [Int] in
-            guard let base = rows.baseAddress else { return [] }
+        let rowCount = model.rows.count
+        model.searchText.matcher(rowFilter.textWords) { hasWords in
             if narrowing {
                 for position in textMatches.indices where textMatches[position] {
-                    textMatches[position] = rowFilter.matches(base + position, text: true, others: false)
+                    textMatches[position] = hasWords(position)
                 }
             }
-            for position in textMatches.count..<rows.count {
-                textMatches.append(rowFilter.matches(base + position, text: true, others: false))
+            for position in textMatches.count..<rowCount {
+                textMatches.append(hasWords(position))
             }
-            for position in model.searchKeyEdits.dropFirst(editsSeen) where position < rows.count {
-                textMatches[position] = rowFilter.matches(base + position, text: true, others: false)
+            for position in model.searchKeyEdits.dropFirst(editsSeen) where position < rowCount {
+                textMatches[position] = hasWords(position)
             }
-            editsSeen = model.searchKeyEdits.count
-            return textMatches.indices.filter { textMatches[$0] && rowFilter.matches(base + $0, text: false, others: true) }
         }
+        editsSeen = model.searchKeyEdits.count
+        let indices = rowFilter.hasOthers ? model.rows.withUnsafeBufferPointer { rows -> [Int] in
+            guard let base = rows.baseAddress else { return [] }
+            return textMatches.indices.filter { textMatches[$0] && rowFilter.matchesOthers(base + $0) }
+        } : textMatches.indices.filter { textMatches[$0] }
         return VisibleRows.sorted(indices, model, sort: sort, now: now)
     }
 }
