@@ -67,63 +67,58 @@ public enum HARImport {
         try parse(ArchiveError.contents(of: path), file: path, strict: strict)
     }
 
-    public static func parse(_ data: Data, file: String, strict: Bool = false) throws -> Result {
+    /// - Parameter split: decode the entries a slice per core (``HARSplitDecoder``), with the
+    ///   same result; nil: when the file is 8 MiB or more.
+    public static func parse(_ data: Data, file: String, strict: Bool = false, split: Bool? = nil) throws -> Result {
+        try parse(data, file: file, strict: strict, split: split ?? (data.count >= HARSplitDecoder.threshold), slices: nil)
+    }
+
+    static func parse(_ data: Data, file: String, strict: Bool, split: Bool, slices: Int?) throws -> Result {
         var bytes = data
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
         bytes = unwrapJSONP(bytes)
         let har: HARFile
         var torn = false
-        do {
+        if split, let entries = slices.map({ HARSplitDecoder.decodeEntries(bytes, slices: $0) }) ?? HARSplitDecoder.decodeEntries(bytes) {
+            har = HARFile(log: HARLog(entries: entries))
+        } else {
             do {
-                har = try JSONDecoder().decode(HARFile.self, from: bytes)
-            } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
-                // Not JSON: perhaps a HAR reqtop was writing when it was killed.
-                guard let mended = mendTorn(bytes) else { throw DecodingError.dataCorrupted(context) }
-                har = try JSONDecoder().decode(HARFile.self, from: mended)
-                torn = true
-            }
-        } catch let error as DecodingError {
-            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
-                // JSONDecoder does not say where; JSONSerialization does (only on this path).
                 do {
-                    _ = try JSONSerialization.jsonObject(with: bytes)
-                } catch {
-                    // Said as the plan parser says it: a line and a column.
-                    throw ArchiveError(file: file, message: "not valid JSON (\(StrictJSONReader.describe(jsonError: error, in: Data(bytes))))")
+                    har = try JSONDecoder().decode(HARFile.self, from: bytes)
+                } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+                    // Not JSON: perhaps a HAR reqtop was writing when it was killed.
+                    guard let mended = mendTorn(bytes) else { throw DecodingError.dataCorrupted(context) }
+                    har = try JSONDecoder().decode(HARFile.self, from: mended)
+                    torn = true
                 }
+            } catch let error as DecodingError {
+                if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                    // JSONDecoder does not say where; JSONSerialization does (only on this path).
+                    do {
+                        _ = try JSONSerialization.jsonObject(with: bytes)
+                    } catch {
+                        // Said as the plan parser says it: a line and a column.
+                        throw ArchiveError(file: file, message: "not valid JSON (\(StrictJSONReader.describe(jsonError: error, in: Data(bytes))))")
+                    }
+                }
+                throw ArchiveError(file: file, message: HARDecodingError.message(error))
             }
-            throw ArchiveError(file: file, message: HARDecodingError.message(error))
         }
 
         // Each entry is checked whole before any of it is used; a bad one is skipped and named.
-        var entries: [(index: Int, entry: HAREntry, start: Date, recorded: [RequestEvent])] = []
+        // Entries are independent: a large file's are checked, and made into events, a slice
+        // of them per core.
+        let slices = split ? (slices ?? ProcessInfo.processInfo.activeProcessorCount) : 1
+        let checked = HARSplitDecoder.map(har.log.entries, slices: slices) { index, readable in check(readable, at: index, file: file) }
+        var entries: [CheckedEntry] = []
         var skipped: [String] = []
-        for (index, readable) in har.log.entries.enumerated() {
-            do {
-                guard case .read(let entry) = readable else {
-                    if case .unreadable(let error) = readable { throw ArchiveError(file: file, message: HARDecodingError.message(error)) }
-                    continue
-                }
-                try checkNumbers(entry, at: "$.log.entries[\(index)]", file: file)
-                guard let start = HARDate.parse(entry.startedDateTime) else {
-                    throw ArchiveError(file: file, message: "$.log.entries[\(index)].startedDateTime: \"\(entry.startedDateTime)\" is not an ISO 8601 date")
-                }
-                var recorded: [RequestEvent] = []
-                for (number, value) in (entry.reqtop?.events ?? []).enumerated() {
-                    let place = "$.log.entries[\(index)]._reqtop.events[\(number)]"
-                    do {
-                        guard let object = value.object as? [String: Any], let event = try EventLog.event(from: object, lineNumber: number) else {
-                            throw ArchiveError(file: file, message: "\(place): expected an event object")
-                        }
-                        recorded.append(event)
-                    } catch let error as EventLogError {
-                        throw ArchiveError(file: file, message: "\(place): \(error.message)")
-                    }
-                }
-                entries.append((index, entry, start, recorded))
-            } catch let error as ArchiveError {
+        for outcome in checked {
+            switch outcome {
+            case .entry(let entry): entries.append(entry)
+            case .skipped(let error):
                 if strict { throw error }
                 skipped.append(error.message)
+            case .failed(let error): throw error
             }
         }
         if entries.isEmpty, !skipped.isEmpty {
@@ -133,7 +128,12 @@ public enum HARImport {
         var events: [RequestEvent] = []
         // For reqtop's own entries: the session's start, from an entry's date and its events.
         var sessionStart: Date?
-        for (index, entry, start, recorded) in entries.sorted(by: { ($0.start, $0.index) < ($1.start, $1.index) }) {
+        let ordered = entries.sorted { ($0.start, $0.index) < ($1.start, $1.index) }
+        let synthesized = HARSplitDecoder.map(ordered, slices: slices) { _, item in
+            item.recorded.isEmpty ? synthesize(item.entry, id: "entry-\(item.index + 1)", offset: item.start.timeIntervalSince(origin ?? item.start)) : []
+        }
+        for (item, made) in zip(ordered, synthesized) {
+            let (start, recorded) = (item.start, item.recorded)
             if !recorded.isEmpty {
                 events += recorded
                 if sessionStart == nil, let started = events.last(where: { $0.payload.name == "started" }) ?? events.last {
@@ -141,11 +141,57 @@ public enum HARImport {
                 }
                 continue
             }
-            events += synthesize(entry, id: "entry-\(index + 1)", offset: start.timeIntervalSince(origin ?? start))
+            events += made
         }
         events.sort { $0.time < $1.time }
         // Other tools' entries are placed from the earliest one, which starts the session.
         return Result(startedAt: sessionStart ?? origin, events: events, entryCount: entries.count, skipped: skipped, torn: torn)
+    }
+
+    struct CheckedEntry {
+        let index: Int
+        let entry: HAREntry
+        let start: Date
+        /// reqtop's own events, when reqtop wrote the entry.
+        let recorded: [RequestEvent]
+    }
+
+    enum Checked {
+        case entry(CheckedEntry)
+        /// Left out (named in the result), or the error in strict mode.
+        case skipped(ArchiveError)
+        case failed(Error)
+    }
+
+    /// One entry checked whole before any of it is used.
+    private static func check(_ readable: Readable<HAREntry>, at index: Int, file: String) -> Checked {
+        do {
+            guard case .read(let entry) = readable else {
+                if case .unreadable(let error) = readable { throw ArchiveError(file: file, message: HARDecodingError.message(error)) }
+                throw ArchiveError(file: file, message: "$.log.entries[\(index)]: unreadable")
+            }
+            try checkNumbers(entry, at: "$.log.entries[\(index)]", file: file)
+            guard let start = HARDate.parse(entry.startedDateTime) else {
+                throw ArchiveError(file: file, message: "$.log.entries[\(index)].startedDateTime: \"\(entry.startedDateTime)\" is not an ISO 8601 date")
+            }
+            var recorded: [RequestEvent] = []
+            for (number, value) in (entry.reqtop?.events ?? []).enumerated() {
+                let place = "$.log.entries[\(index)]._reqtop.events[\(number)]"
+                do {
+                    guard let object = value.object as? [String: Any], let event = try EventLog.event(from: object, lineNumber: number) else {
+                        throw ArchiveError(file: file, message: "\(place): expected an event object")
+                    }
+                    recorded.append(event)
+                } catch let error as EventLogError {
+                    throw ArchiveError(file: file, message: "\(place): \(error.message)")
+                }
+            }
+            return .entry(CheckedEntry(index: index, entry: entry, start: start, recorded: recorded))
+        } catch let error as ArchiveError {
+            return .skipped(error)
+        } catch {
+            return .failed(error)
+        }
     }
 
     /// HAR's numbers are checked where they are read, as the event reader checks its own, so
