@@ -207,8 +207,10 @@ public final class ReplayPlayer: Sendable {
     /// Hands over every event up to `time`, in windows, waiting for the reader where it has
     /// not got that far; the playhead ends at `time` or the last event.
     private func feed(until time: TimeInterval) {
+        /// After a window: where feeding stands.
+        enum Progress { case reached, moreReady, waitingForReader }
         while true {
-            let (batch, done) = state.withLock { state -> ([RequestEvent], Bool?) in
+            let (batch, progress) = state.withLock { state -> ([RequestEvent], Progress) in
                 var batch: [RequestEvent] = []
                 while batch.count < Self.window, let next = state.next(from: source), next.time <= time {
                     batch.append(next)
@@ -218,19 +220,19 @@ public final class ReplayPlayer: Sendable {
                     // At the end the playhead stands at the last event, never past it (it may
                     // have run ahead while the reader had not got there).
                     state.playhead = min(max(state.playhead, time), source.extent.duration)
-                    return (batch, true)
+                    return (batch, .reached)
                 }
                 if let next = state.next(from: source), next.time > time {
                     state.playhead = max(state.playhead, time)
-                    return (batch, true)
+                    return (batch, .reached)
                 }
-                return (batch, batch.isEmpty ? nil : false)
+                return (batch, batch.isEmpty ? .waitingForReader : .moreReady)
             }
             if !batch.isEmpty { output(.events(batch)) }
-            switch done {
-            case true?: return
-            case false?: continue
-            case nil: Thread.sleep(forTimeInterval: 0.002)  // the reader has not got there yet
+            switch progress {
+            case .reached: return
+            case .moreReady: continue
+            case .waitingForReader: Thread.sleep(forTimeInterval: 0.002)
             }
         }
     }
