@@ -68,7 +68,9 @@ struct PackedFieldWriter: EventFieldWriter {
     }
 
     private mutating func reference(_ text: String) {
-        if let known = PackedStrings.positions[text] { return varint(UInt64(known + 1)) }
+        // No known string is long: a URL or a reason is not looked up (hashing them was half
+        // the time packing took).
+        if text.utf8.count <= PackedStrings.longest, let known = PackedStrings.positions[text] { return varint(UInt64(known + 1)) }
         if let index = context.firstIndex(of: text) { return varint(UInt64(PackedStrings.known.count + index + 1)) }
         if let index = literals.firstIndex(of: text) {
             return varint(UInt64(PackedStrings.known.count + context.count + index + 1))

@@ -71,4 +71,5 @@ enum PackedStrings {
         "Content-Type", "Content-Length", "Accept", "Authorization", "application/json", "[redacted]",
     ]
     static let positions: [String: Int] = Dictionary(known.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+    static let longest = known.map(\.utf8.count).max() ?? 0
 }
