@@ -57,38 +57,24 @@ enum HARSplitDecoder {
 extension HARSplitDecoder {
     /// `transform` of every element, in order, a slice of them per thread (one slice: on
     /// this thread). The elements are only read; each result is made on one thread.
-    static func map<Element, Transformed>(_ items: [Element], slices: Int, _ transform: @Sendable (Int, Element) -> Transformed) -> [Transformed] {
+    static func map<Element: Sendable, Transformed: Sendable>(_ items: [Element], slices: Int,
+                                                              _ transform: @Sendable (Int, Element) -> Transformed) -> [Transformed] {
         guard slices > 1, items.count > 1 else { return items.enumerated().map(transform) }
-        let input = Handed(items)
         let count = min(slices, items.count)
         let total = items.count
         let perSlice = (total + count - 1) / count
-        let results = Mutex<[Int: Handed<[Transformed]>]>([:])
+        let results = Mutex<[Int: [Transformed]]>([:])
         DispatchQueue.concurrentPerform(iterations: count) { slice in
             let range = min(total, slice * perSlice)..<min(total, (slice + 1) * perSlice)
-            let done = Handed(range.map { transform($0, input.value[$0]) })
+            let done = range.map { transform($0, items[$0]) }
             results.withLock { $0[slice] = done }
         }
-        return results.withLock { slices in (0..<count).flatMap { slices[$0]?.value ?? [] } }
+        return results.withLock { slices in (0..<count).flatMap { slices[$0] ?? [] } }
     }
 }
 
-/// A value handed between threads: decoded entries hold `Any` for `_reqtop` events, so they
-/// are not `Sendable`. Safe as used here: inputs are only read while the slices run, and each
-/// result is made on one thread, stored under the results' `Mutex`, and read after
-/// `concurrentPerform` has returned.
-struct Handed<Value>: @unchecked Sendable {
-    let value: Value
-
-    init(_ value: Value) {
-        self.value = value
-    }
-}
-
-/// One slice's entries, handed from its thread to the caller's under the results lock
-/// (decoded values hold `Any` for `_reqtop` events, so they are not `Sendable`; each is
-/// made on one thread and read on one other after `concurrentPerform` returns).
-struct DecodedSlice: @unchecked Sendable {
+/// One slice's entries, or nil when they were not JSON.
+struct DecodedSlice: Sendable {
     let entries: [Readable<HAREntry>]?
 }
 

@@ -148,7 +148,7 @@ public enum HARImport {
         return Result(startedAt: sessionStart ?? origin, events: events, entryCount: entries.count, skipped: skipped, torn: torn)
     }
 
-    struct CheckedEntry {
+    struct CheckedEntry: Sendable {
         let index: Int
         let entry: HAREntry
         let start: Date
@@ -156,7 +156,7 @@ public enum HARImport {
         let recorded: [RequestEvent]
     }
 
-    enum Checked {
+    enum Checked: Sendable {
         case entry(CheckedEntry)
         /// Left out (named in the result), or the error in strict mode.
         case skipped(ArchiveError)

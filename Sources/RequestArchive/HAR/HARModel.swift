@@ -3,17 +3,17 @@ import RequestOperations
 
 /// The parts of HAR 1.2 that reqtop reads, as Codable types: `JSONDecoder` loads a large
 /// HAR several times faster than `JSONSerialization` on Linux, and skips what is not named.
-struct HARFile: Decodable {
+struct HARFile: Decodable, Sendable {
     let log: HARLog
 }
 
-struct HARLog: Decodable {
+struct HARLog: Decodable, Sendable {
     let entries: [Readable<HAREntry>]
 }
 
 /// One element of an array, or why it could not be read: one bad entry no longer rejects a
 /// whole file (the others are imported and the bad one is named).
-enum Readable<Element: Decodable>: Decodable {
+enum Readable<Element: Decodable & Sendable>: Decodable, Sendable {
     case read(Element)
     case unreadable(DecodingError)
 
@@ -26,7 +26,7 @@ enum Readable<Element: Decodable>: Decodable {
     }
 }
 
-struct HAREntry: Decodable {
+struct HAREntry: Decodable, Sendable {
     let startedDateTime: String
     let time: Double?
     let request: HARRequest
@@ -42,7 +42,7 @@ struct HAREntry: Decodable {
     }
 }
 
-struct HARRequest: Decodable {
+struct HARRequest: Decodable, Sendable {
     let method: String
     let url: String
     let headers: [HARHeader]?
@@ -51,7 +51,7 @@ struct HARRequest: Decodable {
 
 /// A request body: `text` (base64 when `encoding` says so, as reqtop writes binary bodies
 /// and some tools do), or form `params` when there is no text.
-struct HARPostData: Decodable {
+struct HARPostData: Decodable, Sendable {
     let mimeType: String?
     let text: String?
     let encoding: String?
@@ -72,48 +72,68 @@ struct HARPostData: Decodable {
     }
 }
 
-struct HARResponse: Decodable {
+struct HARResponse: Decodable, Sendable {
     let status: Double
     let headers: [HARHeader]?
     let content: HARContent?
     let bodySize: Double?
 }
 
-struct HARContent: Decodable {
+struct HARContent: Decodable, Sendable {
     let size: Double?
 }
 
-struct HARHeader: Decodable {
+struct HARHeader: Decodable, Sendable {
     let name: String
     let value: String?
 }
 
 /// reqtop's own data in an entry it wrote.
-struct HARReqtop: Decodable {
+struct HARReqtop: Decodable, Sendable {
     let events: [JSONValue]?
 }
 
-/// Any JSON value, decoded into what JSONSerialization would give, so reqtop's own events
-/// in a HAR are read by the event format's one reader (`EventLog.event(from:)`).
-struct JSONValue: Decodable {
-    let object: Any
+/// Any JSON value, kept as decoded; ``object`` gives what JSONSerialization would give, so
+/// reqtop's own events in a HAR are read by the event format's one reader
+/// (`EventLog.event(from:)`). Kept as a `Sendable` value so entries can be decoded and
+/// checked on several threads.
+struct JSONValue: Decodable, Sendable {
+    indirect enum Value: Sendable {
+        case string(String), bool(Bool), number(Double), null, array([Value]), object([String: Value])
+    }
+
+    let value: Value
 
     init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         // Most values in an event are strings: tried first. A boolean before a number, so
         // that `true` stays a boolean.
         if let text = try? container.decode(String.self) {
-            object = text
+            value = .string(text)
         } else if let flag = try? container.decode(Bool.self) {
-            object = NSNumber(value: flag)
+            value = .bool(flag)
         } else if let number = try? container.decode(Double.self) {
-            object = NSNumber(value: number)
+            value = .number(number)
         } else if container.decodeNil() {
-            object = NSNull()
+            value = .null
         } else if let array = try? container.decode([JSONValue].self) {
-            object = array.map(\.object)
+            value = .array(array.map(\.value))
         } else {
-            object = try container.decode([String: JSONValue].self).mapValues(\.object)
+            value = .object(try container.decode([String: JSONValue].self).mapValues(\.value))
+        }
+    }
+
+    /// As JSONSerialization gives it: `String`, `NSNumber`, `NSNull`, `[Any]`, `[String: Any]`.
+    var object: Any { Self.object(value) }
+
+    private static func object(_ value: Value) -> Any {
+        switch value {
+        case .string(let text): text
+        case .bool(let flag): NSNumber(value: flag)
+        case .number(let number): NSNumber(value: number)
+        case .null: NSNull()
+        case .array(let values): values.map(object)
+        case .object(let members): members.mapValues(object)
         }
     }
 }
