@@ -16,7 +16,7 @@ import Darwin
 /// whether the JSON is valid: the elements and the rest of the file are each decoded, and so
 /// checked, by `JSONDecoder`.
 enum HAREntriesLocator {
-    struct Found: Equatable {
+    struct Found {
         /// The `[` … `]` of `entries`.
         var array: Range<Int>
         /// Each element, without the whitespace around it.

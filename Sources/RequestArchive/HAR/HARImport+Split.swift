@@ -13,7 +13,7 @@ enum HARSplitDecoder {
     /// Files below this are decoded whole: a few megabytes take milliseconds.
     static let threshold = 8 << 20
 
-    static func decodeEntries(_ bytes: Data, slices: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)) -> [Readable<HAREntry>]? {
+    static func decodeEntries(_ bytes: Data, slices: Int) -> [Readable<HAREntry>]? {
         let found = bytes.withUnsafeBytes { HAREntriesLocator.locate($0) }
         guard let found else { return nil }
         // The rest of the file, the entries left out: it must be a HAR on its own.
@@ -24,33 +24,26 @@ enum HARSplitDecoder {
         guard (try? JSONDecoder().decode(HARFile.self, from: rest)) != nil else { return nil }
 
         let elements = found.elements
-        let sliceCount = min(slices, max(1, elements.count))
-        let perSlice = (elements.count + sliceCount - 1) / max(1, sliceCount)
-        let results = Mutex<[Int: DecodedSlice]>([:])
-        DispatchQueue.concurrentPerform(iterations: sliceCount) { slice in
-            let range = min(elements.count, slice * perSlice)..<min(elements.count, (slice + 1) * perSlice)
-            guard !range.isEmpty else { return results.withLock { $0[slice] = DecodedSlice(entries: []) } }
+        let count = min(max(1, slices), max(1, elements.count))
+        let perSlice = (elements.count + count - 1) / count
+        let ranges = (0..<count).map { min(elements.count, $0 * perSlice)..<min(elements.count, ($0 + 1) * perSlice) }.filter { !$0.isEmpty }
+        let decoded = map(ranges, slices: ranges.count) { _, range -> [Readable<HAREntry>]? in
             // The slice's entries as one array, `[` … `]` around the bytes from its first
             // entry to its last (one decoder call per slice: one per entry cost 60 % more).
             var array = Data([UInt8(ascii: "[")])
             array.append(bytes[(start + elements[range.lowerBound].lowerBound)..<(start + elements[range.upperBound - 1].upperBound)])
             array.append(UInt8(ascii: "]"))
-            guard let decoded = try? JSONDecoder().decode([Readable<HAREntry>].self, from: array), decoded.count == range.count else {
-                // Not JSON inside an entry: the whole-file decoder says where.
-                return results.withLock { $0[slice] = DecodedSlice(entries: nil) }
-            }
-            let done = DecodedSlice(entries: zip(range, decoded).map { index, entry in entry.placed(at: index) })
-            results.withLock { $0[slice] = done }
+            // Not JSON inside an entry: nil, and the whole-file decoder says where.
+            guard let entries = try? JSONDecoder().decode([Readable<HAREntry>].self, from: array), entries.count == range.count else { return nil }
+            return zip(range, entries).map { index, entry in entry.placed(at: index) }
         }
-        return results.withLock { slices -> [Readable<HAREntry>]? in
-            var all: [Readable<HAREntry>] = []
-            all.reserveCapacity(elements.count)
-            for slice in 0..<sliceCount {
-                guard let entries = slices[slice]?.entries else { return nil }
-                all += entries
-            }
-            return all
+        var all: [Readable<HAREntry>] = []
+        all.reserveCapacity(elements.count)
+        for slice in decoded {
+            guard let slice else { return nil }
+            all += slice
         }
+        return all
     }
 }
 
@@ -73,10 +66,6 @@ extension HARSplitDecoder {
     }
 }
 
-/// One slice's entries, or nil when they were not JSON.
-struct DecodedSlice: Sendable {
-    let entries: [Readable<HAREntry>]?
-}
 
 extension Readable where Element == HAREntry {
     /// With its error's path as decoding the whole file gives it: `$.log.entries[index]...`

@@ -79,7 +79,8 @@ public enum HARImport {
         bytes = unwrapJSONP(bytes)
         let har: HARFile
         var torn = false
-        if split, let entries = slices.map({ HARSplitDecoder.decodeEntries(bytes, slices: $0) }) ?? HARSplitDecoder.decodeEntries(bytes) {
+        let slices = split ? max(1, slices ?? ProcessInfo.processInfo.activeProcessorCount) : 1
+        if split, let entries = HARSplitDecoder.decodeEntries(bytes, slices: slices) {
             har = HARFile(log: HARLog(entries: entries))
         } else {
             do {
@@ -108,7 +109,6 @@ public enum HARImport {
         // Each entry is checked whole before any of it is used; a bad one is skipped and named.
         // Entries are independent: a large file's are checked, and made into events, a slice
         // of them per core.
-        let slices = split ? (slices ?? ProcessInfo.processInfo.activeProcessorCount) : 1
         let checked = HARSplitDecoder.map(har.log.entries, slices: slices) { index, readable in check(readable, at: index, file: file) }
         var entries: [CheckedEntry] = []
         var skipped: [String] = []

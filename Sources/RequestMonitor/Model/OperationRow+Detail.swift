@@ -28,25 +28,25 @@ extension OperationRow {
         var events: [RequestEvent] = []
     }
 
-    public var requestHeaders: [String: String] { detail.requestHeaders }
+    public var requestHeaders: [String: String] { detail(\.requestHeaders) }
     /// The body as recorded (whole up to the hub's limit, or named by size).
-    public var requestBody: RecordedBody? { detail.requestBody }
+    public var requestBody: RecordedBody? { detail(\.requestBody) }
     /// Time limits and retry settings, as recorded.
-    public var requestOptions: RecordedOptions? { detail.requestOptions }
-    public var responseHeaders: [String: String] { detail.responseHeaders }
-    public var expectedBytes: Int? { detail.expectedBytes }
-    public var lastError: String? { detail.lastError }
+    public var requestOptions: RecordedOptions? { detail(\.requestOptions) }
+    public var responseHeaders: [String: String] { detail(\.responseHeaders) }
+    public var expectedBytes: Int? { detail(\.expectedBytes) }
+    public var lastError: String? { detail(\.lastError) }
     /// The `finished` event's reason, or the last retry's.
-    public var reason: String? { detail.reason }
-    public var cancelledBy: String? { detail.cancelledBy }
+    public var reason: String? { detail(\.reason) }
+    public var cancelledBy: String? { detail(\.cancelledBy) }
     /// Interceptors that touched the request, with their command, latest attempt only.
-    public var interceptedBy: [String] { detail.interceptedBy }
-    public var attempts: [Attempt] { detail.attempts }
-    public var events: [RequestEvent] { detail.events }
+    public var interceptedBy: [String] { detail(\.interceptedBy) }
+    public var attempts: [Attempt] { detail(\.attempts) }
+    public var events: [RequestEvent] { detail(\.events) }
 
     /// While held: what it waits for (`batch uploads`, `auth`). A packed row is finished and
     /// waits for nothing, so this never unpacks (the table asks it of every row it shows).
-    public var heldBy: String? { live.first?.heldBy }
+    public var heldBy: String? { live.isEmpty ? nil : live[0].heldBy }
     /// `heldBy` in a word, for the table's WAIT column.
     public var heldByShort: String? {
         guard let heldBy else { return nil }
@@ -84,7 +84,13 @@ extension OperationRow {
         packed = nil
     }
 
-    private var detail: Detail { live.first ?? unpackedDetail() }
+    /// One field of the detail: read in place while the row runs (no copy of the whole
+    /// detail), read back from the packed events once it finished.
+    private func detail<Field>(_ field: KeyPath<Detail, Field>) -> Field {
+        live.isEmpty ? unpackedDetail()[keyPath: field] : live[0][keyPath: field]
+    }
+
+    private var detail: Detail { live.isEmpty ? unpackedDetail() : live[0] }
 
     /// The detail of the packed events, applied to a fresh row.
     private func unpackedDetail() -> Detail {

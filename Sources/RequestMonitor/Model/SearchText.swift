@@ -68,11 +68,4 @@ struct SearchText: Sendable {
             }
         }
     }
-
-    /// The text of the row at `position`, for one row (filters over many rows walk the
-    /// buffer themselves).
-    func text(of position: Int) -> [UInt8] {
-        let span = spans[position]
-        return Array(bytes[Int(span.start)..<Int(span.start + span.count)])
-    }
 }
