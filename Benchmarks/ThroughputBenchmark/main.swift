@@ -169,7 +169,7 @@ let parts: Set<Part> = {
     if arguments.contains("--resilience-only") { return [.resilience] }
     if arguments.contains("--instruments-only") { return [.instruments] }
     if let index = arguments.firstIndex(of: "--transport"), index + 1 < arguments.count, arguments[index + 1] == "nio" { return [.nio] }
-    if arguments.contains("--profile-nio") || arguments.contains("--profile-endpoint") { return [] }
+    if arguments.contains("--profile-nio") || arguments.contains("--profile-raw") || arguments.contains("--profile-endpoint") { return [] }
     return [.operations, .endpoint, .async]
 }()
 // Warm URLSession up for the parts that time it (a profile of the NIO transport must not
@@ -220,6 +220,12 @@ if CommandLine.arguments.contains("--profile-nio") {
     // For `perf record`: only operations on the NIO transport (`--in-flight N`, 8 by default).
     let inFlight = argument("--in-flight", default: 8)
     for _ in 0..<rounds { _ = NIOCost.operations(requests: requests, inFlight: inFlight, url: url, transport: NIOTransport.shared) }
+    exit(0)
+}
+if CommandLine.arguments.contains("--profile-raw") {
+    // The same for raw AsyncHTTPClient, to set beside --profile-nio under perf.
+    let inFlight = argument("--in-flight", default: 8)
+    for _ in 0..<rounds { _ = NIOCost.rawClient(requests: requests, inFlight: inFlight, url: url) }
     exit(0)
 }
 if parts.contains(.nio) {
