@@ -29,4 +29,18 @@ final class RecentOperationsTests: XCTestCase {
         XCTAssertEqual(kept, Array((40 - kept.count)..<40), "the newest are kept, the older ones forgotten")
         XCTAssertNotNil(queue.operation(withID: "small-0"), "small ones stay within the count limit")
     }
+
+    func testPastTwoThousandTheFirstToFinishAreForgotten() {
+        let queue = makeQueue(maxConcurrentRequests: 4, earlyRetry: nil)
+        queue.operationQueue.isSuspended = true  // nothing is sent: operations end when cancelled
+        let url = URL(string: "http://127.0.0.1:9/never")!
+        let operations = (0..<2_100).map { queue.add(URLRequest(url: url), id: "op-\($0)") }
+        operations[1_500].cancel()  // finishes first of all
+        operations[0..<1_000].forEach { $0.cancel() }
+        queue.cancelAll()
+        queue.operationQueue.isSuspended = false
+        queue.waitUntilAllOperationsAreFinished()
+        let forgotten = (0..<2_100).filter { queue.operation(withID: "op-\($0)") == nil }
+        XCTAssertEqual(forgotten, Array(0..<99) + [1_500], "the first 100 to finish")
+    }
 }

@@ -173,77 +173,42 @@ public final class RequestQueue: Sendable {
 
 /// The last operations a queue took, by id; the oldest finished ones are forgotten first —
 /// past 2,000, or once the bodies the finished ones hold pass 16 MiB (the demo downloads
-/// 1 MB a wave: 2,000 operations held ~50 MB of bodies nobody would read again).
+/// 1 MB a wave: 2,000 operations held ~50 MB of bodies nobody would read again). Running
+/// ones are always kept.
 ///
-/// Bodies are counted as operations finish (``finished(_:)``), so the 16 MiB rule costs
-/// nothing per add: it used to add up every kept body every 64 adds, which with 20,000
-/// operations added at once was a sixth of a benchmark's time.
+/// The queue tells it of each operation that finishes (``finished(_:bodyBytes:)``), so
+/// forgetting costs nothing per add. (It used to look through every kept operation, asking
+/// each for its result, every 64 adds and again past the limit: with 20,000 operations
+/// added at once that was a sixth of a benchmark's time.)
 private struct RecentOperations {
     static let limit = 2_000
     static let bodyBytesLimit = 16 << 20
     var byID: [String: RequestOperation] = [:]
-    var order: [String] = []
-    /// The size at which to look for finished ones to forget next. When every one is still
-    /// running none can go, so the next look waits for another quarter of the limit:
-    /// without that, adding 5,000 at once scanned the whole list on every add past 2,500.
-    private var nextTrim = limit + limit / 4
-    /// Kept operations that finished with a body, oldest finish first, from `bodiesHead`.
-    private var bodies: [(operation: RequestOperation, bytes: Int)] = []
-    private var bodiesHead = 0
+    /// Finished operations in the order they finished, from `head`, with their body sizes.
+    private var finished: [(operation: RequestOperation, bytes: Int)] = []
+    private var head = 0
     private var bodyBytesHeld = 0
 
     mutating func add(_ operation: RequestOperation) {
-        if let replaced = byID.updateValue(operation, forKey: operation.id) {
-            forgetBody(of: replaced)
-        } else {
-            order.append(operation.id)
-        }
-        guard order.count > nextTrim else { return }
-        // Forget finished ones, oldest first, down to the limit; running ones stay.
-        var excess = order.count - Self.limit
-        var forgotten: Set<ObjectIdentifier> = []
-        order.removeAll { id in
-            guard excess > 0, let kept = byID[id], kept.result != nil else { return false }
-            byID[id] = nil
-            forgotten.insert(ObjectIdentifier(kept))
-            excess -= 1
-            return true
-        }
-        if !forgotten.isEmpty { forgetBodies { forgotten.contains(ObjectIdentifier($0)) } }
-        nextTrim = max(Self.limit, order.count) + Self.limit / 4
+        byID[operation.id] = operation
     }
 
-    /// `operation` ended: its body counts towards the limit; past it, the operations that
-    /// finished first are forgotten until the rest fit.
+    /// `operation` ended: it is the newest finished one; the oldest go while more than
+    /// `limit` are kept or their bodies pass `bodyBytesLimit`.
     mutating func finished(_ operation: RequestOperation, bodyBytes: Int) {
-        guard bodyBytes > 0, byID[operation.id] === operation else { return }
-        bodies.append((operation, bodyBytes))
+        guard byID[operation.id] === operation else { return }
+        finished.append((operation, bodyBytes))
         bodyBytesHeld += bodyBytes
-        var forgotten = false
-        while bodyBytesHeld > Self.bodyBytesLimit, bodiesHead < bodies.count {
-            let oldest = bodies[bodiesHead]
-            bodiesHead += 1
+        while byID.count > Self.limit || bodyBytesHeld > Self.bodyBytesLimit, head < finished.count {
+            let oldest = finished[head]
+            head += 1
             bodyBytesHeld -= oldest.bytes
-            byID[oldest.operation.id] = nil
-            forgotten = true
+            // Its id may have been taken by a newer operation since (ids are the caller's).
+            if byID[oldest.operation.id] === oldest.operation { byID[oldest.operation.id] = nil }
         }
-        if forgotten { order.removeAll { byID[$0] == nil } }
-        if bodiesHead > 64, bodiesHead * 2 > bodies.count {
-            bodies.removeFirst(bodiesHead)
-            bodiesHead = 0
+        if head > 64, head * 2 > finished.count {
+            finished.removeFirst(head)
+            head = 0
         }
-    }
-
-    private mutating func forgetBody(of operation: RequestOperation) {
-        forgetBodies { $0 === operation }
-    }
-
-    private mutating func forgetBodies(where gone: (RequestOperation) -> Bool) {
-        var kept: [(operation: RequestOperation, bytes: Int)] = []
-        for entry in bodies[bodiesHead...] {
-            if gone(entry.operation) { bodyBytesHeld -= entry.bytes } else { kept.append(entry) }
-        }
-        bodies = kept
-        bodiesHead = 0
     }
 }
