@@ -6,6 +6,7 @@ import FoundationNetworking
 import NIOCore
 import RequestOperations
 import RequestTransportNIO
+import Synchronization
 
 /// The NIO transport against what it is built on, and CPU while requests wait.
 enum NIOCost {
@@ -23,7 +24,31 @@ enum NIOCost {
         }
     }
 
-    /// Request operations on `transport`, `inFlight` at a time; requests per second.
+    /// The floor for any design that runs each request as an `Operation`: raw AsyncHTTPClient
+    /// GETs, each started by an empty-bodied `BlockOperation` on an `OperationQueue` and
+    /// finishing it when the response is in (the operation is asynchronous, as ours are).
+    /// With `queue` false the operations are started by hand where they are made, with no
+    /// queue (what a request queue that ran its operations itself would pay).
+    static func rawClientInOperations(requests: Int, inFlight: Int, url: URL, queue useQueue: Bool = true) -> Double {
+        let client = NIOTransport.shared.client
+        let queue = OperationQueue()
+        return Chains.run(requests: requests, inFlight: inFlight) { done in
+            let operation = ClientGetOperation(client: client, url: url, done: done)
+            if useQueue { queue.addOperation(operation) } else { operation.start() }
+        }
+    }
+
+    /// Request operations on `transport` driven as the raw client is: `inFlight` chains, each
+    /// adding the next operation from the completion handler of the one before.
+    static func chainedOperations(requests: Int, inFlight: Int, url: URL, transport: RequestTransport) -> Double {
+        let queue = RequestQueue(maxConcurrentRequests: inFlight, transport: transport)
+        let subscription = queue.events.subscribe { _ in }
+        defer { subscription.cancel() }
+        return Chains.gets(on: queue, requests: requests, inFlight: inFlight, url: url)
+    }
+
+    /// Request operations on `transport`, all added at once, `inFlight` at a time; requests
+    /// per second.
     static func operations(requests: Int, inFlight: Int, url: URL, transport: RequestTransport) -> Double {
         let queue = RequestQueue(maxConcurrentRequests: inFlight, transport: transport)
         let subscription = queue.events.subscribe { _ in }
@@ -56,5 +81,41 @@ enum NIOCost {
         let before = cpuSeconds(), started = Date()
         queue.waitUntilAllOperationsAreFinished()
         return (cpuSeconds() - before) / Date().timeIntervalSince(started)
+    }
+}
+
+/// One raw GET as an asynchronous `Operation` (for ``NIOCost/rawClientInOperations``).
+/// `@unchecked Sendable`: `Operation` is not `Sendable`; its own state is behind a lock.
+final class ClientGetOperation: Operation, @unchecked Sendable {
+    private let client: HTTPClient
+    private let url: URL
+    private let done: @Sendable () -> Void
+    private let state = Mutex((executing: false, finished: false))
+
+    init(client: HTTPClient, url: URL, done: @escaping @Sendable () -> Void) {
+        self.client = client
+        self.url = url
+        self.done = done
+    }
+
+    override var isAsynchronous: Bool { true }
+    override var isExecuting: Bool { state.withLock { $0.executing } }
+    override var isFinished: Bool { state.withLock { $0.finished } }
+
+    override func start() {
+        willChangeValue(forKey: "isExecuting")
+        state.withLock { $0.executing = true }
+        didChangeValue(forKey: "isExecuting")
+        client.get(url: url.absoluteString).whenComplete { result in
+            guard case .success(let response) = result, response.body?.readableBytes == 64 else {
+                preconditionFailure("raw request failed: \(result)")
+            }
+            self.done()
+            self.willChangeValue(forKey: "isFinished")
+            self.willChangeValue(forKey: "isExecuting")
+            self.state.withLock { $0 = (false, true) }
+            self.didChangeValue(forKey: "isExecuting")
+            self.didChangeValue(forKey: "isFinished")
+        }
     }
 }

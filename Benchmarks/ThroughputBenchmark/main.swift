@@ -219,26 +219,38 @@ for inFlight in parts.contains(.async) ? [1, 8] : [] {
 if CommandLine.arguments.contains("--profile-nio") {
     // For `perf record`: only operations on the NIO transport (`--in-flight N`, 8 by default).
     let inFlight = argument("--in-flight", default: 8)
-    for _ in 0..<rounds { _ = NIOCost.operations(requests: requests, inFlight: inFlight, url: url, transport: NIOTransport.shared) }
+    let chained = CommandLine.arguments.contains("--chained")
+    for _ in 0..<rounds {
+        _ = chained ? NIOCost.chainedOperations(requests: requests, inFlight: inFlight, url: url, transport: NIOTransport.shared)
+            : NIOCost.operations(requests: requests, inFlight: inFlight, url: url, transport: NIOTransport.shared)
+    }
     exit(0)
 }
 if CommandLine.arguments.contains("--profile-raw") {
     // The same for raw AsyncHTTPClient, to set beside --profile-nio under perf.
     let inFlight = argument("--in-flight", default: 8)
-    for _ in 0..<rounds { _ = NIOCost.rawClient(requests: requests, inFlight: inFlight, url: url) }
+    let inOperations = CommandLine.arguments.contains("--in-operations")
+    for _ in 0..<rounds {
+        _ = inOperations ? NIOCost.rawClientInOperations(requests: requests, inFlight: inFlight, url: url, queue: !CommandLine.arguments.contains("--no-queue"))
+            : NIOCost.rawClient(requests: requests, inFlight: inFlight, url: url)
+    }
     exit(0)
 }
 if parts.contains(.nio) {
     _ = NIOCost.rawClient(requests: requests / 4, inFlight: 8, url: url)
     for inFlight in [1, 8] {
-        var best = (raw: 0.0, nio: 0.0, urlsession: 0.0)
+        var best = (raw: 0.0, floor: 0.0, chained: 0.0, atOnce: 0.0, urlsession: 0.0)
         for _ in 0..<rounds {
             best.raw = max(best.raw, NIOCost.rawClient(requests: requests, inFlight: inFlight, url: url))
-            best.nio = max(best.nio, NIOCost.operations(requests: requests, inFlight: inFlight, url: url, transport: NIOTransport.shared))
+            best.floor = max(best.floor, NIOCost.rawClientInOperations(requests: requests, inFlight: inFlight, url: url))
+            best.chained = max(best.chained, NIOCost.chainedOperations(requests: requests, inFlight: inFlight, url: url, transport: NIOTransport.shared))
+            best.atOnce = max(best.atOnce, NIOCost.operations(requests: requests, inFlight: inFlight, url: url, transport: NIOTransport.shared))
             best.urlsession = max(best.urlsession, NIOCost.operations(requests: requests, inFlight: inFlight, url: url, transport: SharedSession.shared))
         }
-        print(String(format: "nio, in flight %d: raw AsyncHTTPClient %.0f req/s | operations on NIO %.0f req/s (%.2f of raw) | operations on URLSession %.0f req/s (NIO is %.2f×)",
-                     inFlight, best.raw, best.nio, best.nio / best.raw, best.urlsession, best.nio / best.urlsession))
+        print(String(format: "nio, in flight %d: raw AsyncHTTPClient %.0f req/s | the same, each in an OperationQueue's operation %.0f req/s (%.2f of raw: the floor of that design)",
+                     inFlight, best.raw, best.floor, best.floor / best.raw))
+        print(String(format: "nio, in flight %d: operations on NIO, each added as one ends %.0f req/s (%.2f of raw) | added at once %.0f req/s (%.2f of raw) | operations on URLSession, added at once %.0f req/s (NIO is %.2f×)",
+                     inFlight, best.chained, best.chained / best.raw, best.atOnce, best.atOnce / best.raw, best.urlsession, best.atOnce / best.urlsession))
     }
     let slow = server.url("/delay/10000")
     for (name, transport) in [("nio", NIOTransport.shared as RequestTransport), ("urlsession", SharedSession.shared)] {

@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import NIOCore
+import NIOPosix
 import RequestOperations
 import Synchronization
 
@@ -32,6 +33,15 @@ public final class NIOTransport: RequestTransport {
     public var name: String { "nio" }
     /// A slot freed on an event loop starts the next request there: one thread hop fewer.
     public var startsNextRequestInCallbacks: Bool { true }
+    /// An operation added on an event loop (a completion handler adding the next request)
+    /// starts there, after the callback returns, not through the queue's `OperationQueue`.
+    /// One added elsewhere is left to the `OperationQueue`: 20,000 added at once from one
+    /// thread and started on the event loops ran at 0.6 of the rate the `OperationQueue`'s
+    /// worker threads gave, the starts queued ahead of the loops' reads and writes.
+    public var operationStarter: OperationStarter? {
+        guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else { return nil }
+        return { start in loop.execute(start) }
+    }
     private let nextIdentifier = Mutex(0)
     private let connections = ConnectionLedger()
 

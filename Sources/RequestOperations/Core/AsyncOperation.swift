@@ -22,6 +22,8 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         /// Set by the first `finish()`, so a second caller on another thread backs off
         /// before it sends any change notification.
         var finishClaimed = false
+        /// Told once the operation has finished (see ``whenFinished(_:)``).
+        var finishObservers: [@Sendable () -> Void] = []
     }
 
     private let state = Mutex(State())
@@ -57,9 +59,25 @@ open class AsyncOperation: Operation, @unchecked Sendable {
         guard let wasExecuting else { return }
         announce("isFinished", will: true)
         if wasExecuting { announce("isExecuting", will: true) }
-        state.withLock { $0.stage = .finished }
+        let observers = state.withLock { state in
+            state.stage = .finished
+            defer { state.finishObservers = [] }
+            return state.finishObservers
+        }
         if wasExecuting { announce("isExecuting", will: false) }
         announce("isFinished", will: false)
+        observers.forEach { $0() }
+    }
+
+    /// Calls `observer` once the operation has finished (at once if it has), on the thread
+    /// that finished it: for a queue that starts operations itself and waits for them.
+    func whenFinished(_ observer: @escaping @Sendable () -> Void) {
+        let finished = state.withLock { state -> Bool in
+            guard state.stage != .finished else { return true }
+            state.finishObservers.append(observer)
+            return false
+        }
+        if finished { observer() }
     }
 
     /// Sends the change notification the queue listens for. The one place they are sent,

@@ -50,6 +50,12 @@ public struct RequestEnvironment: Sendable {
 /// the ``ConcurrencyGate``, which operations hold only while an attempt runs, never while
 /// they wait out a backoff. Dependencies between operations work as with any `Operation`.
 ///
+/// On a transport with an ``OperationStarter`` (NIO's event loops) the queue starts a request
+/// operation itself when nothing stands in the way — no dependencies, the `OperationQueue`
+/// neither suspended nor limited — since on Linux the `OperationQueue`'s scheduling costs
+/// more than the request. Such an operation is not in `operationQueue.operations`; it is
+/// in ``operations``, and ``waitUntilAllOperationsAreFinished()`` and ``cancelAll(by:)`` see it.
+///
 /// ```swift
 /// let queue = RequestQueue(maxConcurrentRequests: 4)
 /// let subscription = queue.events.subscribe(each: { print($0) })
@@ -63,6 +69,8 @@ public final class RequestQueue: Sendable {
     public let operationQueue: OperationQueue
     /// Operations added lately, by id, so commands can find one that has finished.
     private let recent = Mutex(RecentOperations())
+    /// Operations this queue started itself, on its transport's ``OperationStarter``.
+    private let selfStarted = SelfStartedOperations()
 
     public var events: EventHub { environment.events }
 
@@ -119,13 +127,20 @@ public final class RequestQueue: Sendable {
 
     /// Adds an operation made elsewhere (it should share this queue's environment).
     public func add(_ operation: Operation) {
-        if let request = operation as? RequestOperation {
-            recent.withLock { $0.add(request) }
-            request.whenEnded { [weak self, unowned request] result in
-                self?.recent.withLock { $0.finished(request, bodyBytes: result.data.count) }
-            }
+        guard let request = operation as? RequestOperation else {
+            operationQueue.addOperation(operation)
+            return
         }
-        operationQueue.addOperation(operation)
+        recent.withLock { $0.add(request) }
+        request.whenEnded { [weak self, unowned request] result in
+            self?.recent.withLock { $0.finished(request, bodyBytes: result.data.count) }
+        }
+        if let starter = environment.transport.operationStarter, request.dependencies.isEmpty, !operationQueue.isSuspended,
+           operationQueue.maxConcurrentOperationCount == OperationQueue.defaultMaxConcurrentOperationCount {
+            selfStarted.start(request, on: starter)
+        } else {
+            operationQueue.addOperation(operation)
+        }
     }
 
     /// The operation with `id`, running or among the last 2,000 added.
@@ -150,7 +165,7 @@ public final class RequestQueue: Sendable {
 
     /// Request operations not yet finished.
     public var operations: [RequestOperation] {
-        operationQueue.operations.compactMap { $0 as? RequestOperation }
+        operationQueue.operations.compactMap { $0 as? RequestOperation } + selfStarted.running
     }
 
     /// Cancels every operation, in whatever stage (`by` says who, in the events).
@@ -167,7 +182,11 @@ public final class RequestQueue: Sendable {
     }
 
     public func waitUntilAllOperationsAreFinished() {
-        operationQueue.waitUntilAllOperationsAreFinished()
+        // Either kind may add the other's (a completion handler adding the next request).
+        repeat {
+            operationQueue.waitUntilAllOperationsAreFinished()
+            selfStarted.waitUntilAllAreFinished()
+        } while operationQueue.operationCount > 0 || !selfStarted.running.isEmpty
     }
 }
 
