@@ -11,7 +11,7 @@ extension RequestOperation {
         tellHostGuards(failure, token: token)
         if askReactors, !options.reactors.isEmpty, let input = ifCurrent(token, { state in
             ReactorInput(operationID: id, request: state.sent ?? state.request, status: state.answer.response?.statusCode,
-                         headers: state.answer.response?.headerDictionary ?? [:], failure: failure)
+                         headers: state.answer.headers, failure: failure)
         }) {
             for reactor in options.reactors {
                 let decision = reactor.decide(input)
@@ -40,25 +40,24 @@ extension RequestOperation {
     private func tellHostGuards(_ failure: AttemptFailure?, token: UInt64) {
         // One look under the lock: the answer, the attempt's host, and the breaker's pass
         // (taken out, so it is told once).
-        guard let (response, host, pass) = ifCurrent(token, { state -> (HTTPURLResponse?, String?, CircuitPass?) in
+        guard let (status, headers, host, pass) = ifCurrent(token, { state -> (Int?, [String: String], String?, CircuitPass?) in
             defer { state.current.circuitPass = nil }
-            return (state.answer.response, state.current.host, state.current.circuitPass)
+            return (state.answer.response?.statusCode, state.answer.headers, state.current.host, state.current.circuitPass)
         }) else { return }
-        if let limits = environment.rateLimits, let response, let host {
+        if let limits = environment.rateLimits, let status, let host {
             // Only headers that could be Retry-After, RateLimit* or X-RateLimit* are looked at,
             // once: most answers have none, and then nothing more is done.
             var candidates: [String: String] = [:]
-            for (key, value) in response.allHeaderFields {
-                let name = "\(key)"
+            for (name, value) in headers {
                 guard let first = name.utf8.first, first | 0x20 == UInt8(ascii: "r") || first | 0x20 == UInt8(ascii: "x") else { continue }
-                candidates[name.lowercased()] = "\(value)"
+                candidates[name.lowercased()] = value
             }
             if !candidates.isEmpty {
-                limits.observe(host, status: response.statusCode) { candidates[$0.lowercased()] }
+                limits.observe(host, status: status) { candidates[$0.lowercased()] }
             }
         }
         guard let pass else { return }
-        if let verdict = CircuitVerdict.judging(status: response?.statusCode, failure: failure) {
+        if let verdict = CircuitVerdict.judging(status: status, failure: failure) {
             pass.record(verdict)
         } else {
             pass.giveBack()

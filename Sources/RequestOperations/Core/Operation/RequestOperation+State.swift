@@ -119,7 +119,13 @@ extension RequestOperation {
 
     /// The response and body of the last attempt that got an answer.
     struct Answer {
-        var response: HTTPURLResponse?
+        var response: HTTPURLResponse? {
+            didSet { headers = response?.headerDictionary ?? [:] }
+        }
+        /// The response's header fields as strings, made once (FoundationNetworking keeps
+        /// them as `[AnyHashable: Any]`; the event, the result, reactors and the rate-limit
+        /// pushback each read them).
+        private(set) var headers: [String: String] = [:]
         var body = Data()
     }
 

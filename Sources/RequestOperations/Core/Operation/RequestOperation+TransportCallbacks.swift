@@ -71,7 +71,7 @@ extension RequestOperation {
         state.record.status = http.statusCode
         state.record.bytes = 0
         let expected = response.expectedContentLength >= 0 ? Int(response.expectedContentLength) : nil
-        publish(&state, .response(status: http.statusCode, headers: http.headerDictionary, expectedBytes: expected))
+        publish(&state, .response(status: http.statusCode, headers: state.answer.headers, expectedBytes: expected))
         guard let failure = options.validator.validate(http) else { return nil }
         state.current.invalid = failure
         publish(&state, .validationFailed(reason: failure.summary))

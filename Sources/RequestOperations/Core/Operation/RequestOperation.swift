@@ -224,7 +224,7 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
         let status = state.answer.response?.statusCode
         let duration = now - (state.startedAt ?? state.createdAt)
         let attempts = state.records.filter { $0.startedAt != nil }.count
-        let result = RequestResult(outcome: outcome, status: status, headers: state.answer.response?.headerDictionary ?? [:],
+        let result = RequestResult(outcome: outcome, status: status, headers: state.answer.headers,
                                    data: state.answer.body, error: error, attempts: state.records, duration: duration)
         state.result = result
         state.phase = .finished(outcome)
