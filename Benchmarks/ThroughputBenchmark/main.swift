@@ -13,9 +13,12 @@
 // Then the cost of the async API: the same operations from completion handlers and from
 // Tasks awaiting `response(for:)`, alternating (AsyncCost.swift).
 //
-// Then, with --transport nio, the NIO transport: operations on it against raw
-// AsyncHTTPClient and against the URLSession transport; and the CPU a process spends while
-// 100 requests wait 10 s for a slow route, on each transport (NIOCost.swift).
+// Then, with --transport nio, the NIO transport: operations on it (added as each one ends,
+// and all at once) against raw AsyncHTTPClient, against the same raw GETs each run by an
+// OperationQueue operation (the floor of that design), and against the URLSession transport;
+// and the CPU a process spends while 100 requests wait 10 s for a slow route (NIOCost.swift).
+// For perf: --profile-nio [--chained] and --profile-raw [--in-operations [--no-queue]], with
+// --in-flight N, run only that.
 // With --memory-only, the memory a queue keeps per finished operation (MemoryCost.swift).
 //
 //   swift run -c release reqtop-bench [--requests N] [--rounds R] [--endpoint-only | --async-only | --transport nio | --memory-only | --resilience-only | --instruments-only]
