@@ -32,13 +32,15 @@ final class RecentOperationsTests: XCTestCase {
 
     func testPastTwoThousandTheFirstToFinishAreForgotten() {
         let queue = makeQueue(maxConcurrentRequests: 4, earlyRetry: nil)
-        queue.operationQueue.isSuspended = true  // nothing is sent: operations end when cancelled
+        queue.isSuspended = true  // nothing is sent: operations wait for a slot until cancelled
         let url = URL(string: "http://127.0.0.1:9/never")!
         let operations = (0..<2_100).map { queue.add(URLRequest(url: url), id: "op-\($0)") }
+        // Every one started (waiting for a slot), so each finishes as it is cancelled.
+        let deadline = Date().addingTimeInterval(10)
+        while !operations.allSatisfy(\.isExecuting), Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         operations[1_500].cancel()  // finishes first of all
         operations[0..<1_000].forEach { $0.cancel() }
         queue.cancelAll()
-        queue.operationQueue.isSuspended = false
         queue.waitUntilAllOperationsAreFinished()
         let forgotten = (0..<2_100).filter { queue.operation(withID: "op-\($0)") == nil }
         XCTAssertEqual(forgotten, Array(0..<99) + [1_500], "the first 100 to finish")

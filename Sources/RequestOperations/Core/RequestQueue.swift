@@ -132,8 +132,9 @@ public final class RequestQueue: Sendable {
             return
         }
         recent.withLock { $0.add(request) }
-        request.whenEnded { [weak self, unowned request] result in
-            self?.recent.withLock { $0.finished(request, bodyBytes: result.data.count) }
+        request.whenFinished { [weak self, unowned request] in
+            let bodyBytes = request.result?.data.count ?? 0
+            self?.recent.withLock { $0.finished(request, bodyBytes: bodyBytes) }
         }
         if let starter = environment.transport.operationStarter, request.dependencies.isEmpty, !operationQueue.isSuspended,
            operationQueue.maxConcurrentOperationCount == OperationQueue.defaultMaxConcurrentOperationCount {

@@ -29,8 +29,6 @@ extension RequestOperation {
         var result: RequestResult?
         /// Tasks awaiting ``RequestOperation/finished``, resumed once the result is set.
         var finishWaiters: [CheckedContinuation<RequestResult, Never>] = []
-        /// Told of the result once it is set (see ``RequestOperation/whenEnded(_:)``).
-        var endObservers: [@Sendable (RequestResult) -> Void] = []
 
         /// The request as built; interceptors start from it on each attempt.
         var request: URLRequest

@@ -234,30 +234,15 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
         return teardown
     }
 
-    /// Calls `observer` with the result once the operation ends (at once if it has), after
-    /// the completion handler, on the thread that ended it. For what the queue keeps.
-    func whenEnded(_ observer: @escaping @Sendable (RequestResult) -> Void) {
-        let ended = state.withLock { state -> RequestResult? in
-            if let result = state.result { return result }
-            state.endObservers.append(observer)
-            return nil
-        }
-        if let ended { observer(ended) }
-    }
-
     /// Runs the completion handler, then finishes the `Operation` if its queue started it
     /// (one that was cancelled before it started is finished by `execute()`).
     private func completed(_ result: RequestResult) {
         completion?(result)
         // Waiters added from now on find the result set and do not wait.
-        let (waiters, observers) = state.withLock { state in
-            defer {
-                state.finishWaiters = []
-                state.endObservers = []
-            }
-            return (state.finishWaiters, state.endObservers)
+        let waiters = state.withLock { state in
+            defer { state.finishWaiters = [] }
+            return state.finishWaiters
         }
-        observers.forEach { $0(result) }
         waiters.forEach { $0.resume(returning: result) }
         if state.withLock({ $0.startedAt != nil }) { finish() }
     }
