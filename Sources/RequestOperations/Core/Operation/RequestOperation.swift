@@ -225,13 +225,21 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
         let duration = now - (state.startedAt ?? state.createdAt)
         let attempts = state.records.filter { $0.startedAt != nil }.count
         let result = RequestResult(outcome: outcome, status: status, headers: state.answer.headers,
-                                   data: state.answer.body, error: error, attempts: state.records, duration: duration)
+                                   data: Self.exactlySized(state.answer.body), error: error, attempts: state.records, duration: duration)
         state.result = result
         state.phase = .finished(outcome)
         if let cancelledBy { publish(&state, .cancelled(by: cancelledBy), attempt: deciding) }
         publish(&state, .finished(outcome: outcome, status: status, attempts: attempts, duration: duration, reason: reason), attempt: deciding)
         teardown.result = result
         return teardown
+    }
+
+    /// A body read in parts has room to grow (`Data` doubles: a 1 MB download held 1.8 MB,
+    /// seen in a soak as 25 mmapped blocks of 1.83 MB); the result, which the queue may keep
+    /// for a while, holds an exact copy of a large one.
+    static func exactlySized(_ body: Data) -> Data {
+        guard body.count >= 64 << 10 else { return body }
+        return body.withUnsafeBytes { Data($0) }
     }
 
     /// Runs the completion handler, then finishes the `Operation` if its queue started it
