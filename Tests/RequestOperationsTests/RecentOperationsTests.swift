@@ -61,6 +61,9 @@ final class RecentOperationsTests: XCTestCase {
         // The block malloc gave the bytes (a large one is mmapped: its size rounded to a page).
         let held = data.withUnsafeBytes { mallocUsableSize(UnsafeMutableRawPointer(mutating: $0.baseAddress)) }
         XCTAssertLessThan(held, 1_000_000 + 2 * 4096, "held \(held) bytes for a body of 1,000,000")
+        // One copy: what the operation keeps of its answer is the result's bytes.
+        let shared = try XCTUnwrap(operation.state.withLock { $0.answer.body }).withUnsafeBytes { $0.baseAddress }
+        XCTAssertEqual(shared, data.withUnsafeBytes { $0.baseAddress })
         #endif
     }
 }

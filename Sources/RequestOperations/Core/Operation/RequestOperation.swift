@@ -224,8 +224,10 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
         let status = state.answer.response?.statusCode
         let duration = now - (state.startedAt ?? state.createdAt)
         let attempts = state.records.filter { $0.startedAt != nil }.count
+        // The operation's answer and its result share the one exact copy.
+        state.answer.body = Self.exactlySized(state.answer.body)
         let result = RequestResult(outcome: outcome, status: status, headers: state.answer.headers,
-                                   data: Self.exactlySized(state.answer.body), error: error, attempts: state.records, duration: duration)
+                                   data: state.answer.body, error: error, attempts: state.records, duration: duration)
         state.result = result
         state.phase = .finished(outcome)
         if let cancelledBy { publish(&state, .cancelled(by: cancelledBy), attempt: deciding) }
