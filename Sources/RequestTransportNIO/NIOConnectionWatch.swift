@@ -6,11 +6,19 @@ import Synchronization
 /// AsyncHTTPClient says which connection a request runs on only in the metadata of the
 /// request's logger (`ahc-connection-id`, set when the request is scheduled on an HTTP/1.1
 /// connection; its HTTP/2 streams do not say). Each hop of an exchange therefore gets a
-/// logger whose handler hears that id and passes it on; nothing is printed.
+/// logger whose handler hears that id as the client sets it and passes it on. It logs
+/// nothing and keeps no metadata, and its level is `.critical` so the client builds none of
+/// its debug messages: listening at `.debug` for "Request was scheduled on connection" cost
+/// 9–10 % of the CPU of a chain of small GETs.
 struct ConnectionReportingLogHandler: LogHandler {
-    var metadata: Logger.Metadata = [:]
-    /// The client says "Request was scheduled on connection" at debug level; trace is left out.
-    var logLevel: Logger.Level = .debug
+    var metadata: Logger.Metadata {
+        get { [:] }
+        set {}
+    }
+    var logLevel: Logger.Level {
+        get { .critical }
+        set {}
+    }
     let report: @Sendable (Int) -> Void
 
     init(report: @escaping @Sendable (Int) -> Void) {
@@ -18,14 +26,14 @@ struct ConnectionReportingLogHandler: LogHandler {
     }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
+        get { nil }
+        set {
+            guard key == "ahc-connection-id", case .string(let text)? = newValue, let id = Int(text) else { return }
+            report(id)
+        }
     }
 
-    func log(event: LogEvent) {
-        guard case .string(let text)? = self.metadata["ahc-connection-id"], let id = Int(text) else { return }
-        report(id)
-    }
+    func log(event: LogEvent) {}
 }
 
 /// The connections a transport's requests have used. AsyncHTTPClient numbers connections in
