@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The archive load benchmark: makes a HAR of about 100 MB and a recording of 1,000,000
 # events, loads each with reqtop's readers (release build), and, in the same run, loads the
-# same HAR with Python's json.load as the reference. Prints seconds and the ratios.
+# same HAR with Python's json.load as the reference (and the recording with json.loads a line
+# at a time); orjson too where installed. Prints seconds and the ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -70,3 +71,18 @@ print("%.3f" % (time.perf_counter() - s))' "$work/big.jsonl")
 echo "python3 json.loads per line on the same recording: $lines_reference s"
 lines=$(echo "$ours" | awk '/^jsonl/ {print $2}')
 python3 -c "import sys; print('reqtop recording load / python json.loads per line: %.2f (below 1 is faster)' % (float(sys.argv[1]) / float(sys.argv[2])))" "$lines" "$lines_reference"
+# orjson, where installed: the fastest JSON reader Python has, as a second anchor (no goal).
+if python3 -c 'import orjson' 2>/dev/null; then
+  orjson_har=$(python3 -c 'import orjson,sys,time; s=time.perf_counter(); orjson.loads(open(sys.argv[1],"rb").read()); print("%.3f" % (time.perf_counter()-s))' "$work/big.har")
+  orjson_lines=$(python3 -c '
+import orjson, sys, time
+s = time.perf_counter()
+with open(sys.argv[1], "rb") as f:
+    for line in f:
+        orjson.loads(line)
+print("%.3f" % (time.perf_counter() - s))' "$work/big.jsonl")
+  echo "orjson on the same HAR: $orjson_har s; per line on the same recording: $orjson_lines s"
+  python3 -c "import sys; print('reqtop / orjson: HAR %.2f, recording %.2f' % (float(sys.argv[1]) / float(sys.argv[2]), float(sys.argv[3]) / float(sys.argv[4])))" "$har" "$orjson_har" "$lines" "$orjson_lines"
+else
+  echo "orjson is not installed: its anchor is left out (pip install orjson)"
+fi
