@@ -60,27 +60,26 @@ reference=$(python3 -c 'import json,sys,time; s=time.perf_counter(); json.load(o
 echo "python3 json.load on the same HAR: $reference s"
 har=$(echo "$ours" | awk '/^har/ {print $2}')
 python3 -c "import sys; print('reqtop HAR load / python json.load: %.2f (below 1 is faster)' % (float(sys.argv[1]) / float(sys.argv[2])))" "$har" "$reference"
-# The recording against Python reading the same lines one by one with json.loads.
-lines_reference=$(python3 -c '
-import json, sys, time
+# Seconds Python's MODULE (json, orjson) takes to read FILE a line at a time with loads.
+per_line_seconds() {
+  python3 -c '
+import importlib, sys, time
+loads = importlib.import_module(sys.argv[1]).loads
 s = time.perf_counter()
-with open(sys.argv[1], "rb") as f:
+with open(sys.argv[2], "rb") as f:
     for line in f:
-        json.loads(line)
-print("%.3f" % (time.perf_counter() - s))' "$work/big.jsonl")
+        loads(line)
+print("%.3f" % (time.perf_counter() - s))' "$1" "$2"
+}
+# The recording against Python reading the same lines one by one with json.loads.
+lines_reference=$(per_line_seconds json "$work/big.jsonl")
 echo "python3 json.loads per line on the same recording: $lines_reference s"
 lines=$(echo "$ours" | awk '/^jsonl/ {print $2}')
 python3 -c "import sys; print('reqtop recording load / python json.loads per line: %.2f (below 1 is faster)' % (float(sys.argv[1]) / float(sys.argv[2])))" "$lines" "$lines_reference"
 # orjson, where installed: the fastest JSON reader Python has, as a second anchor (no goal).
 if python3 -c 'import orjson' 2>/dev/null; then
   orjson_har=$(python3 -c 'import orjson,sys,time; s=time.perf_counter(); orjson.loads(open(sys.argv[1],"rb").read()); print("%.3f" % (time.perf_counter()-s))' "$work/big.har")
-  orjson_lines=$(python3 -c '
-import orjson, sys, time
-s = time.perf_counter()
-with open(sys.argv[1], "rb") as f:
-    for line in f:
-        orjson.loads(line)
-print("%.3f" % (time.perf_counter() - s))' "$work/big.jsonl")
+  orjson_lines=$(per_line_seconds orjson "$work/big.jsonl")
   echo "orjson on the same HAR: $orjson_har s; per line on the same recording: $orjson_lines s"
   python3 -c "import sys; print('reqtop / orjson: HAR %.2f, recording %.2f' % (float(sys.argv[1]) / float(sys.argv[2]), float(sys.argv[3]) / float(sys.argv[4])))" "$har" "$orjson_har" "$lines" "$orjson_lines"
 else

@@ -6,7 +6,6 @@ import FoundationNetworking
 import NIOCore
 import RequestOperations
 import RequestTransportNIO
-import Synchronization
 
 /// The NIO transport against what it is built on, and CPU while requests wait.
 enum NIOCost {
@@ -84,13 +83,13 @@ enum NIOCost {
     }
 }
 
-/// One raw GET as an asynchronous `Operation` (for ``NIOCost/rawClientInOperations``).
-/// `@unchecked Sendable`: `Operation` is not `Sendable`; its own state is behind a lock.
-final class ClientGetOperation: Operation, @unchecked Sendable {
+/// One raw GET as an asynchronous `Operation` (for ``NIOCost/rawClientInOperations``): the
+/// engine's own `AsyncOperation`, so its change notifications are those a request operation sends.
+/// `@unchecked Sendable`: as `AsyncOperation`; its own fields are constants.
+final class ClientGetOperation: AsyncOperation, @unchecked Sendable {
     private let client: HTTPClient
     private let url: URL
     private let done: @Sendable () -> Void
-    private let state = Mutex((executing: false, finished: false))
 
     init(client: HTTPClient, url: URL, done: @escaping @Sendable () -> Void) {
         self.client = client
@@ -98,24 +97,13 @@ final class ClientGetOperation: Operation, @unchecked Sendable {
         self.done = done
     }
 
-    override var isAsynchronous: Bool { true }
-    override var isExecuting: Bool { state.withLock { $0.executing } }
-    override var isFinished: Bool { state.withLock { $0.finished } }
-
-    override func start() {
-        willChangeValue(forKey: "isExecuting")
-        state.withLock { $0.executing = true }
-        didChangeValue(forKey: "isExecuting")
+    override func execute() {
         client.get(url: url.absoluteString).whenComplete { result in
             guard case .success(let response) = result, response.body?.readableBytes == 64 else {
                 preconditionFailure("raw request failed: \(result)")
             }
             self.done()
-            self.willChangeValue(forKey: "isFinished")
-            self.willChangeValue(forKey: "isExecuting")
-            self.state.withLock { $0 = (false, true) }
-            self.didChangeValue(forKey: "isExecuting")
-            self.didChangeValue(forKey: "isFinished")
+            self.finish()
         }
     }
 }

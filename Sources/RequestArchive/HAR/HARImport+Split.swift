@@ -24,9 +24,7 @@ enum HARSplitDecoder {
         guard (try? JSONDecoder().decode(HARFile.self, from: rest)) != nil else { return nil }
 
         let elements = found.elements
-        let count = min(max(1, slices), max(1, elements.count))
-        let perSlice = (elements.count + count - 1) / count
-        let ranges = (0..<count).map { min(elements.count, $0 * perSlice)..<min(elements.count, ($0 + 1) * perSlice) }.filter { !$0.isEmpty }
+        let ranges = sliceRanges(elements.count, slices: slices)
         let decoded = map(ranges, slices: ranges.count) { _, range -> [Readable<HAREntry>]? in
             // The slice's entries as one array, `[` … `]` around the bytes from its first
             // entry to its last (one decoder call per slice: one per entry cost 60 % more).
@@ -53,16 +51,21 @@ extension HARSplitDecoder {
     static func map<Element: Sendable, Transformed: Sendable>(_ items: [Element], slices: Int,
                                                               _ transform: @Sendable (Int, Element) -> Transformed) -> [Transformed] {
         guard slices > 1, items.count > 1 else { return items.enumerated().map(transform) }
-        let count = min(slices, items.count)
-        let total = items.count
-        let perSlice = (total + count - 1) / count
+        let ranges = sliceRanges(items.count, slices: slices)
         let results = Mutex<[Int: [Transformed]]>([:])
-        DispatchQueue.concurrentPerform(iterations: count) { slice in
-            let range = min(total, slice * perSlice)..<min(total, (slice + 1) * perSlice)
-            let done = range.map { transform($0, items[$0]) }
+        DispatchQueue.concurrentPerform(iterations: ranges.count) { slice in
+            let done = ranges[slice].map { transform($0, items[$0]) }
             results.withLock { $0[slice] = done }
         }
-        return results.withLock { slices in (0..<count).flatMap { slices[$0] ?? [] } }
+        return results.withLock { done in ranges.indices.flatMap { done[$0] ?? [] } }
+    }
+
+    /// `0..<count` cut into at most `slices` consecutive, non-empty ranges of equal size (the
+    /// last one shorter).
+    static func sliceRanges(_ count: Int, slices: Int) -> [Range<Int>] {
+        let parts = min(max(1, slices), max(1, count))
+        let perSlice = (count + parts - 1) / parts
+        return (0..<parts).map { min(count, $0 * perSlice)..<min(count, ($0 + 1) * perSlice) }.filter { !$0.isEmpty }
     }
 }
 

@@ -169,9 +169,10 @@ public enum HARImport {
     /// One entry checked whole before any of it is used.
     private static func check(_ readable: Readable<HAREntry>, at index: Int, file: String) -> Checked {
         do {
-            guard case .read(let entry) = readable else {
-                if case .unreadable(let error) = readable { throw ArchiveError(file: file, message: HARDecodingError.message(error)) }
-                throw ArchiveError(file: file, message: "$.log.entries[\(index)]: unreadable")
+            let entry: HAREntry
+            switch readable {
+            case .read(let read): entry = read
+            case .unreadable(let error): throw ArchiveError(file: file, message: HARDecodingError.message(error))
             }
             try checkNumbers(entry, at: index, file: file)
             guard let start = HARDate.parse(entry.startedDateTime) else {

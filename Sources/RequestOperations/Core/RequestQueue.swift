@@ -187,7 +187,7 @@ public final class RequestQueue: Sendable {
         repeat {
             operationQueue.waitUntilAllOperationsAreFinished()
             selfStarted.waitUntilAllAreFinished()
-        } while operationQueue.operationCount > 0 || !selfStarted.running.isEmpty
+        } while operationQueue.operationCount > 0 || !selfStarted.isEmpty
     }
 }
 

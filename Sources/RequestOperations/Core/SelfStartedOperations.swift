@@ -21,6 +21,8 @@ final class SelfStartedOperations: Sendable {
         state.withLock { $0.running.values.sorted { $0.order < $1.order }.map(\.operation) }
     }
 
+    var isEmpty: Bool { state.withLock { $0.running.isEmpty } }
+
     /// Starts `operation` on `starter` and keeps it until it finishes.
     func start(_ operation: RequestOperation, on starter: OperationStarter) {
         unfinished.enter()
