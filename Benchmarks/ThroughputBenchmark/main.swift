@@ -18,7 +18,9 @@
 // OperationQueue operation (the floor of that design), and against the URLSession transport;
 // and the CPU a process spends while 100 requests wait 10 s for a slow route (NIOCost.swift).
 // For perf: --profile-nio [--chained] and --profile-raw [--in-operations [--no-queue]], with
-// --in-flight N, run only that.
+// --in-flight N, run only that and print each round's rate; --warm first opens 8 connections
+// as the full run does (at 1 in flight the rate then depends on which one the pool picks:
+// one whose server end is on the client's own event loop needs no thread wake-up a request).
 // With --memory-only, the memory a queue keeps per finished operation (MemoryCost.swift).
 //
 //   swift run -c release reqtop-bench [--requests N] [--rounds R] [--endpoint-only | --async-only | --transport nio | --memory-only | --resilience-only | --instruments-only]
@@ -220,22 +222,26 @@ for inFlight in parts.contains(.async) ? [1, 8] : [] {
                  inFlight, best.completion, best.async, best.async / best.completion))
 }
 if CommandLine.arguments.contains("--profile-nio") {
+    if CommandLine.arguments.contains("--warm") { _ = NIOCost.rawClient(requests: requests / 4, inFlight: 8, url: url) }
     // For `perf record`: only operations on the NIO transport (`--in-flight N`, 8 by default).
     let inFlight = argument("--in-flight", default: 8)
     let chained = CommandLine.arguments.contains("--chained")
     for _ in 0..<rounds {
-        _ = chained ? NIOCost.chainedOperations(requests: requests, inFlight: inFlight, url: url, transport: NIOTransport.shared)
+        let rate = chained ? NIOCost.chainedOperations(requests: requests, inFlight: inFlight, url: url, transport: NIOTransport.shared)
             : NIOCost.operations(requests: requests, inFlight: inFlight, url: url, transport: NIOTransport.shared)
+        print(String(format: "%.0f req/s", rate))
     }
     exit(0)
 }
 if CommandLine.arguments.contains("--profile-raw") {
+    if CommandLine.arguments.contains("--warm") { _ = NIOCost.rawClient(requests: requests / 4, inFlight: 8, url: url) }
     // The same for raw AsyncHTTPClient, to set beside --profile-nio under perf.
     let inFlight = argument("--in-flight", default: 8)
     let inOperations = CommandLine.arguments.contains("--in-operations")
     for _ in 0..<rounds {
-        _ = inOperations ? NIOCost.rawClientInOperations(requests: requests, inFlight: inFlight, url: url, queue: !CommandLine.arguments.contains("--no-queue"))
+        let rate = inOperations ? NIOCost.rawClientInOperations(requests: requests, inFlight: inFlight, url: url, queue: !CommandLine.arguments.contains("--no-queue"))
             : NIOCost.rawClient(requests: requests, inFlight: inFlight, url: url)
+        print(String(format: "%.0f req/s", rate))
     }
     exit(0)
 }
