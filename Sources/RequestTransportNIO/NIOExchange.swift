@@ -138,12 +138,8 @@ final class NIOExchange: Sendable {
     /// A response head: a redirect to follow, or the response.
     func received(_ head: HTTPResponseHead, hop: Int, url: URL) {
         guard isCurrent(hop) else { return }
-        var fields: [String: String] = [:]
-        for (name, value) in head.headers {
-            fields[name] = fields[name].map { "\($0), \(value)" } ?? value
-        }
-        let response = HTTPURLResponse(url: url, statusCode: Int(head.status.code), httpVersion: "HTTP/\(head.version.major).\(head.version.minor)",
-                                       headerFields: fields)!
+        let response = TransportResponse(url: url, statusCode: Int(head.status.code), httpVersion: "HTTP/\(head.version.major).\(head.version.minor)",
+                                         fields: head.headers.lazy.map { ($0.name, $0.value) })
         if let next = redirect(for: head, from: url, response: response, hop: hop) {
             follow(next, leaving: hop)
             return
@@ -185,7 +181,7 @@ final class NIOExchange: Sendable {
 
     // MARK: - Redirects
 
-    private func redirect(for head: HTTPResponseHead, from url: URL, response: HTTPURLResponse, hop: Int) -> URLRequest? {
+    private func redirect(for head: HTTPResponseHead, from url: URL, response: TransportResponse, hop: Int) -> URLRequest? {
         let status = Int(head.status.code)
         guard [301, 302, 303, 307, 308].contains(status), let location = head.headers.first(name: "Location"),
               let target = URL(string: location, relativeTo: url)?.absoluteURL else { return nil }
@@ -204,7 +200,7 @@ final class NIOExchange: Sendable {
             next.setValue(nil, forHTTPHeaderField: "Content-Type")
             next.setValue(nil, forHTTPHeaderField: "Content-Length")
         }
-        return handler.task(identifier, willRedirect: response, to: next)
+        return handler.task(identifier, willRedirect: response.httpURLResponse(), to: next)
     }
 
     private func follow(_ request: URLRequest, leaving hop: Int) {

@@ -26,6 +26,43 @@ final class TypedResultTests: XCTestCase {
         XCTAssertEqual(try operation.typedResult?.get().token, "tok-1")
     }
 
+    /// A validator of one's own and a parser are handed FoundationNetworking's response on
+    /// every transport (the NIO one makes it only for them).
+    func testACustomValidatorAndAParserAreHandedTheResponse() throws {
+        struct Seen: Sendable, Equatable { var status: Int; var retryAfter: String?; var url: URL? }
+        final class Seeing: Sendable {
+            let validated = Mutex<[Seen]>([]), parsed = Mutex<[Seen]>([])
+        }
+        struct Validator: ResponseValidator {
+            let seeing: Seeing
+            func validate(_ response: HTTPURLResponse) -> AttemptFailure? {
+                seeing.validated.withLock { $0.append(Seen(status: response.statusCode, retryAfter: response.value(forHTTPHeaderField: "retry-after"), url: response.url)) }
+                return nil
+            }
+        }
+        struct Parser: ResultParser {
+            let seeing: Seeing
+            func parse(_ data: Data, response: HTTPURLResponse?) throws -> Int {
+                seeing.parsed.withLock { $0.append(Seen(status: response?.statusCode ?? 0, retryAfter: response?.value(forHTTPHeaderField: "Retry-After"), url: response?.url)) }
+                return data.count
+            }
+        }
+        let server = try startServer()
+        let queue = makeQueue(earlyRetry: nil)
+        let seeing = Seeing()
+        let url = server.url("/status/503?retry-after=7")
+        let operation = TypedRequestOperation(request: URLRequest(url: url), parser: Parser(seeing: seeing),
+                                              options: RequestOptions(retryPolicy: .never, validator: Validator(seeing: seeing)),
+                                              environment: queue.environment)
+        queue.add(operation)
+        queue.waitUntilAllOperationsAreFinished()
+        XCTAssertEqual(operation.result?.outcome, .success, "the validator accepted the 503")
+        let expected = Seen(status: 503, retryAfter: "7", url: url)
+        XCTAssertEqual(seeing.validated.withLock { $0 }, [expected])
+        XCTAssertEqual(seeing.parsed.withLock { $0 }, [expected])
+        XCTAssertEqual(operation.result?.headers["Retry-After"], "7")
+    }
+
     func testABodyThatDoesNotFitFailsAtTheDecodingStage() throws {
         let server = try startServer()
         let queue = makeQueue(earlyRetry: nil)

@@ -26,11 +26,17 @@ public struct StandardResponseValidator: ResponseValidator {
     }
 
     public func validate(_ response: HTTPURLResponse) -> AttemptFailure? {
-        guard acceptableStatusCodes.contains(response.statusCode) else {
-            return .status(response.statusCode, headers: response.headerDictionary)
+        validate(status: response.statusCode, headers: response.headerDictionary)
+    }
+
+    /// The same check from the status and the header fields as strings (what the operation
+    /// has without making an `HTTPURLResponse`).
+    public func validate(status: Int, headers: [String: String]) -> AttemptFailure? {
+        guard acceptableStatusCodes.contains(status) else {
+            return .status(status, headers: headers)
         }
         guard let acceptable = acceptableContentTypes else { return nil }
-        let contentType = response.headerDictionary.value(forHTTPHeader: "Content-Type") ?? ""
+        let contentType = headers.value(forHTTPHeader: "Content-Type") ?? ""
         let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         let accepted = acceptable.contains { pattern in
             let pattern = pattern.lowercased()

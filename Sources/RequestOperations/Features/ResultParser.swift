@@ -62,8 +62,8 @@ public final class TypedRequestOperation<Parser: ResultParser>: RequestOperation
                    completion: completion)
     }
 
-    override func parseBody(_ data: Data, response: HTTPURLResponse?) throws {
-        let parsed = try parser.parse(data, response: response)
+    override func parseBody(_ data: Data, response: () -> HTTPURLResponse?) throws {
+        let parsed = try parser.parse(data, response: response())
         value.withLock { $0 = parsed }
     }
 

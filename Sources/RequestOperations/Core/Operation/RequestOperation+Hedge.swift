@@ -69,7 +69,7 @@ extension RequestOperation {
 
     /// The attempt is still waiting for its first response and has room for another copy.
     private func hedgeWanted(_ state: State, policy: HedgePolicy) -> Bool {
-        guard state.phase == .inFlight, state.current.task != nil, state.answer.response == nil, !state.current.timedOut,
+        guard state.phase == .inFlight, state.current.task != nil, state.answer.status == nil, !state.current.timedOut,
               state.current.racers.count < policy.max else { return false }
         if let limit = options.retryPolicy.attemptLimit, state.attempt >= limit { return false }
         return true

@@ -10,7 +10,7 @@ extension RequestOperation {
     func attemptCompleted(_ failure: AttemptFailure?, token: UInt64, taskError: TransportError?, askReactors: Bool = true) {
         tellHostGuards(failure, token: token)
         if askReactors, !options.reactors.isEmpty, let input = ifCurrent(token, { state in
-            ReactorInput(operationID: id, request: state.sent ?? state.request, status: state.answer.response?.statusCode,
+            ReactorInput(operationID: id, request: state.sent ?? state.request, status: state.answer.status,
                          headers: state.answer.headers, failure: failure)
         }) {
             for reactor in options.reactors {
@@ -22,8 +22,8 @@ extension RequestOperation {
         }
         guard let failure else {
             do {
-                let answer = state.withLock { $0.answer }
-                try parseBody(answer.body, response: answer.response)
+                var answer = state.withLock { $0.answer }
+                try parseBody(answer.body) { answer.httpURLResponse() }
             } catch {
                 fail(token, .decoding("\(error)"), reason: "cannot decode the response: \(error)")
                 return
@@ -42,7 +42,7 @@ extension RequestOperation {
         // (taken out, so it is told once).
         guard let (status, headers, host, pass) = ifCurrent(token, { state -> (Int?, [String: String], String?, CircuitPass?) in
             defer { state.current.circuitPass = nil }
-            return (state.answer.response?.statusCode, state.answer.headers, state.current.host, state.current.circuitPass)
+            return (state.answer.status, state.answer.headers, state.current.host, state.current.circuitPass)
         }) else { return }
         if let limits = environment.rateLimits, let status, let host {
             // Only headers that could be Retry-After, RateLimit* or X-RateLimit* are looked at,

@@ -117,14 +117,31 @@ extension RequestOperation {
 
     /// The response and body of the last attempt that got an answer.
     struct Answer {
-        var response: HTTPURLResponse? {
-            didSet { headers = response?.headerDictionary ?? [:] }
-        }
+        /// The response's status; nil until an HTTP response arrived.
+        private(set) var status: Int?
         /// The response's header fields as strings, made once (FoundationNetworking keeps
         /// them as `[AnyHashable: Any]`; the event, the result, reactors and the rate-limit
         /// pushback each read them).
         private(set) var headers: [String: String] = [:]
+        /// The response as URLSession's transport gave it, or as made from `head` when first
+        /// asked for (see ``TransportResponse`` for why not at once).
+        private var response: HTTPURLResponse?
+        private var head: TransportResponse?
         var body = Data()
+
+        mutating func take(_ response: HTTPURLResponse) {
+            (status, headers, self.response, head) = (response.statusCode, response.headerDictionary, response, nil)
+        }
+
+        mutating func take(_ head: TransportResponse) {
+            (status, headers, response, self.head) = (head.statusCode, head.headers, nil, head)
+        }
+
+        /// The response as FoundationNetworking's type, for validators and parsers.
+        mutating func httpURLResponse() -> HTTPURLResponse? {
+            if response == nil, let head { response = head.httpURLResponse() }
+            return response
+        }
     }
 
     /// What to undo after leaving the lock: side effects never run while holding it.

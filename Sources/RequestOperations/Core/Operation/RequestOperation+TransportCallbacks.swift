@@ -43,13 +43,30 @@ extension RequestOperation {
     }
 
     public func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition {
+        let expected = response.expectedContentLength >= 0 ? Int(response.expectedContentLength) : nil
+        return received(task, expectedBytes: expected) { answer in
+            guard let http = response as? HTTPURLResponse else { return false }
+            answer.take(http)
+            return true
+        }
+    }
+
+    public func task(_ task: Int, didReceive response: TransportResponse) -> URLSession.ResponseDisposition {
+        received(task, expectedBytes: response.expectedContentLength) { answer in
+            answer.take(response)
+            return true
+        }
+    }
+
+    /// A response of `task`: `take` files it in the answer (false: it is no HTTP response).
+    private func received(_ task: Int, expectedBytes: Int?, take: (inout Answer) -> Bool) -> URLSession.ResponseDisposition {
         let (invalidTask, hedges) = state.withLock { state -> (TransportTask?, Teardown?) in
             let now = environment.clock.now()
             // The first response wins: a hedge that answers first leads from now on, and the
             // copies still racing are cancelled.
             let hedges = state.result == nil ? settleHedges(&state, answeredBy: task, at: now) : nil
             guard state.isCurrent(task: task) else { return (nil, hedges) }
-            return (validate(&state, response, at: now), hedges)
+            return (validate(&state, expectedBytes: expectedBytes, at: now, take: take), hedges)
         }
         if let hedges { tearDown(hedges) }
         // The `.cancel` disposition is ignored on Linux (the body is read to the end),
@@ -60,19 +77,24 @@ extension RequestOperation {
 
     /// Takes in a response of the lead task; returns the task to cancel when it fails
     /// validation and the options say to stop there.
-    private func validate(_ state: inout State, _ response: URLResponse, at now: TimeInterval) -> TransportTask? {
+    private func validate(_ state: inout State, expectedBytes: Int?, at now: TimeInterval, take: (inout Answer) -> Bool) -> TransportTask? {
         // Every response starts a new body: on Linux an authentication challenge
         // delivers the 401 response before the real one.
         state.answer.body = Data()
         state.current.invalid = nil
-        guard let http = response as? HTTPURLResponse else { return nil }
-        state.answer.response = http
+        guard take(&state.answer), let status = state.answer.status else { return nil }
         state.record.responseAt = now
-        state.record.status = http.statusCode
+        state.record.status = status
         state.record.bytes = 0
-        let expected = response.expectedContentLength >= 0 ? Int(response.expectedContentLength) : nil
-        publish(&state, .response(status: http.statusCode, headers: state.answer.headers, expectedBytes: expected))
-        guard let failure = options.validator.validate(http) else { return nil }
+        publish(&state, .response(status: status, headers: state.answer.headers, expectedBytes: expectedBytes))
+        // The standard validator reads status and headers; another is given the response
+        // as FoundationNetworking's type, made now if the transport did not make one.
+        let failure = if let standard = options.validator as? StandardResponseValidator {
+            standard.validate(status: status, headers: state.answer.headers)
+        } else {
+            state.answer.httpURLResponse().flatMap(options.validator.validate)
+        }
+        guard let failure else { return nil }
         state.current.invalid = failure
         publish(&state, .validationFailed(reason: failure.summary))
         guard options.cancelOnInvalidResponse else { return nil }
@@ -113,8 +135,8 @@ extension RequestOperation {
                 return nil
             }
             guard state.isCurrent(task: task) else { return nil }
-            let (failure, reported) = Self.judge(state.current, answered: state.answer.response != nil, error: error)
-            if failure != nil, state.answer.response == nil, !state.current.timedOut, !state.current.racers.isEmpty {
+            let (failure, reported) = Self.judge(state.current, answered: state.answer.status != nil, error: error)
+            if failure != nil, state.answer.status == nil, !state.current.timedOut, !state.current.racers.isEmpty {
                 // The lead failed before any response while hedges race it: one of them leads now.
                 leadFailedWhileHedged(&state, failure: failure, reported: reported)
                 return nil

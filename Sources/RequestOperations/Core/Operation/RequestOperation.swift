@@ -168,7 +168,8 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
 
     /// Parses the body of the final successful response; throwing fails the operation
     /// (stage `decoding`). ``TypedRequestOperation`` overrides it.
-    func parseBody(_ data: Data, response: HTTPURLResponse?) throws {}
+    /// `response` is made only if asked for.
+    func parseBody(_ data: Data, response: () -> HTTPURLResponse?) throws {}
 
     // MARK: - Ending
 
@@ -221,7 +222,7 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
             state.records[index].endedAt = now
         }
 
-        let status = state.answer.response?.statusCode
+        let status = state.answer.status
         let duration = now - (state.startedAt ?? state.createdAt)
         let attempts = state.records.filter { $0.startedAt != nil }.count
         // The operation's answer and its result share the one exact copy.

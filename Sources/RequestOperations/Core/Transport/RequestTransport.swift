@@ -69,6 +69,9 @@ public protocol TransportCallbacks: AnyObject, Sendable {
     /// Return the request to follow the redirect, nil to stop at it.
     func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest?
     func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition
+    /// The same from a transport that reports a ``TransportResponse`` rather than making an
+    /// `HTTPURLResponse` (the NIO one). Optional: the default makes one and passes it on.
+    func task(_ task: Int, didReceive response: TransportResponse) -> URLSession.ResponseDisposition
     func task(_ task: Int, didReceive data: Data)
     func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?)
     /// The last callback of a task: `error` is nil when the exchange completed.
@@ -83,6 +86,9 @@ public protocol TransportCallbacks: AnyObject, Sendable {
 }
 
 extension TransportCallbacks {
+    public func task(_ task: Int, didReceive response: TransportResponse) -> URLSession.ResponseDisposition {
+        self.task(task, didReceive: response.httpURLResponse() as URLResponse)
+    }
     public func taskDidSendRequest(_ task: Int) {}
     public func task(_ task: Int, didUseConnection connection: Int, reused: Bool) {}
 }
