@@ -52,7 +52,7 @@ extension RequestOperation {
     private func attemptHost() -> String? {
         guard environment.rateLimits != nil || environment.circuitBreaker != nil else { return nil }
         return state.withLock { state in
-            if state.current.host == nil { state.current.host = HostKey(url: (state.outgoing ?? state.request).url)?.description }
+            if state.current.host == nil { state.current.host = state.hostKey(of: (state.outgoing ?? state.request).url)?.description }
             return state.current.host
         }
     }
@@ -65,7 +65,7 @@ extension RequestOperation {
         let priority = queuePriority.rawValue
         // The host only matters to a gate with a per-host limit: no URL parsing otherwise.
         let slotHost = gate.perHostLimit == nil ? nil : state.withLock { state in
-            state.current.slotHost = HostKey(url: (state.outgoing ?? state.request).url)?.description
+            state.current.slotHost = state.hostKey(of: (state.outgoing ?? state.request).url)?.description
             return state.current.slotHost
         }
         let ticket = gate.acquire(host: slotHost, priority: priority) { [self] in slotGranted(token) }

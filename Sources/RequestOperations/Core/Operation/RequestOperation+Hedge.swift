@@ -25,7 +25,7 @@ extension RequestOperation {
         let wanted = ifCurrent(token) { state -> (URLRequest, String?, Int)? in
             state.current.hedgeTimer = nil
             guard hedgeWanted(state, policy: policy), let sent = state.sent else { return nil }
-            return (sent, state.current.host ?? HostKey(url: sent.url)?.description, state.attempt + 1)
+            return (sent, state.current.host ?? state.hostKey(of: sent.url)?.description, state.attempt + 1)
         }
         guard let (sent, host, number) = wanted else { return }
         if let host {

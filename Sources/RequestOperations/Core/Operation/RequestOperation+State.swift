@@ -41,9 +41,21 @@ extension RequestOperation {
         /// Attempts started by reactors, not counted against the retry policy.
         var requeues = 0
 
+        /// The last URL whose host was asked for, and its host: an attempt wants it up to four
+        /// times (breaker, gate, retry budget, recovery), and URL parsing is not cheap in Foundation.
+        private var parsedHost: (url: URL?, key: HostKey?)?
+
         init(createdAt: TimeInterval, request: URLRequest) {
             self.createdAt = createdAt
             self.request = request
+        }
+
+        /// `HostKey(url:)`, parsed again only for another URL.
+        mutating func hostKey(of url: URL?) -> HostKey? {
+            if let parsedHost, parsedHost.url == url { return parsedHost.key }
+            let key = HostKey(url: url)
+            parsedHost = (url, key)
+            return key
         }
 
         /// The operation has not ended and `token` names the attempt under way.

@@ -75,7 +75,7 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
     /// interceptors and preparation.
     public var request: URLRequest { state.withLock { $0.request } }
 
-    var host: HostKey? { HostKey(url: request.url) }
+    var host: HostKey? { state.withLock { $0.hostKey(of: $0.request.url) } }
 
     public var phase: RequestPhase { state.withLock { $0.phase } }
     /// The attempt running or next to run, from 1.
