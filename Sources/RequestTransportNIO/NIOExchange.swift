@@ -91,8 +91,10 @@ final class NIOExchange: Sendable {
             return
         }
         let delegate = NIOHopDelegate(exchange: self, hop: hop, url: request.url!)
+        // Strong: the client keeps the logger only while the hop runs (a weak reference would
+        // give every exchange a side table, and slow every retain of it).
         let logger = Logger(label: "reqtop.nio") { _ in
-            ConnectionReportingLogHandler { [weak self] connection in self?.usedConnection(connection, hop: hop) }
+            ConnectionReportingLogHandler { connection in self.usedConnection(connection, hop: hop) }
         }
         let task = client.execute(request: outgoing, delegate: delegate, logger: logger)
         let cancelledMeanwhile = state.withLock { state -> Bool in

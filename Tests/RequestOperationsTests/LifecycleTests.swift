@@ -21,6 +21,35 @@ final class LifecycleTests: XCTestCase {
         XCTAssertEqual(operation.phase, .finished(.success))
     }
 
+    /// The timers an operation sets, the breaker's wake-up and the transport's task hold it
+    /// strongly while it runs; once it has ended (succeeded, failed, cancelled in flight)
+    /// nothing does: no cycle is left behind.
+    func testAnEndedOperationIsFreed() throws {
+        let server = try startServer()
+        weak var succeeded: RequestOperation?, failed: RequestOperation?, cancelled: RequestOperation?, queueLeft: RequestQueue?
+        do {
+            let queue = makeQueue()
+            let options = RequestOptions(retryPolicy: .never, attemptTimeout: 30, deadline: 60)
+            succeeded = queue.add(URLRequest(url: server.url("/bytes/10")), options: options)
+            failed = queue.add(URLRequest(url: server.url("/status/500")), options: options)
+            let slow = queue.add(URLRequest(url: server.url("/delay/5000")), options: options)
+            cancelled = slow
+            waitFor(5, "the slow request in flight") { slow.phase == .inFlight }
+            slow.cancel()
+            queue.waitUntilAllOperationsAreFinished()
+            queueLeft = queue
+        }
+        // The transport lets go of a task on its own thread just after the end.
+        let until = Date() + 5
+        while [succeeded, failed, cancelled].contains(where: { $0 != nil }) || queueLeft != nil, Date() < until {
+            usleep(10_000)
+        }
+        XCTAssertNil(queueLeft, "the queue")
+        XCTAssertNil(succeeded, "the operation that succeeded")
+        XCTAssertNil(failed, "the operation that failed")
+        XCTAssertNil(cancelled, "the operation cancelled in flight")
+    }
+
     func testThePreparerRunsOnTheQueueTheCallerNamesForEveryAttempt() throws {
         let server = try startServer()
         let queue = makeQueue()

@@ -102,7 +102,8 @@ extension RequestOperation {
     /// was refused (the operation failed), or the operation ended meanwhile.
     private func passCircuitBreaker(_ token: UInt64, host: String) -> Bool {
         guard let breaker = environment.circuitBreaker else { return true }
-        switch breaker.admit(host, whenReady: { [weak self] in self?.acquireSlot(token) }) {
+        // Strong: see the deadline timer in RequestOperation.swift.
+        switch breaker.admit(host, whenReady: { [self] in acquireSlot(token) }) {
         case .send(let pass):
             let timer = ifCurrent(token) { state -> ScheduledTimer?? in
                 state.current.circuitPass = pass
@@ -201,8 +202,9 @@ extension RequestOperation {
             state.record.sentAt = environment.clock.now()
             publish(&state, .taskCreated(taskIdentifier: task.identifier, url: prepared.url?.absoluteString ?? ""))
             if let timeout = options.attemptTimeout {
-                state.current.timer = environment.clock.schedule(at: environment.clock.now() + timeout) { [weak self] in
-                    self?.attemptTimedOut(token: token)
+                // Strong: see the deadline timer in RequestOperation.swift.
+                state.current.timer = environment.clock.schedule(at: environment.clock.now() + timeout) { [self] in
+                    attemptTimedOut(token: token)
                 }
             }
             // Resumed under the lock so that a concurrent cancel() sees the task and cancels
