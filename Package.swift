@@ -56,6 +56,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOFoundationCompat", package: "swift-nio"),
             // AsyncHTTPClient names a request's connection only in its request logger's metadata.
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -5,6 +5,7 @@ import Logging
 import FoundationNetworking
 #endif
 import NIOCore
+import NIOFoundationCompat
 import NIOHTTP1
 import RequestOperations
 import Synchronization
@@ -244,7 +245,9 @@ final class NIOHopDelegate: HTTPClientResponseDelegate, Sendable {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        exchange.received(Data(buffer.readableBytesView), hop: hop)
+        // NIOFoundationCompat copies the bytes at once; Data's generic init from the buffer's
+        // view first tried dynamic casts (half its cost).
+        exchange.received(Data(buffer: buffer), hop: hop)
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
