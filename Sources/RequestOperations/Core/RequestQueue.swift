@@ -25,7 +25,8 @@ public struct RequestEnvironment: Sendable {
     /// Told of each operation made and each request sent (tracing); none by default.
     public let instruments: [RequestInstrument]
 
-    public var clock: RequestClock { events.clock }
+    /// The event hub's clock (kept here too: an operation reads it a dozen times a request).
+    public let clock: RequestClock
 
     public init(session: SharedSession = .shared, transport: RequestTransport? = nil, events: EventHub = EventHub(),
                 gate: ConcurrencyGate? = nil, recovery: HostRecoveryCenter? = nil, random: RandomSource = SystemRandomSource(),
@@ -38,6 +39,7 @@ public struct RequestEnvironment: Sendable {
         self.circuitBreaker = circuitBreaker
         self.transport = transport ?? session
         self.events = events
+        self.clock = events.clock
         self.gate = gate
         self.recovery = recovery
         self.random = random
