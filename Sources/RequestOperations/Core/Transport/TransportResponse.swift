@@ -54,25 +54,34 @@ public struct TransportResponse: Sendable {
     /// digits, `-` and `_`, which is every real one, at a fraction of `String.capitalized`'s
     /// cost; others go to it (it does not break words at every symbol: `a'b` → `A'b`).
     public static func canonicalName(_ name: String) -> String {
-        let bytes = Array(name.utf8)
-        if bytes.count >= 2, bytes[0] | 0x20 == UInt8(ascii: "x"), bytes[1] == UInt8(ascii: "-") { return name }
-        let plain = bytes.allSatisfy { byte in
+        let utf8 = name.utf8
+        if utf8.count >= 2, utf8.first! | 0x20 == UInt8(ascii: "x"), utf8.dropFirst().first == UInt8(ascii: "-") { return name }
+        // One look: are all bytes plain, and is the name canonical already (most servers
+        // send `Content-Type`, `Date`): then it is returned as it is, nothing made.
+        var plain = true, canonical = true, afterLetter = false
+        for byte in utf8 {
             let lower = byte | 0x20
-            return lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z") || byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            let isLetter = lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z")
+            guard isLetter || byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") else {
+                plain = false
+                break
+            }
+            if isLetter, byte != (afterLetter ? lower : lower & ~0x20) { canonical = false }
+            afterLetter = isLetter
         }
         guard plain else {
             return name.caseInsensitiveCompare("WWW-Authenticate") == .orderedSame ? "WWW-Authenticate" : name.capitalized
         }
-        var out = bytes
-        var afterLetter = false
+        if canonical { return name == "Www-Authenticate" ? "WWW-Authenticate" : name }
+        var out = Array(utf8)
+        afterLetter = false
         for index in out.indices {
             let lower = out[index] | 0x20
             let isLetter = lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z")
             if isLetter { out[index] = afterLetter ? lower : lower & ~0x20 }
             afterLetter = isLetter
         }
-        let canonical = String(decoding: out, as: UTF8.self)
-        return canonical == "Www-Authenticate" ? "WWW-Authenticate" : canonical
+        let made = String(decoding: out, as: UTF8.self)
+        return made == "Www-Authenticate" ? "WWW-Authenticate" : made
     }
 }
