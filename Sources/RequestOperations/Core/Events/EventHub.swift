@@ -60,13 +60,18 @@ public final class EventHub: Sendable {
     /// Stamps and publishes one event, and returns it.
     @discardableResult
     public func publish(operation: String, attempt: Int, _ payload: RequestEvent.Payload) -> RequestEvent {
-        subscribers.withLock { subscribers in
+        let (event, starting) = subscribers.withLock { subscribers -> (RequestEvent, [EventSubscriber]) in
             let event = RequestEvent(time: clock.now() - origin, operationID: operation, attempt: attempt, payload: payload)
-            for subscriber in subscribers {
-                subscriber.enqueue(event)
+            var starting: [EventSubscriber] = []
+            for subscriber in subscribers where subscriber.append(event) {
+                starting.append(subscriber)
             }
-            return event
+            return (event, starting)
         }
+        // Outside the lock: scheduling a delivery wakes Dispatch's manager thread (a write to
+        // its eventfd), and a publisher on the other event loop would wait for it.
+        for subscriber in starting { subscriber.scheduleDrain() }
+        return event
     }
 
     /// Delivers events in batches, in order, on a serial queue of the subscription's own.
@@ -157,20 +162,23 @@ final class EventSubscriber: Sendable {
         queue.sync { drain() }
     }
 
-    func enqueue(_ event: RequestEvent) {
-        let scheduleDrain = pending.withLock { pending -> Bool in
+    /// Appends `event`; true when it starts a batch, whose delivery the caller then schedules
+    /// (``scheduleDrain()``) once it no longer holds the hub's lock.
+    func append(_ event: RequestEvent) -> Bool {
+        pending.withLock { pending -> Bool in
             guard !pending.closed else { return false }
             pending.events.append(event)
             guard !pending.drainScheduled else { return false }
             pending.drainScheduled = true
             return true
         }
-        if scheduleDrain {
-            if delay > 0 {
-                queue.asyncAfter(deadline: .now() + delay) { self.drain() }
-            } else {
-                queue.async { self.drain() }
-            }
+    }
+
+    func scheduleDrain() {
+        if delay > 0 {
+            queue.asyncAfter(deadline: .now() + delay) { self.drain() }
+        } else {
+            queue.async { self.drain() }
         }
     }
 
