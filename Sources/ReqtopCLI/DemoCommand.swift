@@ -33,7 +33,9 @@ struct DemoCommand: ParsableCommand, RunsASession {
     @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
     var noColor = false
 
-    @Option(help: "Requests in flight at once.")
+    // `.unconditional`: `--max-concurrent -5` reaches validate() (a value below 1), where
+    // argument-parser would take `-5` for a flag and say the value is missing.
+    @Option(parsing: .unconditional, help: "Requests in flight at once.")
     var maxConcurrent = 6
 
     @OptionGroup var recording: RecordingOptions

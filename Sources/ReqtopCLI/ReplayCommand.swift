@@ -31,7 +31,7 @@ struct ReplayCommand: ParsableCommand {
     @Flag(name: .customLong("no-tui"), help: "Print the events as JSON lines.")
     var noTUI = false
 
-    @Option(help: "Playback speed in the monitor, from 0.25 to 16 (+ and - then step through 0.25, 0.5, 1, 2, 4, 8, 16).")
+    @Option(parsing: .unconditional, help: "Playback speed in the monitor, from 0.25 to 16 (+ and - then step through 0.25, 0.5, 1, 2, 4, 8, 16).")
     var speed = 1.0
 
     @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")

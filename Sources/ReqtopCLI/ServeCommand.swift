@@ -12,7 +12,7 @@ struct ServeCommand: ParsableCommand, RunsASession {
         discussion: "Prints the URL it listens on, then its routes. Stop it with Ctrl-C."
     )
 
-    @Option(help: "The port to listen on (0 picks a free one).")
+    @Option(parsing: .unconditional, help: "The port to listen on (0 picks a free one).")
     var port = 0
 
     func validate() throws {

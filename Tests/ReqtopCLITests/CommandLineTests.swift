@@ -116,6 +116,13 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(scenario.status, 2)
         XCTAssert(scenario.stderr.contains("unknown scenario 'nope'"), scenario.stderr)
         XCTAssertEqual(try reqtop(["serve", "--port", "70000"]).status, 2)
+        // A negative number is a value, not a flag: the message says what is wrong with it.
+        let negative = try reqtop(["demo", "--max-concurrent", "-5"])
+        XCTAssertEqual(negative.status, 2)
+        XCTAssert(negative.stderr.contains("--max-concurrent must be at least 1"), negative.stderr)
+        let port = try reqtop(["serve", "--port", "-1"])
+        XCTAssertEqual(port.status, 2)
+        XCTAssert(port.stderr.contains("--port must be between 0 and 65535, not -1"), port.stderr)
     }
 
     func testHelpExitsZero() throws {
