@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 @testable import RequestOperations
+import Synchronization
 import XCTest
 
 /// A ``TransportResponse`` files header names as FoundationNetworking's `HTTPURLResponse` does,
@@ -56,6 +57,30 @@ final class TransportResponseTests: XCTestCase {
         XCTAssertEqual(expected("64"), 64)
         XCTAssertNil(expected("-1"))
         XCTAssertNil(expected("lots"))
+    }
+
+    /// A handler of one's own that only knows `URLResponse`s gets one made from it (the
+    /// protocol's default), so a transport may report either.
+    func testAHandlerWithoutTheNewCallbackIsGivenAnHTTPURLResponse() {
+        final class OldHandler: TransportCallbacks {
+            let seen = Mutex<HTTPURLResponse?>(nil)
+            func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? { request }
+            func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition {
+                seen.withLock { $0 = response as? HTTPURLResponse }
+                return .allow
+            }
+            func task(_ task: Int, didReceive data: Data) {}
+            func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+                (.performDefaultHandling, nil)
+            }
+            func task(_ task: Int, didCompleteWithError error: Error?) {}
+        }
+        let handler = OldHandler()
+        let response = TransportResponse(url: url, statusCode: 204, httpVersion: "HTTP/1.1", fields: [("etag", "\"v1\"")])
+        XCTAssertEqual(handler.task(1, didReceive: response), .allow)
+        let seen = handler.seen.withLock { $0 }
+        XCTAssertEqual(seen?.statusCode, 204)
+        XCTAssertEqual(seen?.value(forHTTPHeaderField: "ETag"), "\"v1\"")
     }
 
     func testTheHTTPURLResponseMadeFromItCarriesStatusVersionAndHeaders() {
