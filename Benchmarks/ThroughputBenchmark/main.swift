@@ -267,12 +267,12 @@ if parts.contains(.nio) {
         print(String(format: "cpu, 100 requests waiting 10 s on %@: %.1f %% of a core (this process, the fault server included)", name, share * 100))
     }
 }
-try? FileManager.default.removeItem(atPath: endpointDirectory)
-server.stop()
-
 if parts.contains(.memory) {
+    // Against the running server: GETs that succeed, as a service's do.
     for (name, transport) in [("urlsession", SharedSession.shared as RequestTransport), ("nio", NIOTransport.shared)] {
         let kept = MemoryCost.bytesPerOperation(waves: 10, perWave: 1_000, url: url, transport: transport)
         print(String(format: "memory, %@: %.0f bytes kept per finished operation (10 waves of 1000 GETs after a warm one)", name, kept))
     }
 }
+try? FileManager.default.removeItem(atPath: endpointDirectory)
+server.stop()
