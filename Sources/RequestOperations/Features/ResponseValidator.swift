@@ -11,6 +11,18 @@ import FoundationNetworking
 public protocol ResponseValidator: Sendable {
     /// `nil` when the response is acceptable, else what is wrong with it.
     func validate(_ response: HTTPURLResponse) -> AttemptFailure?
+    /// The same check from what the operation has at hand: the status, the header fields as
+    /// strings, and the response as FoundationNetworking's type, made only when asked for
+    /// (a transport such as NIO's reports no `HTTPURLResponse`, and making one costs ~5 µs).
+    /// The operation calls this one. The default asks for the response and calls
+    /// ``validate(_:)``; a validator that reads only status and headers implements it instead.
+    func validate(status: Int, headers: [String: String], response: () -> HTTPURLResponse?) -> AttemptFailure?
+}
+
+extension ResponseValidator {
+    public func validate(status: Int, headers: [String: String], response: () -> HTTPURLResponse?) -> AttemptFailure? {
+        response().flatMap(validate)
+    }
 }
 
 /// The default: a status in `acceptableStatusCodes` (200..<300) and, when given, a
@@ -30,12 +42,11 @@ public struct StandardResponseValidator: ResponseValidator {
     }
 
     public func validate(_ response: HTTPURLResponse) -> AttemptFailure? {
-        validate(status: response.statusCode, headers: response.headerDictionary)
+        validate(status: response.statusCode, headers: response.headerDictionary) { response }
     }
 
-    /// The same check from the status and the header fields as strings (what the operation
-    /// has without making an `HTTPURLResponse`).
-    public func validate(status: Int, headers: [String: String]) -> AttemptFailure? {
+    /// Reads status and headers only: the response is never made.
+    public func validate(status: Int, headers: [String: String], response: () -> HTTPURLResponse?) -> AttemptFailure? {
         guard acceptableStatusCodes.contains(status) else {
             return .status(status, headers: headers)
         }

@@ -87,14 +87,10 @@ extension RequestOperation {
         state.record.status = status
         state.record.bytes = 0
         publish(&state, .response(status: status, headers: state.answer.headers, expectedBytes: expectedBytes))
-        // The standard validator reads status and headers; another is given the response
-        // as FoundationNetworking's type, made now if the transport did not make one.
-        let failure = if let standard = options.validator as? StandardResponseValidator {
-            standard.validate(status: status, headers: state.answer.headers)
-        } else {
-            state.answer.httpURLResponse().flatMap(options.validator.validate)
+        let headers = state.answer.headers
+        guard let failure = options.validator.validate(status: status, headers: headers, response: { state.answer.httpURLResponse() }) else {
+            return nil
         }
-        guard let failure else { return nil }
         state.current.invalid = failure
         publish(&state, .validationFailed(reason: failure.summary))
         guard options.cancelOnInvalidResponse else { return nil }
