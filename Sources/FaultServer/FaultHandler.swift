@@ -78,6 +78,8 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
                 respond(context, status: status, headers: [("Location", "/redirect/\(remaining - 1)?status=\(status)")],
                         body: "", keepAlive: keepAlive)
             }
+        case .redirectTo(let location, let status):
+            respond(context, status: status, headers: [("Location", location)], body: "", keepAlive: keepAlive)
         case .flaky(let key, let failures, let failure, let retryAfter, let delay):
             let hit = counters.nextFlakyHit(key)
             let wait = hit <= failures ? delay.failing : delay.succeeding

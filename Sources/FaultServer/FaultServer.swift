@@ -20,12 +20,12 @@ public final class FaultServer: Sendable {
     /// The connections it accepted and has not closed, so that ``stop()`` takes them down too.
     private let connections: OpenConnections
 
-    private init(channel: Channel, port: Int, counters: FaultCounters, connections: OpenConnections) {
+    private init(channel: Channel, port: Int, baseURL: URL, counters: FaultCounters, connections: OpenConnections) {
         self.channel = channel
         self.connections = connections
         self.port = port
         self.counters = counters
-        self.baseURL = URL(string: "http://127.0.0.1:\(port)")!
+        self.baseURL = baseURL
     }
 
     /// Starts a server on 127.0.0.1. Blocks until it listens.
@@ -34,24 +34,46 @@ public final class FaultServer: Sendable {
     public static func start(port: Int = 0, counters: FaultCounters = FaultCounters(),
                              logger: Logger = Logger(label: "reqtop.fault-server")) throws -> FaultServer {
         let connections = OpenConnections()
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                connections.add(channel)
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(FaultHandler(counters: counters, logger: logger))
-                }
-            }
-        let channel = try bootstrap.bind(host: "127.0.0.1", port: port).wait()
+        let channel = try bootstrap(counters: counters, logger: logger, connections: connections)
+            .bind(host: "127.0.0.1", port: port).wait()
         guard let boundPort = channel.localAddress?.port else {
             try? channel.close().wait()
             throw FaultServerError.noPort
         }
         logger.debug("fault server listening", metadata: ["port": "\(boundPort)"])
-        return FaultServer(channel: channel, port: boundPort, counters: counters, connections: connections)
+        return FaultServer(channel: channel, port: boundPort, baseURL: URL(string: "http://127.0.0.1:\(boundPort)")!,
+                           counters: counters, connections: connections)
+    }
+
+    /// Starts a server on a Unix domain socket at `path` (which must not exist): a local
+    /// resource that no server's answer may make a client reach (the redirect-safety tests
+    /// check nothing arrives here). Its ``baseURL`` is AsyncHTTPClient's `http+unix://`
+    /// form and ``port`` is 0.
+    public static func start(unixSocketPath path: String, counters: FaultCounters = FaultCounters(),
+                             logger: Logger = Logger(label: "reqtop.fault-server")) throws -> FaultServer {
+        let connections = OpenConnections()
+        let channel = try bootstrap(counters: counters, logger: logger, connections: connections)
+            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false).wait()
+        let encoded = path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? path
+        return FaultServer(channel: channel, port: 0, baseURL: URL(string: "http+unix://\(encoded)")!,
+                           counters: counters, connections: connections)
+    }
+
+    private static func bootstrap(counters: FaultCounters, logger: Logger, connections: OpenConnections) -> ServerBootstrap {
+        ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                connections.add(channel)
+                return channel.eventLoop.makeCompletedFuture {
+                    // TCP_NODELAY where the socket is TCP (a Unix socket has no such option).
+                    if channel.localAddress?.protocol != .unix {
+                        try channel.syncOptions?.setOption(.socketOption(.tcp_nodelay), value: 1)
+                    }
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(FaultHandler(counters: counters, logger: logger))
+                }
+            }
     }
 
     /// A URL on this server: `url("/status/503?retry-after=1")`.

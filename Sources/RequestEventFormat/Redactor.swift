@@ -30,12 +30,11 @@ public struct Redactor: Sendable {
     /// Words that mark a header or parameter name as a credential wherever they appear in it.
     public var credentialWords: [String]
 
-    public init(headers: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"],
+    public init(headers: Set<String> = CredentialHeaders.names,
                 queryParameters: Set<String> = ["access_token", "refresh_token", "id_token", "client_secret", "key", "sig",
                                                 "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature",
                                                 "x-goog-credential", "auth", "pwd"],
-                credentialWords: [String] = ["token", "secret", "password", "passwd", "signature", "credential", "session",
-                                             "api-key", "api_key", "apikey"]) {
+                credentialWords: [String] = CredentialHeaders.words) {
         self.headers = headers
         self.queryParameters = queryParameters
         self.credentialWords = credentialWords
@@ -52,8 +51,8 @@ public struct Redactor: Sendable {
                                    body: redact(body: body, headers: headerFields))
         case .taskCreated(let task, let url):
             event.payload = .taskCreated(taskIdentifier: task, url: redact(url: url))
-        case .redirect(let status, let location):
-            event.payload = .redirect(status: status, location: redact(url: location, oauthCode: true))
+        case .redirect(let status, let location, let dropped, let refused):
+            event.payload = .redirect(status: status, location: redact(url: location, oauthCode: true), dropped: dropped, refused: refused)
         case .response(let status, let headerFields, let expected):
             event.payload = .response(status: status, headers: redact(headers: headerFields), expectedBytes: expected)
         default:

@@ -12,7 +12,7 @@ extension RequestTracer {
         case .response(let status, _, _):
             state.spans[id]?[event.attempt]?.span.attributes[HTTPClientSpanAttributes.statusCode] = status
             state.spans[id]?[event.attempt]?.status = status
-        case .redirect(let status, let location):
+        case .redirect(let status, let location, _, _):
             addEvent("redirect", at: at, ["http.response.status_code": .int64(Int64(status)), "url.full": .string(redactor.redact(url: location))],
                      to: id, attempt: event.attempt, in: &state)
         case .taskCompleted(let error):

@@ -147,6 +147,8 @@ final class NIOExchange: Sendable {
             follow(next, leaving: hop)
             return
         }
+        // A redirect that ended the exchange (too many, or refused) leaves nothing to report.
+        guard isCurrent(hop) else { return }
         if handler.task(identifier, didReceive: response) == .cancel { cancel() }
     }
 
@@ -203,7 +205,14 @@ final class NIOExchange: Sendable {
             next.setValue(nil, forHTTPHeaderField: "Content-Type")
             next.setValue(nil, forHTTPHeaderField: "Content-Length")
         }
-        return handler.task(identifier, willRedirect: response.httpURLResponse(), to: next)
+        guard let followed = handler.task(identifier, willRedirect: response.httpURLResponse(), to: next) else { return nil }
+        // The engine refuses other schemes (RedirectSafety); a handler of one's own may not,
+        // and AsyncHTTPClient would follow `http+unix://` into a local socket.
+        guard let scheme = followed.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            complete(hop: hop, URLError(.unsupportedURL))
+            return nil
+        }
+        return followed
     }
 
     private func follow(_ request: URLRequest, leaving hop: Int) {

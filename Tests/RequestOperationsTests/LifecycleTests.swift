@@ -134,7 +134,7 @@ final class LifecycleTests: XCTestCase {
         queue.waitUntilAllOperationsAreFinished()
         XCTAssertEqual(operation.result?.status, 200)
         let redirects = recorder.events(of: "r").compactMap { event -> Int? in
-            if case .redirect(let status, _) = event.payload { return status }
+            if case .redirect(let status, _, _, _) = event.payload { return status }
             return nil
         }
         XCTAssertEqual(redirects, [302, 302, 302])

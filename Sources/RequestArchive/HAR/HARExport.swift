@@ -112,7 +112,7 @@ public enum HARExport {
                 responseHeaders = h
                 responseAt = event.time
                 bytes = 0
-            case .redirect(_, let location): redirect = location
+            case .redirect(_, let location, _, _): redirect = location
             case .data(let count): bytes += count
             case .taskCompleted(let e):
                 error = e

@@ -123,7 +123,9 @@ extension MonitorView {
         case .missed(let count): "\(count) events missed"
         case .preparationFailed(let reason), .validationFailed(let reason), .retryDenied(let reason): reason
         case .taskCreated(let task, _): "task \(task)"
-        case .redirect(let status, let location): "\(status) \(theme.arrow) \(location)"
+        case .redirect(let status, let location, let dropped, let refused):
+            "\(status) \(theme.arrow) \(location)" + (dropped.isEmpty ? "" : " (another origin: dropped \(dropped.joined(separator: ", ")))")
+                + (refused.map { " refused: \($0)" } ?? "")
         case .response(let status, _, let expected): "status \(status)" + (expected.map { ", \($0) bytes expected" } ?? "")
         case .data(let bytes): "\(bytes) bytes"
         case .taskCompleted(let error): error.map { "error \($0.code) \($0.message)" } ?? "ok"

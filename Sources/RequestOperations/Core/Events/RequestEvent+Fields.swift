@@ -45,9 +45,11 @@ extension RequestEvent.Payload {
             w.int("task", identifier)
             w.string("url", url)
             return "taskCreated"
-        case .redirect(let status, let location):
+        case .redirect(let status, let location, let dropped, let refused):
             w.int("status", status)
             w.string("location", location)
+            if !dropped.isEmpty { w.string("dropped", dropped.joined(separator: ",")) }
+            if let refused { w.string("refused", refused) }
             return "redirect"
         case .response(let status, let headers, let expected):
             w.int("status", status)
@@ -165,7 +167,10 @@ extension RequestEvent.Payload {
             self = .connection(id: try r.int("connection"), reused: try r.bool("reused"))
         case "preparationFailed": self = .preparationFailed(reason: try r.string("reason"))
         case "taskCreated": self = .taskCreated(taskIdentifier: try r.int("task"), url: r.optionalString("url") ?? "")
-        case "redirect": self = .redirect(status: try r.int("status"), location: try r.string("location"))
+        case "redirect":
+            self = .redirect(status: try r.int("status"), location: try r.string("location"),
+                             dropped: r.optionalString("dropped").map { $0.split(separator: ",").map(String.init) } ?? [],
+                             refused: r.optionalString("refused"))
         case "response":
             self = .response(status: try r.int("status"), headers: r.headers("headers"), expectedBytes: r.optionalInt("expectedBytes"))
         case "data": self = .data(bytes: try r.int("bytes"))

@@ -56,8 +56,11 @@ public struct RequestEvent: Sendable, Equatable {
         /// given a connection; before `sent`, once per redirect followed. From transports
         /// that can tell (NIO over HTTP/1.1); URLSession on Linux cannot.
         case connection(id: Int, reused: Bool)
-        /// `redirect`: `status`, `location`.
-        case redirect(status: Int, location: String)
+        /// `redirect`: `status`, `location`; `dropped` (the credential headers taken off
+        /// because the redirect leaves the request's origin, lower-case names joined by `,`,
+        /// absent when none); `refused` (why the redirect was not followed, absent when it
+        /// was: only `http` and `https` are). See ``RedirectSafety``.
+        case redirect(status: Int, location: String, dropped: [String] = [], refused: String? = nil)
         /// `response`: `status`, `headers`, `expectedBytes` (absent when unknown).
         case response(status: Int, headers: [String: String], expectedBytes: Int?)
         /// `data`: `bytes` in this chunk.

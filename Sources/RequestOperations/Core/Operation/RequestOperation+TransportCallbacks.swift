@@ -7,14 +7,31 @@ import FoundationNetworking
 /// data, completion). Each callback first checks that its task is still the attempt's
 /// (``State/isCurrent(task:)``): a late callback of an earlier attempt changes nothing.
 extension RequestOperation {
+    /// A redirect the transport would follow: judged by ``RedirectSafety`` (the one policy
+    /// for every transport). The request returned is followed; nil is not, and a refused
+    /// redirect fails the attempt (its task is cancelled, its 3xx is not taken as the answer).
     public func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {
-        state.withLock { state -> URLRequest? in
+        let (next, refusedTask) = state.withLock { state -> (URLRequest?, TransportTask?) in
             let racer = state.racer(task)
-            guard racer != nil || state.isCurrent(task: task) else { return nil }
-            publish(&state, .redirect(status: response.statusCode, location: request.url?.absoluteString ?? ""),
-                    attempt: racer.map { state.records[state.current.racers[$0].record].number })
-            return request
+            guard racer != nil || state.isCurrent(task: task) else { return (nil, nil) }
+            let attempt = racer.map { state.records[state.current.racers[$0].record].number }
+            let location = request.url?.absoluteString ?? ""
+            switch RedirectSafety.judge(request, original: state.sent?.url) {
+            case .follow(let next, let dropped):
+                publish(&state, .redirect(status: response.statusCode, location: location, dropped: dropped), attempt: attempt)
+                return (next, nil)
+            case .refuse(let reason):
+                publish(&state, .redirect(status: response.statusCode, location: location, refused: reason), attempt: attempt)
+                if let racer {
+                    // A hedge sent where it must not go: it ends as cancelled, the others race on.
+                    return (nil, state.current.racers[racer].task)
+                }
+                state.current.redirectRefused = TransportError(code: URLError.Code.unsupportedURL.rawValue, message: reason)
+                return (nil, state.current.task)
+            }
         }
+        if let refusedTask { environment.transport.cancel(refusedTask) }
+        return next
     }
 
     public func taskDidSendRequest(_ task: Int) {
@@ -64,6 +81,8 @@ extension RequestOperation {
             let now = environment.clock.now()
             // The first response wins: a hedge that answers first leads from now on, and the
             // copies still racing are cancelled.
+            // The 3xx of a refused redirect is no answer: the attempt fails as refused.
+            guard state.current.redirectRefused == nil || !state.isCurrent(task: task) else { return (nil, nil) }
             let hedges = state.result == nil ? settleHedges(&state, answeredBy: task, at: now) : nil
             guard state.isCurrent(task: task) else { return (nil, hedges) }
             return (validate(&state, expectedBytes: expectedBytes, at: now, take: take), hedges)
@@ -100,7 +119,7 @@ extension RequestOperation {
 
     public func task(_ task: Int, didReceive data: Data) {
         state.withLock { state in
-            guard state.isCurrent(task: task) else { return }
+            guard state.isCurrent(task: task), state.current.redirectRefused == nil else { return }
             if state.record.firstByteAt == nil {
                 state.record.firstByteAt = environment.clock.now()
             }
@@ -154,6 +173,9 @@ extension RequestOperation {
         // response and its body arrived: that response is the answer.
         if attempt.challengeRefused, answered, (error as? URLError)?.code == .cancelled {
             error = nil
+        }
+        if let refused = attempt.redirectRefused {
+            return (.transport(.unsupportedURL), refused)
         }
         if attempt.timedOut {
             return (.transport(.timedOut), TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)"))

@@ -1,0 +1,75 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The request headers that carry a credential: the one list the engine drops on a redirect
+/// to another origin and `RequestEventFormat`'s `Redactor` redacts by default.
+///
+/// A header is a credential when its name (any case) is one of ``names`` or contains one of
+/// ``words`` (`X-Api-Key`, `X-Auth-Token`, `X-Amz-Security-Token`).
+public enum CredentialHeaders {
+    /// Names that are credentials whatever they hold (lower case).
+    public static let names: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    /// Words that make any header (or parameter) name a credential wherever they appear in it.
+    public static let words: [String] = ["token", "secret", "password", "passwd", "signature", "credential", "session",
+                                         "api-key", "api_key", "apikey"]
+
+    public static func contains(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return names.contains(lower) || words.contains { lower.contains($0) }
+    }
+}
+
+/// A URL's scheme, host and port: credentials are meant for one origin, and a redirect to
+/// any other (a change of scheme, host or port, as curl, browsers and AsyncHTTPClient judge
+/// it) must not carry them.
+struct Origin: Equatable {
+    let scheme: String
+    let host: String
+    let port: Int?
+
+    init?(_ url: URL?) {
+        guard let url, let scheme = url.scheme?.lowercased() else { return nil }
+        self.scheme = scheme
+        host = (url.host ?? "").lowercased()
+        port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil)
+    }
+}
+
+/// What the engine makes of a redirect before any transport follows it; one policy for every
+/// transport, applied in ``RequestOperation/task(_:willRedirect:to:)``.
+///
+/// - Only `http` and `https` are followed: a `Location` naming another scheme
+///   (`http+unix://` reaches a local socket on AsyncHTTPClient, `file:`, `ftp:`) is refused,
+///   and the attempt fails. A server's answer never chooses a local resource.
+/// - On a change of origin every credential header (``CredentialHeaders``) is dropped, and
+///   the `redirect` event names them.
+enum RedirectSafety {
+    static let followedSchemes: Set<String> = ["http", "https"]
+
+    enum Verdict: Equatable {
+        /// Follow `request`, from which the credentials named in `dropped` were taken.
+        case follow(URLRequest, dropped: [String])
+        /// Do not follow; the attempt fails with `reason`.
+        case refuse(reason: String)
+    }
+
+    /// - Parameters:
+    ///   - next: the request the transport would send next.
+    ///   - original: the URL the attempt sent first, whose origin its credentials are for.
+    static func judge(_ next: URLRequest, original: URL?) -> Verdict {
+        let scheme = next.url?.scheme?.lowercased() ?? ""
+        guard followedSchemes.contains(scheme) else {
+            return .refuse(reason: "redirect to a \(scheme.isEmpty ? "URL without a scheme" : "\(scheme): URL") is not followed (only http and https are)")
+        }
+        guard let target = Origin(next.url), target != Origin(original) else { return .follow(next, dropped: []) }
+        var request = next
+        var dropped: [String] = []
+        for name in (next.allHTTPHeaderFields ?? [:]).keys.sorted() where CredentialHeaders.contains(name) {
+            request.setValue(nil, forHTTPHeaderField: name)
+            dropped.append(name.lowercased())
+        }
+        return .follow(request, dropped: dropped)
+    }
+}

@@ -1,0 +1,134 @@
+import FaultServer
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import RequestOperations
+import Testing
+
+/// A server's redirect never takes a credential to another origin and never reaches a local
+/// resource, on every transport: the engine judges each redirect (``RedirectSafety``) before
+/// any transport follows it. Real servers on loopback: one that redirects, one on another
+/// port (another origin) and one on a Unix socket.
+@Suite("Redirect safety on each transport", .serialized)
+struct RedirectSafetyTests {
+    private let secrets = ["Authorization": "Bearer SEKRET", "Cookie": "sid=SEKRET", "X-Api-Key": "SEKRET",
+                           "X-Request-Id": "kept-123"]
+
+    private func request(_ url: URL) -> URLRequest {
+        var request = URLRequest(url: url)
+        for (name, value) in secrets { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    /// `/redirect-to` on `server` sending the client to `location`.
+    private func redirect(on server: FaultServer, to location: String, status: Int = 302) -> URL {
+        var components = URLComponents(url: server.url("/redirect-to"), resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "url", value: location), URLQueryItem(name: "status", value: "\(status)")]
+        // `+` means a space in a query: a scheme such as http+unix must keep its plus.
+        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        return components.url!
+    }
+
+    /// The operation's result, whether it succeeded or not.
+    private func run(_ queue: RequestQueue, _ request: URLRequest, id: String) async -> RequestResult? {
+        do {
+            return try await queue.response(for: request, id: id)
+        } catch let error as RequestError {
+            return error.result
+        } catch {
+            Issue.record("unexpected error \(error)")
+            return nil
+        }
+    }
+
+    private func redirects(_ recorder: EventRecorder, _ id: String) -> [RequestEvent.Payload] {
+        recorder.events(of: id).map(\.payload).filter { if case .redirect = $0 { true } else { false } }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func credentialsAreDroppedWhenARedirectLeavesTheOrigin(_ kind: TransportKind) async throws {
+        let origin = try FaultServer.start()
+        let elsewhere = try FaultServer.start()
+        defer { origin.stop(); elsewhere.stop() }
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil)
+        let recorder = EventRecorder(queue.events)
+        let result = await run(queue, request(redirect(on: origin, to: elsewhere.url("/echo").absoluteString)), id: "leaves")
+        #expect(result?.status == 200)
+        let arrived = try #require(elsewhere.counters.requests("/echo").first).headers
+        #expect(arrived["authorization"] == nil)
+        #expect(arrived["cookie"] == nil)
+        #expect(arrived["x-api-key"] == nil)
+        #expect(arrived["x-request-id"] == "kept-123", "headers that are no credential still follow")
+        #expect(redirects(recorder, "leaves") == [.redirect(status: 302, location: elsewhere.url("/echo").absoluteString,
+                                                            dropped: ["authorization", "cookie", "x-api-key"])])
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func credentialsStayOnARedirectWithinTheOrigin(_ kind: TransportKind) async throws {
+        let origin = try FaultServer.start()
+        defer { origin.stop() }
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil)
+        let recorder = EventRecorder(queue.events)
+        let result = await run(queue, request(redirect(on: origin, to: "/echo", status: 307)), id: "stays")
+        #expect(result?.status == 200)
+        let arrived = try #require(origin.counters.requests("/echo").first).headers
+        #expect(arrived["authorization"] == "Bearer SEKRET")
+        #expect(arrived["x-api-key"] == "SEKRET")
+        #expect(redirects(recorder, "stays") == [.redirect(status: 307, location: origin.url("/echo").absoluteString)])
+    }
+
+    /// `http+unix://` is how AsyncHTTPClient names a Unix socket: a server's `Location` must
+    /// never send a request (with its credentials) into one, such as Docker's.
+    @Test(arguments: TransportKind.allCases)
+    func aRedirectIntoAUnixSocketIsRefused(_ kind: TransportKind) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reqtop-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let local = try FaultServer.start(unixSocketPath: directory.appendingPathComponent("sock").path)
+        let origin = try FaultServer.start()
+        defer { origin.stop(); local.stop() }
+        let target = local.baseURL.absoluteString + "/secret"
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil)
+        let recorder = EventRecorder(queue.events)
+        let result = await run(queue, request(redirect(on: origin, to: target, status: 307)), id: "unix")
+        #expect(result?.outcome == .failure)
+        #expect(local.counters.totalHits == 0, "nothing may reach the local socket")
+        #expect(local.counters.requests("/secret").isEmpty)
+        // URLSession may refuse the scheme itself before asking; where the engine is asked, it says why.
+        for case .redirect(_, _, _, let refused) in redirects(recorder, "unix") {
+            #expect(refused?.contains("http+unix") == true)
+        }
+        if kind == .nio {
+            #expect(redirects(recorder, "unix").count == 1, "AsyncHTTPClient asks the engine")
+            let completed = recorder.events(of: "unix").compactMap { if case .taskCompleted(let error) = $0.payload { error } else { nil } }
+            #expect(completed.last?.code == URLError.Code.unsupportedURL.rawValue)
+        }
+    }
+
+    @Test func judgingARedirect() {
+        var next = URLRequest(url: URL(string: "https://api.example:443/b")!)
+        next.setValue("Bearer x", forHTTPHeaderField: "Authorization")
+        next.setValue("t", forHTTPHeaderField: "X-Auth-Token")
+        next.setValue("json", forHTTPHeaderField: "Accept")
+        // The same origin, with the default port spelt out.
+        #expect(RedirectSafety.judge(next, original: URL(string: "https://API.example/a")) == .follow(next, dropped: []))
+        // Another port, host or scheme: another origin.
+        for original in ["https://api.example:8443/a", "https://other.example/a", "http://api.example:443/a"] {
+            guard case .follow(let followed, let dropped) = RedirectSafety.judge(next, original: URL(string: original)) else {
+                Issue.record("refused \(original)")
+                continue
+            }
+            #expect(dropped == ["authorization", "x-auth-token"], "\(original)")
+            #expect(followed.value(forHTTPHeaderField: "Authorization") == nil)
+            #expect(followed.value(forHTTPHeaderField: "Accept") == "json")
+        }
+        for location in ["http+unix://%2Fvar%2Frun%2Fdocker.sock/x", "unix:///tmp/s", "file:///etc/passwd", "ftp://h/x"] {
+            let verdict = RedirectSafety.judge(URLRequest(url: URL(string: location)!), original: URL(string: "http://h/"))
+            guard case .refuse = verdict else {
+                Issue.record("followed \(location)")
+                continue
+            }
+        }
+    }
+}
