@@ -135,8 +135,9 @@ struct PackedFieldCursor {
         case .int: return .int(unzigzag(try varint()))
         case .double: return .double(Double(bitPattern: try fixed64()))
         case .headers:
-            let count = Int(try varint())
-            guard count <= bytes.count - position else { throw broken("too many headers") }
+            // Read as bytes came: a count past Int.max must be refused, not trap.
+            let count = Int(truncatingIfNeeded: try varint())
+            guard count >= 0, count <= bytes.count - position else { throw broken("too many headers") }
             var headers: [String: String] = [:]
             headers.reserveCapacity(count)
             for _ in 0..<count {

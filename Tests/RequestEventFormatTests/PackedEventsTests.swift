@@ -88,6 +88,15 @@ final class PackedEventsTests: XCTestCase {
     }
 
     /// Bytes it did not write: an error, never a crash or a hang.
+    /// A header count past Int.max (found by the random rounds below, which trapped once in
+    /// a few hundred runs): refused, not a crash.
+    func testAHeaderCountPastIntMaxIsRefused() {
+        var bytes = [UInt8](repeating: 0, count: 8)  // time
+        bytes += [0, 4, 1]  // attempt 0, a headers field, keyed by the first known string
+        bytes += [UInt8](repeating: 0xFF, count: 9) + [0x01]  // a count of UInt64.max
+        XCTAssertThrowsError(try PackedEvents(rawBytes: bytes).events(operationID: "a"))
+    }
+
     func testBytesItDidNotWriteAreRefused() {
         var random = SystemRandomNumberGenerator()
         let good = PackedEvents(Self.everyKind.map { RequestEvent(time: 1, operationID: "a", attempt: 1, payload: $0) }).bytes
