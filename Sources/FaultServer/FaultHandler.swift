@@ -78,6 +78,9 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
                 respond(context, status: status, headers: [("Location", "/redirect/\(remaining - 1)?status=\(status)")],
                         body: "", keepAlive: keepAlive)
             }
+        case .rawStatus(let code, let bodyBytes):
+            writeRaw(context, "HTTP/1.1 \(code) X\r\nContent-Length: \(bodyBytes)\r\nConnection: close\r\n\r\n"
+                     + String(repeating: "x", count: bodyBytes))
         case .redirectTo(let location, let status):
             respond(context, status: status, headers: [("Location", location)], body: "", keepAlive: keepAlive)
         case .flaky(let key, let failures, let failure, let retryAfter, let delay):
@@ -180,6 +183,21 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).assumeIsolated().whenComplete { _ in
             context.close(promise: nil)
         }
+    }
+
+    /// Writes `text` as it is, under the response encoder (which only encodes statuses it
+    /// knows), and closes the connection.
+    private func writeRaw(_ context: ChannelHandlerContext, _ text: String) {
+        guard let encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self) else {
+            context.close(promise: nil)
+            return
+        }
+        var buffer = context.channel.allocator.buffer(capacity: text.utf8.count)
+        buffer.writeString(text)
+        // A write from the encoder's context goes to the handlers before it: the socket.
+        // Closed from there too: the server pipeline handler would hold a close until a
+        // response it saw ends.
+        encoder.writeAndFlush(NIOAny(buffer)).whenComplete { _ in encoder.close(promise: nil) }
     }
 
     private func respond(_ context: ChannelHandlerContext, status: Int, headers: [(String, String)] = [], body: String, keepAlive: Bool) {

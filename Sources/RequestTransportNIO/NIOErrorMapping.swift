@@ -45,6 +45,8 @@ public enum NIOErrorMapping {
             case .connectTimeout: return .timedOut
             default: return .networkConnectionLost
             }
+        case is InvalidResponseStatus:
+            return .badServerResponse
         case let error as HTTPParserError:
             // The connection closed before the body its length promised: what URLSession
             // reports as -1005 ("transfer closed with N bytes remaining"), so it is retried alike.

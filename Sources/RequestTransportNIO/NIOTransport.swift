@@ -57,6 +57,14 @@ public final class NIOTransport: RequestTransport {
         // retry policy (and early retry) decide what happens next. The client's own retrying
         // would hold a refused connection for its 10 s connect timeout.
         configuration.connectionPool.retryConnectionEstablishment = false
+        // No response may take the process down: see ResponseStatusGuard. A caller's own
+        // initializer runs after ours.
+        let callersInitializer = configuration.http1_1ConnectionDebugInitializer
+        configuration.http1_1ConnectionDebugInitializer = { channel in
+            let guarded = ResponseStatusGuard.install(on: channel)
+            guard let callersInitializer else { return guarded }
+            return guarded.flatMap { callersInitializer(channel) }
+        }
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
