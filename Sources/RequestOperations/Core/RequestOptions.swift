@@ -18,7 +18,9 @@ public struct RequestOptions: Sendable {
     public var preparer: RequestPreparer?
     /// The most one attempt may take before it fails with "timed out" (`URLError.timedOut`,
     /// which the retry policy may retry). Enforced by the operation itself, to the
-    /// millisecond; URLSession's own timeout on Linux is whole seconds of idleness.
+    /// millisecond; URLSession's own timeout on Linux is whole seconds of idleness. Each
+    /// attempt's request carries an idle timeout a second past this and the deadline (a
+    /// request's own `timeoutInterval` is replaced), so the transport never cuts it first.
     public var attemptTimeout: TimeInterval?
     /// The most the whole operation may take, all attempts and waits included. On Linux
     /// `timeoutIntervalForResource` is not enforced, and some responses can hang a task

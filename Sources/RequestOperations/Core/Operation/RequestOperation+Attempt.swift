@@ -190,7 +190,10 @@ extension RequestOperation {
             attemptFailed(.preparation("not sent: \(problem)"), token: token, taskError: nil, retryable: false)
             return
         }
-        let prepared = instrumented(request, attempt: attempt)
+        var prepared = instrumented(request, attempt: attempt)
+        // The operation's timers end the attempt; the transport's idle timeout must not come
+        // first (URLSession's default cut every attempt at 60 s whatever the operation allowed).
+        prepared.timeoutInterval = Self.transportTimeout(attemptTimeout: options.attemptTimeout, deadline: options.deadline)
         let transport = environment.transport
         let task = transport.makeTask(for: prepared, handler: self)
         let started = withCurrent(token) { state in
@@ -230,5 +233,16 @@ extension RequestOperation {
             return [task] + closeRacers(&state, at: now, error: timedOut)
         }
         tasks?.forEach(environment.transport.cancel)
+    }
+
+    /// A week: the transport's idle timeout for an operation with neither timeout nor deadline.
+    static let unlimitedTransportTimeout: TimeInterval = 7 * 24 * 3600
+
+    /// The idle timeout handed to the transport with each attempt's request: a whole second
+    /// (URLSession's are whole seconds) past the longest the operation lets the attempt run,
+    /// so the operation's own timer ends it first and says which limit it was.
+    static func transportTimeout(attemptTimeout: TimeInterval?, deadline: TimeInterval?) -> TimeInterval {
+        guard let limit = [attemptTimeout, deadline].compactMap({ $0 }).min() else { return unlimitedTransportTimeout }
+        return min(unlimitedTransportTimeout, (limit + 1).rounded(.up))
     }
 }

@@ -40,6 +40,9 @@ public final class SharedSession: RequestTransport, Sendable {
         configuration.httpMaximumConnectionsPerHost = max(configuration.httpMaximumConnectionsPerHost, Self.connectionsPerHost)
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        // Each request carries its operation's timeout (RequestOperation.transportTimeout); the
+        // session's own (60 s by default) must not cut an attempt the operation allows.
+        configuration.timeoutIntervalForRequest = RequestOperation.unlimitedTransportTimeout
         let router = SessionDelegateRouter()
         let delegateQueue = OperationQueue()
         delegateQueue.name = "reqtop.session-delegate"
