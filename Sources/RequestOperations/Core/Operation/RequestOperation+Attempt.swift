@@ -140,6 +140,35 @@ extension RequestOperation {
         }
     }
 
+    /// The host's breaker opened (or half-opened) after it let this attempt through and
+    /// before its request reached the transport — attempts admitted together wait for slots,
+    /// and 42 went to a dead host in the 10 ms after its breaker opened. Such an attempt gives
+    /// back its pass and its slot and asks the breaker again (it waits like the rest); a
+    /// probe goes on. True when the attempt went back to wait.
+    /// - Parameter slotFromGate: the gate granted a slot the state does not hold yet.
+    private func waitsAgainForCircuit(_ token: UInt64, slotFromGate: Bool) -> Bool {
+        guard let breaker = environment.circuitBreaker else { return false }
+        let admitted = ifCurrent(token) { state -> (CircuitPass, String)? in
+            guard let pass = state.current.circuitPass, !pass.isProbe, let host = state.current.host else { return nil }
+            return (pass, host)
+        }
+        // Asked outside the operation's lock: the breaker's lock is never taken under it.
+        guard let (pass, host) = admitted, !breaker.isClosed(host) else { return false }
+        let back = ifCurrent(token) { state -> (slot: Bool, slotHost: String?)? in
+            guard state.current.circuitPass === pass else { return nil }
+            state.current.circuitPass = nil
+            let held = slotFromGate || state.current.slotHeld
+            state.current.slotHeld = false
+            state.phase = .waitingForSlot
+            return (held, state.current.slotHost)
+        }
+        guard let back else { return false }
+        pass.giveBack()
+        if back.slot { environment.gate?.release(host: back.slotHost) }
+        acquireSlot(token)
+        return true
+    }
+
     /// The breaker kept the attempt waiting for its longest wait: the operation fails.
     private func circuitWaitTooLong(host: String, waited: TimeInterval, token: UInt64) {
         guard ifCurrent(token, { state -> Bool? in
@@ -150,6 +179,8 @@ extension RequestOperation {
     }
 
     private func slotGranted(_ token: UInt64) {
+        // The slot is the gate's until `slotHeld` is set below: given back here if the attempt waits again.
+        if waitsAgainForCircuit(token, slotFromGate: true) { return }
         let granted = ifCurrent(token) { state -> (URLRequest, Int, Bool) in
             state.current.slotHeld = true
             state.current.ticket = nil
@@ -185,6 +216,8 @@ extension RequestOperation {
     /// The seam: hands the prepared request to the transport. Its callbacks arrive in
     /// RequestOperation+TransportCallbacks.swift.
     private func send(_ request: URLRequest, token: UInt64, attempt: Int) {
+        // The preparer may have taken a while: the breaker is asked again before the transport.
+        if options.preparer != nil, waitsAgainForCircuit(token, slotFromGate: false) { return }
         // Never hand the transport a header it would drop without a word.
         if let problem = HTTPFieldCheck.problem(in: request) {
             attemptFailed(.preparation("not sent: \(problem)"), token: token, taskError: nil, retryable: false)
