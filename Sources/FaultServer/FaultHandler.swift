@@ -78,6 +78,14 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
                 respond(context, status: status, headers: [("Location", "/redirect/\(remaining - 1)?status=\(status)")],
                         body: "", keepAlive: keepAlive)
             }
+        case .echoAuth:
+            let authorization = head.headers.first(name: "Authorization") ?? ""
+            let credential = authorization.split(separator: " ").last.map(String.init) ?? ""
+            respond(context, status: 401, headers: [
+                ("WWW-Authenticate", "Bearer error=\"invalid_token\", token=\"\(credential)\""),
+                ("X-Echo-Auth", authorization),
+                ("Content-Location", "/login?token=\(credential)"),
+            ], body: "{\"error\": \"bad credential \(authorization)\"}\n", keepAlive: keepAlive)
         case .rawStatus(let code, let bodyBytes):
             writeRaw(context, "HTTP/1.1 \(code) X\r\nContent-Length: \(bodyBytes)\r\nConnection: close\r\n\r\n"
                      + String(repeating: "x", count: bodyBytes))

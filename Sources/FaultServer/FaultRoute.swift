@@ -11,6 +11,7 @@ import Foundation
 /// | `/drip` | `?bytes=N&duration=MS&chunks=K`: N bytes in K pieces spread over MS milliseconds |
 /// | `/redirect/{n}` | a chain of `n` redirects (`?status=301/302/307/308`) ending at 200 |
 /// | `/raw-status/{ddd}` | a head with that status line as written (`000`, `050`, `150`: statuses no HTTP library will encode), then `?body=N` bytes (0) and a close |
+/// | `/echo-auth` | 401 that copies the request's `Authorization` into `WWW-Authenticate`, `X-Echo-Auth`, a `Location` query and the body (a careless server; secrets must not come back out in the clear) |
 /// | `/redirect-to` | one redirect to `?url=U` as given (another host, another scheme: for the redirect-safety tests), `?status=` (302) |
 /// | `/flaky/{key}` | fails the first `?failures=N` hits on `key` with `?status=` (a code, `drop` or `reset`; `?retry-after=` adds the header), then 200; `status=slow` answers those hits 200 `slow hit N` instead, `status=cut` cuts their answer off after 32 of 64 promised bytes; `ms=MS` delays the failing answers and `ok-ms=MS` the later ones (slow or racing copies, for hedged reads) |
 /// | `/close-mid-body` | promises `?bytes=N` and closes the connection after half |
@@ -30,6 +31,7 @@ public enum FaultRoute: Equatable, Sendable {
     case redirect(remaining: Int, status: Int)
     case redirectTo(location: String, status: Int)
     case rawStatus(code: String, bodyBytes: Int)
+    case echoAuth
     case flaky(key: String, failures: Int, failure: FlakyFailure, retryAfter: String?, delay: Delays = Delays())
     case closeMidBody(bytes: Int)
     case reset
@@ -79,6 +81,7 @@ public enum FaultRoute: Equatable, Sendable {
       /redirect/{n}[?status=302]
       /redirect-to?url=U[&status=302]
       /raw-status/{ddd}[?body=N]  (a status line as written, then a close)
+      /echo-auth  (401 echoing Authorization in headers and body)
       /flaky/{key}?failures=N[&status=503|drop|reset|slow|cut][&retry-after=S][&ms=MS][&ok-ms=MS]
       /close-mid-body?bytes=N
       /reset
@@ -121,6 +124,8 @@ public enum FaultRoute: Equatable, Sendable {
         case ("redirect", 2):
             guard let remaining = Int(parts[1]), remaining >= 0 else { return .notFound(path) }
             return .redirect(remaining: remaining, status: int("status", 302))
+        case ("echo-auth", 1):
+            return .echoAuth
         case ("raw-status", 2):
             guard parts[1].count == 3, parts[1].allSatisfy(\.isASCII), parts[1].allSatisfy(\.isNumber) else { return .notFound(path) }
             return .rawStatus(code: parts[1], bodyBytes: max(0, min(int("body", 0), 1 << 20)))

@@ -12,12 +12,12 @@ final class JSONLinesOutput: Sendable {
     private let hub: EventHub
     private let subscription = Mutex<EventSubscription?>(nil)
     /// Secrets out of what is printed (stdout ends up in CI logs); nil with --no-redact.
-    private let redactor: Redactor?
+    private let redactor: StreamRedactor?
 
     init(hub: EventHub, handle: FileHandle = .standardOutput, redactor: Redactor?) {
         self.hub = hub
         self.handle = handle
-        self.redactor = redactor
+        self.redactor = redactor.map(StreamRedactor.init)
     }
 
     /// Writes the header line (which says whether secrets are redacted) and starts following the hub.

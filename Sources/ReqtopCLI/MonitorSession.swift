@@ -15,10 +15,10 @@ final class MonitorSession: Sendable {
     private let quitting = Mutex(false)
 
     /// Secrets out of what the screen shows (it may be shared or recorded); nil with --no-redact.
-    private let redactor: Redactor?
+    private let redactor: StreamRedactor?
 
     init(queue: RequestQueue, source: String, color: Bool, redactor: Redactor?) throws {
-        self.redactor = redactor
+        self.redactor = redactor.map(StreamRedactor.init)
         self.queue = queue
         self.tracker = OperationTracker(hub: queue.events)
         let commands = LiveQueueCommands(queue: queue)
@@ -37,7 +37,7 @@ final class MonitorSession: Sendable {
     /// operations, for as long as it likes: it should stop when ``hasQuit`` turns true).
     func run(_ body: @escaping @Sendable () -> Void) -> RunSummary {
         let subscription = queue.events.subscribe(label: "reqtop.monitor") { [screen, redactor] batch in
-            screen.feed(redactor.map { redactor in batch.map(redactor.redact) } ?? batch)
+            screen.feed(redactor?.redact(batch) ?? batch)
         }
         let bodyDone = DispatchSemaphore(value: 0)
         let worker = Thread { [screen] in

@@ -13,7 +13,7 @@ public final class EventLogWriter: Sendable {
     public let path: String
     public let redacted: Bool
     private let descriptor: Int32
-    private let redactor: Redactor?
+    private let redactor: StreamRedactor?
     private let subscription = Mutex<EventSubscription?>(nil)
     private let failure = Mutex<String?>(nil)
 
@@ -22,7 +22,7 @@ public final class EventLogWriter: Sendable {
     public init(path: String, hub: EventHub, redact: Bool = true, inputs: [String] = []) throws {
         self.path = path
         self.redacted = redact
-        self.redactor = redact ? Redactor() : nil
+        self.redactor = redact ? StreamRedactor() : nil
         descriptor = try OutputFile.create(path, notOver: inputs)
         try writeAll(EventLog.headerLine(startedAt: hub.startedAt, redacted: redact) + "\n")
         let subscription = hub.subscribe(label: "reqtop.record") { [self] batch in

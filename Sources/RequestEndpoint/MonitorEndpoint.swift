@@ -59,6 +59,9 @@ public final class MonitorEndpoint: Sendable {
     /// The socket's path.
     public let path: String
     public let options: Options
+    /// The options' redactor over this endpoint's one stream: it also takes out secrets a
+    /// server echoes back (``StreamRedactor``).
+    private let streamRedactor: StreamRedactor?
     let queue: RequestQueue
     let listener: Int32
     let wakeRead: Int32
@@ -87,6 +90,7 @@ public final class MonitorEndpoint: Sendable {
         try EndpointDirectory.prepare(options.directory)
         path = EndpointDirectory.socketPath(pid: getpid(), in: options.directory)
         self.options = options
+        streamRedactor = options.redactor.map(StreamRedactor.init)
         self.queue = queue
         listener = try UnixSocket.listen(at: path)
         var fds: [Int32] = [0, 0]
@@ -146,7 +150,7 @@ public final class MonitorEndpoint: Sendable {
     // MARK: - Events in
 
     func publish(_ original: [RequestEvent]) {
-        let batch = options.redactor.map { redactor in original.map(redactor.redact) } ?? original
+        let batch = streamRedactor?.redact(original) ?? original
         func encode() -> [UInt8] {
             var text = ""
             for event in batch {

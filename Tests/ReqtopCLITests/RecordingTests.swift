@@ -234,3 +234,26 @@ final class ReplayEquivalenceTests: XCTestCase {
         XCTAssertEqual(replayModel.rows.map(\.status), liveModel.rows.map(\.status))
     }
 }
+
+extension RecordingTests {
+    /// Before: a 401 that copied the request's Authorization into WWW-Authenticate and
+    /// X-Echo-Auth put `Bearer SEKRET` on stdout and in the recording, on both transports.
+    func testASecretTheServerEchoesBackIsRedactedOnStdoutAndInRecordings() throws {
+        for transport in ["urlsession", "nio"] {
+            let plan = temporaryPath("echo-\(transport).json")
+            try """
+            {"retry": {"maxAttempts": 1}, "requests": [
+              {"id": "echoed", "url": "{{fault}}/echo-auth", "headers": {"Authorization": "Bearer SEKRET-\(transport)"}}
+            ]}
+            """.write(toFile: plan, atomically: true, encoding: .utf8)
+            for recording in [temporaryPath("echo-\(transport).jsonl"), temporaryPath("echo-\(transport).har")] {
+                let run = try reqtop(["run", plan, "--transport", transport, "--record", recording])
+                XCTAssertEqual(run.status, 1, "the 401 fails: \(run.stderr)")
+                XCTAssert(run.stdout.contains("X-Echo-Auth"), "the echo is there, redacted: \(run.stdout)")
+                XCTAssertFalse(run.stdout.contains("SEKRET"), run.stdout)
+                XCTAssertFalse(run.stderr.contains("SEKRET"), run.stderr)
+                XCTAssertFalse(try String(contentsOfFile: recording, encoding: .utf8).contains("SEKRET"), recording)
+            }
+        }
+    }
+}

@@ -44,7 +44,7 @@ public final class HARRecorder: Sendable {
         descriptor = try OutputFile.create(path, notOver: inputs)
         try OutputFile.write(Array((Self.header + Self.closing).utf8), to: descriptor, path: path)
         pending.withLock { $0.end = Self.header.utf8.count }
-        let redactor = redact ? Redactor() : nil
+        let redactor = redact ? StreamRedactor() : nil
         let subscription = hub.subscribe(label: "reqtop.record-har") { [self] batch in
             var finished: [[RequestEvent]] = []
             pending.withLock { pending in

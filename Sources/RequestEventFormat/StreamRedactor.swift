@@ -1,0 +1,161 @@
+import Foundation
+import RequestOperations
+import Synchronization
+
+/// A ``Redactor`` for one stream of events (one output: stdout, a recording, a HAR, the
+/// endpoint, the monitor) that also remembers, per operation, the values it took out of the
+/// request, and takes those values out wherever they come back in the same operation's later
+/// events: a server that echoes `Authorization` into `WWW-Authenticate`, `X-Echo-Auth`, a
+/// `Location` or an error message would otherwise put the secret in the clear.
+///
+/// Learnt from `queued` and `built`: the values of credential headers (the whole value, and
+/// the credential after an auth scheme such as `Bearer`; each cookie's value), the userinfo
+/// of the URL and its secret query and fragment values (as written and percent-decoded).
+/// Values shorter than ``minimumLength`` are not remembered: scrubbing `1` or `ok` from every
+/// later string would hide more than it protects. An operation is forgotten at `finished`,
+/// and at most ``operationLimit`` are remembered (the oldest go first).
+public final class StreamRedactor: Sendable {
+    public let rules: Redactor
+    public static let minimumLength = 6
+    public static let operationLimit = 10_000
+
+    private struct Memory {
+        var secrets: [String: [String]] = [:]
+        var order: [String] = []
+        var orderStart = 0
+    }
+
+    private let memory = Mutex(Memory())
+
+    public init(_ rules: Redactor = Redactor()) {
+        self.rules = rules
+    }
+
+    public func redact(_ batch: [RequestEvent]) -> [RequestEvent] {
+        batch.map(redact)
+    }
+
+    public func redact(_ event: RequestEvent) -> RequestEvent {
+        switch event.payload {
+        case .queued(_, let url, let headers, _, _, _), .built(_, let url, let headers, _):
+            learn(secrets(url: url, headers: headers), for: event.operationID)
+        default:
+            break
+        }
+        var redacted = rules.redact(event)
+        let known = memory.withLock { memory -> [String]? in
+            let known = memory.secrets[event.operationID]
+            if case .finished = event.payload { memory.secrets[event.operationID] = nil }
+            return known
+        }
+        if let known, !known.isEmpty {
+            redacted.payload = Self.scrub(redacted.payload, of: known)
+        }
+        return redacted
+    }
+
+    private func learn(_ values: [String], for operation: String) {
+        let values = values.filter { $0.count >= Self.minimumLength && $0 != Redactor.placeholder }
+        guard !values.isEmpty else { return }
+        memory.withLock { memory in
+            if memory.secrets[operation] == nil {
+                memory.order.append(operation)
+                if memory.order.count - memory.orderStart > Self.operationLimit {
+                    memory.secrets[memory.order[memory.orderStart]] = nil
+                    memory.orderStart += 1
+                    if memory.orderStart > Self.operationLimit {
+                        memory.order.removeFirst(memory.orderStart)
+                        memory.orderStart = 0
+                    }
+                }
+            }
+            // Longest first, so a value that holds another is replaced whole.
+            memory.secrets[operation] = Set((memory.secrets[operation] ?? []) + values).sorted { $0.count > $1.count }
+        }
+    }
+
+    /// The values the rules take out of a request: what may come back.
+    func secrets(url: String, headers: [String: String]) -> [String] {
+        var found: [String] = []
+        for (name, value) in headers where rules.isSecretHeader(name) {
+            found.append(value)
+            let lower = name.lowercased()
+            if lower == "cookie" || lower == "set-cookie" {
+                // `Cookie: a=1; sid=abc`: each value.
+                for pair in value.split(separator: ";") {
+                    if let equals = pair.firstIndex(of: "=") { found.append(String(pair[pair.index(after: equals)...])) }
+                }
+            } else if let space = value.firstIndex(of: " ") {
+                // `Bearer abc`, `Basic dXNlcjpwdw==`: the credential alone comes back too.
+                found.append(String(value[value.index(after: space)...]).trimmingCharacters(in: .whitespaces))
+            }
+        }
+        found += rules.secretValues(url: url)
+        return found
+    }
+
+    static func scrub(_ payload: RequestEvent.Payload, of secrets: [String]) -> RequestEvent.Payload {
+        func text(_ value: String) -> String { scrub(value, of: secrets, with: Redactor.placeholder) }
+        func url(_ value: String) -> String { scrub(value, of: secrets, with: Redactor.urlPlaceholder) }
+        switch payload {
+        case .response(let status, let headers, let expected):
+            return .response(status: status, headers: headers.mapValues(text), expectedBytes: expected)
+        case .redirect(let status, let location, let dropped, let refused):
+            return .redirect(status: status, location: url(location), dropped: dropped, refused: refused.map(text))
+        case .taskCreated(let task, let value):
+            return .taskCreated(taskIdentifier: task, url: url(value))
+        case .taskCompleted(let error?):
+            return .taskCompleted(error: TransportError(code: error.code, message: text(error.message)))
+        case .validationFailed(let reason):
+            return .validationFailed(reason: text(reason))
+        case .retryScheduled(let delay, let reason):
+            return .retryScheduled(delay: delay, reason: text(reason))
+        case .retryDenied(let reason):
+            return .retryDenied(reason: text(reason))
+        case .preparationFailed(let reason):
+            return .preparationFailed(reason: text(reason))
+        case .finished(let outcome, let status, let attempts, let duration, let reason):
+            return .finished(outcome: outcome, status: status, attempts: attempts, duration: duration, reason: reason.map(text))
+        default:
+            return payload
+        }
+    }
+
+    /// `text` with every occurrence of each secret (as written, and percent-encoded) replaced.
+    static func scrub(_ text: String, of secrets: [String], with placeholder: String) -> String {
+        var out = text
+        for secret in secrets {
+            out = out.replacingOccurrences(of: secret, with: placeholder)
+            if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != secret {
+                out = out.replacingOccurrences(of: encoded, with: placeholder)
+            }
+        }
+        return out
+    }
+}
+
+extension Redactor {
+    /// The values ``redact(url:oauthCode:)`` takes out of `text`: the userinfo's password
+    /// (and whole userinfo) and secret query and fragment values, as written and decoded.
+    public func secretValues(url text: String) -> [String] {
+        var found: [String] = []
+        var rest = Substring(text)
+        if let scheme = rest.range(of: "://") {
+            let authority = rest[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+            if let at = authority.lastIndex(of: "@") {
+                let userinfo = authority[..<at]
+                found.append(String(userinfo))
+                if let colon = userinfo.firstIndex(of: ":") { found.append(String(userinfo[userinfo.index(after: colon)...])) }
+            }
+            rest = rest[authority.endIndex...]
+        }
+        guard let start = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return found }
+        for piece in rest[rest.index(after: start)...].split(whereSeparator: { $0 == "&" || $0 == ";" || $0 == "#" || $0 == "?" }) {
+            guard let equals = piece.firstIndex(of: "="), isSecretParameter(String(piece[..<equals]), oauthCode: false) else { continue }
+            let value = String(piece[piece.index(after: equals)...])
+            found.append(value)
+            if let decoded = value.removingPercentEncoding, decoded != value { found.append(decoded) }
+        }
+        return found
+    }
+}

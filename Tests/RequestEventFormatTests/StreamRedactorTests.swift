@@ -1,0 +1,42 @@
+import Foundation
+import RequestEventFormat
+import RequestOperations
+import XCTest
+
+/// A secret the server echoes back is taken out of the same operation's later events.
+final class StreamRedactorTests: XCTestCase {
+    private func event(_ op: String, _ payload: RequestEvent.Payload) -> RequestEvent {
+        RequestEvent(time: 1, operationID: op, attempt: 1, payload: payload)
+    }
+
+    func testAnEchoedCredentialIsTakenOutOfHeadersOfAnyNameURLsAndReasons() {
+        let redactor = StreamRedactor()
+        let queued = redactor.redact(event("a", .queued(method: "GET", url: "https://u:pw-1234@h/x?access_token=QTOKEN99&page=2",
+                                                        headers: ["Authorization": "Bearer SEKRET", "Cookie": "sid=COOKIE42; theme=dark"],
+                                                        maxAttempts: nil)))
+        guard case .queued(_, let url, let headers, _, _, _) = queued.payload else { return XCTFail() }
+        XCTAssertEqual(headers["Authorization"], Redactor.placeholder)
+        XCTAssertFalse(url.contains("QTOKEN99"))
+        let response = redactor.redact(event("a", .response(status: 401, headers: [
+            "WWW-Authenticate": "Bearer error=\"invalid_token\", token=\"SEKRET\"", "X-Echo-Auth": "Bearer SEKRET",
+            "X-Seen": "cookie COOKIE42, query QTOKEN99, password pw-1234", "X-Plain": "theme=dark"], expectedBytes: nil)))
+        guard case .response(_, let echoed, _) = response.payload else { return XCTFail() }
+        let text = echoed.values.joined(separator: " ")
+        for secret in ["SEKRET", "COOKIE42", "QTOKEN99", "pw-1234"] { XCTAssertFalse(text.contains(secret), "\(secret) in \(echoed)") }
+        XCTAssertEqual(echoed["X-Plain"], "theme=dark", "short values and names are left alone")
+        let redirect = redactor.redact(event("a", .redirect(status: 302, location: "https://h/cb?echo=SEKRET")))
+        XCTAssertEqual(redirect.payload, .redirect(status: 302, location: "https://h/cb?echo=\(Redactor.urlPlaceholder)"))
+        let finished = redactor.redact(event("a", .finished(outcome: .failure, status: 401, attempts: 1, duration: 1, reason: "status 401: SEKRET")))
+        XCTAssertEqual(finished.payload, .finished(outcome: .failure, status: 401, attempts: 1, duration: 1, reason: "status 401: [redacted]"))
+    }
+
+    func testSecretsBelongToTheirOperationAndAreForgottenWhenItFinishes() {
+        let redactor = StreamRedactor()
+        _ = redactor.redact(event("a", .queued(method: "GET", url: "http://h/", headers: ["X-Api-Key": "KEY-ALPHA"], maxAttempts: nil)))
+        let other = redactor.redact(event("b", .response(status: 200, headers: ["X": "KEY-ALPHA"], expectedBytes: nil)))
+        XCTAssertEqual(other.payload, .response(status: 200, headers: ["X": "KEY-ALPHA"], expectedBytes: nil), "another operation's value is its own")
+        _ = redactor.redact(event("a", .finished(outcome: .success, status: 200, attempts: 1, duration: 1, reason: nil)))
+        let later = redactor.redact(event("a", .response(status: 200, headers: ["X": "KEY-ALPHA"], expectedBytes: nil)))
+        XCTAssertEqual(later.payload, .response(status: 200, headers: ["X": "KEY-ALPHA"], expectedBytes: nil))
+    }
+}
