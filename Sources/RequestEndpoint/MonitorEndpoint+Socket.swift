@@ -145,7 +145,8 @@ extension MonitorEndpoint {
         close(fd)
     }
 
-    /// Reads and answers command lines. False when the peer closed.
+    /// Reads and answers command lines. False when the peer closed, or sends commands and
+    /// reads none of the replies (it is let go: see the check at the end).
     func readCommands(_ fd: Int32) -> Bool {
         /// What was read, in order: a whole line, or a line that was too long.
         enum Input {
@@ -154,7 +155,9 @@ extension MonitorEndpoint {
         }
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var inputs: [Input] = []
-        while true {
+        // At most 64 KiB a turn (the poll comes back for the rest): a peer that writes as fast
+        // as it is read must not make one turn's replies unbounded.
+        for _ in 0..<4 {
             let count = read(fd, &buffer, buffer.count)
             if count == 0 { return false }
             if count < 0 {
@@ -190,10 +193,22 @@ extension MonitorEndpoint {
             case .tooLong: EndpointProtocol.error("line too long: a command is at most \(EndpointProtocol.maxCommandLine) bytes")
             }
         }
-        if !replies.isEmpty {
-            let bytes = Array((replies.joined(separator: "\n") + "\n").utf8)
-            state.withLock { state in state.connections[fd]?.append(bytes) }
+        guard !replies.isEmpty else { return true }
+        let bytes = Array((replies.joined(separator: "\n") + "\n").utf8)
+        let (kept, firstDrop) = state.withLock { state -> (Bool, Bool) in
+            guard let pending = state.connections[fd]?.pending else { return (true, false) }
+            // Replies are never dropped the way events are (a command must get its answer),
+            // so a peer that sends commands and reads nothing is let go instead of held in memory.
+            guard pending == 0 || pending + bytes.count <= options.bufferLimit else {
+                defer { state.droppedForNotReading = true }
+                return (false, !state.droppedForNotReading)
+            }
+            state.connections[fd]?.append(bytes)
+            return (true, false)
         }
-        return true
+        if firstDrop {
+            options.notice("disconnected a monitor that sent commands and read none of \(options.bufferLimit) bytes of replies (said once)")
+        }
+        return kept
     }
 }

@@ -35,7 +35,9 @@ public final class MonitorEndpoint: Sendable {
         public var directory: String
         /// The program's name in `reqtop attach`'s list.
         public var name: String
-        /// Bytes a connection may have waiting to be written before events are dropped.
+        /// Bytes a connection may have waiting to be written before events are dropped; a
+        /// monitor whose command replies alone pass it (it sends commands and reads
+        /// nothing) is disconnected.
         public var bufferLimit: Int
         /// Finished operations kept for monitors that attach later.
         public var finishedLimit: Int
@@ -45,6 +47,11 @@ public final class MonitorEndpoint: Sendable {
         /// Takes secrets out of every event before it is kept or sent (a monitor's screen is
         /// often shared); nil sends them as they are. The hello says which.
         public var redactor: Redactor? = Redactor()
+        /// Where the endpoint says what it did on its own: a monitor dropped for not reading
+        /// its replies (said once). Default: a line on stderr.
+        public var notice: @Sendable (String) -> Void = { text in
+            FileHandle.standardError.write(Data(("reqtop endpoint: " + text + "\n").utf8))
+        }
 
         public init(readOnly: Bool = false, directory: String = EndpointDirectory.path, name: String = ProcessInfo.processInfo.processName,
                     bufferLimit: Int = 1 << 20, finishedLimit: Int = 1000) {
@@ -77,6 +84,8 @@ public final class MonitorEndpoint: Sendable {
         var stopped = false
         /// Set once the last events are in the buffers: the I/O thread writes them out and ends.
         var draining = false
+        /// A monitor was disconnected for not reading its replies (the notice is given once).
+        var droppedForNotReading = false
 
         /// Changes connection `fd` in place: a copy taken out of the dictionary and put back
         /// would copy its buffers on every change. Nil when it is gone.

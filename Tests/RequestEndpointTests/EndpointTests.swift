@@ -240,6 +240,33 @@ final class EndpointTests: XCTestCase {
         XCTAssertNotNil(reader.finished("op-400"), "the fresh snapshot has everything")
     }
 
+    /// Before: replies to a peer that sends commands and reads nothing were kept without
+    /// bound (+65 MB per 10 MB of commands). Now it is disconnected, and the program says so once.
+    func testAPeerThatSendsCommandsAndNeverReadsIsDisconnected() throws {
+        let queue = RequestQueue(maxConcurrentRequests: 2, earlyRetry: nil)
+        let notices = Mutex<[String]>([])
+        var options = MonitorEndpoint.Options(directory: directory, name: "endpoint-test", bufferLimit: 16 * 1024)
+        options.notice = { text in notices.withLock { $0.append(text) } }
+        let endpoint = try queue.startMonitorEndpoint(options: options)
+        defer { endpoint.stop() }
+        for round in 1...2 {
+            let fd = try UnixSocket.connect(to: endpoint.path)
+            defer { close(fd) }
+            waitFor("the peer") { endpoint.connectionCount == 1 }
+            let chunk = Array(String(repeating: "not a command\n", count: 4096).utf8)
+            var sent = 0
+            while sent < 10 << 20 {
+                let count = chunk.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if count <= 0 { break }
+                sent += count
+            }
+            XCTAssertLessThan(sent, 10 << 20, "round \(round): the endpoint let go before 10 MB of commands")
+            waitFor("the peer disconnected") { endpoint.connectionCount == 0 }
+        }
+        XCTAssertEqual(notices.withLock { $0.count }, 1, "said once: \(notices.withLock { $0 })")
+        XCTAssert(notices.withLock { $0.first ?? "" }.contains("read none"))
+    }
+
     func testAnotherUserCannotConnect() throws {
         guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
               FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
