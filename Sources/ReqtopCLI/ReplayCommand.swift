@@ -93,7 +93,12 @@ struct ReplayCommand: ParsableCommand {
                 skippedEntries = har.skipped.count
                 if har.torn {
                     ReqtopMain.printError("reqtop: \(file): the recording was cut off; replaying the \(har.entryCount) whole entries before the cut")
+                } else if har.endedCleanly == false {
+                    ReqtopMain.printError("reqtop: \(file): the recording did not end cleanly (the process was stopped before it closed it): "
+                        + "operations still in flight then are not in it; replaying its \(har.entryCount) entries")
                 }
+                // Not the whole story: never a clean 0.
+                if har.endedCleanly == false { skippedEntries = max(skippedEntries, 1) }
                 log = EventLogFile(startedAt: har.startedAt, redacted: nil, events: har.events, tornLastLine: nil)
             } else {
                 log = try EventLogFile.read(path: file)

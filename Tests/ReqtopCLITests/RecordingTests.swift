@@ -65,6 +65,10 @@ final class RecordingTests: XCTestCase {
         XCTAssert(whole.stderr.contains("reqtop: replayed "), whole.stderr)
         let operations = Set(whole.events.compactMap { $0["op"] as? String })
         XCTAssertGreaterThanOrEqual(operations.count, 3, "w1-profile, w1-redirects, w1-not-found finish in the first 3 s: \(operations)")
+        // Before: "N succeeded", exit 0, as if the run were complete.
+        XCTAssertEqual(whole.status, 1, "a recording cut off by SIGKILL is not a complete run")
+        XCTAssert(whole.stderr.contains("the recording did not end cleanly"), whole.stderr)
+        XCTAssertEqual(try HARImport.read(path: recording).endedCleanly, false)
         // And with its last entry torn, as a kill in the middle of a write leaves it.
         var bytes = try Data(contentsOf: URL(fileURLWithPath: recording))
         let entries = bytes.split(separator: UInt8(ascii: "\n")).count - 2  // a header line, one line an entry, a closing line
@@ -72,6 +76,7 @@ final class RecordingTests: XCTestCase {
         try bytes.write(to: URL(fileURLWithPath: recording))
         let torn = try reqtop(["replay", recording, "--no-tui"])
         XCTAssert(torn.stderr.contains("the recording was cut off; replaying the \(entries - 1) whole entries before the cut"), torn.stderr)
+        XCTAssertEqual(torn.status, 1)
     }
 
     func testRecordExportImportGivesTheSameOperationsAttemptsAndOutcomes() throws {
@@ -93,6 +98,19 @@ final class RecordingTests: XCTestCase {
         let replayed = try reqtop(["replay", direct])
         XCTAssert(replayed.stderr.contains("replayed 6 operations"), replayed.stderr)
         XCTAssert(replayed.stderr.contains("3 succeeded, 2 failed, 1 cancelled"), replayed.stderr)
+        XCTAssertFalse(replayed.stderr.contains("did not end cleanly"), replayed.stderr)
+        XCTAssertEqual(try HARImport.read(path: direct).endedCleanly, true, "a clean end is marked")
+        // The marked end is still HAR to a reader someone else wrote.
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", "import json,sys; d=json.load(open(sys.argv[1])); assert d['log']['_reqtop']['complete'] is True; print(len(d['log']['entries']))", direct]
+        let out = Pipe()
+        python.standardOutput = out
+        try python.run()
+        python.waitUntilExit()
+        XCTAssertEqual(python.terminationStatus, 0)
+        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
+                       "\(try HARImport.read(path: direct).entryCount)", "an entry an attempt")
     }
 
     func testResendingARecordingToATargetNeverSendsARedactedValue() throws {

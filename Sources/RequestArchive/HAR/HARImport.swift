@@ -25,14 +25,19 @@ public enum HARImport {
         /// Set when the file is a HAR reqtop was writing when it was killed: read up to its
         /// last whole entry.
         public var torn = false
+        /// For a recording reqtop wrote as it ran (`--record FILE.har`): whether it ended
+        /// cleanly; false when the process was killed (or the disk filled) first, so
+        /// operations in flight then are not in it. Nil for other HAR files, which cannot tell.
+        public var endedCleanly: Bool?
     }
 
     /// A HAR that ``HARRecorder`` was writing when the process was killed: its header line,
     /// whole entry lines, and a last line cut short. Gives the document up to the last
     /// whole entry, or nil when the bytes are not such a file.
     static func mendTorn(_ bytes: Data) -> Data? {
-        let header = Data(HARRecorder.header.utf8)
-        guard bytes.starts(with: header) else { return nil }
+        guard let header = [HARRecorder.header, HARRecorder.legacyHeader].map({ Data($0.utf8) }).first(where: { bytes.starts(with: $0) }) else {
+            return nil
+        }
         var kept: [Data] = []
         for line in bytes.dropFirst(header.count).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
             var entry = Data(line)
@@ -71,6 +76,17 @@ public enum HARImport {
     ///   same result; nil: when the file is 8 MiB or more.
     public static func parse(_ data: Data, file: String, strict: Bool = false, split: Bool? = nil) throws -> Result {
         try parse(data, file: file, strict: strict, split: split ?? (data.count >= HARSplitDecoder.threshold), slices: nil)
+    }
+
+    /// Whether a recording reqtop wrote as it ran ends with the closing line of a clean end
+    /// (nil: another tool's file, or one made before the end was marked).
+    static func endedCleanly(_ bytes: Data, torn: Bool) -> Bool? {
+        guard bytes.starts(with: Data(HARRecorder.header.utf8)) else { return nil }
+        guard !torn else { return false }
+        let marker = Data(HARRecorder.completeClosing.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        var end = bytes.endIndex
+        while end > bytes.startIndex, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[end - 1]) { end -= 1 }
+        return bytes[..<end].suffix(marker.count).elementsEqual(marker)
     }
 
     static func parse(_ data: Data, file: String, strict: Bool, split: Bool, slices: Int?) throws -> Result {
@@ -148,7 +164,9 @@ public enum HARImport {
         }
         events.sort { $0.time < $1.time }
         // Other tools' entries are placed from the earliest one, which starts the session.
-        return Result(startedAt: sessionStart ?? origin, events: events, entryCount: entries.count, skipped: skipped, torn: torn)
+        var result = Result(startedAt: sessionStart ?? origin, events: events, entryCount: entries.count, skipped: skipped, torn: torn)
+        result.endedCleanly = endedCleanly(bytes, torn: torn)
+        return result
     }
 
     struct CheckedEntry: Sendable {

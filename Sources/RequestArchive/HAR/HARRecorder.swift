@@ -32,8 +32,15 @@ public final class HARRecorder: Sendable {
     private let pending = Mutex(Pending())
 
     /// The first line of every HAR reqtop writes; ``HARImport`` knows a torn one by it.
-    static let header = #"{"log":{"version":"1.2","creator":{"name":"reqtop","version":"0.1.0"},"pages":[],"entries":["# + "\n"
+    static let header = #"{"log":{"version":"1.2","creator":{"name":"reqtop","version":"0.2.0"},"pages":[],"entries":["# + "\n"
+    /// The header of recordings made before a clean end was marked: they cannot say whether
+    /// they ended cleanly.
+    static let legacyHeader = #"{"log":{"version":"1.2","creator":{"name":"reqtop","version":"0.1.0"},"pages":[],"entries":["# + "\n"
+    /// The closing line while the session runs: the file is a whole HAR at every moment.
     static let closing = "\n]}}\n"
+    /// The closing line ``finish(hub:)`` writes: only a recording that ended cleanly has it
+    /// (`log._reqtop.complete`), so one cut off by SIGKILL says so on import.
+    static let completeClosing = #"\#n],"_reqtop":{"complete":true}}}\#n"#
 
     /// Opens the file now (failing now, not at the end, when it cannot be written), and
     /// refuses to write over `inputs` or through a symbolic link (see ``OutputFile``).
@@ -103,6 +110,12 @@ public final class HARRecorder: Sendable {
         }
         for operation in unfinished.sorted(by: { ($0.first?.time ?? 0) < ($1.first?.time ?? 0) }) { append(operation) }
         if let failure = pending.withLock({ $0.failure }) { throw failure }
+        // Longer than the running closing line, so it covers it whole.
+        let closed = pending.withLock { pending -> Bool in
+            let bytes = Array(Self.completeClosing.utf8)
+            return bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress!, $0.count, off_t(pending.end)) } == bytes.count
+        }
+        guard closed else { throw ArchiveError(file: path, message: "writing failed (\(String(cString: strerror(errno))))") }
         fsync(descriptor)
     }
 
