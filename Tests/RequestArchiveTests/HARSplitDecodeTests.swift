@@ -33,8 +33,31 @@ final class HARSplitDecodeTests: XCTestCase {
                            "\(name), \(slices) slices, strict", file: file, line: line)
         }
         if let expectSplit {
-            let used = data.withUnsafeBytes { HAREntriesLocator.locate($0) } != nil
+            let used: Bool
+            if case .found = data.withUnsafeBytes({ HAREntriesLocator.locate($0) }) { used = true } else { used = false }
             XCTAssertEqual(used, expectSplit, "\(name): split or decoded whole", file: file, line: line)
+        }
+    }
+
+    /// Before: the split reader replayed a file whose entries nest 509–510 deep, which the
+    /// whole-file reader refused, and a HAR with `entries` twice replayed 0 operations, exit 0.
+    func testBothReadersKeepTheSameRulesForDuplicateKeysAndNesting() throws {
+        let entry = #"{"startedDateTime":"2024-01-01T00:00:00.000Z","time":1,"request":{"method":"GET","url":"http://h/","httpVersion":"HTTP/1.1","cookies":[],"headers":[],"queryString":[],"headersSize":-1,"bodySize":0},"response":{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","cookies":[],"headers":[],"content":{"size":0,"mimeType":"text/plain"},"redirectURL":"","headersSize":-1,"bodySize":0},"cache":{},"timings":{"send":0,"wait":1,"receive":0},"_x":NEST}"#
+        func har(_ depth: Int) -> Data {
+            Data(#"{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":[ENTRY]}}"#
+                .replacingOccurrences(of: "ENTRY", with: entry)
+                .replacingOccurrences(of: "NEST", with: String(repeating: "[", count: depth) + String(repeating: "]", count: depth)).utf8)
+        }
+        for depth in [508, 509, 510] {
+            let split = outcome(har(depth), split: true, slices: 2), whole = outcome(har(depth), split: false)
+            XCTAssertEqual(split, whole, "\(depth) levels")
+            XCTAssertEqual(split.error?.contains("too many nested") == true, depth > 508, "\(depth): \(String(describing: split.error))")
+        }
+        for (name, text) in [("entries twice", #"{"log":{"entries":[ENTRY],"entries":[]}}"#), ("log twice", #"{"log":{"entries":[ENTRY]},"log":{"entries":[]}}"#)] {
+            let data = Data(text.replacingOccurrences(of: "ENTRY", with: entry.replacingOccurrences(of: "NEST", with: "1")).utf8)
+            let split = outcome(data, split: true, slices: 2), whole = outcome(data, split: false)
+            XCTAssertEqual(split, whole, name)
+            XCTAssert(split.error?.contains("appears twice") == true, "\(name): \(String(describing: split.error))")
         }
     }
 

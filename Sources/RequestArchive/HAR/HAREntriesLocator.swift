@@ -10,12 +10,18 @@ import Darwin
 /// decoded a slice of entries per core (``HARImport``).
 ///
 /// It looks for the plain shape only: an object whose `log` member is an object with one
-/// `entries` array, keys written without escapes, each named once. Anything else — a torn
-/// file, bytes that are not JSON, a duplicate or escaped key — gives nil, and the file is
-/// decoded whole as before, with the whole-file decoder's errors. Nothing here decides
-/// whether the JSON is valid: the elements and the rest of the file are each decoded, and so
-/// checked, by `JSONDecoder`.
+/// `entries` array, keys written without escapes. A torn file, bytes that are not JSON or an
+/// escaped key give ``Outcome/wholeFile``, and the file is decoded whole, with the whole-file
+/// decoder's errors. Two rules hold for both readers, so they never give two answers
+/// (``Outcome/refused(_:)``): a key named twice in the document or in `log` (the whole-file
+/// decoder kept one of two `entries` and replayed nothing), and nesting deeper than
+/// ``maxDepth`` (the whole-file decoder's limit; a slice decoded alone went 3 levels further).
+/// Nothing else here decides whether the JSON is valid: the elements and the rest of the
+/// file are each decoded, and so checked, by `JSONDecoder`.
 enum HAREntriesLocator {
+    /// `JSONDecoder`'s own limit: it refuses a 513th level.
+    static let maxDepth = 512
+
     struct Found {
         /// The `[` … `]` of `entries`.
         var array: Range<Int>
@@ -23,27 +29,42 @@ enum HAREntriesLocator {
         var elements: [Range<Int>]
     }
 
-    static func locate(_ bytes: UnsafeRawBufferPointer) -> Found? {
+    enum Outcome {
+        case found(Found)
+        /// Not the plain shape: decode the file whole.
+        case wholeFile
+        /// Neither reader may take it: why, with the place.
+        case refused(String)
+    }
+
+    static func locate(_ bytes: UnsafeRawBufferPointer) -> Outcome {
         var scanner = Scanner(bytes: bytes)
         var found: Found?
+        var rootKeys = Set<String>(), logKeys = Set<String>()
         let shaped = scanner.object { key, scanner in
+            guard rootKeys.insert(key).inserted else { return scanner.duplicate(key, in: "the document") }
             guard key == "log" else { return scanner.skipValue() }
-            guard found == nil else { return false }
             return scanner.object { key, scanner in
+                guard logKeys.insert(key).inserted else { return scanner.duplicate(key, in: "log") }
                 guard key == "entries" else { return scanner.skipValue() }
-                guard found == nil, let entries = scanner.array() else { return false }
+                guard let entries = scanner.array() else { return false }
                 found = entries
                 return true
             }
         }
+        if let refusal = scanner.refusal { return .refused(refusal) }
         scanner.skipSpace()
-        guard shaped, scanner.atEnd else { return nil }
-        return found
+        guard shaped, scanner.atEnd, let found else { return .wholeFile }
+        return .found(found)
     }
 
     private struct Scanner {
         let bytes: UnsafeRawBufferPointer
         var position = 0
+        /// Levels of objects and arrays around the position.
+        var level = 0
+        /// Set when a rule both readers keep is broken; the walk stops there.
+        var refusal: String?
 
         var atEnd: Bool { position == bytes.count }
 
@@ -66,6 +87,8 @@ enum HAREntriesLocator {
         /// and reads or skips the value.
         mutating func object(_ member: (String, inout Scanner) -> Bool) -> Bool {
             guard take(UInt8(ascii: "{")) else { return false }
+            level += 1
+            defer { level -= 1 }
             if take(UInt8(ascii: "}")) { return true }
             while true {
                 skipSpace()
@@ -82,6 +105,8 @@ enum HAREntriesLocator {
             skipSpace()
             let start = position
             guard take(UInt8(ascii: "[")) else { return nil }
+            level += 1
+            defer { level -= 1 }
             var elements: [Range<Int>] = []
             if take(UInt8(ascii: "]")) { return Found(array: start..<position, elements: []) }
             while true {
@@ -93,6 +118,22 @@ enum HAREntriesLocator {
                 guard take(UInt8(ascii: "]")) else { return nil }
                 return Found(array: start..<position, elements: elements)
             }
+        }
+
+        /// Refuses a key named twice: which one it keeps is no rule to replay by.
+        mutating func duplicate(_ key: String, in object: String) -> Bool {
+            refusal = "the key \"\(key)\" appears twice in \(object) (\(place(position))): a HAR names each key once"
+            return false
+        }
+
+        /// `line L, column C` of a byte offset (columns count bytes, from 1).
+        func place(_ offset: Int) -> String {
+            var line = 1, lineStart = 0
+            for index in 0..<min(offset, bytes.count) where bytes[index] == 0x0A {
+                line += 1
+                lineStart = index + 1
+            }
+            return "line \(line), column \(offset - lineStart + 1)"
         }
 
         /// A key in quotes with no escape in it (an escaped key might be `log` or `entries`
@@ -124,7 +165,12 @@ enum HAREntriesLocator {
                     case UInt8(ascii: "\""):
                         guard skipString() else { return false }
                         continue
-                    case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                    case UInt8(ascii: "{"), UInt8(ascii: "["):
+                        depth += 1
+                        if level + depth > HAREntriesLocator.maxDepth {
+                            refusal = "not valid JSON (too many nested arrays or dictionaries at \(place(position)); at most \(HAREntriesLocator.maxDepth) levels)"
+                            return false
+                        }
                     case UInt8(ascii: "}"), UInt8(ascii: "]"):
                         depth -= 1
                         if depth == 0 {

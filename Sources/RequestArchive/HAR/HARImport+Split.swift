@@ -13,9 +13,8 @@ enum HARSplitDecoder {
     /// Files below this are decoded whole: a few megabytes take milliseconds.
     static let threshold = 8 << 20
 
-    static func decodeEntries(_ bytes: Data, slices: Int) -> [Readable<HAREntry>]? {
-        let found = bytes.withUnsafeBytes { HAREntriesLocator.locate($0) }
-        guard let found else { return nil }
+    /// - Parameter found: where the locator found the entries.
+    static func decodeEntries(_ bytes: Data, found: HAREntriesLocator.Found, slices: Int) -> [Readable<HAREntry>]? {
         // The rest of the file, the entries left out: it must be a HAR on its own.
         let start = bytes.startIndex
         var rest = Data(bytes[start..<start + found.array.lowerBound])

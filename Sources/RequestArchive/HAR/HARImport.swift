@@ -98,7 +98,15 @@ public enum HARImport {
         // Four slices a core: entries differ in size, and a core that finishes its slice early
         // takes another (two slices on two cores took 590 and 760 ms; eight, 630–730 ms in all).
         let slices = split ? max(1, slices ?? ProcessInfo.processInfo.activeProcessorCount * 4) : 1
-        if split, let entries = HARSplitDecoder.decodeEntries(bytes, slices: slices) {
+        // One walk of the structure for both readers: the rules they share, and for the split
+        // reader where the entries are.
+        var located: HAREntriesLocator.Found?
+        switch bytes.withUnsafeBytes({ HAREntriesLocator.locate($0) }) {
+        case .refused(let reason): throw ArchiveError(file: file, message: reason)
+        case .found(let found): located = found
+        case .wholeFile: break
+        }
+        if split, let located, let entries = HARSplitDecoder.decodeEntries(bytes, found: located, slices: slices) {
             har = HARFile(log: HARLog(entries: entries))
         } else {
             do {
