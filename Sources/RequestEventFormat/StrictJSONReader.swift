@@ -114,6 +114,10 @@ public struct StrictJSONReader: Sendable {
 
     /// JSONSerialization's message, with "around character N" turned into a line and column.
     public static func describe(jsonError error: Error, in data: Data) -> String {
+        // Foundation's words often have no place ("unexpected end of file during JSON
+        // parse"), or the wrong fault (a lone surrogate called an end of file): our own walk
+        // names both.
+        if let problem = JSONProblemFinder.find(in: data) { return problem.description }
         let nsError = error as NSError
         var message = (nsError.userInfo[NSDebugDescriptionErrorKey] as? String) ?? nsError.localizedDescription
         if let range = message.range(of: #"around character (\d+)"#, options: .regularExpression),

@@ -50,7 +50,7 @@ final class PlanParserTests: XCTestCase {
     }
 
     func testEveryErrorNamesThePlaceAndWhatWasExpected() {
-        XCTAssertEqual(error("{\n  \"requests\": [\n    {\"url\": }\n  ]\n}"), "plan.json: not valid JSON (invalid value at line 3, column 13)")
+        XCTAssertEqual(error("{\n  \"requests\": [\n    {\"url\": }\n  ]\n}"), "plan.json: not valid JSON (expected a value, found '}' at line 3, column 13)")
         XCTAssertEqual(error("[1]"), #"plan.json: expected a JSON object with a "requests" array, found an array"#)
         XCTAssertEqual(error("{}"), "plan.json: requests: missing; expected an array of requests")
         XCTAssertEqual(error(#"{"requests": []}"#), "plan.json: requests: empty; expected at least one request")
