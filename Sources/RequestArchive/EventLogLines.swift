@@ -17,14 +17,26 @@ struct EventLogLines {
     /// Set when the last line was cut off.
     private(set) var tornLastLine: Int?
 
+    /// The longest line a recording may have: 4 MiB. reqtop's own lines are far shorter (a
+    /// recorded body is at most 64 KiB); a longer one is another kind of file (a HAR named
+    /// `.jsonl` is one line of 32 MB), refused at once rather than parsed for seconds.
+    static let maxLineBytes = 4 << 20
+
     init(file: String) {
         self.file = file
+    }
+
+    /// The error for line `number` longer than ``maxLineBytes``.
+    static func tooLong(file: String, line number: Int) -> ArchiveError {
+        ArchiveError(file: file, message: "line \(number) is longer than \(maxLineBytes >> 20) MiB, the most a recording's line may be: "
+                     + "is this a reqtop recording? (a HAR file must end in .har)")
     }
 
     /// Reads line `number + 1`. `isLast`: nothing follows it in the file; `endsWithNewline`:
     /// the file's last byte is a newline. Returns the event, nil for the header or a blank line.
     mutating func take(_ line: UnsafeRawBufferPointer, isLast: Bool, endsWithNewline: Bool) throws -> RequestEvent? {
         number += 1
+        guard line.count <= Self.maxLineBytes else { throw Self.tooLong(file: file, line: number) }
         if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) { return nil }
         guard EventLogFile.isUTF8(line) else {
             throw ArchiveError(file: file, message: "line \(number): not UTF-8 text")

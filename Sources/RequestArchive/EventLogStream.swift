@@ -110,6 +110,10 @@ public final class EventLogStream {
                     events.append(event)
                 }
             }
+            // A line longer than any recording's is refused as soon as it is, not read to its end.
+            if !lineLeft, buffer.count - consumed > EventLogLines.maxLineBytes {
+                throw EventLogLines.tooLong(file: file, line: lines.number + 1)
+            }
             // At the end of the file what is left is its last line, with no newline after it.
             if !lineLeft, reachedEnd, consumed < buffer.count {
                 if let event = try lines.take(UnsafeRawBufferPointer(rebasing: buffer[consumed...]), isLast: true, endsWithNewline: false) {
