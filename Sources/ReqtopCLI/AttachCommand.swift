@@ -73,11 +73,21 @@ struct AttachCommand: ParsableCommand {
         // not a program that "ended".
         let hello: EndpointClient.Hello
         switch client.greeting() {
-        case .hello(let greeting)?:
+        case .message(.hello(let greeting)):
+            guard greeting.version == EndpointProtocol.version else {
+                throw InputError(message: "cannot attach to \(path): the program speaks endpoint protocol version \(greeting.version); "
+                                 + "this reqtop speaks version \(EndpointProtocol.version) (use the reqtop the program was built with)")
+            }
             hello = greeting
-        case .error(let text)?:
+        case .message(.error(let text)):
             throw InputError(message: "cannot attach to \(path): the program says: \(text)")
-        default:
+        case .message(.unreadable(let text)):
+            throw InputError(message: "cannot attach to \(path): its first line is no hello (\(String(text.prefix(80)).debugDescription)); is it a reqtop endpoint?")
+        case .message:
+            throw InputError(message: "cannot attach to \(path): its first line is no hello; is it a reqtop endpoint?")
+        case .closed:
+            throw InputError(message: "cannot attach to \(path): it closed the connection without a hello (is it a reqtop endpoint?)")
+        case .timedOut:
             throw InputError(message: "cannot attach to \(path): no hello from it within 5 s (is it a reqtop endpoint?)")
         }
         if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {

@@ -21,6 +21,17 @@ public final class EndpointClient: Sendable {
         public var live: Int
         public var readOnly: Bool
         public var suspended: Bool
+        /// The protocol version the program speaks (``EndpointProtocol/version``; 1 when unsaid).
+        public var version: Int = EndpointProtocol.version
+    }
+
+    /// How the first line of a program went (``greeting(timeout:)``).
+    public enum Greeting: Sendable, Equatable {
+        case message(Message)
+        /// The program closed the connection before a whole line.
+        case closed
+        /// Nothing whole came within the time.
+        case timedOut
     }
 
     /// One line from the program.
@@ -56,7 +67,7 @@ public final class EndpointClient: Sendable {
     /// Reads the program's first line within `timeout`: its hello, or an error when it
     /// refuses this connection (another user, say); nil when nothing readable came. Reads
     /// byte by byte, so ``run(_:)`` goes on from the next line.
-    public func greeting(timeout: TimeInterval = 5) -> Message? {
+    public func greeting(timeout: TimeInterval = 5) -> Greeting {
         var wait = timeval(tv_sec: Int(timeout), tv_usec: .init((timeout - timeout.rounded(.down)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
         defer {
@@ -65,12 +76,17 @@ public final class EndpointClient: Sendable {
         }
         var line: [UInt8] = []
         var byte: UInt8 = 0
-        while read(fd, &byte, 1) == 1 {
-            if byte == UInt8(ascii: "\n") { return Self.parse(String(decoding: line, as: UTF8.self)) }
-            guard line.count < 64 * 1024 else { return nil }
+        while true {
+            let count = read(fd, &byte, 1)
+            if count == 0 { return .closed }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return errno == EAGAIN || errno == EWOULDBLOCK ? .timedOut : .closed
+            }
+            if byte == UInt8(ascii: "\n") { return .message(Self.parse(String(decoding: line, as: UTF8.self))) }
+            guard line.count < 64 * 1024 else { return .message(.unreadable(String(decoding: line.prefix(200), as: UTF8.self))) }
             line.append(byte)
         }
-        return nil
     }
 
     /// Reads lines until the program closes the connection (or ``close()``), handing each
@@ -182,7 +198,8 @@ public final class EndpointClient: Sendable {
         case "hello":
             return .hello(Hello(pid: int("pid").flatMap { Int32(exactly: $0) } ?? 0, name: object["name"] as? String ?? "?",
                                 startedAt: object["startedAt"] as? String ?? "", time: JSONText.seconds(object["t"]) ?? 0, live: int("live") ?? 0,
-                                readOnly: object["readOnly"] as? Bool ?? false, suspended: object["suspended"] as? Bool ?? false))
+                                readOnly: object["readOnly"] as? Bool ?? false, suspended: object["suspended"] as? Bool ?? false,
+                                version: int("version") ?? EndpointProtocol.version))
         case "snapshot": return .snapshot(operations: int("operations") ?? 0)
         case "snapshotEnd": return .snapshotEnd
         case "missed": return .missed(int("count") ?? 0)

@@ -59,7 +59,11 @@ public enum EndpointProtocol {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
             throw EndpointError("not a JSON object: expected {\"id\": N, \"command\": \"cancel\", \"op\": \"ID\"}")
         }
-        let id = (object["id"] as? NSNumber).flatMap { EventLog.isJSONBoolean($0) ? nil : $0.intValue }
+        // An id that is not a whole number in range is refused (1e300 came back as Int.min).
+        let id = JSONText.integer(object["id"])
+        if let raw = object["id"], !(raw is NSNull), id == nil {
+            throw EndpointError("\"id\" must be a whole number of at most 15 digits, found \(StrictJSONReader.describe(raw))")
+        }
         guard let name = object["command"] as? String else { throw EndpointError("missing \"command\"", id: id) }
         guard let command = Command(rawValue: name) else {
             throw EndpointError("unknown command \"\(name)\"; expected one of \(Command.allCases.map(\.rawValue).joined(separator: ", "))", id: id)
@@ -72,7 +76,28 @@ public enum EndpointProtocol {
         if command.needsHost, host?.isEmpty ?? true {
             throw EndpointError("\(name) needs \"host\", as host:port", id: id)
         }
+        if command.needsHost, let host, let problem = hostProblem(host) {
+            throw EndpointError("\(name): \(problem)", id: id)
+        }
         return Request(id: id, command: command, operation: operation, host: host)
+    }
+}
+
+extension EndpointProtocol {
+    /// Why `text` is no `host:port` as the engine names hosts (`api.example.com:443`,
+    /// `127.0.0.1:8080`, `[::1]:8080`); nil when it is one.
+    static func hostProblem(_ text: String) -> String? {
+        guard text.utf8.count <= 262 else { return "\"host\" is longer than a host name and port can be" }
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
+            return "\"host\" must be host:port with a port from 1 to 65535, found \"\(text.prefix(80))\""
+        }
+        let name = text[..<colon]
+        let bracketed = name.hasPrefix("[") && name.hasSuffix("]") && name.count > 2
+        let allowed = bracketed ? CharacterSet(charactersIn: "0123456789abcdefABCDEF:.%[]") : CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")
+        guard !name.isEmpty, name.unicodeScalars.allSatisfy(allowed.contains) else {
+            return "\"host\" must be a host name or address and a port, found \"\(String(text.prefix(80)).debugDescription.dropFirst().dropLast())\""
+        }
+        return nil
     }
 }
 

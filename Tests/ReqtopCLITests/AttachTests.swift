@@ -159,7 +159,8 @@ private final class OneLineSocket: @unchecked Sendable {
     let path: String
     private let fd: Int32
 
-    init(saying line: String) throws {
+    /// `line` nil: closes at once, saying nothing.
+    init(saying line: String?) throws {
         let path = NSTemporaryDirectory() + "one-\(UUID().uuidString.prefix(8)).sock"
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         self.path = path
@@ -176,6 +177,10 @@ private final class OneLineSocket: @unchecked Sendable {
         Thread.detachNewThread {
             let peer = accept(fd, nil, nil)
             guard peer >= 0 else { return }
+            guard let line else {
+                close(peer)
+                return
+            }
             let bytes = Array((line + "\n").utf8)
             _ = bytes.withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
             close(peer)
@@ -198,7 +203,20 @@ extension AttachTests {
         let garbage = try OneLineSocket(saying: "HTTP/1.1 400 Bad Request")
         let confused = try reqtop(["attach", garbage.path, "--no-tui"], timeout: 20)
         XCTAssertEqual(confused.status, 2)
-        XCTAssert(confused.stderr.contains("no hello from it"), confused.stderr)
+        XCTAssertEqual(confused.stderr, "reqtop: cannot attach to \(garbage.path): its first line is no hello (\"HTTP/1.1 400 Bad Request\"); is it a reqtop endpoint?\n")
+    }
+
+    /// Before: a peer that closed at once was "no hello within 5 s" after 0.0 s, and a hello
+    /// of protocol version 2 was taken silently.
+    func testAPeerThatClosesOrSpeaksAnotherVersionIsNamedSo() throws {
+        let closing = try OneLineSocket(saying: nil)
+        let closed = try reqtop(["attach", closing.path, "--no-tui"], timeout: 20)
+        XCTAssertEqual(closed.status, 2)
+        XCTAssertEqual(closed.stderr, "reqtop: cannot attach to \(closing.path): it closed the connection without a hello (is it a reqtop endpoint?)\n")
+        let newer = try OneLineSocket(saying: #"{"event":"hello","version":2,"pid":1,"name":"x","startedAt":"","t":0,"live":0}"#)
+        let refused = try reqtop(["attach", newer.path, "--no-tui"], timeout: 20)
+        XCTAssertEqual(refused.status, 2)
+        XCTAssert(refused.stderr.contains("the program speaks endpoint protocol version 2; this reqtop speaks version 1"), refused.stderr)
     }
 }
 

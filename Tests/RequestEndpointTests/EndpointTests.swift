@@ -170,6 +170,9 @@ final class EndpointTests: XCTestCase {
         reader.client.send(line: String(repeating: "x", count: 200_000))
         reader.client.send(line: #"{"id": 7, "command": "explode"}"#)
         reader.client.send(line: #"{"id": 8, "command": "cancel"}"#)
+        reader.client.send(line: #"{"id": 1e300, "command": "suspend"}"#)
+        reader.client.send(line: #"{"id": 9, "command": "isolate", "host": "docker.sock\n:80"}"#)
+        reader.client.send(line: #"{"id": 10, "command": "isolate", "host": "made-up-host"}"#)
         XCTAssertEqual(reader.client.request(.resume)?.message, "resumed", "the connection still works")
         let errors = reader.all.compactMap { message -> String? in
             switch message {
@@ -183,7 +186,14 @@ final class EndpointTests: XCTestCase {
             "line too long: a command is at most 65536 bytes",
             "unknown command \"explode\"; expected one of retry, cancel, cancelAll, suspend, resume, releaseBatches, isolate, closeCircuit",
             "cancel needs \"op\", the operation's id",
+            "\"id\" must be a whole number of at most 15 digits, found 1e+300",
+            "isolate: \"host\" must be a host name or address and a port, found \"docker.sock\\n:80\"",
+            "isolate: \"host\" must be host:port with a port from 1 to 65535, found \"made-up-host\"",
         ])
+        XCTAssertFalse(queue.isSuspended, "a command with a bad id is not carried out")
+        XCTAssertNil(EndpointProtocol.hostProblem("api.example.com:443"))
+        XCTAssertNil(EndpointProtocol.hostProblem("[::1]:8080"))
+        XCTAssertNotNil(EndpointProtocol.hostProblem("a b:80"))
     }
 
     /// A program (or anything on the socket) that sends numbers out of range cannot trap
