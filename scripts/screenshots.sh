@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes the README's pictures of the monitor from the real binary: runs `reqtop demo` in
+# Makes the README's and docs' pictures of the monitor from the real binary: runs `reqtop demo` in
 # tmux, presses keys as a person would, captures the screen with its colours and renders
 # it to PNG (scripts/ansi_to_png.py). Needs tmux, Pillow and the DejaVu fonts; installs
 # what is missing.

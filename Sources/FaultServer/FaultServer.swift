@@ -9,7 +9,7 @@ import Synchronization
 /// slow drips, redirect chains, flaky endpoints, `Retry-After`, cut and reset connections,
 /// hangs and an echo. The demo, the tests and the benchmarks run against it.
 ///
-/// It binds to 127.0.0.1 only. Routes are listed in ``FaultRoutes`` and the README.
+/// It binds to 127.0.0.1 only. Routes are listed in ``FaultRoute`` and docs/fault-server.md.
 public final class FaultServer: Sendable {
     public let host = "127.0.0.1"
     public let port: Int

@@ -22,7 +22,7 @@ struct RunCommand: ParsableCommand, RunsASession {
         X-RateLimit headers hold every request to it). \
         A URL may start with {{fault}} to target a fault server started in this process; \
         {{ID.field}} takes a value from the JSON answer of request ID, listed in "dependsOn". \
-        See the README for every field.
+        See docs/plans.md for every field.
         """
     )
 

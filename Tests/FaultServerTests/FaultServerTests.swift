@@ -5,7 +5,7 @@ import FoundationNetworking
 #endif
 import XCTest
 
-/// Each route does what the README says, checked with a plain URLSession.
+/// Each route does what docs/fault-server.md says, checked with a plain URLSession.
 final class FaultServerTests: XCTestCase {
     private var server: FaultServer!
 

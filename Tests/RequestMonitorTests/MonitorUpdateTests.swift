@@ -247,9 +247,9 @@ final class KeyTableTests: XCTestCase {
     }
 
     func testTheReadmeShowsTheKeyTable() throws {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../README.md")
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/monitor.md")
         let text = try String(contentsOf: readme, encoding: .utf8)
-        XCTAssertTrue(text.contains(KeyMap.markdownTable), "README.md's key table must be KeyMap.markdownTable:\n\(KeyMap.markdownTable)")
+        XCTAssertTrue(text.contains(KeyMap.markdownTable), "docs/monitor.md's key table must be KeyMap.markdownTable:\n\(KeyMap.markdownTable)")
     }
 }
 

@@ -98,7 +98,7 @@ final class ConnectionReuseTests: XCTestCase {
     /// What libcurl still does on its own: a request without a body (here a GET) that meets
     /// a dead reused connection is sent again on a fresh one, and FoundationNetworking
     /// tells nobody (no delegate callback exists for it). RFC 9110 §9.2.2 allows a client
-    /// to do so for idempotent requests; the README states the limit. This test pins the
+    /// to do so for idempotent requests; docs/linux-notes.md states the limit. This test pins the
     /// behaviour so that a Foundation that changes it is noticed.
     func testLibcurlStillResendsABodilessGetOnceWithoutTellingAnyone() throws {
         let server = try startServer()

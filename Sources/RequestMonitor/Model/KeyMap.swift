@@ -1,6 +1,6 @@
 /// Key → action, in one table (as htop's Action.c). The same table gives the help overlay,
-/// the function bar at the bottom of the screen and the README's key table (a test checks
-/// that the README shows ``markdownTable``), so a key is described in one place.
+/// the function bar at the bottom of the screen and the key table in docs/monitor.md (a test
+/// checks that the page shows ``markdownTable``), so a key is described in one place.
 public enum KeyMap {
     /// Keys as the terminal layer reports them.
     public enum Key: Sendable, Hashable {
@@ -26,7 +26,7 @@ public enum KeyMap {
 
     public struct Binding: Sendable {
         public var keys: [Key]
-        /// The keys as the help and the README show them.
+        /// The keys as the help and docs/monitor.md show them.
         public var label: String
         public var action: MonitorAction
         public var help: String
@@ -134,7 +134,7 @@ public enum KeyMap {
         bindings.filter { !$0.help.isEmpty }.map { ($0.label, $0.help) }
     }
 
-    /// The README's key table, made from the same bindings.
+    /// The key table of docs/monitor.md, made from the same bindings.
     public static var markdownTable: String {
         var lines = ["| key | does |", "| --- | --- |"]
         for (keys, help) in helpLines {

@@ -9,7 +9,7 @@ import Foundation
 ///
 /// To add a kind: a case here (its comment gives its fields), its name and fields in
 /// RequestEvent+Fields.swift (one switch to write, one to read), then what the monitor makes
-/// of it (`OperationRow.apply` and `EventDescription`). The README's event table documents it.
+/// of it (`OperationRow.apply` and `EventDescription`). The event table in docs/event-format.md documents it.
 public struct RequestEvent: Sendable, Equatable {
     /// Seconds since the session started, on the monotonic clock (`t`).
     public var time: TimeInterval
