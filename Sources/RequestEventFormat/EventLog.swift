@@ -1,7 +1,7 @@
 import Foundation
 import RequestOperations
 
-/// The JSON-lines event format: a header line, then one ``RequestEvent`` a line.
+/// The JSON-lines event format: a header line, then one `RequestEvent` a line.
 ///
 /// ```
 /// {"event":"session","version":1,"startedAt":"2026-11-22T10:00:00.000Z"}

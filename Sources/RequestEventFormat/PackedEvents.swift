@@ -5,8 +5,8 @@ import RequestOperations
 /// hours: a finished row in the monitor holds its events this way (about 35 bytes an event
 /// instead of 80 inline plus the payload's heap).
 ///
-/// Written through the event schema (``RequestEvent/Payload/write(to:)``) and read back
-/// through it (``RequestEvent/Payload/init(name:fields:)``), so every kind, and every kind
+/// Written through the event schema (`RequestEvent.Payload.write(to:)`) and read back
+/// through it (`RequestEvent.Payload.init(name:fields:)`), so every kind, and every kind
 /// added later, packs without a line here. Not a file format: it lives only in this process
 /// and carries no version.
 ///

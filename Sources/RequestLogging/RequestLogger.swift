@@ -11,7 +11,7 @@ import Synchronization
 /// - `info`: each operation that ends in failure, with its reason.
 ///
 /// Metadata: `op`, `attempt`, `host`, and what the line is about (`reason`, `delay`,
-/// `reactor`, `status`, ...). URLs go through the same ``Redactor`` as recordings, and no
+/// `reactor`, `status`, ...). URLs go through the same `Redactor` as recordings, and no
 /// header or body is logged, so nothing secret reaches the log.
 ///
 /// It follows the SSWG convention: the library never bootstraps logging; without a logger
@@ -112,7 +112,7 @@ public final class RequestLogger: Sendable {
 
 extension RequestQueue {
     /// A queue whose decisions are logged to `logger` (see ``RequestLogger``); the other
-    /// parameters are those of ``RequestQueue/init(maxConcurrentRequests:maxConcurrentRequestsPerHost:session:clock:random:earlyRetry:probe:)``.
+    /// parameters are those of `RequestQueue.init(maxConcurrentRequests:...)`.
     /// With `logger` nil nothing is logged.
     public convenience init(maxConcurrentRequests: Int = 6, maxConcurrentRequestsPerHost: Int? = nil, logger: Logger?,
                             session: SharedSession = .shared, clock: RequestClock = SystemClock(),

@@ -8,7 +8,7 @@ import NIOPosix
 import RequestOperations
 import Synchronization
 
-/// A ``RequestTransport`` on AsyncHTTPClient (SwiftNIO): the same operations, events and
+/// A `RequestTransport` on AsyncHTTPClient (SwiftNIO): the same operations, events and
 /// monitor as with URLSession, without FoundationNetworking underneath.
 ///
 /// ```swift

@@ -72,7 +72,7 @@ public enum HARImport {
         try parse(ArchiveError.contents(of: path), file: path, strict: strict)
     }
 
-    /// - Parameter split: decode the entries a slice per core (``HARSplitDecoder``), with the
+    /// - Parameter split: decode the entries a slice per core (`HARSplitDecoder`), with the
     ///   same result; nil: when the file is 8 MiB or more.
     public static func parse(_ data: Data, file: String, strict: Bool = false, split: Bool? = nil) throws -> Result {
         try parse(data, file: file, strict: strict, split: split ?? (data.count >= HARSplitDecoder.threshold), slices: nil)

@@ -23,7 +23,7 @@ public protocol ScheduledTimer: Sendable {
 }
 
 /// The machine's monotonic clock (`CLOCK_MONOTONIC` through Dispatch) with its timers on
-/// one Dispatch timer source per clock (``TimerQueue``).
+/// one Dispatch timer source per clock (`TimerQueue`).
 public struct SystemClock: RequestClock {
     private let timers: TimerQueue
 

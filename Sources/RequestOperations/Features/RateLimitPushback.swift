@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// Makes a host's "slow down" apply to every request to it, not only to the one it answered:
-/// the engine shows each response to ``observe(_:status:headers:)``, and before an attempt
+/// the engine shows each response to ``observe(_:status:header:)``, and before an attempt
 /// takes a slot asks ``waitUntil(_:)``; an attempt to a host that asked for a pause waits,
 /// without a slot (WAIT `rate limit`), until the pause is over.
 ///

@@ -59,7 +59,7 @@ public struct RequestEvent: Sendable, Equatable {
         /// `redirect`: `status`, `location`; `dropped` (the credential headers taken off
         /// because the redirect leaves the request's origin, lower-case names joined by `,`,
         /// absent when none); `refused` (why the redirect was not followed, absent when it
-        /// was: only `http` and `https` are). See ``RedirectSafety``.
+        /// was: only `http` and `https` are). See `RedirectSafety`.
         case redirect(status: Int, location: String, dropped: [String] = [], refused: String? = nil)
         /// `response`: `status`, `headers`, `expectedBytes` (absent when unknown).
         case response(status: Int, headers: [String: String], expectedBytes: Int?)

@@ -100,7 +100,7 @@ extension RequestOperation {
         var invalid: AttemptFailure?
         var cancelledAsInvalid = false
         var challengeRefused = false
-        /// A redirect the engine would not follow (``RedirectSafety``): the attempt fails with it.
+        /// A redirect the engine would not follow (`RedirectSafety`): the attempt fails with it.
         var redirectRefused: TransportError?
         var timedOut = false
         /// What the host's circuit breaker let through (told how the attempt went).

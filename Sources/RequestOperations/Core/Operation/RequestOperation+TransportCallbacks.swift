@@ -7,7 +7,7 @@ import FoundationNetworking
 /// data, completion). Each callback first checks that its task is still the attempt's
 /// (``State/isCurrent(task:)``): a late callback of an earlier attempt changes nothing.
 extension RequestOperation {
-    /// A redirect the transport would follow: judged by ``RedirectSafety`` (the one policy
+    /// A redirect the transport would follow: judged by `RedirectSafety` (the one policy
     /// for every transport). The request returned is followed; nil is not, and a refused
     /// redirect fails the attempt (its task is cancelled, its 3xx is not taken as the answer).
     public func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {

@@ -35,7 +35,7 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
     public let id: String
     public let options: RequestOptions
     public let environment: RequestEnvironment
-    /// Operations this one depends on; their results feed ``build``.
+    /// Operations this one depends on; their results feed `build`.
     public let parents: [RequestOperation]
     private let build: RequestBuilder?
     private let completion: (@Sendable (RequestResult) -> Void)?
