@@ -88,11 +88,6 @@ public final class FaultServer: Sendable {
         connections.closeAll()
     }
 
-    /// Blocks until the server is stopped (for `reqtop serve`).
-    public func waitUntilStopped() {
-        try? channel.closeFuture.wait()
-    }
-
     /// The bytes `/bytes/N?seed=S` sends: a SplitMix64 stream, different for every seed.
     public static func expectedBytes(count: Int, seed: UInt64) -> [UInt8] {
         var state = seed

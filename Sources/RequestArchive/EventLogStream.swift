@@ -74,13 +74,6 @@ public final class EventLogStream {
         return nil
     }
 
-    /// Every event left, read piece by piece (for callers that want them all).
-    public func readAll() throws -> [RequestEvent] {
-        var all: [RequestEvent] = []
-        while let events = try next() { all += events }
-        return all
-    }
-
     public func close() {
         guard !closed else { return }
         closed = true

@@ -87,11 +87,11 @@ final class BackoffTests: XCTestCase {
     /// Numbers a server can send in `Retry-After` must not trap where delays are written or
     /// scheduled (they crashed the process mid-run).
     func testHugeDelaysAreWrittenAndScheduledWithoutTrapping() {
-        XCTAssertEqual(ExponentialBackoffRetryPolicy.format(2), "2s")
-        XCTAssertEqual(ExponentialBackoffRetryPolicy.format(0.25), "0.25s")
-        XCTAssertEqual(ExponentialBackoffRetryPolicy.format(9_223_372_036_854_775_808.0), "9223372036854775808s")
-        XCTAssertEqual(ExponentialBackoffRetryPolicy.format(1e300).hasSuffix("s"), true)
-        XCTAssertEqual(ExponentialBackoffRetryPolicy.format(.infinity), "infs")
+        XCTAssertEqual(DurationText.format(2), "2s")
+        XCTAssertEqual(DurationText.format(0.25), "0.25s")
+        XCTAssertEqual(DurationText.format(9_223_372_036_854_775_808.0), "9223372036854775808s")
+        XCTAssertEqual(DurationText.format(1e300).hasSuffix("s"), true)
+        XCTAssertEqual(DurationText.format(.infinity), "infs")
         let clock = SystemClock()
         let timer = clock.schedule(at: clock.now() + 9_223_372_036_854_775_808.0) {}
         timer.cancel()

@@ -86,7 +86,7 @@ public indirect enum Reason: Error, Sendable, Equatable, CustomStringConvertible
         case .interceptor(let name, let message): "interceptor \(name) failed: \(message)"
         case .reactor(let name, let message): "\(name) failed: \(message)"
         case .cancelled(let by): "cancelled by \(by)"
-        case .deadlineExceeded(let seconds): "deadline of \(ExponentialBackoffRetryPolicy.format(seconds)) exceeded"
+        case .deadlineExceeded(let seconds): "deadline of \(DurationText.format(seconds)) exceeded"
         case .retriesExhausted(let attempts, let last): "\(last) after \(attempts) attempts"
         case .retryDenied(let budget, let last): "\(last); \(budget)"
         case .circuitOpen(_, let reason): reason

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Stops sending to a host that is failing, lets one probe through after a while, and lets
 /// everything through again once the probe succeeds — so a service that loses an upstream
@@ -75,10 +76,8 @@ public enum CircuitState: Sendable, Equatable {
 
 /// One admitted attempt's word back to its breaker. Recorded or given back once; later
 /// calls do nothing, so the engine may give back a pass that was already recorded.
-public final class CircuitPass: @unchecked Sendable {
-    // @unchecked: `report` is set once at init and never changed; `spent` is behind `lock`.
-    private let lock = NSLock()
-    private var spent = false
+public final class CircuitPass: Sendable {
+    private let spent = Mutex(false)
     private let report: @Sendable (CircuitVerdict?) -> Void
     /// The attempt is the half-open breaker's one probe.
     public let isProbe: Bool
@@ -99,11 +98,11 @@ public final class CircuitPass: @unchecked Sendable {
     }
 
     private func take() -> (@Sendable (CircuitVerdict?) -> Void)? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !spent else { return nil }
-        spent = true
-        return report
+        let first = spent.withLock { spent in
+            defer { spent = true }
+            return !spent
+        }
+        return first ? report : nil
     }
 }
 

@@ -83,7 +83,7 @@ public final class HostCircuitBreaker: CircuitBreaker {
                 breaker.probeOut = true
                 return .send(pass(host, epoch: breaker.epoch, probe: true))
             case .open(let until, let reason) where options.failFast:
-                let when = until.map { " for \(ExponentialBackoffRetryPolicy.format(max(0, $0 - now)))" } ?? ""
+                let when = until.map { " for \(DurationText.format(max(0, $0 - now)))" } ?? ""
                 return .refuse(reason: "circuit for \(host) is open\(when): \(reason)")
             case .halfOpen where options.failFast:
                 return .refuse(reason: "circuit for \(host) is half-open and its probe is out")
@@ -188,7 +188,7 @@ public final class HostCircuitBreaker: CircuitBreaker {
                 open(&breaker, host: host, reason: "\(breaker.consecutive) attempts in a row got no answer", now: now, effects: &effects)
             } else if failed, attempts >= options.minimumRequests, Double(failures) >= options.failureRatio * Double(attempts) {
                 let percent = Int((Double(failures) * 100 / Double(attempts)).rounded())
-                open(&breaker, host: host, reason: "\(failures) of \(attempts) attempts failed in \(ExponentialBackoffRetryPolicy.format(options.window)) (\(percent) %)",
+                open(&breaker, host: host, reason: "\(failures) of \(attempts) attempts failed in \(DurationText.format(options.window)) (\(percent) %)",
                      now: now, effects: &effects)
             }
         }

@@ -94,7 +94,7 @@ public final class RequestReactor: Sendable {
             let now = clock.now()
             state.starts.removeAll { $0 <= now - options.window }
             if state.starts.count >= options.maxRuns {
-                let message = "excessive refresh: ran \(state.starts.count) times within \(ExponentialBackoffRetryPolicy.format(options.window)); not running again"
+                let message = "excessive refresh: ran \(state.starts.count) times within \(DurationText.format(options.window)); not running again"
                 return (.refused(.reactor(name: name, message: message)), nil)
             }
             state.starts.append(now)
@@ -144,7 +144,7 @@ public final class RequestReactor: Sendable {
         var timer: ScheduledTimer?
         if let limit = options.timeLimit {
             timer = clock.schedule(at: clock.now() + limit) { [weak self, name] in
-                self?.end(run, .reactor(name: name, message: "timed out after \(ExponentialBackoffRetryPolicy.format(limit))"))
+                self?.end(run, .reactor(name: name, message: "timed out after \(DurationText.format(limit))"))
             }
         }
         let stale = state.withLock { state -> Bool in

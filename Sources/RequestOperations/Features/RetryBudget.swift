@@ -54,7 +54,7 @@ public final class RatioRetryBudget: RetryBudget {
         /// "20 % of requests in 10 s, plus 10 a second", as the refusal says it.
         public var summary: String {
             let percentText = String(format: "%g", (percent * 100 * 10).rounded() / 10)
-            return "\(percentText) % of requests in \(ExponentialBackoffRetryPolicy.format(window)), plus \(String(format: "%g", minRetriesPerSecond)) a second"
+            return "\(percentText) % of requests in \(DurationText.format(window)), plus \(String(format: "%g", minRetriesPerSecond)) a second"
         }
     }
 

@@ -180,21 +180,21 @@ public struct ExponentialBackoffRetryPolicy: RetryPolicy {
             // Never before the server's time: a retry sooner than it asked is one it told us
             // it would refuse, and it adds to the load that made it say so.
             guard serverDelay <= maxDelay else {
-                return .stop(reason: "\(context.failure.summary); the server asked to wait \(Self.format(serverDelay)) (Retry-After), "
-                    + "longer than the \(Self.format(maxDelay)) maximum delay; not retried sooner")
+                return .stop(reason: "\(context.failure.summary); the server asked to wait \(DurationText.format(serverDelay)) (Retry-After), "
+                    + "longer than the \(DurationText.format(maxDelay)) maximum delay; not retried sooner")
             }
             fromServer = true
             delay = serverDelay
-            how = "Retry-After \(Self.format(delay))"
+            how = "Retry-After \(DurationText.format(delay))"
         } else {
             delay = backoff(afterAttempt: context.attempt, previousDelay: context.previousDelay, random: context.random)
-            how = "backoff \(Self.format(delay))" + (jitter == .none ? "" : " (\(jitter.rawValue) jitter)")
+            how = "backoff \(DurationText.format(delay))" + (jitter == .none ? "" : " (\(jitter.rawValue) jitter)")
         }
         delay = max(0, delay)
 
         if let retryBudget, context.elapsed + delay > retryBudget {
-            let asked = fromServer ? " the server asked to wait \(Self.format(delay)) (Retry-After);" : ""
-            return .stop(reason: "\(context.failure.summary);\(asked) the next retry would start after the \(Self.format(retryBudget)) retry budget")
+            let asked = fromServer ? " the server asked to wait \(DurationText.format(delay)) (Retry-After);" : ""
+            return .stop(reason: "\(context.failure.summary);\(asked) the next retry would start after the \(DurationText.format(retryBudget)) retry budget")
         }
         return .retry(after: delay, reason: "\(context.failure.summary); attempt \(context.attempt) of \(maxAttempts); \(how)",
                       fromServer: fromServer)
@@ -228,16 +228,6 @@ public struct ExponentialBackoffRetryPolicy: RetryPolicy {
             let upper = max(baseDelay, (previousDelay ?? baseDelay) * 3)
             return min(maxDelay, random.uniform(baseDelay, upper))
         }
-    }
-
-    /// Seconds for people: "2s", "0.25s". Any value converts without trapping: a server's
-    /// `Retry-After: 9223372036854775807` once crashed the process here (Int(Double) of it).
-    static func format(_ seconds: TimeInterval) -> String {
-        guard seconds.isFinite else { return "\(seconds)s" }
-        let rounded = (seconds * 100).rounded() / 100
-        guard rounded == rounded.rounded() else { return "\(rounded)s" }
-        guard let whole = Int(exactly: rounded) else { return String(format: "%.0fs", rounded) }
-        return "\(whole)s"
     }
 }
 

@@ -43,11 +43,6 @@ public final class EventHub: Sendable {
         clock.now() - origin
     }
 
-    /// Converts a session time (`t`) back to the clock's time.
-    public func clockTime(forElapsed elapsed: TimeInterval) -> TimeInterval {
-        origin + elapsed
-    }
-
     /// A new operation id, `op-1`, `op-2`, ... unique within this session; with a prefix,
     /// `token-refresh-3` (the number is the session's, so ids never collide).
     public func makeOperationID(prefix: String = "op") -> String {

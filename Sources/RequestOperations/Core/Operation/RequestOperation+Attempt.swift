@@ -174,7 +174,7 @@ extension RequestOperation {
         guard ifCurrent(token, { state -> Bool? in
             if case .waitingForCircuit = state.phase { return true } else { return nil }
         }) != nil else { return }
-        let reason = "circuit for \(host) still open after waiting \(ExponentialBackoffRetryPolicy.format(waited))"
+        let reason = "circuit for \(host) still open after waiting \(DurationText.format(waited))"
         fail(token, .circuitOpen(host: host, reason: reason), reason: reason)
     }
 

@@ -124,8 +124,8 @@ extension RequestOperation {
         let decision = options.retryPolicy.decide(context)
         if case .retry(let delay, _, let fromServer) = decision, let deadline = options.deadline,
            let startedAt = state.startedAt, now + delay >= startedAt + deadline {
-            let asked = fromServer ? " the server asked to wait \(ExponentialBackoffRetryPolicy.format(delay)) (Retry-After);" : ""
-            return .stop(reason: "\(failure.summary);\(asked) the next retry would start after the \(ExponentialBackoffRetryPolicy.format(deadline)) deadline")
+            let asked = fromServer ? " the server asked to wait \(DurationText.format(delay)) (Retry-After);" : ""
+            return .stop(reason: "\(failure.summary);\(asked) the next retry would start after the \(DurationText.format(deadline)) deadline")
         }
         return decision
     }

@@ -133,7 +133,7 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
             // CPU of a small GET on NIO. Rarer waits (retries, pauses, hedges) keep `weak self`.
             let timer = environment.clock.schedule(at: environment.clock.now() + deadline) { [self] in
                 end(outcome: .failure, error: .deadlineExceeded(deadline),
-                          reason: "deadline of \(ExponentialBackoffRetryPolicy.format(deadline)) exceeded", cancelledBy: nil)
+                          reason: "deadline of \(DurationText.format(deadline)) exceeded", cancelledBy: nil)
             }
             keep(TimerHandle(timer: timer), ifCurrent: nil) { $0.deadlineTimer = $1.timer }
         }
