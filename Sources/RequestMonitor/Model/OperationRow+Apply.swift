@@ -102,7 +102,7 @@ extension OperationRow {
         case .held(let batch):
             closeSegment(at: t)
             state = .held
-            live[0].heldBy = "batch \(batch)"
+            live[0].heldBy = .batch(batch)
             segments.append(Segment(kind: .wait, start: t))
         case .released:
             closeSegment(at: t)
@@ -111,13 +111,13 @@ extension OperationRow {
         case .circuitWaiting(let host):
             closeSegment(at: t)
             state = .held
-            live[0].heldBy = "circuit"
+            live[0].heldBy = .circuit
             segments.append(Segment(kind: .wait, start: t))
             updateAttempt(number: event.attempt - 1) { $0.decision = ($0.decision ?? "") + "; held: circuit breaker of \(host) open" }
         case .rateLimitWaiting(let host, let until):
             closeSegment(at: t)
             state = .held
-            live[0].heldBy = "rate limit"
+            live[0].heldBy = .rateLimit
             live[0].holdUntil = until
             segments.append(Segment(kind: .wait, start: t))
             updateAttempt(number: event.attempt - 1) {
@@ -128,7 +128,7 @@ extension OperationRow {
         case .reactorStarted(let name, _), .reactorWaiting(let name):
             closeSegment(at: t)
             state = .held
-            live[0].heldBy = name
+            live[0].heldBy = .reactor(name)
             segments.append(Segment(kind: .wait, start: t))
         case .reactorFinished(_, let outcome):
             closeSegment(at: t)

@@ -20,7 +20,7 @@ extension OperationRow {
         var lastError: String?
         var reason: String?
         var cancelledBy: String?
-        var heldBy: String?
+        var heldBy: HoldReason?
         var holdUntil: TimeInterval?
         var interceptedBy: [String] = []
         var interceptedAttempt = 0
@@ -46,11 +46,10 @@ extension OperationRow {
 
     /// While held: what it waits for (`batch uploads`, `auth`). A packed row is finished and
     /// waits for nothing, so this never unpacks (the table asks it of every row it shows).
-    public var heldBy: String? { live.isEmpty ? nil : live[0].heldBy }
+    public var heldBy: HoldReason? { live.isEmpty ? nil : live[0].heldBy }
     /// `heldBy` in a word, for the table's WAIT column.
     public var heldByShort: String? {
-        guard let heldBy else { return nil }
-        return heldBy.hasPrefix("batch ") ? "batch" : heldBy
+        heldBy?.short
     }
 
     /// Whether the detail is packed (the row finished and the model packed it).

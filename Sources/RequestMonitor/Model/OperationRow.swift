@@ -143,7 +143,7 @@ public struct OperationRow: Sendable {
     /// Seconds left in the backoff (or a rate-limit hold) at session time `now`.
     public func countdown(at now: TimeInterval) -> TimeInterval? {
         guard !live.isEmpty else { return nil }
-        if state == .held, live[0].heldBy == "rate limit", let holdUntil = live[0].holdUntil { return max(0, holdUntil - now) }
+        if state == .held, live[0].heldBy == .rateLimit, let holdUntil = live[0].holdUntil { return max(0, holdUntil - now) }
         guard state == .backoff, let retryAt = live[0].retryAt else { return nil }
         return max(0, retryAt - now)
     }

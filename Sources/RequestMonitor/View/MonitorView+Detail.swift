@@ -56,7 +56,7 @@ extension MonitorView {
             return lines
         case .retries:
             var flow: [(String, CellGrid.Style)] = []
-            if let heldBy = row.heldBy { flow.append(("held: waiting for \(heldBy)", theme.style(.held))) }
+            if let heldBy = row.heldBy { flow.append(("held: waiting for \(heldBy.description)", theme.style(.held))) }
             if !row.interceptedBy.isEmpty { flow.append(("interceptors: \(row.interceptedBy.joined(separator: " \(theme.arrow) "))", .plain)) }
             var lines: [(String, CellGrid.Style)] = row.attempts.map { attempt in
                 let span = "\(String(format: "%7.3f", attempt.start - row.queuedAt))\(theme.dash)\(attempt.end.map { String(format: "%.3f", $0 - row.queuedAt) } ?? theme.ellipsis)"
