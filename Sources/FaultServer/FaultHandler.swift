@@ -78,6 +78,10 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
                 respond(context, status: status, headers: [("Location", "/redirect/\(remaining - 1)?status=\(status)")],
                         body: "", keepAlive: keepAlive)
             }
+        case .setCookie(let name, let value, let attributes, let redirect):
+            var headers = [("Set-Cookie", "\(name)=\(value)\(attributes)")]
+            if let redirect { headers.append(("Location", redirect)) }
+            respond(context, status: redirect == nil ? 200 : 302, headers: headers, body: "cookie \(name) set\n", keepAlive: keepAlive)
         case .echoAuth:
             let authorization = head.headers.first(name: "Authorization") ?? ""
             let credential = authorization.split(separator: " ").last.map(String.init) ?? ""

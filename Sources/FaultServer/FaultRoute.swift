@@ -11,6 +11,7 @@ import Foundation
 /// | `/drip` | `?bytes=N&duration=MS&chunks=K`: N bytes in K pieces spread over MS milliseconds |
 /// | `/redirect/{n}` | a chain of `n` redirects (`?status=301/302/307/308`) ending at 200 |
 /// | `/raw-status/{ddd}` | a head with that status line as written (`000`, `050`, `150`: statuses no HTTP library will encode), then `?body=N` bytes (0) and a close |
+/// | `/set-cookie` | `Set-Cookie: N=V` from `?name=N&value=V` (`?attrs=` appended as written: `; Path=/a; Secure`), 200, or 302 to `?redirect=U` |
 /// | `/echo-auth` | 401 that copies the request's `Authorization` into `WWW-Authenticate`, `X-Echo-Auth`, a `Location` query and the body (a careless server; secrets must not come back out in the clear) |
 /// | `/redirect-to` | one redirect to `?url=U` as given (another host, another scheme: for the redirect-safety tests), `?status=` (302) |
 /// | `/flaky/{key}` | fails the first `?failures=N` hits on `key` with `?status=` (a code, `drop` or `reset`; `?retry-after=` adds the header), then 200; `status=slow` answers those hits 200 `slow hit N` instead, `status=cut` cuts their answer off after 32 of 64 promised bytes; `ms=MS` delays the failing answers and `ok-ms=MS` the later ones (slow or racing copies, for hedged reads) |
@@ -32,6 +33,7 @@ public enum FaultRoute: Equatable, Sendable {
     case redirectTo(location: String, status: Int)
     case rawStatus(code: String, bodyBytes: Int)
     case echoAuth
+    case setCookie(name: String, value: String, attributes: String, redirect: String?)
     case flaky(key: String, failures: Int, failure: FlakyFailure, retryAfter: String?, delay: Delays = Delays())
     case closeMidBody(bytes: Int)
     case reset
@@ -82,6 +84,7 @@ public enum FaultRoute: Equatable, Sendable {
       /redirect-to?url=U[&status=302]
       /raw-status/{ddd}[?body=N]  (a status line as written, then a close)
       /echo-auth  (401 echoing Authorization in headers and body)
+      /set-cookie?name=N&value=V[&attrs=; Path=/][&redirect=U]
       /flaky/{key}?failures=N[&status=503|drop|reset|slow|cut][&retry-after=S][&ms=MS][&ok-ms=MS]
       /close-mid-body?bytes=N
       /reset
@@ -124,6 +127,9 @@ public enum FaultRoute: Equatable, Sendable {
         case ("redirect", 2):
             guard let remaining = Int(parts[1]), remaining >= 0 else { return .notFound(path) }
             return .redirect(remaining: remaining, status: int("status", 302))
+        case ("set-cookie", 1):
+            guard let name = query["name"], !name.isEmpty else { return .notFound(path) }
+            return .setCookie(name: name, value: query["value"] ?? "", attributes: query["attrs"] ?? "", redirect: query["redirect"])
         case ("echo-auth", 1):
             return .echoAuth
         case ("raw-status", 2):

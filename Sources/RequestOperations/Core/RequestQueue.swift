@@ -24,6 +24,8 @@ public struct RequestEnvironment: Sendable {
     public let rateLimits: RateLimitPushback?
     /// Told of each operation made and each request sent (tracing); none by default.
     public let instruments: [RequestInstrument]
+    /// The cookies servers set, sent back on later requests; `nil`: none kept.
+    public let cookies: CookieJar?
 
     /// The event hub's clock (kept here too: an operation reads it a dozen times a request).
     public let clock: RequestClock
@@ -31,8 +33,9 @@ public struct RequestEnvironment: Sendable {
     public init(session: SharedSession = .shared, transport: RequestTransport? = nil, events: EventHub = EventHub(),
                 gate: ConcurrencyGate? = nil, recovery: HostRecoveryCenter? = nil, random: RandomSource = SystemRandomSource(),
                 retryBudget: RetryBudget? = nil, circuitBreaker: CircuitBreaker? = nil, rateLimits: RateLimitPushback? = nil,
-                instruments: [RequestInstrument] = []) {
+                instruments: [RequestInstrument] = [], cookies: CookieJar? = CookieJar()) {
         self.instruments = instruments
+        self.cookies = cookies
         self.session = session
         self.rateLimits = rateLimits
         self.retryBudget = retryBudget
@@ -93,12 +96,14 @@ public final class RequestQueue: Sendable {
     ///     request to it, by default (``HostRateLimits``, pauses up to `maxPause`); `nil`: off.
     ///   - instruments: told of each operation made and each request sent, and given the
     ///     queue's events (``RequestInstrument``: a tracer); none by default.
+    ///   - cookies: where the cookies servers set are kept and sent back from: by default a
+    ///     jar of this queue's own, in memory (``CookieJar``); `nil` keeps none.
     public init(maxConcurrentRequests: Int = 6, maxConcurrentRequestsPerHost: Int? = nil, session: SharedSession = .shared,
                 transport: RequestTransport? = nil, clock: RequestClock = SystemClock(),
                 random: RandomSource = SystemRandomSource(), earlyRetry: HostRecoveryCenter.Options? = .init(),
                 probe: HostProbe = TCPConnectProbe(), retryBudget: RatioRetryBudget.Options? = .init(),
                 circuitBreaker: HostCircuitBreaker.Options? = .init(), rateLimits: Bool = true,
-                instruments: [RequestInstrument] = []) {
+                instruments: [RequestInstrument] = [], cookies: CookieJar? = CookieJar()) {
         let events = EventHub(clock: clock)
         environment = RequestEnvironment(
             session: session,
@@ -111,7 +116,8 @@ public final class RequestQueue: Sendable {
             retryBudget: retryBudget.map { RatioRetryBudget(options: $0, clock: clock) },
             circuitBreaker: circuitBreaker.map { HostCircuitBreaker(options: $0, clock: clock, events: events) },
             rateLimits: rateLimits ? HostRateLimits(clock: clock, events: events) : nil,
-            instruments: instruments)
+            instruments: instruments,
+            cookies: cookies)
         instruments.forEach { $0.attach(to: events) }
         operationQueue = OperationQueue()
         operationQueue.name = "reqtop.requests"

@@ -223,7 +223,7 @@ extension RequestOperation {
             attemptFailed(.preparation("not sent: \(problem)"), token: token, taskError: nil, retryable: false)
             return
         }
-        var prepared = instrumented(request, attempt: attempt)
+        var prepared = instrumented(withCookies(request), attempt: attempt)
         // The operation's timers end the attempt; the transport's idle timeout must not come
         // first (URLSession's default cut every attempt at 60 s whatever the operation allowed).
         prepared.timeoutInterval = Self.transportTimeout(attemptTimeout: options.attemptTimeout, deadline: options.deadline)
@@ -277,5 +277,14 @@ extension RequestOperation {
     static func transportTimeout(attemptTimeout: TimeInterval?, deadline: TimeInterval?) -> TimeInterval {
         guard let limit = [attemptTimeout, deadline].compactMap({ $0 }).min() else { return unlimitedTransportTimeout }
         return min(unlimitedTransportTimeout, (limit + 1).rounded(.up))
+    }
+
+    /// `request` with the queue's cookies for its URL, unless it brings a `Cookie` of its own.
+    func withCookies(_ request: URLRequest) -> URLRequest {
+        guard let jar = environment.cookies, request.value(forHTTPHeaderField: "Cookie") == nil, let url = request.url,
+              let header = jar.header(for: url) else { return request }
+        var request = request
+        request.setValue(header, forHTTPHeaderField: "Cookie")
+        return request
     }
 }

@@ -141,14 +141,16 @@ extension RequestOperation {
         /// asked for (see ``TransportResponse`` for why not at once).
         private var response: HTTPURLResponse?
         private var head: TransportResponse?
+        /// Where the response came from (after redirects): whose cookies it sets.
+        private(set) var url: URL?
         var body = Data()
 
         mutating func take(_ response: HTTPURLResponse) {
-            (status, headers, self.response, head) = (response.statusCode, response.headerDictionary, response, nil)
+            (status, headers, self.response, head, url) = (response.statusCode, response.headerDictionary, response, nil, response.url)
         }
 
         mutating func take(_ head: TransportResponse) {
-            (status, headers, response, self.head) = (head.statusCode, head.headers, nil, head)
+            (status, headers, response, self.head, url) = (head.statusCode, head.headers, nil, head, head.url)
         }
 
         /// The response as FoundationNetworking's type, for validators and parsers.

@@ -16,8 +16,16 @@ extension RequestOperation {
             guard racer != nil || state.isCurrent(task: task) else { return (nil, nil) }
             let attempt = racer.map { state.records[state.current.racers[$0].record].number }
             let location = request.url?.absoluteString ?? ""
+            if let jar = environment.cookies, let from = response.url {
+                jar.store(responseHeaders: response.headerDictionary, for: from)
+            }
             switch RedirectSafety.judge(request, original: state.sent?.url) {
-            case .follow(let next, let dropped):
+            case .follow(var next, let dropped):
+                // The queue's cookies for where it goes now (not a Cookie the caller set).
+                if environment.cookies != nil, (state.outgoing ?? state.request).value(forHTTPHeaderField: "Cookie") == nil {
+                    next.setValue(nil, forHTTPHeaderField: "Cookie")
+                    next = withCookies(next)
+                }
                 publish(&state, .redirect(status: response.statusCode, location: location, dropped: dropped), attempt: attempt)
                 return (next, nil)
             case .refuse(let reason):
@@ -105,6 +113,9 @@ extension RequestOperation {
         state.record.responseAt = now
         state.record.status = status
         state.record.bytes = 0
+        if let jar = environment.cookies, let url = state.answer.url ?? state.sent?.url {
+            jar.store(responseHeaders: state.answer.headers, for: url)
+        }
         publish(&state, .response(status: status, headers: state.answer.headers, expectedBytes: expectedBytes))
         let headers = state.answer.headers
         guard let failure = options.validator.validate(status: status, headers: headers, response: { state.answer.httpURLResponse() }) else {

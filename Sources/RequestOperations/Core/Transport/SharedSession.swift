@@ -40,6 +40,11 @@ public final class SharedSession: RequestTransport, Sendable {
         configuration.httpMaximumConnectionsPerHost = max(configuration.httpMaximumConnectionsPerHost, Self.connectionsPerHost)
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        // Cookies are the queue's (CookieJar, in memory), never FoundationNetworking's
+        // process-wide storage, which persists them to disk and mixes every queue's.
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
         // Each request carries its operation's timeout (RequestOperation.transportTimeout); the
         // session's own (60 s by default) must not cut an attempt the operation allows.
         configuration.timeoutIntervalForRequest = RequestOperation.unlimitedTransportTimeout
