@@ -110,6 +110,14 @@ final class PlanParserTests: XCTestCase {
                        "plan.json: retryBudgetPerHost: expected false or an object, found a number")
     }
 
+    func testRedirectsAreTenByDefaultAndSetForAPlanOrARequest() throws {
+        let plan = try parse(#"{"redirects": 3, "requests": [{"url": "http://a/"}, {"url": "http://b/", "redirects": false}, {"url": "http://c/", "redirects": 20}]}"#)
+        XCTAssertEqual(plan.requests.map(\.maxRedirects), [3, 0, 20])
+        XCTAssertEqual(try parse(#"{"requests": [{"url": "http://a/"}]}"#).requests[0].maxRedirects, 10)
+        XCTAssertEqual(error(#"{"requests": [{"url": "http://a/", "redirects": -1}]}"#),
+                       "plan.json: requests[0].redirects: expected a number of redirects from 0 to 100, or false, found -1")
+    }
+
     func testRateLimitPushbackIsOnByDefaultAndCanBeTurnedOff() throws {
         XCTAssertTrue(try parse(#"{"requests": [{"url": "http://a/"}]}"#).rateLimitPushback)
         XCTAssertFalse(try parse(#"{"rateLimitPushback": false, "requests": [{"url": "http://a/"}]}"#).rateLimitPushback)

@@ -31,9 +31,9 @@ struct RedirectSafetyTests {
     }
 
     /// The operation's result, whether it succeeded or not.
-    private func run(_ queue: RequestQueue, _ request: URLRequest, id: String) async -> RequestResult? {
+    private func run(_ queue: RequestQueue, _ request: URLRequest, id: String, options: RequestOptions = RequestOptions()) async -> RequestResult? {
         do {
-            return try await queue.response(for: request, id: id)
+            return try await queue.response(for: request, id: id, options: options)
         } catch let error as RequestError {
             return error.result
         } catch {
@@ -130,5 +130,47 @@ struct RedirectSafetyTests {
                 continue
             }
         }
+    }
+
+    /// The redirect policy: how many, none, or the program's own word, on every transport.
+    @Test(arguments: TransportKind.allCases)
+    func theRedirectPolicyLimitsStopsOrAsks(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil)
+        let recorder = EventRecorder(queue.events)
+        let once = RequestOptions(retryPolicy: ExponentialBackoffRetryPolicy(maxAttempts: 1))
+
+        var limited = once
+        limited.redirects = .follow(max: 2)
+        let tooMany = await run(queue, URLRequest(url: server.url("/redirect/5")), id: "too-many", options: limited)
+        #expect(tooMany?.outcome == .failure)
+        #expect(tooMany?.attempts.last?.failure == .transport(.httpTooManyRedirects))
+        #expect(redirects(recorder, "too-many").count == 3, "two followed, the third refused")
+
+        var none = once
+        none.redirects = .none
+        none.validator = StandardResponseValidator(acceptableStatusCodes: Set(200..<400))
+        let answer = await run(queue, URLRequest(url: server.url("/redirect/1")), id: "none", options: none)
+        #expect(answer?.status == 302, "the 3xx is the answer")
+        #expect(answer?.outcome == .success)
+
+        var asked = none
+        asked.redirects = RedirectPolicy(max: 10) { _, next in next.url?.path == "/redirect/2" ? next : nil }
+        let stopped = await run(queue, URLRequest(url: server.url("/redirect/3")), id: "asked", options: asked)
+        #expect(stopped?.status == 302)
+        #expect(redirects(recorder, "asked").count == 2, "one followed, then the program said stop")
+        #expect(server.counters.hits("/redirect/0") == 0)
+    }
+
+    @Test func aDowngradeIsRefusedUnlessAllowed() {
+        let https = URL(string: "https://h/a"), http = URL(string: "http://h/b")
+        guard case .fail(.unsupportedURL, _) = RedirectPolicy.follow().judge(number: 1, from: https, to: http) else {
+            Issue.record("https to http followed")
+            return
+        }
+        #expect(RedirectPolicy.follow(allowsDowngrade: true).judge(number: 1, from: https, to: http) == .follow)
+        #expect(RedirectPolicy.follow().judge(number: 1, from: http, to: https) == .follow)
+        #expect(RedirectPolicy.none.judge(number: 1, from: http, to: http) == .stop)
     }
 }

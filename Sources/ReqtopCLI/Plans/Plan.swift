@@ -86,6 +86,8 @@ struct PlannedRequest: Equatable {
     var priority: Operation.QueuePriority = .normal
     /// Hedged reads (`"hedge"`, per request or for all); nil: off.
     var hedge: HedgePolicy?
+    /// Redirects an attempt follows (`"redirects"`: a number, or false for 0).
+    var maxRedirects = 10
 
     /// The URL as text, with the fault server's base URL in place of the placeholder.
     func urlText(faultServer: URL?) -> String {

@@ -34,6 +34,7 @@ struct PlanFlow {
         var options = RequestOptions(retryPolicy: planned.retry.policy, attemptTimeout: planned.attemptTimeout, deadline: planned.deadline,
                                      earlyRetryOnHostSuccess: planned.retry.earlyRetry, earlyRetryOnProbe: planned.retry.earlyRetry,
                                      hedge: planned.hedge)
+        options.redirects = .follow(max: planned.maxRedirects)
         // Batch first, then the token: a request held for a while goes out with the token
         // that is current when its batch is released.
         if let name = planned.batch, let batch = batches[name] { options.interceptors.append(BatchingInterceptor(batch: batch)) }

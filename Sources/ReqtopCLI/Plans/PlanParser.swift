@@ -17,9 +17,10 @@ struct PlanParser {
 
     static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
     private static let planKeys: Set<String> = ["requests", "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost",
-                                                "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker", "rateLimitPushback", "hedge"]
+                                                "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker", "rateLimitPushback", "hedge",
+                                                "redirects"]
     private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline",
-                                                   "dependsOn", "batch", "auth", "priority", "hedge"]
+                                                   "dependsOn", "batch", "auth", "priority", "hedge", "redirects"]
     private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
     private static let batchKeys: Set<String> = ["size", "timeLimit"]
     static let priorities: [String: Operation.QueuePriority] = ["veryLow": .veryLow, "low": .low, "normal": .normal, "high": .high,
@@ -61,6 +62,7 @@ struct PlanParser {
         let retryBudget = try retryBudgetSettings(object["retryBudgetPerHost"])
         let circuitBreaker = try circuitBreakerSettings(object["circuitBreaker"])
         let hedge = try hedgeSettings(object["hedge"], base: nil, at: "hedge")
+        let redirects = try redirectSettings(object["redirects"], base: 10, at: "redirects")
         var rateLimitPushback = true
         if let raw = object["rateLimitPushback"] {
             guard JSONText.isBoolean(raw), let value = raw as? Bool else {
@@ -92,6 +94,7 @@ struct PlanParser {
                                              hasAuth: auth != nil, batches: batches)
             if let object = item as? [String: Any] {
                 request.hedge = try hedgeSettings(object["hedge"], base: hedge, at: "requests[\(index)].hedge")
+                request.maxRedirects = try redirectSettings(object["redirects"], base: redirects, at: "requests[\(index)].redirects")
                 // Asked for by name on a request that may act twice: say so (a plan-wide hedge
                 // just leaves such requests alone, as the engine does).
                 if object["hedge"] != nil, request.hedge != nil, !HedgePolicy.allows(request.urlRequest(faultServer: nil)) {
@@ -281,6 +284,16 @@ struct PlanParser {
                               attemptTimeout: try json.timeLimit(object["timeout"], at: "\(at).timeout") ?? timeout,
                               deadline: try json.timeLimit(object["deadline"], at: "\(at).deadline") ?? deadline,
                               dependsOn: dependsOn, batch: batch, auth: auth, priority: priority)
+    }
+
+    /// `"redirects"`: how many an attempt follows (a whole number from 0), or `false` for none.
+    private func redirectSettings(_ raw: Any?, base: Int, at: String) throws -> Int {
+        guard let raw, !(raw is NSNull) else { return base }
+        if JSONText.isBoolean(raw), let value = raw as? Bool { return value ? 10 : 0 }
+        guard let count = JSONText.integer(raw), (0...100).contains(count) else {
+            throw PlanError(file: file, path: at, message: "expected a number of redirects from 0 to 100, or false, found \(StrictJSONReader.describe(raw))")
+        }
+        return count
     }
 
     private func retrySettings(_ raw: Any?, base: RetrySettings, at: String) throws -> RetrySettings {

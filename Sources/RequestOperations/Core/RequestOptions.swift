@@ -43,6 +43,8 @@ public struct RequestOptions: Sendable {
     public var hedge: HedgePolicy?
     /// Kept on each operation for the caller: the plan's name for it, a tag, ...
     public var userInfo: [String: String]
+    /// How many redirects an attempt follows (10), and whether https may go to http (no).
+    public var redirects: RedirectPolicy = .follow()
 
     public init(retryPolicy: RetryPolicy = ExponentialBackoffRetryPolicy(),
                 validator: ResponseValidator = StandardResponseValidator(),

@@ -73,3 +73,58 @@ enum RedirectSafety {
         return .follow(request, dropped: dropped)
     }
 }
+
+/// How many redirects an attempt follows, and whether one may go from https to http. The
+/// engine applies it on every transport, after ``RedirectSafety`` (which never lets a
+/// redirect leave http/https nor carry credentials to another origin).
+///
+/// ```swift
+/// RequestOptions(redirects: .follow(max: 5))
+/// RequestOptions(redirects: .none)              // the 3xx is the answer (judged by the validator)
+/// RequestOptions(redirects: RedirectPolicy(max: 10) { response, next in
+///     next.url?.host == "api.example.com" ? next : nil    // nil: stop here, the 3xx is the answer
+/// })
+/// ```
+public struct RedirectPolicy: Sendable {
+    /// Redirects an attempt follows; past them it fails with -1007 (too many redirects).
+    /// 0: none is followed and the 3xx is the answer.
+    public var max: Int
+    /// Whether a redirect from https to http is followed (refused by default: the rest of
+    /// the exchange would go in the clear).
+    public var allowsDowngrade: Bool
+    /// Asked of each redirect the policy would follow: the request to send (changed or not),
+    /// or nil to stop and take the 3xx as the answer.
+    public var decide: (@Sendable (HTTPURLResponse, URLRequest) -> URLRequest?)?
+
+    public init(max: Int = 10, allowsDowngrade: Bool = false, decide: (@Sendable (HTTPURLResponse, URLRequest) -> URLRequest?)? = nil) {
+        self.max = Swift.max(0, max)
+        self.allowsDowngrade = allowsDowngrade
+        self.decide = decide
+    }
+
+    /// Up to `max` redirects (10 by default, as browsers and curl's `-L` allow 20 and 50).
+    public static func follow(max: Int = 10, allowsDowngrade: Bool = false) -> RedirectPolicy {
+        RedirectPolicy(max: max, allowsDowngrade: allowsDowngrade)
+    }
+
+    /// No redirect is followed: the 3xx is the answer.
+    public static let none = RedirectPolicy(max: 0)
+
+    /// What the policy makes of the `number`th redirect of an attempt (from 1), from `from`.
+    enum Verdict: Equatable {
+        case follow
+        /// Take the 3xx as the answer.
+        case stop
+        /// Fail the attempt: the code and why.
+        case fail(URLError.Code, String)
+    }
+
+    func judge(number: Int, from: URL?, to: URL?) -> Verdict {
+        guard max > 0 else { return .stop }
+        guard number <= max else { return .fail(.httpTooManyRedirects, "more than \(max) redirects") }
+        if !allowsDowngrade, from?.scheme?.lowercased() == "https", to?.scheme?.lowercased() == "http" {
+            return .fail(.unsupportedURL, "redirect from https to http refused (the request does not allow it)")
+        }
+        return .follow
+    }
+}

@@ -102,6 +102,10 @@ extension RequestOperation {
         var challengeRefused = false
         /// A redirect the engine would not follow (`RedirectSafety`): the attempt fails with it.
         var redirectRefused: TransportError?
+        /// Redirects the lead task followed so far.
+        var redirects = 0
+        /// The code a redirect the policy refused fails with (nil: -1002, not followed).
+        var redirectFailure: URLError.Code?
         var timedOut = false
         /// What the host's circuit breaker let through (told how the attempt went).
         var circuitPass: CircuitPass?

@@ -19,8 +19,31 @@ extension RequestOperation {
             if let jar = environment.cookies, let from = response.url {
                 jar.store(responseHeaders: response.headerDictionary, for: from)
             }
-            switch RedirectSafety.judge(request, original: state.sent?.url) {
+            var verdict = RedirectSafety.judge(request, original: state.sent?.url)
+            if case .follow = verdict, racer == nil {
+                state.current.redirects += 1
+                switch options.redirects.judge(number: state.current.redirects, from: response.url, to: request.url) {
+                case .follow:
+                    break
+                case .stop:
+                    publish(&state, .redirect(status: response.statusCode, location: location, refused: "redirects are not followed"), attempt: attempt)
+                    return (nil, nil)
+                case .fail(let code, let reason):
+                    verdict = .refuse(reason: reason)
+                    state.current.redirectFailure = code
+                }
+            }
+            switch verdict {
             case .follow(var next, let dropped):
+                if racer == nil, let decide = options.redirects.decide {
+                    // The program's own word on it (after the credentials left another origin's request).
+                    guard let decided = decide(response, next) else {
+                        publish(&state, .redirect(status: response.statusCode, location: location, refused: "the redirect policy stopped here"),
+                                attempt: attempt)
+                        return (nil, nil)
+                    }
+                    next = decided
+                }
                 // The queue's cookies for where it goes now (not a Cookie the caller set).
                 if environment.cookies != nil, (state.outgoing ?? state.request).value(forHTTPHeaderField: "Cookie") == nil {
                     next.setValue(nil, forHTTPHeaderField: "Cookie")
@@ -34,7 +57,8 @@ extension RequestOperation {
                     // A hedge sent where it must not go: it ends as cancelled, the others race on.
                     return (nil, state.current.racers[racer].task)
                 }
-                state.current.redirectRefused = TransportError(code: URLError.Code.unsupportedURL.rawValue, message: reason)
+                let code = state.current.redirectFailure ?? .unsupportedURL
+                state.current.redirectRefused = TransportError(code: code.rawValue, message: reason)
                 return (nil, state.current.task)
             }
         }
@@ -186,7 +210,7 @@ extension RequestOperation {
             error = nil
         }
         if let refused = attempt.redirectRefused {
-            return (.transport(.unsupportedURL), refused)
+            return (.transport(URLError.Code(rawValue: refused.code) ?? .unsupportedURL), refused)
         }
         if attempt.timedOut {
             return (.transport(.timedOut), TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)"))

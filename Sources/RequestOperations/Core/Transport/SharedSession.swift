@@ -162,7 +162,10 @@ final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked 
         let route = routes.withLock { $0[id] }
         // A cancelled task must not get an answer: see `SharedSession.cancel(_:)`.
         if route?.cancelled == true { return }
-        completionHandler(route?.handler.task(id, willRedirect: response, to: request) ?? request)
+        guard let handler = route?.handler else { return completionHandler(request) }
+        // nil is the engine's "do not follow": the 3xx becomes the answer (a refused redirect's
+        // task is cancelled too). Following `request` then would send what was refused.
+        completionHandler(handler.task(id, willRedirect: response, to: request))
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
