@@ -40,18 +40,19 @@ final class NIOExchange: Sendable {
 
     let identifier: Int
     private let handler: TransportCallbacks
-    private let client: HTTPClient
+    /// The transport's client for a URL: direct, or through its proxy (each hop asks).
+    private let clients: NIOClients
     private let connections: ConnectionLedger
     /// Where `start()` and `cancel()` do their work, after returning.
     private let eventLoop: EventLoop
     private let state: Mutex<State>
 
-    init(identifier: Int, request: URLRequest, handler: TransportCallbacks, client: HTTPClient, connections: ConnectionLedger) {
+    init(identifier: Int, request: URLRequest, handler: TransportCallbacks, clients: NIOClients, connections: ConnectionLedger) {
         self.identifier = identifier
         self.handler = handler
-        self.client = client
+        self.clients = clients
         self.connections = connections
-        eventLoop = client.eventLoopGroup.any()
+        eventLoop = clients.direct.eventLoopGroup.any()
         state = Mutex(State(request: request))
     }
 
@@ -97,7 +98,7 @@ final class NIOExchange: Sendable {
         let logger = Logger(label: "reqtop.nio") { _ in
             ConnectionReportingLogHandler { connection in self.usedConnection(connection, hop: hop) }
         }
-        let task = client.execute(request: outgoing, delegate: delegate, logger: logger)
+        let task = clients.client(for: request.url!).execute(request: outgoing, delegate: delegate, logger: logger)
         let cancelledMeanwhile = state.withLock { state -> Bool in
             guard state.hop == hop else { return true }
             state.running = task

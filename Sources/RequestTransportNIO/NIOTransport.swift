@@ -29,7 +29,11 @@ import Synchronization
 public final class NIOTransport: RequestTransport {
     public static let shared = NIOTransport()
 
-    public let client: HTTPClient
+    /// The client that goes direct (no proxy).
+    public var client: HTTPClient { clients.direct }
+    /// Which proxy each request goes through (``ProxySettings``).
+    public var proxies: ProxySettings { clients.proxies }
+    private let clients: NIOClients
     public var name: String { "nio" }
     /// A slot freed on an event loop starts the next request there: one thread hop fewer.
     public var startsNextRequestInCallbacks: Bool { true }
@@ -45,9 +49,13 @@ public final class NIOTransport: RequestTransport {
     private let nextIdentifier = Mutex(0)
     private let connections = ConnectionLedger()
 
-    /// - Parameter configuration: the client's; redirects are always left to the transport,
-    ///   decompression is off (the body is reported as it arrives, as its size says).
-    public init(configuration: HTTPClient.Configuration = HTTPClient.Configuration()) {
+    /// - Parameters:
+    ///   - configuration: the client's; redirects are always left to the transport,
+    ///     decompression is off (the body is reported as it arrives, as its size says).
+    ///   - proxies: which requests go through which HTTP proxy; by default the environment's,
+    ///     read as curl (and so the URLSession transport) reads it.
+    public init(configuration: HTTPClient.Configuration = HTTPClient.Configuration(),
+                proxies: ProxySettings = .fromEnvironment()) {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
@@ -65,13 +73,13 @@ public final class NIOTransport: RequestTransport {
             guard let callersInitializer else { return guarded }
             return guarded.flatMap { callersInitializer(channel) }
         }
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        clients = NIOClients(configuration: configuration, proxies: proxies)
     }
 
     /// Closes the client's connections; the transport cannot be used afterwards. Not for
     /// ``shared``, which lives as long as the process.
     public func shutdown() async throws {
-        try await client.shutdown()
+        try await clients.shutdown()
     }
 
     public func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
@@ -79,7 +87,7 @@ public final class NIOTransport: RequestTransport {
             value += 1
             return value
         }
-        return TransportTask(identifier: identifier, handle: NIOExchange(identifier: identifier, request: request, handler: handler, client: client, connections: connections))
+        return TransportTask(identifier: identifier, handle: NIOExchange(identifier: identifier, request: request, handler: handler, clients: clients, connections: connections))
     }
 
     public func resume(_ task: TransportTask) {

@@ -63,7 +63,7 @@ struct DemoCommand: ParsableCommand, RunsASession {
         defer { exporters?.finish() }
         let scraped = try metrics.start()
         defer { scraped?.endpoint.stop() }
-        let queue = RequestQueue(maxConcurrentRequests: maxConcurrent, transport: carrier.transport, retryBudget: DemoScenario.retryBudget,
+        let queue = RequestQueue(maxConcurrentRequests: maxConcurrent, transport: try transport.make(carrier), retryBudget: DemoScenario.retryBudget,
                                  circuitBreaker: DemoScenario.circuitBreaker,
                                  instruments: (exporters?.instruments ?? []) + (scraped.map { [$0.instrument] } ?? []))
         let demo = try DemoRunner(queue: queue)

@@ -75,7 +75,7 @@ enum RedirectSafety {
 }
 
 /// How many redirects an attempt follows, and whether one may go from https to http. The
-/// engine applies it on every transport, after ``RedirectSafety`` (which never lets a
+/// engine applies it on every transport, after `RedirectSafety` (which never lets a
 /// redirect leave http/https nor carry credentials to another origin).
 ///
 /// ```swift

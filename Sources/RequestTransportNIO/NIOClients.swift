@@ -1,0 +1,48 @@
+import AsyncHTTPClient
+import Foundation
+import Synchronization
+
+/// The NIO transport's clients: one that goes direct, and one per proxy in use (made when a
+/// request first needs it). AsyncHTTPClient takes one proxy per client, for every request,
+/// so `NO_PROXY` and separate http and https proxies need a client each.
+final class NIOClients: Sendable {
+    let direct: HTTPClient
+    let proxies: ProxySettings
+    private let configuration: HTTPClient.Configuration
+    private let proxied = Mutex<[URL: HTTPClient]>([:])
+
+    init(configuration: HTTPClient.Configuration, proxies: ProxySettings) {
+        self.configuration = configuration
+        self.proxies = proxies
+        direct = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// The client for a request to `url`.
+    func client(for url: URL) -> HTTPClient {
+        guard let proxy = proxies.proxy(for: url), let host = proxy.host else { return direct }
+        return proxied.withLock { clients in
+            if let client = clients[proxy] { return client }
+            var configuration = configuration
+            let port = proxy.port ?? 80
+            if let user = proxy.user {
+                let password = proxy.password ?? ""
+                configuration.proxy = .server(host: host, port: port, authorization: .basic(username: user.removingPercentEncoding ?? user,
+                                                                                            password: password.removingPercentEncoding ?? password))
+            } else {
+                configuration.proxy = .server(host: host, port: port)
+            }
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            clients[proxy] = client
+            return client
+        }
+    }
+
+    func shutdown() async throws {
+        let all = proxied.withLock { clients in
+            defer { clients = [:] }
+            return Array(clients.values)
+        }
+        for client in all { try await client.shutdown() }
+        try await direct.shutdown()
+    }
+}

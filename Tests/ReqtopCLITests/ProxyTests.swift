@@ -1,0 +1,149 @@
+import Foundation
+import XCTest
+
+/// Proxies, the same way on both transports, through a real proxy: Debian's `tinyproxy`
+/// (installed by `.ci/run`), started here on loopback, its access log read back. Before,
+/// `--transport nio` ignored `http_proxy` while `urlsession` (libcurl) honoured it: the same
+/// command went direct or through the proxy depending on the transport.
+final class ProxyTests: XCTestCase {
+    private static let tinyproxy = ["/usr/bin/tinyproxy", "/usr/sbin/tinyproxy"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// A tinyproxy on a free loopback port, stopped at the end of the test; its log path.
+    private func startProxy() throws -> (port: Int, log: String) {
+        guard let binary = Self.tinyproxy else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("tinyproxy is missing: .ci/run installs it") }
+            throw XCTSkip("Debian's tinyproxy is not installed here (.ci/run installs it: apt-get install tinyproxy)")
+        }
+        let folder = NSTemporaryDirectory() + "reqtop-proxy-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let port = try Self.freePort()
+        let log = folder + "/access.log"
+        try """
+        Port \(port)
+        Listen 127.0.0.1
+        Timeout 30
+        LogFile "\(log)"
+        LogLevel Info
+        MaxClients 20
+        Allow 127.0.0.1
+        """.write(toFile: folder + "/tinyproxy.conf", atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["-d", "-c", folder + "/tinyproxy.conf"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        addTeardownBlock {
+            process.terminate()
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+        // Listening once a connection is taken.
+        let end = Date().addingTimeInterval(10)
+        while Date() < end, !Self.accepts(port) { usleep(20_000) }
+        XCTAssertTrue(Self.accepts(port), "tinyproxy listens on \(port)")
+        return (port, log)
+    }
+
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw POSIXError(.EADDRINUSE) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    /// `reqtop run PLAN --no-tui` with `environment` added to this process's (proxy variables
+    /// of the test process itself removed).
+    private func run(_ arguments: [String], environment: [String: String]) throws -> (status: Int32, stderr: String) {
+        let process = Process()
+        process.executableURL = CommandLineTests.binary
+        process.arguments = arguments
+        var base = ProcessInfo.processInfo.environment
+        for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"] {
+            base[name] = nil
+        }
+        process.environment = base.merging(environment) { _, new in new }
+        let err = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = err
+        try process.run()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stderr, as: UTF8.self))
+    }
+
+    private func plan(_ via: String) throws -> String {
+        let path = NSTemporaryDirectory() + "proxy-plan-\(via).json"
+        try #"{"retry": {"maxAttempts": 1}, "requests": [{"id": "p", "url": "{{fault}}/echo?via=\#(via)"}]}"#
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Whether the proxy's log grew, after `offset`, by the request `via` names: libcurl sends
+    /// it to the proxy in absolute form; AsyncHTTPClient tunnels every request with CONNECT.
+    private func proxied(_ log: String, since offset: Int, _ via: String) -> Bool {
+        let text = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").utf8.dropFirst(offset)
+        let added = String(decoding: text, as: UTF8.self)
+        return added.contains("/echo?via=\(via) HTTP/1.1") || added.contains("): CONNECT 127.0.0.1:")
+    }
+
+    private func size(_ log: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: log)[.size]) as? NSNumber)?.intValue ?? 0
+    }
+
+    func testTheEnvironmentsProxyIsUsedOnBothTransportsAndNoProxyIsHonoured() throws {
+        let (port, log) = try startProxy()
+        let proxy = "http://127.0.0.1:\(port)"
+        for transport in ["urlsession", "nio"] {
+            var before = size(log)
+            let through = try run(["run", try plan("env-\(transport)"), "--transport", transport, "--no-tui"], environment: ["http_proxy": proxy])
+            XCTAssertEqual(through.status, 0, through.stderr)
+            XCTAssertTrue(proxied(log, since: before, "env-\(transport)"), "\(transport) went through the proxy")
+            before = size(log)
+            let direct = try run(["run", try plan("direct-\(transport)"), "--transport", transport, "--no-tui"],
+                                 environment: ["http_proxy": proxy, "NO_PROXY": "localhost,127.0.0.1"])
+            XCTAssertEqual(direct.status, 0, direct.stderr)
+            XCTAssertFalse(proxied(log, since: before, "direct-\(transport)"), "\(transport) honoured NO_PROXY")
+            // curl ignores HTTP_PROXY in capitals (httpoxy): so does reqtop, on both.
+            before = size(log)
+            let upper = try run(["run", try plan("upper-\(transport)"), "--transport", transport, "--no-tui"], environment: ["HTTP_PROXY": proxy])
+            XCTAssertEqual(upper.status, 0, upper.stderr)
+            XCTAssertFalse(proxied(log, since: before, "upper-\(transport)"), "\(transport) ignored HTTP_PROXY")
+        }
+    }
+
+    func testTheProxyFlagOnBothTransportsAndABadOne() throws {
+        let (port, log) = try startProxy()
+        for transport in ["urlsession", "nio"] {
+            let before = size(log)
+            let through = try run(["run", try plan("flag-\(transport)"), "--transport", transport, "--no-tui",
+                                   "--proxy", "http://user:s3cret@127.0.0.1:\(port)"], environment: [:])
+            XCTAssertEqual(through.status, 0, through.stderr)
+            XCTAssertTrue(proxied(log, since: before, "flag-\(transport)"), "\(transport) went through --proxy")
+            XCTAssertTrue(through.stderr.contains("requests go through the proxy http://%5Bredacted%5D@127.0.0.1:\(port)"), through.stderr)
+            XCTAssertFalse(through.stderr.contains("s3cret"), through.stderr)
+        }
+        let bad = try run(["run", try plan("bad"), "--proxy", "ftp://127.0.0.1:\(port)", "--no-tui"], environment: [:])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.stderr.contains("--proxy ftp://127.0.0.1:\(port): expected an http:// proxy URL"), bad.stderr)
+    }
+}
