@@ -37,6 +37,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
         // `swift package generate-documentation`: the library's DocC catalogs (CI checks their links).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        // TLS: the NIO transport's trust roots and client certificates, the fault server's TLS,
+        // and certificates made at test time (never committed keys).
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.27.0"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
     ],
     targets: [
         .target(name: "RequestOperations"),
@@ -59,6 +64,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             // AsyncHTTPClient names a request's connection only in its request logger's metadata.
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -75,6 +81,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .target(

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// An HTTP/1.1 server on loopback whose routes misbehave on purpose: statuses, delays,
@@ -31,17 +32,24 @@ public final class FaultServer: Sendable {
     /// Starts a server on 127.0.0.1. Blocks until it listens.
     /// - Parameter port: 0 (the default) picks a free port; a fixed port lets a test
     ///   stop a server and start it again where clients expect it.
-    public static func start(port: Int = 0, counters: FaultCounters = FaultCounters(),
+    /// - Parameter tls: serve HTTPS with this certificate (``TestCertificates``); its
+    ///   ``baseURL`` is then `https://127.0.0.1:PORT`.
+    public static func start(port: Int = 0, tls: TestCertificates? = nil, counters: FaultCounters = FaultCounters(),
                              logger: Logger = Logger(label: "reqtop.fault-server")) throws -> FaultServer {
         let connections = OpenConnections()
-        let channel = try bootstrap(counters: counters, logger: logger, connections: connections)
+        let context = try tls.map { tls in
+            try NIOSSLContext(configuration: .makeServerConfiguration(
+                certificateChain: try NIOSSLCertificate.fromPEMFile(tls.serverCertificateFile).map { .certificate($0) },
+                privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.serverKeyFile, format: .pem))))
+        }
+        let channel = try bootstrap(counters: counters, logger: logger, connections: connections, tls: context)
             .bind(host: "127.0.0.1", port: port).wait()
         guard let boundPort = channel.localAddress?.port else {
             try? channel.close().wait()
             throw FaultServerError.noPort
         }
         logger.debug("fault server listening", metadata: ["port": "\(boundPort)"])
-        return FaultServer(channel: channel, port: boundPort, baseURL: URL(string: "http://127.0.0.1:\(boundPort)")!,
+        return FaultServer(channel: channel, port: boundPort, baseURL: URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(boundPort)")!,
                            counters: counters, connections: connections)
     }
 
@@ -59,7 +67,8 @@ public final class FaultServer: Sendable {
                            counters: counters, connections: connections)
     }
 
-    private static func bootstrap(counters: FaultCounters, logger: Logger, connections: OpenConnections) -> ServerBootstrap {
+    private static func bootstrap(counters: FaultCounters, logger: Logger, connections: OpenConnections,
+                                  tls: NIOSSLContext? = nil) -> ServerBootstrap {
         ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -70,6 +79,7 @@ public final class FaultServer: Sendable {
                     if channel.localAddress?.protocol != .unix {
                         try channel.syncOptions?.setOption(.socketOption(.tcp_nodelay), value: 1)
                     }
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(FaultHandler(counters: counters, logger: logger))
                 }

@@ -30,26 +30,63 @@ struct TransportOption: ParsableArguments {
         valueName: "url"))
     var proxy: String?
 
+    @Option(name: .customLong("cacert"), help: ArgumentHelp("Also trust the certificate authorities in this PEM file (SSL_CERT_FILE is read the same way). --transport nio.", valueName: "file"))
+    var caFile: String?
+
+    @Option(name: .customLong("cert"), help: ArgumentHelp("Present this client certificate (PEM) for mutual TLS, with --key. --transport nio.", valueName: "file"))
+    var certificateFile: String?
+
+    @Option(name: .customLong("key"), help: ArgumentHelp("The private key (PEM) of --cert. --transport nio.", valueName: "file"))
+    var keyFile: String?
+
+    @Flag(name: .customLong("insecure"), help: "Do not verify TLS certificates at all (development only: said loudly at start). --transport nio.")
+    var insecure = false
+
+    /// The TLS options asked for, `SSL_CERT_FILE` standing in for `--cacert` when not given.
+    var tls: TLSOptions {
+        TLSOptions(caFile: caFile ?? ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty || insecure ? nil : $0 },
+                   certificateFile: certificateFile, keyFile: keyFile, insecure: insecure)
+    }
+
     /// The transport to use: `choice`, with `--proxy` (or the environment's proxies, read
     /// with curl's rules on both transports) applied. Throws an ``InputError`` for a proxy
     /// that is not an http:// URL; warns on stderr about one in the environment.
     func make(_ choice: TransportChoice) throws -> RequestTransport {
         for problem in ProxySettings.problems() { ReqtopMain.printError("reqtop: \(problem)") }
-        guard let proxy else { return choice.transport }
-        guard let url = ProxySettings.proxyURL(proxy) else {
-            throw InputError(message: "--proxy \(Redactor().redact(url: proxy)): expected an http:// proxy URL (http://host:port)")
+        let tls = self.tls
+        let asked = caFile != nil || certificateFile != nil || keyFile != nil || insecure
+        if choice == .urlsession, asked {
+            throw InputError(message: "--cacert, --cert, --key and --insecure need --transport nio: FoundationNetworking on Linux has no API for them")
         }
-        let noProxy = ProxySettings.noProxyList(ProcessInfo.processInfo.environment["NO_PROXY"] ?? ProcessInfo.processInfo.environment["no_proxy"] ?? "")
-        ReqtopMain.printError("reqtop: requests go through the proxy \(Redactor().redact(url: url.absoluteString))"
-                              + (noProxy.isEmpty ? "" : " (not for \(noProxy.joined(separator: ", ")): NO_PROXY)"))
+        if insecure {
+            ReqtopMain.printError("reqtop: WARNING: --insecure: TLS certificates are not verified; anyone on the path can read and change this traffic")
+        }
+        guard proxy != nil || (choice == .nio && !tls.isDefault) else { return choice.transport }
+        var proxies = ProxySettings.fromEnvironment()
+        var proxyURL: URL?
+        if let proxy {
+            guard let url = ProxySettings.proxyURL(proxy) else {
+                throw InputError(message: "--proxy \(Redactor().redact(url: proxy)): expected an http:// proxy URL (http://host:port)")
+            }
+            proxyURL = url
+            proxies = .single(url, noProxy: proxies.noProxy)
+            ReqtopMain.printError("reqtop: requests go through the proxy \(Redactor().redact(url: url.absoluteString))"
+                                  + (proxies.noProxy.isEmpty ? "" : " (not for \(proxies.noProxy.joined(separator: ", ")): NO_PROXY)"))
+        }
         switch choice {
         case .nio:
             // Kept for the life of the process, as NIOTransport.shared is (a client must be shut
             // down before it is freed; the process ends first).
-            let transport = NIOTransport(proxies: .single(url, noProxy: noProxy))
+            let transport: NIOTransport
+            do {
+                transport = try NIOTransport(tls: tls, proxies: proxies)
+            } catch let error as TLSOptionError {
+                throw InputError(message: error.description)
+            }
             Self.kept.withLock { $0.append(transport) }
             return transport
         case .urlsession:
+            guard let url = proxyURL else { return choice.transport }
             // libcurl reads these for each transfer, as it reads them from the shell: the same
             // rules as the NIO transport's, set before the first request.
             setenv("http_proxy", url.absoluteString, 1)

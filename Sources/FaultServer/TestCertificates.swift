@@ -1,0 +1,75 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+
+/// A certificate authority and certificates signed by it, made when asked (for the demo and
+/// the tests: no key is ever committed). P-256 keys, PEM files in a folder of their own.
+public struct TestCertificates: Sendable {
+    /// The authority's certificate: what `--cacert` is given.
+    public let caFile: String
+    /// The server's chain (its certificate) and key, for ``FaultServer/start(port:tls:counters:logger:)``.
+    public let serverCertificateFile: String
+    public let serverKeyFile: String
+    /// The folder that holds them.
+    public let folder: String
+
+    /// Makes an authority and a server certificate for `hosts` (names and IP addresses),
+    /// valid from an hour ago for a day, or, with `expired`, for a day that ended an hour ago.
+    public static func make(hosts: [String] = ["127.0.0.1", "localhost"], expired: Bool = false,
+                            in folder: String = NSTemporaryDirectory() + "reqtop-pki-\(UUID().uuidString.prefix(8))") throws -> TestCertificates {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let now = Date()
+        let caKey = P256.Signing.PrivateKey()
+        let caName = try DistinguishedName { CommonName("reqtop test authority") }
+        let ca = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(caKey.publicKey),
+            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(86_400),
+            issuer: caName, subject: caName, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                Critical(KeyUsage(keyCertSign: true))
+            },
+            issuerPrivateKey: .init(caKey))
+        let serverKey = P256.Signing.PrivateKey()
+        let names: [GeneralName] = hosts.map { host in
+            if let address = IPv4Address(host) { return .ipAddress(ASN1OctetString(contentBytes: address.bytes[...])) }
+            return .dnsName(host)
+        }
+        let server = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(serverKey.publicKey),
+            notValidBefore: expired ? now.addingTimeInterval(-2 * 86_400) : now.addingTimeInterval(-3600),
+            notValidAfter: expired ? now.addingTimeInterval(-3600) : now.addingTimeInterval(86_400),
+            issuer: caName, subject: try DistinguishedName { CommonName(hosts.first ?? "localhost") },
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                SubjectAlternativeNames(names)
+                try ExtendedKeyUsage([.serverAuth])
+            },
+            issuerPrivateKey: .init(caKey))
+        let files = TestCertificates(caFile: folder + "/ca.pem", serverCertificateFile: folder + "/server.pem",
+                                     serverKeyFile: folder + "/server-key.pem", folder: folder)
+        try ca.serializeAsPEM().pemString.write(toFile: files.caFile, atomically: true, encoding: .utf8)
+        try server.serializeAsPEM().pemString.write(toFile: files.serverCertificateFile, atomically: true, encoding: .utf8)
+        try serverKey.pemRepresentation.write(toFile: files.serverKeyFile, atomically: true, encoding: .utf8)
+        return files
+    }
+
+    public func remove() {
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+}
+
+/// A dotted IPv4 address's four bytes.
+private struct IPv4Address {
+    let bytes: [UInt8]
+
+    init?(_ text: String) {
+        let parts = text.split(separator: ".")
+        guard parts.count == 4 else { return nil }
+        let values = parts.compactMap { UInt8($0) }
+        guard values.count == 4 else { return nil }
+        bytes = values
+    }
+}
