@@ -40,6 +40,7 @@ let package = Package(
         // TLS: the NIO transport's trust roots and client certificates, the fault server's TLS,
         // and certificates made at test time (never committed keys).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.27.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.30.0"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
     ],
@@ -65,6 +66,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOFoundationCompat", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             // AsyncHTTPClient names a request's connection only in its request logger's metadata.
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -129,7 +131,9 @@ let package = Package(
             path: "Benchmarks/ArchiveBenchmark"
         ),
         .testTarget(name: "ParserFuzzingTests", dependencies: ["ParserFuzzing"]),
-        .testTarget(name: "RequestOperationsTests", dependencies: ["RequestOperations", "RequestTransportNIO", "FaultServer"]),
+        .testTarget(name: "RequestOperationsTests", dependencies: ["RequestOperations", "RequestTransportNIO", "FaultServer",
+                                                                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                                                                 .product(name: "NIOSSL", package: "swift-nio-ssl")]),
         .testTarget(name: "RequestEventFormatTests", dependencies: ["RequestEventFormat", "RequestOperations"]),
         .testTarget(name: "FaultServerTests", dependencies: ["FaultServer"]),
         .testTarget(name: "RequestMonitorTests", dependencies: ["RequestMonitor", "RequestOperations"]),

@@ -73,6 +73,12 @@ public final class NIOTransport: RequestTransport {
             guard let callersInitializer else { return guarded }
             return guarded.flatMap { callersInitializer(channel) }
         }
+        let callersStreamInitializer = configuration.http2StreamChannelDebugInitializer
+        configuration.http2StreamChannelDebugInitializer = { channel in
+            let guarded = ResponseStatusGuard.install(onStream: channel)
+            guard let callersStreamInitializer else { return guarded }
+            return guarded.flatMap { callersStreamInitializer(channel) }
+        }
         clients = NIOClients(configuration: configuration, proxies: proxies)
     }
 

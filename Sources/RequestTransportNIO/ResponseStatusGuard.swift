@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 
 /// Refuses a response whose status is below 100 before AsyncHTTPClient sees it.
 ///
@@ -31,6 +32,16 @@ final class ResponseStatusGuard: ChannelInboundHandler, RemovableChannelHandler 
             return
         }
         context.fireChannelRead(data)
+    }
+
+    /// Puts a guard after the HTTP/2-to-HTTP/1 codec of an AsyncHTTPClient HTTP/2 stream (a
+    /// `:status` below 100 reaches the same state machine).
+    static func install(onStream channel: Channel) -> EventLoopFuture<Void> {
+        channel.eventLoop.submit {
+            let pipeline = channel.pipeline.syncOperations
+            let codec = try pipeline.handler(type: HTTP2FramePayloadToHTTP1ClientCodec.self)
+            try pipeline.addHandler(ResponseStatusGuard(), position: .after(codec))
+        }
     }
 
     /// Puts a guard after the response decoder of an AsyncHTTPClient HTTP/1.1 connection.
