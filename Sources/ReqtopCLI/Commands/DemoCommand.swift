@@ -58,7 +58,7 @@ struct DemoCommand: ParsableCommand, RunsASession {
     }
 
     func run() throws {
-        let carrier = transport.transport ?? .urlsession
+        let carrier = transport.transport ?? .platformDefault
         let exporters = try telemetry.start()
         defer { exporters?.finish() }
         let scraped = try metrics.start()

@@ -192,7 +192,7 @@ struct ReplayCommand: ParsableCommand {
             }
         }
         let list = RequestList(items: plan.requests.map { RequestList.Item(id: $0.id, request: $0.request, options: $0.options) })
-        let carrier = transport.transport ?? .urlsession
+        let carrier = transport.transport ?? .platformDefault
         let exporters = try telemetry.start()
         defer { exporters?.finish() }
         let summary = try list.run(on: RequestQueue(transport: try transport.make(carrier), instruments: exporters?.instruments ?? []), mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),

@@ -147,7 +147,9 @@ struct DemoScenario {
             send(3, DemoRequest(id: "\(w)-dropped", host: .backend, path: "/flaky/\(w)-e?failures=1&status=cut",
                                 retry: ExponentialBackoffRetryPolicy(maxAttempts: 4, baseDelay: 2, multiplier: 2, maxDelay: 8, jitter: .none))),
             send(3.5, DemoRequest(id: "\(w)-backend-ping", host: .backend, path: "/echo")),
-            send(3, DemoRequest(id: "\(w)-reset", host: .backend, path: "/flaky/\(w)-f?failures=2&status=reset")),
+            // On the api host: the backend's retries (flaky, rate-limited, POSTs, dropped) fill its
+            // budget by 3 s on the NIO transport, and only the burst is meant to meet a budget.
+            send(3, DemoRequest(id: "\(w)-reset", host: .api, path: "/flaky/\(w)-f?failures=2&status=reset")),
             Step(at: 5, action: .cancel(id: "\(w)-hanging")),
             // Attempt 3 of `reconnect` fails at 6 s and the next is due at 14 s, so it is the
             // probe (every 0.25 s doubling to 2 s), not the backoff, that notices the host is
