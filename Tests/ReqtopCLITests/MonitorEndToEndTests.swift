@@ -309,6 +309,15 @@ final class MonitorEndToEndTests: XCTestCase {
                        "the socket is removed when the program ends")
     }
 
+    /// `--insecure` is said where a shared screen shows it, not only on stderr.
+    func testTheHeaderSaysWhenTLSIsNotVerified() throws {
+        let plan = NSTemporaryDirectory() + "insecure-\(UUID().uuidString.prefix(6)).json"
+        try #"{"requests": [{"id": "one", "url": "{{fault}}/delay/20000"}]}"#.write(toFile: plan, atomically: true, encoding: .utf8)
+        try tmux(["new-session", "-d", "-s", session, "-x", "150", "-y", "20", CommandLineTests.binary.path, "run", plan, "--insecure"])
+        try waitForScreen("the insecure mark") { $0.contains("· nio · INSECURE TLS") && $0.contains("one") }
+        try keys("q")
+    }
+
     func testNoTerminalMeansNoMonitor() throws {
         let run = try reqtop(["demo", "--scenario", "quick"])
         XCTAssert(run.stdout.hasPrefix(#"{"event":"session""#), "JSON lines, not a screen, when stdout is a pipe")

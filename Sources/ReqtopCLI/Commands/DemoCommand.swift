@@ -72,7 +72,7 @@ struct DemoCommand: ParsableCommand, RunsASession {
         let listening = try endpoint.start(queue, name: "reqtop demo", redactor: recording.redactor)
         defer { listening?.stop() }
         if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
-            let session = try MonitorSession(queue: queue, source: "demo (\(scenario)) · \(carrier.rawValue)" + Telemetry.label(exporters, scraped?.endpoint), color: color, redactor: recording.redactor)
+            let session = try MonitorSession(queue: queue, source: "demo (\(scenario)) · \(transport.label(carrier))" + Telemetry.label(exporters, scraped?.endpoint), color: color, redactor: recording.redactor)
             let scenario = self.scenario, once = self.once
             let summary = session.run {
                 var wave = 1

@@ -196,7 +196,7 @@ struct ReplayCommand: ParsableCommand {
         let exporters = try telemetry.start()
         defer { exporters?.finish() }
         let summary = try list.run(on: RequestQueue(transport: try transport.make(carrier), instruments: exporters?.instruments ?? []), mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
-                                   source: "re-sending \(URL(fileURLWithPath: file).lastPathComponent) · \(carrier.rawValue)", redactor: Redactor())
+                                   source: "re-sending \(URL(fileURLWithPath: file).lastPathComponent) · \(transport.label(carrier))", redactor: Redactor())
         ReqtopMain.printError(summary.line + (plan.skipped.isEmpty ? "" : "; \(plan.skipped.count) not sent"))
         throw ExitCode(plan.skipped.isEmpty ? summary.exitStatus : 1)
     }

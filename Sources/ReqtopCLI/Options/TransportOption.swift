@@ -52,6 +52,12 @@ struct TransportOption: ParsableArguments {
     @Flag(name: .customLong("insecure"), help: "Do not verify TLS certificates at all (development only: said loudly at start). --transport nio.")
     var insecure = false
 
+    /// The transport as the monitor's header names it: `nio`, and `INSECURE TLS` when
+    /// certificates are not verified, so a shared screen says so too.
+    func label(_ choice: TransportChoice) -> String {
+        choice.rawValue + (insecure ? " · INSECURE TLS" : "") + (proxy != nil ? " · via proxy" : "")
+    }
+
     /// The TLS options asked for, `SSL_CERT_FILE` standing in for `--cacert` when not given.
     var tls: TLSOptions {
         TLSOptions(caFile: caFile ?? ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty || insecure ? nil : $0 },
