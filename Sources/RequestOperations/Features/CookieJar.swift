@@ -46,8 +46,10 @@ public final class CookieJar: Sendable {
 
     /// Keeps what `headers` (a response's, duplicates joined with ", ") set for `url`.
     public func store(responseHeaders headers: [String: String], for url: URL) {
-        guard let host = url.host?.lowercased(), !host.isEmpty else { return }
-        let lines = headers.filter { $0.key.caseInsensitiveCompare("Set-Cookie") == .orderedSame }.flatMap { Self.split($0.value) }
+        // Both transports file the name as `Set-Cookie` (as HTTPURLResponse does): one lookup
+        // per response, not a pass over every header.
+        guard let value = headers["Set-Cookie"], let host = url.host?.lowercased(), !host.isEmpty else { return }
+        let lines = Self.split(value)
         guard !lines.isEmpty else { return }
         let now = now()
         let parsed = lines.compactMap { Self.parse($0, host: host, path: url.path, now: now) }
