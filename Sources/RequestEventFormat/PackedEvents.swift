@@ -69,7 +69,7 @@ enum PackedStrings {
         "size", "name", "outcome", "attempts", "duration", "count",
         "GET", "POST", "PUT", "DELETE", "HEAD", "PATCH", "success", "failure", "execute", "caller",
         "Content-Type", "Content-Length", "Accept", "Authorization", "application/json", "[redacted]",
-        "dropped", "refused",
+        "dropped", "refused", "insecure",
     ]
     static let positions: [String: Int] = Dictionary(known.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
     static let longest = known.map(\.utf8.count).max() ?? 0

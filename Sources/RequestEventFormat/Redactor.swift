@@ -49,8 +49,8 @@ public struct Redactor: Sendable {
         case .built(let method, let url, let headerFields, let body):
             event.payload = .built(method: method, url: redact(url: url), headers: redact(headers: headerFields),
                                    body: redact(body: body, headers: headerFields))
-        case .taskCreated(let task, let url):
-            event.payload = .taskCreated(taskIdentifier: task, url: redact(url: url))
+        case .taskCreated(let task, let url, let insecure):
+            event.payload = .taskCreated(taskIdentifier: task, url: redact(url: url), insecure: insecure)
         case .redirect(let status, let location, let dropped, let refused):
             event.payload = .redirect(status: status, location: redact(url: location, oauthCode: true), dropped: dropped, refused: refused)
         case .response(let status, let headerFields, let expected):

@@ -102,8 +102,8 @@ public final class StreamRedactor: Sendable {
             return .response(status: status, headers: headers.mapValues(text), expectedBytes: expected)
         case .redirect(let status, let location, let dropped, let refused):
             return .redirect(status: status, location: url(location), dropped: dropped, refused: refused.map(text))
-        case .taskCreated(let task, let value):
-            return .taskCreated(taskIdentifier: task, url: url(value))
+        case .taskCreated(let task, let value, let insecure):
+            return .taskCreated(taskIdentifier: task, url: url(value), insecure: insecure)
         case .taskCompleted(let error?):
             return .taskCompleted(error: TransportError(code: error.code, message: text(error.message)))
         case .validationFailed(let reason):

@@ -36,7 +36,7 @@ extension RequestTracer {
                     }
                 case .built(let method, let url, _, _):
                     requests[id] = (method, url)
-                case .taskCreated(_, let url):
+                case .taskCreated(_, let url, _):
                     let method = requests[id]?.method ?? "GET"
                     let span = startAttemptSpan(method: method, url: URL(string: url.isEmpty ? requests[id]?.url ?? "" : url),
                                                 operation: id, attempt: event.attempt, parent: state.contexts[id] ?? .topLevel, at: at)

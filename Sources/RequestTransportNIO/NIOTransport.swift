@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import NIOCore
 import NIOPosix
+import NIOSSL
 import RequestOperations
 import Synchronization
 
@@ -34,6 +35,8 @@ public final class NIOTransport: RequestTransport {
     /// Which proxy each request goes through (``ProxySettings``).
     public var proxies: ProxySettings { clients.proxies }
     private let clients: NIOClients
+    /// False when made with `TLSOptions(insecure: true)`.
+    public let verifiesCertificates: Bool
     public var name: String { "nio" }
     /// A slot freed on an event loop starts the next request there: one thread hop fewer.
     public var startsNextRequestInCallbacks: Bool { true }
@@ -80,6 +83,7 @@ public final class NIOTransport: RequestTransport {
             return guarded.flatMap { callersStreamInitializer(channel) }
         }
         clients = NIOClients(configuration: configuration, proxies: proxies)
+        verifiesCertificates = configuration.tlsConfiguration?.certificateVerification != CertificateVerification.none
     }
 
     /// Closes the client's connections; the transport cannot be used afterwards. Not for

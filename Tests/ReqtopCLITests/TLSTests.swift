@@ -35,6 +35,10 @@ final class TLSTests: XCTestCase {
         let insecure = try reqtop(["run", plan, "--transport", "nio", "--no-tui", "--insecure"])
         XCTAssertEqual(insecure.status, 0, insecure.stderr)
         XCTAssertTrue(insecure.stderr.contains("WARNING: --insecure: TLS certificates are not verified"), insecure.stderr)
+        let created = insecure.events.filter { $0["event"] as? String == "taskCreated" }
+        XCTAssertFalse(created.isEmpty)
+        XCTAssertTrue(created.allSatisfy { $0["insecure"] as? Bool == true }, "every attempt says it: \(created)")
+        XCTAssertTrue(trusted.events.filter { $0["event"] as? String == "taskCreated" }.allSatisfy { $0["insecure"] == nil })
 
         // URLSession on Linux has no API for it: refused by name, never ignored.
         let refused = try reqtop(["run", plan, "--transport", "urlsession", "--no-tui", "--cacert", pki.caFile])

@@ -33,6 +33,8 @@ final class EventLogTests: XCTestCase {
             .connection(id: 0, reused: false),
             .preparationFailed(reason: "no token"),
             .taskCreated(taskIdentifier: 7, url: "http://h/a"),
+            .taskCreated(taskIdentifier: 8, url: "https://h/a", insecure: true),
+            .redirect(status: 307, location: "http+unix://x/s", dropped: ["authorization", "cookie"], refused: "not followed"),
             .redirect(status: 302, location: "http://h/b"),
             .response(status: 503, headers: ["Retry-After": "2"], expectedBytes: 15),
             .response(status: 200, headers: [:], expectedBytes: nil),

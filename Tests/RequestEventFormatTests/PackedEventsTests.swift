@@ -22,6 +22,8 @@ final class PackedEventsTests: XCTestCase {
         .connection(id: 12, reused: true), .connection(id: -3, reused: false),
         .preparationFailed(reason: "no token"),
         .taskCreated(taskIdentifier: Int.max, url: "http://h/a"), .taskCreated(taskIdentifier: Int.min, url: ""),
+        .taskCreated(taskIdentifier: 3, url: "https://h/", insecure: true),
+        .redirect(status: 302, location: "http://o/", dropped: ["authorization", "x-api-key"], refused: "why"),
         .redirect(status: 302, location: "http://h/b"),
         .response(status: 503, headers: ["Retry-After": "2"], expectedBytes: 15),
         .response(status: 200, headers: [:], expectedBytes: nil),

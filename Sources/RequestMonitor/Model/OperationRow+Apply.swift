@@ -44,7 +44,7 @@ extension OperationRow {
             live[0].attempts.append(Attempt(number: event.attempt, start: t))
             segments.append(Segment(kind: .attempt(event.attempt), start: t))
             updateAttempt(number: racing) { $0.decision = "hedged by attempt \(event.attempt)" }
-        case .taskCreated(_, let url):
+        case .taskCreated(_, let url, _):
             updateAttempt(number: event.attempt) { $0.taskAt = $0.taskAt ?? t }
             state = .running
             // A dependent request is built from its parents' results: show what was sent.

@@ -122,7 +122,7 @@ extension MonitorView {
         case .connection(let id, let reused): reused ? "connection #\(id), reused" : "new connection #\(id)"
         case .missed(let count): "\(count) events missed"
         case .preparationFailed(let reason), .validationFailed(let reason), .retryDenied(let reason): reason
-        case .taskCreated(let task, _): "task \(task)"
+        case .taskCreated(let task, _, let insecure): "task \(task)" + (insecure ? " · TLS NOT VERIFIED (--insecure)" : "")
         case .redirect(let status, let location, let dropped, let refused):
             "\(status) \(theme.arrow) \(location)" + (dropped.isEmpty ? "" : " (another origin: dropped \(dropped.joined(separator: ", ")))")
                 + (refused.map { " refused: \($0)" } ?? "")

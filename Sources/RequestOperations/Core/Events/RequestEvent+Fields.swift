@@ -41,9 +41,10 @@ extension RequestEvent.Payload {
         case .preparationFailed(let reason):
             w.string("reason", reason)
             return "preparationFailed"
-        case .taskCreated(let identifier, let url):
+        case .taskCreated(let identifier, let url, let insecure):
             w.int("task", identifier)
             w.string("url", url)
+            if insecure { w.bool("insecure", true) }
             return "taskCreated"
         case .redirect(let status, let location, let dropped, let refused):
             w.int("status", status)
@@ -166,7 +167,8 @@ extension RequestEvent.Payload {
         case "connection":
             self = .connection(id: try r.int("connection"), reused: try r.bool("reused"))
         case "preparationFailed": self = .preparationFailed(reason: try r.string("reason"))
-        case "taskCreated": self = .taskCreated(taskIdentifier: try r.int("task"), url: r.optionalString("url") ?? "")
+        case "taskCreated":
+            self = .taskCreated(taskIdentifier: try r.int("task"), url: r.optionalString("url") ?? "", insecure: try r.optionalBool("insecure") ?? false)
         case "redirect":
             self = .redirect(status: try r.int("status"), location: try r.string("location"),
                              dropped: r.optionalString("dropped").map { $0.split(separator: ",").map(String.init) } ?? [],

@@ -46,8 +46,9 @@ public struct RequestEvent: Sendable, Equatable {
         case started
         /// `preparationFailed`: `reason`. Preparing the request threw; the retry policy decides.
         case preparationFailed(reason: String)
-        /// `taskCreated`: `task` (the URLSession task identifier), `url` as sent.
-        case taskCreated(taskIdentifier: Int, url: String)
+        /// `taskCreated`: `task` (the URLSession task identifier), `url` as sent; `insecure`
+        /// (added: `true` when the transport does not verify TLS certificates; absent otherwise).
+        case taskCreated(taskIdentifier: Int, url: String, insecure: Bool = false)
         /// `sent`: the request (head and body) was written whole. From transports that can
         /// tell (NIO); URLSession on Linux cannot. Splits an attempt's time into send and wait.
         case sent

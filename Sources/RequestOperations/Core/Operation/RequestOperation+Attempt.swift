@@ -236,7 +236,8 @@ extension RequestOperation {
             state.phase = .inFlight
             state.answer = Answer()
             state.record.sentAt = environment.clock.now()
-            publish(&state, .taskCreated(taskIdentifier: task.identifier, url: prepared.url?.absoluteString ?? ""))
+            publish(&state, .taskCreated(taskIdentifier: task.identifier, url: prepared.url?.absoluteString ?? "",
+                                            insecure: !transport.verifiesCertificates))
             if let timeout = options.attemptTimeout {
                 // Strong: see the deadline timer in RequestOperation.swift.
                 state.current.timer = environment.clock.schedule(at: environment.clock.now() + timeout) { [self] in

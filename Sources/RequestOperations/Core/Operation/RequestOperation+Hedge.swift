@@ -56,7 +56,8 @@ extension RequestOperation {
             state.current.racers.append(Racer(task: task, record: state.records.count - 1))
             let waited = now - (state.records[lead].sentAt ?? now)
             publish(&state, .hedged(racing: state.records[lead].number, after: waited), attempt: state.attempt)
-            publish(&state, .taskCreated(taskIdentifier: task.identifier, url: request.url?.absoluteString ?? ""), attempt: state.attempt)
+            publish(&state, .taskCreated(taskIdentifier: task.identifier, url: request.url?.absoluteString ?? "",
+                                            insecure: !environment.transport.verifiesCertificates), attempt: state.attempt)
             if state.current.racers.count < policy.max {
                 state.current.hedgeTimer = clock.schedule(at: now + policy.after) { [weak self] in self?.hedgeDue(token) }
             }

@@ -37,6 +37,10 @@ public protocol RequestTransport: Sendable {
     /// (Measured on Linux: AsyncHTTPClient's GETs each started by an `OperationQueue` run at
     /// 0.52–0.79 of its own rate; started by hand, 0.88–0.94.)
     var operationStarter: OperationStarter? { get }
+
+    /// False when the transport does not verify TLS certificates (`--insecure`): every
+    /// attempt's `taskCreated` then says `insecure`, so recordings and monitors show it.
+    var verifiesCertificates: Bool { get }
 }
 
 /// Runs an operation's start somewhere of the transport's choosing, later, never inline.
@@ -45,6 +49,7 @@ public typealias OperationStarter = @Sendable (_ start: @escaping @Sendable () -
 extension RequestTransport {
     public var startsNextRequestInCallbacks: Bool { false }
     public var operationStarter: OperationStarter? { nil }
+    public var verifiesCertificates: Bool { true }
 }
 
 /// One request handed to a transport. `identifier` names it in every callback, so a handler
