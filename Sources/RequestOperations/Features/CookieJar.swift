@@ -38,6 +38,9 @@ public final class CookieJar: Sendable {
         self.now = now
     }
 
+    /// Nothing kept (expired ones included).
+    public var isEmpty: Bool { cookies.withLock { $0.isEmpty } }
+
     /// Every cookie not expired.
     public var all: [Cookie] {
         let now = now()

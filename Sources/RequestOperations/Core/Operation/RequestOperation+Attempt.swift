@@ -226,7 +226,9 @@ extension RequestOperation {
         var prepared = instrumented(withCookies(request), attempt: attempt)
         // The operation's timers end the attempt; the transport's idle timeout must not come
         // first (URLSession's default cut every attempt at 60 s whatever the operation allowed).
-        prepared.timeoutInterval = Self.transportTimeout(attemptTimeout: options.attemptTimeout, deadline: options.deadline)
+        if environment.transport.usesRequestTimeoutInterval {
+            prepared.timeoutInterval = Self.transportTimeout(attemptTimeout: options.attemptTimeout, deadline: options.deadline)
+        }
         let transport = environment.transport
         let task = transport.makeTask(for: prepared, handler: self)
         let started = withCurrent(token) { state in
@@ -282,7 +284,8 @@ extension RequestOperation {
 
     /// `request` with the queue's cookies for its URL, unless it brings a `Cookie` of its own.
     func withCookies(_ request: URLRequest) -> URLRequest {
-        guard let jar = environment.cookies, request.value(forHTTPHeaderField: "Cookie") == nil, let url = request.url,
+        // An empty jar (most services) costs one lock: no header lookup, no URL parsing.
+        guard let jar = environment.cookies, !jar.isEmpty, request.value(forHTTPHeaderField: "Cookie") == nil, let url = request.url,
               let header = jar.header(for: url) else { return request }
         var request = request
         request.setValue(header, forHTTPHeaderField: "Cookie")

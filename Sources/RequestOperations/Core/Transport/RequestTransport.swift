@@ -41,6 +41,11 @@ public protocol RequestTransport: Sendable {
     /// False when the transport does not verify TLS certificates (`--insecure`): every
     /// attempt's `taskCreated` then says `insecure`, so recordings and monitors show it.
     var verifiesCertificates: Bool { get }
+
+    /// True when the transport cuts a request by its `URLRequest.timeoutInterval` (URLSession:
+    /// 60 s by default): the engine then sets it past the operation's own limits. False
+    /// spares every request that copy.
+    var usesRequestTimeoutInterval: Bool { get }
 }
 
 /// Runs an operation's start somewhere of the transport's choosing, later, never inline.
@@ -50,6 +55,7 @@ extension RequestTransport {
     public var startsNextRequestInCallbacks: Bool { false }
     public var operationStarter: OperationStarter? { nil }
     public var verifiesCertificates: Bool { true }
+    public var usesRequestTimeoutInterval: Bool { false }
 }
 
 /// One request handed to a transport. `identifier` names it in every callback, so a handler

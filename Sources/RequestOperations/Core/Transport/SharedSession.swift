@@ -83,6 +83,10 @@ public final class SharedSession: RequestTransport, Sendable {
 
     public var name: String { "urlsession" }
 
+    /// FoundationNetworking cuts a request at its `timeoutInterval` (60 s unless set).
+
+    public var usesRequestTimeoutInterval: Bool { true }
+
     public func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
         let fresh = Self.needsFreshConnection(request)
         let task = (fresh ? freshConnections : session).dataTask(with: request)
