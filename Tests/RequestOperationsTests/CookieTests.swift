@@ -56,6 +56,11 @@ struct CookieTests {
         #expect(jar.header(for: URL(string: "https://www.example.com/")!) == "b=2", "a Domain cookie goes to subdomains, a host-only one does not")
         #expect(jar.header(for: URL(string: "http://api.example.com/v1/x")!) == "a=1; b=2", "Secure only over https")
         #expect(jar.header(for: URL(string: "https://api.example.com/v10")!) == "a=1; b=2", "/v1 is no prefix of /v10")
+        // A server can set cookies for no one but itself and the domains above it.
+        jar.store(responseHeaders: ["Set-Cookie": "ip=1; Domain=0.0.1"], for: URL(string: "http://127.0.0.1/")!)
+        jar.store(responseHeaders: ["Set-Cookie": "tld=1; Domain=com"], for: url)
+        #expect(jar.header(for: URL(string: "http://10.0.0.1/")!) == nil)
+        #expect(!jar.all.contains { $0.name == "ip" || $0.name == "tld" })
         jar.store(responseHeaders: ["Set-Cookie": "g=7"], for: url)
         #expect(jar.header(for: URL(string: "https://api.example.com/")!) == "a=1; b=2", "a cookie with no Path is for its request's directory, /v1")
     }

@@ -120,8 +120,14 @@ public final class CookieJar: Sendable {
             case "domain":
                 let domain = value.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "."))
                 guard !domain.isEmpty else { continue }
-                // A server may set a cookie for itself or a domain above it, never for another.
-                guard host == domain || host.hasSuffix("." + domain) else { return nil }
+                // A server may set a cookie for itself or a domain above it, never for another;
+                // an address only for itself (127.0.0.1 must not set one for "0.0.1"), and no
+                // one for a bare top-level name ("com", "localhost").
+                if Self.isAddress(host) || !domain.contains(".") {
+                    guard domain == host else { return nil }
+                } else {
+                    guard host == domain || host.hasSuffix("." + domain) else { return nil }
+                }
                 cookie.domain = domain
                 cookie.hostOnly = false
             case "path" where value.hasPrefix("/"): cookie.path = value
@@ -133,6 +139,11 @@ public final class CookieJar: Sendable {
         }
         if let maxAge { cookie.expires = now.addingTimeInterval(maxAge) }
         return cookie
+    }
+
+    /// An IPv4 or IPv6 address, which domain matching never applies to.
+    static func isAddress(_ host: String) -> Bool {
+        host.contains(":") || (host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil })
     }
 
     /// The directory of the request's path (RFC 6265 5.1.4).
