@@ -38,6 +38,11 @@ public struct CellGrid: Sendable, Equatable {
 
     /// Writes `text` at column `x` of row `y`, clipped to the grid and to `limit` columns.
     /// Returns the column after the last character written.
+    ///
+    /// Every string a server, a recording, a HAR or an attached program chose reaches the
+    /// screen through here, so control characters stop here: a tab or newline becomes a space,
+    /// any other (ESC, CR, backspace, DEL, C1) becomes `�`. Given to ncurses, `\r` would move the
+    /// cursor and draw over the line, and ESC would shift every column after it.
     @discardableResult
     public mutating func put(_ text: String, x: Int, y: Int, style: Style = .plain, limit: Int? = nil) -> Int {
         guard y >= 0, y < height else { return x }
@@ -46,11 +51,21 @@ public struct CellGrid: Sendable, Equatable {
         for character in text {
             guard column < end else { break }
             if column >= 0 {
-                cells[y * width + column] = Cell(character: character == "\t" || character == "\n" ? " " : character, style: style)
+                cells[y * width + column] = Cell(character: Self.drawable(character), style: style)
             }
             column += 1
         }
         return column
+    }
+
+    static func drawable(_ character: Character) -> Character {
+        // ASCII first: nearly every cell of every frame.
+        if let ascii = character.asciiValue {
+            if ascii >= 0x20, ascii != 0x7F { return character }
+            return ascii == 0x09 || ascii == 0x0A ? " " : "\u{FFFD}"
+        }
+        if character == "\r\n" { return " " }
+        return character.unicodeScalars.contains { $0.properties.generalCategory == .control } ? "\u{FFFD}" : character
     }
 
     /// Paints the style over a run of cells (for a selected or reversed line).
