@@ -36,13 +36,8 @@ public enum JSONProblemFinder {
         }
 
         func problem(_ message: String, at offset: Int? = nil) -> Problem {
-            let offset = min(offset ?? position, bytes.count)
-            var line = 1, lineStart = 0
-            for index in 0..<offset where bytes[index] == 0x0A {
-                line += 1
-                lineStart = index + 1
-            }
-            return Problem(line: line, column: offset - lineStart + 1, message: message)
+            let (line, column) = TextPosition.lineAndColumn(of: min(offset ?? position, bytes.count), in: bytes)
+            return Problem(line: line, column: column, message: message)
         }
 
         mutating func skipSpace() {

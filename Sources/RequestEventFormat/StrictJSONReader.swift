@@ -122,10 +122,7 @@ public struct StrictJSONReader: Sendable {
         var message = (nsError.userInfo[NSDebugDescriptionErrorKey] as? String) ?? nsError.localizedDescription
         if let range = message.range(of: #"around character (\d+)"#, options: .regularExpression),
            let offset = Int(message[range].split(separator: " ").last ?? "") {
-            let prefix = data.prefix(offset)
-            let line = prefix.filter { $0 == UInt8(ascii: "\n") }.count + 1
-            let column = offset - (prefix.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0) + 1
-            message.replaceSubrange(range, with: "at line \(line), column \(column)")
+            message.replaceSubrange(range, with: "at " + TextPosition.describe(offset: offset, in: data))
         }
         if message.hasSuffix(".") { message.removeLast() }
         return message.prefix(1).lowercased() + message.dropFirst()

@@ -11,14 +11,20 @@ final class NIOClients: Sendable {
     private let configuration: HTTPClient.Configuration
     private let proxied = Mutex<[URL: HTTPClient]>([:])
 
+    /// Whether any request may go through a proxy.
+    private let usesProxies: Bool
+
     init(configuration: HTTPClient.Configuration, proxies: ProxySettings) {
         self.configuration = configuration
         self.proxies = proxies
+        usesProxies = proxies.http != nil || proxies.https != nil
         direct = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     /// The client for a request to `url`.
     func client(for url: URL) -> HTTPClient {
+        // No proxy at all (the usual case): no URL parsing on the request's path.
+        guard usesProxies else { return direct }
         guard let proxy = proxies.proxy(for: url), let host = proxy.host else { return direct }
         return proxied.withLock { clients in
             if let client = clients[proxy] { return client }

@@ -1,4 +1,5 @@
 import Foundation
+import RequestEventFormat
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -126,14 +127,8 @@ enum HAREntriesLocator {
             return false
         }
 
-        /// `line L, column C` of a byte offset (columns count bytes, from 1).
         func place(_ offset: Int) -> String {
-            var line = 1, lineStart = 0
-            for index in 0..<min(offset, bytes.count) where bytes[index] == 0x0A {
-                line += 1
-                lineStart = index + 1
-            }
-            return "line \(line), column \(offset - lineStart + 1)"
+            TextPosition.describe(offset: offset, in: bytes)
         }
 
         /// A key in quotes with no escape in it (an escaped key might be `log` or `entries`

@@ -51,8 +51,8 @@ enum RedirectSafety {
     enum Verdict: Equatable {
         /// Follow `request`, from which the credentials named in `dropped` were taken.
         case follow(URLRequest, dropped: [String])
-        /// Do not follow; the attempt fails with `reason`.
-        case refuse(reason: String)
+        /// Do not follow; the attempt fails with `code` and `reason`.
+        case refuse(code: URLError.Code, reason: String)
     }
 
     /// - Parameters:
@@ -61,7 +61,7 @@ enum RedirectSafety {
     static func judge(_ next: URLRequest, original: URL?) -> Verdict {
         let scheme = next.url?.scheme?.lowercased() ?? ""
         guard followedSchemes.contains(scheme) else {
-            return .refuse(reason: "redirect to a \(scheme.isEmpty ? "URL without a scheme" : "\(scheme): URL") is not followed (only http and https are)")
+            return .refuse(code: .unsupportedURL, reason: "redirect to a \(scheme.isEmpty ? "URL without a scheme" : "\(scheme): URL") is not followed (only http and https are)")
         }
         guard let target = Origin(next.url), target != Origin(original) else { return .follow(next, dropped: []) }
         var request = next

@@ -104,8 +104,6 @@ extension RequestOperation {
         var redirectRefused: TransportError?
         /// Redirects the lead task followed so far.
         var redirects = 0
-        /// The code a redirect the policy refused fails with (nil: -1002, not followed).
-        var redirectFailure: URLError.Code?
         var timedOut = false
         /// What the host's circuit breaker let through (told how the attempt went).
         var circuitPass: CircuitPass?

@@ -29,8 +29,7 @@ extension RequestOperation {
                     publish(&state, .redirect(status: response.statusCode, location: location, refused: "redirects are not followed"), attempt: attempt)
                     return (nil, nil)
                 case .fail(let code, let reason):
-                    verdict = .refuse(reason: reason)
-                    state.current.redirectFailure = code
+                    verdict = .refuse(code: code, reason: reason)
                 }
             }
             switch verdict {
@@ -51,13 +50,12 @@ extension RequestOperation {
                 }
                 publish(&state, .redirect(status: response.statusCode, location: location, dropped: dropped), attempt: attempt)
                 return (next, nil)
-            case .refuse(let reason):
+            case .refuse(let code, let reason):
                 publish(&state, .redirect(status: response.statusCode, location: location, refused: reason), attempt: attempt)
                 if let racer {
                     // A hedge sent where it must not go: it ends as cancelled, the others race on.
                     return (nil, state.current.racers[racer].task)
                 }
-                let code = state.current.redirectFailure ?? .unsupportedURL
                 state.current.redirectRefused = TransportError(code: code.rawValue, message: reason)
                 return (nil, state.current.task)
             }
