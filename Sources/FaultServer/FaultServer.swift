@@ -34,13 +34,21 @@ public final class FaultServer: Sendable {
     ///   stop a server and start it again where clients expect it.
     /// - Parameter tls: serve HTTPS with this certificate (``TestCertificates``); its
     ///   ``baseURL`` is then `https://127.0.0.1:PORT`.
-    public static func start(port: Int = 0, tls: TestCertificates? = nil, counters: FaultCounters = FaultCounters(),
+    /// - Parameter clientCertificates: with `tls`, require every client to show a certificate
+    ///   from this authority (mTLS): ``TestCertificates/caFile`` of the same or another set.
+    public static func start(port: Int = 0, tls: TestCertificates? = nil, clientCertificates: TestCertificates? = nil,
+                             counters: FaultCounters = FaultCounters(),
                              logger: Logger = Logger(label: "reqtop.fault-server")) throws -> FaultServer {
         let connections = OpenConnections()
         let context = try tls.map { tls in
-            try NIOSSLContext(configuration: .makeServerConfiguration(
+            var configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: try NIOSSLCertificate.fromPEMFile(tls.serverCertificateFile).map { .certificate($0) },
-                privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.serverKeyFile, format: .pem))))
+                privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.serverKeyFile, format: .pem)))
+            if let clientCertificates {
+                configuration.certificateVerification = .noHostnameVerification
+                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(clientCertificates.caFile))
+            }
+            return try NIOSSLContext(configuration: configuration)
         }
         let channel = try bootstrap(counters: counters, logger: logger, connections: connections, tls: context)
             .bind(host: "127.0.0.1", port: port).wait()

@@ -11,6 +11,10 @@ public struct TestCertificates: Sendable {
     /// The server's chain (its certificate) and key, for ``FaultServer/start(port:tls:counters:logger:)``.
     public let serverCertificateFile: String
     public let serverKeyFile: String
+    /// A client certificate from the same authority and its key, for `--cert`/`--key`
+    /// against a server that asks for one (`FaultServer.start(tls:clientCertificates:)`).
+    public let clientCertificateFile: String
+    public let clientKeyFile: String
     /// The folder that holds them.
     public let folder: String
 
@@ -48,11 +52,25 @@ public struct TestCertificates: Sendable {
                 try ExtendedKeyUsage([.serverAuth])
             },
             issuerPrivateKey: .init(caKey))
+        let clientKey = P256.Signing.PrivateKey()
+        let client = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(clientKey.publicKey),
+            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(86_400),
+            issuer: caName, subject: try DistinguishedName { CommonName("reqtop test client") },
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                try ExtendedKeyUsage([.clientAuth])
+            },
+            issuerPrivateKey: .init(caKey))
         let files = TestCertificates(caFile: folder + "/ca.pem", serverCertificateFile: folder + "/server.pem",
-                                     serverKeyFile: folder + "/server-key.pem", folder: folder)
+                                     serverKeyFile: folder + "/server-key.pem", clientCertificateFile: folder + "/client.pem",
+                                     clientKeyFile: folder + "/client-key.pem", folder: folder)
         try ca.serializeAsPEM().pemString.write(toFile: files.caFile, atomically: true, encoding: .utf8)
         try server.serializeAsPEM().pemString.write(toFile: files.serverCertificateFile, atomically: true, encoding: .utf8)
         try serverKey.pemRepresentation.write(toFile: files.serverKeyFile, atomically: true, encoding: .utf8)
+        try client.serializeAsPEM().pemString.write(toFile: files.clientCertificateFile, atomically: true, encoding: .utf8)
+        try clientKey.pemRepresentation.write(toFile: files.clientKeyFile, atomically: true, encoding: .utf8)
         return files
     }
 

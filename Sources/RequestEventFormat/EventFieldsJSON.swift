@@ -18,7 +18,8 @@ struct JSONFieldWriter: EventFieldWriter {
 
     mutating func error(_ key: String, _ value: TransportError?) {
         guard let value else { return null(key) }
-        field(key, "{\"code\":\(value.code),\"message\":\(JSONText.quote(value.message))}")
+        let tls = value.tls.map { ",\"tls\":\(JSONText.quote($0.rawValue))" } ?? ""
+        field(key, "{\"code\":\(value.code),\"message\":\(JSONText.quote(value.message))\(tls)}")
     }
 }
 
@@ -81,6 +82,7 @@ struct JSONObjectFields: EventFieldReader {
     func error(_ key: String) throws -> TransportError? {
         guard let error = object[key] as? [String: Any] else { return nil }
         let inner = JSONObjectFields(object: error, line: line)
-        return TransportError(code: try inner.int("code"), message: inner.optionalString("message") ?? "")
+        return TransportError(code: try inner.int("code"), message: inner.optionalString("message") ?? "",
+                              tls: inner.optionalString("tls").flatMap(TLSFailure.init(rawValue:)))
     }
 }

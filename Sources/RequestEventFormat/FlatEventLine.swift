@@ -104,7 +104,8 @@ private struct FlatObjectFields: EventFieldReader {
     func error(_ key: String) throws -> TransportError? {
         guard case .object(let inner)? = object[key] else { return nil }
         let fields = FlatObjectFields(object: inner, declined: declined)
-        return TransportError(code: try fields.int("code"), message: fields.optionalString("message") ?? "")
+        return TransportError(code: try fields.int("code"), message: fields.optionalString("message") ?? "",
+                              tls: fields.optionalString("tls").flatMap(TLSFailure.init(rawValue:)))
     }
 
     func invalid(_ key: String, expected: String, found: String) -> Error { Decline() }

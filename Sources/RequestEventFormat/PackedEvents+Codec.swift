@@ -53,9 +53,10 @@ struct PackedFieldWriter: EventFieldWriter {
 
     mutating func error(_ key: String, _ value: TransportError?) {
         guard let value else { return field(.noError, key) }
-        field(.error, key)
+        field(value.tls == nil ? .error : .tlsError, key)
         varint(zigzag(value.code))
         reference(value.message)
+        if let tls = value.tls { reference(tls.rawValue) }
     }
 
     mutating func null(_ key: String) {
@@ -151,6 +152,10 @@ struct PackedFieldCursor {
         case .error:
             let code = unzigzag(try varint())
             return .error(TransportError(code: code, message: try string()))
+        case .tlsError:
+            let code = unzigzag(try varint())
+            let message = try string()
+            return .error(TransportError(code: code, message: message, tls: TLSFailure(rawValue: try string())))
         case .null: return .null
         case .end: throw broken("a field without a value")
         }

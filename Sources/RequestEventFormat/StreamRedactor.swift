@@ -105,7 +105,7 @@ public final class StreamRedactor: Sendable {
         case .taskCreated(let task, let value, let insecure):
             return .taskCreated(taskIdentifier: task, url: url(value), insecure: insecure)
         case .taskCompleted(let error?):
-            return .taskCompleted(error: TransportError(code: error.code, message: text(error.message)))
+            return .taskCompleted(error: TransportError(code: error.code, message: text(error.message), tls: error.tls))
         case .validationFailed(let reason):
             return .validationFailed(reason: text(reason))
         case .retryScheduled(let delay, let reason):

@@ -11,6 +11,8 @@ final class NIOClients: Sendable {
     private let configuration: HTTPClient.Configuration
     private let proxied = Mutex<[URL: HTTPClient]>([:])
 
+    /// Whether TLS handshakes offer a client certificate (`--cert`).
+    let sendsClientCertificate: Bool
     /// Whether any request may go through a proxy.
     private let usesProxies: Bool
 
@@ -18,6 +20,7 @@ final class NIOClients: Sendable {
         self.configuration = configuration
         self.proxies = proxies
         usesProxies = proxies.http != nil || proxies.https != nil
+        sendsClientCertificate = !(configuration.tlsConfiguration?.certificateChain.isEmpty ?? true)
         direct = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -41,6 +44,17 @@ final class NIOClients: Sendable {
             clients[proxy] = client
             return client
         }
+    }
+
+    /// The proxy a request to `url` goes through, as `host:port` (never its credentials).
+    func proxyName(for url: URL) -> String? {
+        guard usesProxies, let proxy = proxies.proxy(for: url), let host = proxy.host else { return nil }
+        return "\(host):\(proxy.port ?? 80)"
+    }
+
+    /// Whether a request to `url` connects to its host itself (no proxy).
+    func goesDirect(to url: URL) -> Bool {
+        client(for: url) === direct
     }
 
     func shutdown() async throws {

@@ -13,7 +13,17 @@ import RequestOperations
 /// keeps NIO's own words.
 public enum NIOErrorMapping {
     public static func urlError(_ error: Error) -> URLError {
+        urlError(error, sentClientCertificate: false)
+    }
+
+    /// - Parameter sentClientCertificate: whether the client offered a certificate, which
+    ///   tells a server's certificate alert about it apart from one asking for it.
+    static func urlError(_ error: Error, sentClientCertificate: Bool, tls known: TLSFailure? = nil) -> URLError {
         if let error = error as? URLError { return error }
+        if let tls = known ?? NIOTLSFailureReading.failure(error, sentClientCertificate: sentClientCertificate) {
+            return URLError(tls.code, userInfo: [NSLocalizedDescriptionKey: "\(tls.summary) (\(error))",
+                                                 TLSFailure.userInfoKey: tls.rawValue])
+        }
         let code = code(for: error)
         return URLError(code, userInfo: [NSLocalizedDescriptionKey: "\(TransportError.describe(code)) (\(error))"])
     }
@@ -53,10 +63,6 @@ public enum NIOErrorMapping {
             return error == .invalidEOFState ? .networkConnectionLost : .badServerResponse
         default:
             let words = "\(error)".lowercased()
-            // NIOSSL's errors, named by their type so this module needs no TLS import.
-            if "\(type(of: error))".contains("SSL") {
-                return words.contains("certificate") ? .serverCertificateUntrusted : .secureConnectionFailed
-            }
             if words.contains("refused") { return .cannotConnectToHost }
             if words.contains("dns") || words.contains("resolve") { return .cannotFindHost }
             return .unknown

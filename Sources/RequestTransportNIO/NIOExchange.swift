@@ -41,7 +41,7 @@ final class NIOExchange: Sendable {
     let identifier: Int
     private let handler: TransportCallbacks
     /// The transport's client for a URL: direct, or through its proxy (each hop asks).
-    private let clients: NIOClients
+    let clients: NIOClients
     private let connections: ConnectionLedger
     /// Where `start()` and `cancel()` do their work, after returning.
     private let eventLoop: EventLoop
@@ -160,7 +160,9 @@ final class NIOExchange: Sendable {
             return true
         }
         guard first else { return }
-        handler.task(identifier, didUseConnection: connection, reused: !connections.firstUse(of: connection))
+        let url = state.withLock { $0.request.url }
+        handler.task(identifier, didUseConnection: connection, reused: !connections.firstUse(of: connection),
+                     via: url.flatMap { clients.proxyName(for: $0) })
     }
 
     func sentRequest(hop: Int) {
@@ -262,7 +264,14 @@ final class NIOHopDelegate: HTTPClientResponseDelegate, Sendable {
     }
 
     func didReceiveError(task: HTTPClient.Task<Void>, _ error: Error) {
-        exchange.complete(hop: hop, NIOErrorMapping.urlError(error))
+        let sentCertificate = exchange.clients.sendsClientCertificate
+        // A refused chain may be an expired certificate, which BoringSSL does not say: look.
+        guard NIOTLSFailureReading.isChainRefused(error), let host = url.host, exchange.clients.goesDirect(to: url) else {
+            return exchange.complete(hop: hop, NIOErrorMapping.urlError(error, sentClientCertificate: sentCertificate))
+        }
+        ServerCertificateDates.check(host: host, port: url.port ?? 443, on: task.eventLoop).whenSuccess { [exchange, hop] dates in
+            exchange.complete(hop: hop, NIOErrorMapping.urlError(error, sentClientCertificate: sentCertificate, tls: dates))
+        }
     }
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {

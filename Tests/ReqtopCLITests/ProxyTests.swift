@@ -1,5 +1,6 @@
 import FaultServer
 import Foundation
+import Synchronization
 import XCTest
 
 /// Proxies, the same way on both transports, through a real proxy: Debian's `tinyproxy`
@@ -74,7 +75,7 @@ final class ProxyTests: XCTestCase {
 
     /// `reqtop run PLAN --no-tui` with `environment` added to this process's (proxy variables
     /// of the test process itself removed).
-    private func run(_ arguments: [String], environment: [String: String]) throws -> (status: Int32, stderr: String) {
+    private func run(_ arguments: [String], environment: [String: String]) throws -> (status: Int32, stderr: String, stdout: String) {
         let process = Process()
         process.executableURL = CommandLineTests.binary
         process.arguments = arguments
@@ -84,12 +85,18 @@ final class ProxyTests: XCTestCase {
         }
         process.environment = base.merging(environment) { _, new in new }
         let err = Pipe()
-        process.standardOutput = FileHandle.nullDevice
+        let out = Pipe()
+        process.standardOutput = out
         process.standardError = err
         try process.run()
+        // Read both as they come: a full pipe would stall the child.
+        let collected = Mutex(Data())
+        let reader = Thread { collected.withLock { $0 = out.fileHandleForReading.readDataToEndOfFile() } }
+        reader.start()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stderr, as: UTF8.self))
+        while !reader.isFinished { usleep(1000) }
+        return (process.terminationStatus, String(decoding: stderr, as: UTF8.self), String(decoding: collected.withLock { $0 }, as: UTF8.self))
     }
 
     private func plan(_ via: String) throws -> String {
@@ -150,19 +157,29 @@ final class ProxyTests: XCTestCase {
 
     /// HTTPS through the proxy: a CONNECT tunnel to the fault server speaking TLS, verified
     /// against our own authority (NIO: URLSession on Linux cannot be given the authority).
-    func testHTTPSGoesThroughTheProxyInACONNECTTunnel() throws {
+    /// The proxy and the authority come from the plan (the authority by a name relative to
+    /// the plan's folder), and the `connection` event names the proxy.
+    func testHTTPSGoesThroughThePlansProxyInACONNECTTunnel() throws {
         let (port, log) = try startProxy()
         let pki = try TestCertificates.make()
         defer { pki.remove() }
         let server = try FaultServer.start(tls: pki)
         defer { server.stop() }
-        let path = NSTemporaryDirectory() + "proxy-tls-plan.json"
-        try #"{"retry": {"maxAttempts": 1}, "requests": [{"id": "tls", "url": "\#(server.url("/status/200").absoluteString)"}]}"#
+        let path = pki.folder + "/proxy-tls-plan.json"
+        try #"{"retry": {"maxAttempts": 1}, "proxy": "http://127.0.0.1:\#(port)", "tls": {"cacert": "ca.pem"},"#
+            .appending(#" "requests": [{"id": "tls", "url": "\#(server.url("/status/200").absoluteString)"}]}"#)
             .write(toFile: path, atomically: true, encoding: .utf8)
         let before = size(log)
-        let run = try run(["run", path, "--transport", "nio", "--no-tui", "--cacert", pki.caFile], environment: ["https_proxy": "http://127.0.0.1:\(port)"])
+        let run = try run(["run", path, "--transport", "nio", "--no-tui"], environment: [:])
         XCTAssertEqual(run.status, 0, run.stderr)
         let added = String(decoding: ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").utf8.dropFirst(before), as: UTF8.self)
         XCTAssertTrue(added.contains("): CONNECT 127.0.0.1:\(server.port) "), added)
+        XCTAssertTrue(run.stdout.contains(#""event":"connection","connection":"#) && run.stdout.contains(#""proxy":"127.0.0.1:\#(port)""#), run.stdout)
+
+        let broken = pki.folder + "/broken-plan.json"
+        try #"{"tls": {"cacert": 5}, "requests": [{"url": "https://127.0.0.1:1/"}]}"#.write(toFile: broken, atomically: true, encoding: .utf8)
+        let refused = try self.run(["run", broken, "--no-tui"], environment: [:])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertTrue(refused.stderr.contains("tls.cacert"), refused.stderr)
     }
 }

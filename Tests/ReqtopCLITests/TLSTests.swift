@@ -46,15 +46,71 @@ final class TLSTests: XCTestCase {
         XCTAssertTrue(refused.stderr.contains("need --transport nio"), refused.stderr)
     }
 
-    func testAnExpiredOrWrongHostCertificateFailsEvenFromATrustedAuthority() throws {
-        for (name, pki) in [("expired", try TestCertificates.make(expired: true)), ("wrong host", try TestCertificates.make(hosts: ["wrong.example"]))] {
-            defer { pki.remove() }
-            let server = try FaultServer.start(tls: pki)
-            defer { server.stop() }
-            let run = try reqtop(["run", try plan(server.url("/status/200")), "--transport", "nio", "--no-tui", "--cacert", pki.caFile])
-            XCTAssertEqual(run.status, 1, "\(name): \(run.stderr)")
-            XCTAssertNotNil(errorCode(run), "\(name): the attempt failed in TLS")
+    private func tlsFailure(_ run: ReqtopRun) -> (code: Int?, tls: String?) {
+        let error = run.events.first { $0["event"] as? String == "taskCompleted" }.flatMap { $0["error"] as? [String: Any] }
+        return (error?["code"] as? Int, error?["tls"] as? String)
+    }
+
+    /// Each TLS failure is its own kind, read from BoringSSL's codes and NIOSSL's types (the
+    /// `tls` field of the error, and URLSession's code for it). Before, all of these were
+    /// -1202 or -1200 whatever the cause, told apart only by the words of NIOSSL's message.
+    func testEachTLSFailureIsNamedByItsKindOnNIO() throws {
+        let pki = try TestCertificates.make()
+        let stranger = try TestCertificates.make()
+        let expired = try TestCertificates.make(expired: true)
+        let wrongHost = try TestCertificates.make(hosts: ["wrong.example"])
+        defer { [pki, stranger, expired, wrongHost].forEach { $0.remove() } }
+        let plain = try FaultServer.start()
+        defer { plain.stop() }
+        let mutual = try FaultServer.start(tls: pki, clientCertificates: pki)
+        defer { mutual.stop() }
+        let https = { (server: FaultServer) in URL(string: "https://127.0.0.1:\(server.port)/status/200")! }
+
+        struct Case { let name: String; let server: FaultServer?; let url: URL?; let flags: [String]; let code: Int; let tls: String }
+        var cases: [Case] = []
+        for (name, certificates, trusted, code, kind) in [("expired", expired, expired.caFile, -1201, "expired"),
+                                                          ("wrong host", wrongHost, wrongHost.caFile, -1202, "wrong-host"),
+                                                          ("unknown authority", stranger, pki.caFile, -1202, "untrusted")] {
+            let server = try FaultServer.start(tls: certificates)
+            cases.append(Case(name: name, server: server, url: https(server), flags: ["--cacert", trusted], code: code, tls: kind))
         }
+        cases.append(Case(name: "no client certificate", server: nil, url: https(mutual), flags: ["--cacert", pki.caFile],
+                          code: -1206, tls: "client-certificate-required"))
+        cases.append(Case(name: "a client certificate from another authority", server: nil, url: https(mutual),
+                          flags: ["--cacert", pki.caFile, "--cert", stranger.clientCertificateFile, "--key", stranger.clientKeyFile],
+                          code: -1205, tls: "client-certificate-rejected"))
+        cases.append(Case(name: "not TLS at all", server: nil, url: URL(string: "https://127.0.0.1:\(plain.port)/status/200")!, flags: [],
+                          code: -1200, tls: "handshake-failed"))
+        defer { cases.forEach { $0.server?.stop() } }
+        for item in cases {
+            let run = try reqtop(["run", try plan(item.url!), "--transport", "nio", "--no-tui"] + item.flags)
+            XCTAssertEqual(run.status, 1, "\(item.name): \(run.stderr)")
+            let failure = tlsFailure(run)
+            XCTAssertEqual(failure.code, item.code, "\(item.name): \(run.stdout)")
+            XCTAssertEqual(failure.tls, item.tls, "\(item.name): \(run.stdout)")
+        }
+
+        // And with the right client certificate, the same server answers.
+        let trusted = try reqtop(["run", try plan(https(mutual)), "--transport", "nio", "--no-tui",
+                                  "--cacert", pki.caFile, "--cert", pki.clientCertificateFile, "--key", pki.clientKeyFile])
+        XCTAssertEqual(trusted.status, 0, trusted.stderr + trusted.stdout)
+    }
+
+    /// URLSession on Linux hands on only libcurl's words; OpenSSL's verify reason in them
+    /// names the same kinds (it cannot be given --cacert, so an unknown authority is what it meets).
+    func testURLSessionNamesAnUnknownAuthorityAndANonTLSServerToo() throws {
+        let pki = try TestCertificates.make()
+        defer { pki.remove() }
+        let server = try FaultServer.start(tls: pki)
+        defer { server.stop() }
+        let plain = try FaultServer.start()
+        defer { plain.stop() }
+        let untrusted = try reqtop(["run", try plan(server.url("/status/200")), "--transport", "urlsession", "--no-tui"])
+        XCTAssertEqual(tlsFailure(untrusted).tls, "untrusted", untrusted.stdout)
+        XCTAssertEqual(tlsFailure(untrusted).code, -1202, untrusted.stdout)
+        let notTLS = try reqtop(["run", try plan(URL(string: "https://127.0.0.1:\(plain.port)/status/200")!), "--transport", "urlsession", "--no-tui"])
+        XCTAssertEqual(tlsFailure(notTLS).tls, "handshake-failed", notTLS.stdout)
+        XCTAssertEqual(tlsFailure(notTLS).code, -1200, notTLS.stdout)
     }
 
     func testBadTLSInputIsNamedBeforeAnyRequest() throws {

@@ -173,4 +173,49 @@ struct RedirectSafetyTests {
         #expect(RedirectPolicy.follow().judge(number: 1, from: http, to: https) == .follow)
         #expect(RedirectPolicy.none.judge(number: 1, from: http, to: http) == .stop)
     }
+
+    /// A 307/308 re-sends the body: a Data body goes again whole; a stream body, read once,
+    /// cannot, and the attempt ends with -1021 and that reason (before, NIO sent an empty one).
+    @Test(arguments: TransportKind.allCases)
+    func aTemporaryRedirectSendsTheBodyAgainOrSaysWhyItCannot(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil)
+        let recorder = EventRecorder(queue.events)
+        let body = Data(#"{"order":42}"#.utf8)
+        var whole = URLRequest(url: redirect(on: server, to: server.url("/echo").absoluteString, status: 307))
+        whole.httpMethod = "POST"
+        whole.httpBody = body
+        let resent = await run(queue, whole, id: "data", options: RequestOptions(retryPolicy: .never))
+        switch kind {
+        case .nio:
+            #expect(resent?.status == 200)
+            #expect(server.counters.requests("/echo").last?.body == body, "the 307 sent the same body to its target")
+        case .urlsession:
+            // FoundationNetworking would send it without the body: refused, by name.
+            #expect(resent?.status == nil)
+            #expect(server.counters.requests("/echo").isEmpty, "no empty body was sent in its place")
+            #expect(recorder.events(of: "data").contains { event in
+                if case .redirect(307, _, _, let reason?) = event.payload { reason.contains("would send it empty") } else { false }
+            })
+        }
+
+        var streamed = whole
+        streamed.httpBody = nil
+        streamed.httpBodyStream = InputStream(data: body)
+        let before = server.counters.requests("/echo").count
+        let refused = await run(queue, streamed, id: "stream", options: RequestOptions(retryPolicy: .never))
+        #expect(refused?.status == nil)
+        #expect(server.counters.requests("/echo").count == before, "nothing, and no empty body, was sent to the target")
+        let events = redirects(recorder, "stream")
+        guard case .redirect(307, _, _, let reason?) = events.first else {
+            Issue.record("the redirect event says why it was not followed: \(events)")
+            return
+        }
+        #expect(reason.contains("cannot be read twice"))
+        let completed = recorder.events(of: "stream").compactMap { event -> TransportError? in
+            if case .taskCompleted(let error?) = event.payload { error } else { nil }
+        }
+        #expect(completed.last?.code == URLError.Code.requestBodyStreamExhausted.rawValue)
+    }
 }

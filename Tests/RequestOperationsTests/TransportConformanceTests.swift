@@ -90,7 +90,7 @@ struct TransportConformanceTests {
         _ = try await queue.response(for: URLRequest(url: other.url("/echo")), id: "elsewhere")
         func connection(_ id: String) -> (id: Int, reused: Bool)? {
             recorder.events(of: id).lazy.compactMap { event -> (Int, Bool)? in
-                if case .connection(let connection, let reused) = event.payload { (connection, reused) } else { nil }
+                if case .connection(let connection, let reused, _) = event.payload { (connection, reused) } else { nil }
             }.first
         }
         switch kind {

@@ -49,6 +49,7 @@ struct RunCommand: ParsableCommand, RunsASession {
         let plan = try PlanParser.load(path: self.plan)
         let server = plan.usesFaultServer ? try FaultServer.start() : nil
         defer { server?.stop() }
+        let transport = self.transport.merged(with: plan.connection)
         let carrier = transport.transport ?? plan.transport ?? .platformDefault
         let exporters = try telemetry.start()
         defer { exporters?.finish() }

@@ -40,6 +40,8 @@ struct Plan: Equatable {
     /// A host's Retry-After (429/503) and rate-limit headers hold every request to it
     /// (`"rateLimitPushback"`); false: only the request answered waits.
     var rateLimitPushback = true
+    /// TLS and proxy settings (`"tls"`, `"proxy"`); the command line's flags win.
+    var connection = PlanConnection()
 
     /// The placeholder that stands for the embedded fault server's base URL.
     static let faultServerPlaceholder = "{{fault}}"

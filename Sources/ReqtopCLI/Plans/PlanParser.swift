@@ -18,7 +18,7 @@ struct PlanParser {
     static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
     private static let planKeys: Set<String> = ["requests", "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost",
                                                 "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker", "rateLimitPushback", "hedge",
-                                                "redirects"]
+                                                "redirects", "tls", "proxy"]
     private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline",
                                                    "dependsOn", "batch", "auth", "priority", "hedge", "redirects"]
     private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
@@ -78,6 +78,7 @@ struct PlanParser {
             transport = choice
         }
 
+        let connection = try connectionSettings(object)
         guard let list = object["requests"] else {
             throw PlanError(file: file, path: "requests", message: "missing; expected an array of requests")
         }
@@ -111,7 +112,8 @@ struct PlanParser {
         }
         return Plan(maxConcurrent: maxConcurrent, maxConcurrentPerHost: perHost, auth: auth, batches: batches,
                     requests: try PlanOrdering(file: file).ordered(planned, indices: seen), transport: transport,
-                    retryBudgetPerHost: retryBudget, circuitBreaker: circuitBreaker, rateLimitPushback: rateLimitPushback)
+                    retryBudgetPerHost: retryBudget, circuitBreaker: circuitBreaker, rateLimitPushback: rateLimitPushback,
+                    connection: connection)
     }
 
     private func authSettings(_ raw: Any?) throws -> AuthSettings? {

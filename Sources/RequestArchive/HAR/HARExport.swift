@@ -106,7 +106,7 @@ public enum HARExport {
             switch event.payload {
             case .taskCreated: taskCreated = taskCreated ?? event.time
             case .sent: requestSent = event.time
-            case .connection(let id, let reused): connection = connection ?? (event.time, id, reused)
+            case .connection(let id, let reused, _): connection = connection ?? (event.time, id, reused)
             case .response(let s, let h, _):
                 status = s
                 responseHeaders = h

@@ -35,7 +35,7 @@ extension OperationRow {
             updateAttempt(number: event.attempt) { $0.error = reason }
         case .sent:
             updateAttempt(number: event.attempt) { $0.sentAt = t }
-        case .connection(let id, let reused):
+        case .connection(let id, let reused, _):
             updateAttempt(number: event.attempt) { $0.connection = $0.connection ?? Connection(at: t, id: id, reused: reused) }
         case .hedged(let racing, _):
             // A copy racing an attempt that has no response yet: an attempt of its own,

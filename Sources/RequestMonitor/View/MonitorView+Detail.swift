@@ -119,7 +119,8 @@ extension MonitorView {
             "\(method) \(url)" + (body.map { " (" + Self.bodySize($0) + ")" } ?? "")
         case .started, .other: ""
         case .sent: "request written"
-        case .connection(let id, let reused): reused ? "connection #\(id), reused" : "new connection #\(id)"
+        case .connection(let id, let reused, let proxy):
+            (reused ? "connection #\(id), reused" : "new connection #\(id)") + (proxy.map { " via proxy \($0)" } ?? "")
         case .missed(let count): "\(count) events missed"
         case .preparationFailed(let reason), .validationFailed(let reason), .retryDenied(let reason): reason
         case .taskCreated(let task, _, let insecure): "task \(task)" + (insecure ? " · TLS NOT VERIFIED (--insecure)" : "")

@@ -45,6 +45,10 @@ struct Origin: Equatable {
 ///   and the attempt fails. A server's answer never chooses a local resource.
 /// - On a change of origin every credential header (``CredentialHeaders``) is dropped, and
 ///   the `redirect` event names them.
+/// - A 307 or 308 must send the same body again: a body given as a stream (`httpBodyStream`,
+///   read once) cannot be, nor can any body on a transport that leaves it out
+///   (FoundationNetworking), so the attempt ends with -1021 and that reason, never with an
+///   empty body sent in its place.
 enum RedirectSafety {
     static let followedSchemes: Set<String> = ["http", "https"]
 
@@ -58,10 +62,21 @@ enum RedirectSafety {
     /// - Parameters:
     ///   - next: the request the transport would send next.
     ///   - original: the URL the attempt sent first, whose origin its credentials are for.
-    static func judge(_ next: URLRequest, original: URL?) -> Verdict {
+    ///   - status: the redirect's status.
+    ///   - streamedBody: whether the attempt's body was a stream, which cannot be read twice.
+    ///   - bodyLost: whether the attempt had a body the transport would not send again.
+    static func judge(_ next: URLRequest, original: URL?, status: Int = 302, streamedBody: Bool = false, bodyLost: Bool = false) -> Verdict {
         let scheme = next.url?.scheme?.lowercased() ?? ""
         guard followedSchemes.contains(scheme) else {
             return .refuse(code: .unsupportedURL, reason: "redirect to a \(scheme.isEmpty ? "URL without a scheme" : "\(scheme): URL") is not followed (only http and https are)")
+        }
+        if (status == 307 || status == 308) && streamedBody {
+            return .refuse(code: .requestBodyStreamExhausted,
+                           reason: "a \(status) redirect must send the body again, and this request's body is a stream that cannot be read twice")
+        }
+        if (status == 307 || status == 308) && bodyLost {
+            return .refuse(code: .requestBodyStreamExhausted,
+                           reason: "a \(status) redirect must send the body again, and this transport would send it empty (use --transport nio)")
         }
         guard let target = Origin(next.url), target != Origin(original) else { return .follow(next, dropped: []) }
         var request = next

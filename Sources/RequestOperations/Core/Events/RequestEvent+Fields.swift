@@ -34,9 +34,10 @@ extension RequestEvent.Payload {
             return "started"
         case .sent:
             return "sent"
-        case .connection(let id, let reused):
+        case .connection(let id, let reused, let proxy):
             w.int("connection", id)
             w.bool("reused", reused)
+            if let proxy { w.string("proxy", proxy) }
             return "connection"
         case .preparationFailed(let reason):
             w.string("reason", reason)
@@ -165,7 +166,7 @@ extension RequestEvent.Payload {
         case "started": self = .started
         case "sent": self = .sent
         case "connection":
-            self = .connection(id: try r.int("connection"), reused: try r.bool("reused"))
+            self = .connection(id: try r.int("connection"), reused: try r.bool("reused"), proxy: r.optionalString("proxy"))
         case "preparationFailed": self = .preparationFailed(reason: try r.string("reason"))
         case "taskCreated":
             self = .taskCreated(taskIdentifier: try r.int("task"), url: r.optionalString("url") ?? "", insecure: try r.optionalBool("insecure") ?? false)

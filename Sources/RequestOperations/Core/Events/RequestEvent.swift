@@ -55,8 +55,9 @@ public struct RequestEvent: Sendable, Equatable {
         /// `connection`: `connection` (the transport's id of the connection, unique in the
         /// process), `reused` (false: opened for this request). The attempt's request was
         /// given a connection; before `sent`, once per redirect followed. From transports
-        /// that can tell (NIO over HTTP/1.1); URLSession on Linux cannot.
-        case connection(id: Int, reused: Bool)
+        /// that can tell (NIO over HTTP/1.1); URLSession on Linux cannot. `proxy` (added:
+        /// the proxy's `host:port` when the connection goes through one; absent when direct).
+        case connection(id: Int, reused: Bool, proxy: String? = nil)
         /// `redirect`: `status`, `location`; `dropped` (the credential headers taken off
         /// because the redirect leaves the request's origin, lower-case names joined by `,`,
         /// absent when none); `refused` (why the redirect was not followed, absent when it
@@ -159,10 +160,13 @@ public enum RequestOutcome: String, Sendable, Equatable, Codable {
 public struct TransportError: Sendable, Equatable, Codable {
     public var code: Int
     public var message: String
+    /// Why the TLS handshake failed, when it did (`tls` in the error object; added).
+    public var tls: TLSFailure?
 
-    public init(code: Int, message: String) {
+    public init(code: Int, message: String, tls: TLSFailure? = nil) {
         self.code = code
         self.message = message
+        self.tls = tls
     }
 
     /// The code and message of a task's error. The message is libcurl's own text when
@@ -183,20 +187,18 @@ public struct TransportError: Sendable, Equatable, Codable {
         if code == .unknown, let detail, detail.hasPrefix("transfer closed with") {
             code = .networkConnectionLost
         }
-        // TLS failures come as -1 too, with OpenSSL's words ("SSL routines::wrong version
-        // number", "certificate verify failed"): named by their codes, so they read as what
-        // they are and a policy can tell an untrusted certificate (never retried) from a
-        // handshake that failed.
-        if code == .unknown, let detail {
-            let lower = detail.lowercased()
-            if lower.contains("certificate") {
-                code = .serverCertificateUntrusted
-            } else if lower.contains("ssl") || lower.contains("tls") {
-                code = .secureConnectionFailed
-            }
+        // A transport that knows the TLS library's reason says it (NIO); on Linux URLSession
+        // gives TLS failures as -1 with libcurl's words, which carry OpenSSL's verify reason
+        // ("certificate has expired"): the only thing it hands on, so they are read for it.
+        var tls = (nsError.userInfo[TLSFailure.userInfoKey] as? String).flatMap(TLSFailure.init(rawValue:))
+        if tls == nil, code == .unknown, let detail {
+            tls = TLSFailure.fromCurlMessage(detail)
+        }
+        if let tls, code == .unknown || code == .secureConnectionFailed || code == .serverCertificateUntrusted {
+            code = tls.code
         }
         let usable = detail.flatMap { $0.isEmpty || $0.hasPrefix("The operation could not be completed") ? nil : $0 }
-        self.init(code: code.rawValue, message: usable ?? TransportError.describe(code))
+        self.init(code: code.rawValue, message: usable ?? tls?.summary ?? TransportError.describe(code), tls: tls)
     }
 
     /// A short English name for a `URLError` code.
@@ -215,6 +217,8 @@ public struct TransportError: Sendable, Equatable, Codable {
         case .serverCertificateHasBadDate: "TLS certificate expired or not yet valid"
         case .serverCertificateHasUnknownRoot: "TLS certificate from an unknown authority"
         case .clientCertificateRejected: "TLS client certificate rejected"
+        case .clientCertificateRequired: "TLS client certificate required"
+        case .serverCertificateNotYetValid: "TLS certificate not yet valid"
         case .badURL: "bad URL"
         case .unsupportedURL: "unsupported URL"
         case .httpTooManyRedirects: "too many redirects"
@@ -222,6 +226,7 @@ public struct TransportError: Sendable, Equatable, Codable {
         case .cannotParseResponse: "cannot parse response"
         case .userAuthenticationRequired: "user authentication required"
         case .resourceUnavailable: "resource unavailable"
+        case .requestBodyStreamExhausted: "request body stream cannot be sent again"
         default: "URL error \(code.rawValue)"
         }
     }

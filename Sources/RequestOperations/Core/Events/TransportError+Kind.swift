@@ -14,6 +14,7 @@ extension TransportError {
         case .secureConnectionFailed: "tls_failure"
         case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
             "tls_certificate"
+        case .clientCertificateRequired, .clientCertificateRejected: "tls_client_certificate"
         case .notConnectedToInternet: "not_connected"
         case .badURL, .unsupportedURL: "bad_url"
         default: "_OTHER"

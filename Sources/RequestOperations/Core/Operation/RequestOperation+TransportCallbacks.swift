@@ -19,7 +19,10 @@ extension RequestOperation {
             if let jar = environment.cookies, let from = response.url {
                 jar.store(responseHeaders: response.headerDictionary, for: from)
             }
-            var verdict = RedirectSafety.judge(request, original: state.sent?.url)
+            let sent = state.sent ?? state.outgoing ?? state.request
+            var verdict = RedirectSafety.judge(request, original: state.sent?.url, status: response.statusCode,
+                                               streamedBody: sent.httpBodyStream != nil,
+                                               bodyLost: !(sent.httpBody?.isEmpty ?? true) && !environment.transport.resendsBodyOnRedirect)
             if case .follow = verdict, racer == nil {
                 state.current.redirects += 1
                 switch options.redirects.judge(number: state.current.redirects, from: response.url, to: request.url) {
@@ -34,6 +37,12 @@ extension RequestOperation {
             }
             switch verdict {
             case .follow(var next, let dropped):
+                // A 307/308 sends the same method and body again; FoundationNetworking hands
+                // on the next request without its body (seen: the target got 0 bytes).
+                if response.statusCode == 307 || response.statusCode == 308, next.httpBody == nil,
+                   let body = (state.sent ?? state.outgoing ?? state.request).httpBody {
+                    next.httpBody = body
+                }
                 if racer == nil, let decide = options.redirects.decide {
                     // The program's own word on it (after the credentials left another origin's request).
                     guard let decided = decide(response, next) else {
@@ -79,13 +88,18 @@ extension RequestOperation {
     }
 
     public func task(_ task: Int, didUseConnection connection: Int, reused: Bool) {
+        self.task(task, didUseConnection: connection, reused: reused, via: nil)
+    }
+
+    public func task(_ task: Int, didUseConnection connection: Int, reused: Bool, via proxy: String?) {
         state.withLock { state in
+            let event = RequestEvent.Payload.connection(id: connection, reused: reused, proxy: proxy)
             if let racer = state.racer(task) {
-                publish(&state, .connection(id: connection, reused: reused), attempt: state.records[state.current.racers[racer].record].number)
+                publish(&state, event, attempt: state.records[state.current.racers[racer].record].number)
                 return
             }
             guard state.isCurrent(task: task) else { return }
-            publish(&state, .connection(id: connection, reused: reused))
+            publish(&state, event)
         }
     }
 

@@ -46,6 +46,10 @@ public protocol RequestTransport: Sendable {
     /// 60 s by default): the engine then sets it past the operation's own limits. False
     /// spares every request that copy.
     var usesRequestTimeoutInterval: Bool { get }
+    /// True when the transport sends a followed 307/308 with the request's body again, as
+    /// the redirect requires. False: the engine refuses such a redirect, with that reason,
+    /// rather than let an empty body go in its place.
+    var resendsBodyOnRedirect: Bool { get }
 }
 
 /// Runs an operation's start somewhere of the transport's choosing, later, never inline.
@@ -56,6 +60,7 @@ extension RequestTransport {
     public var operationStarter: OperationStarter? { nil }
     public var verifiesCertificates: Bool { true }
     public var usesRequestTimeoutInterval: Bool { false }
+    public var resendsBodyOnRedirect: Bool { true }
 }
 
 /// One request handed to a transport. `identifier` names it in every callback, so a handler
@@ -94,6 +99,9 @@ public protocol TransportCallbacks: AnyObject, Sendable {
     /// `reused` says whether an earlier request had it. Before the request is sent, again
     /// for each redirect followed; for transports that can tell. Optional: the default does nothing.
     func task(_ task: Int, didUseConnection connection: Int, reused: Bool)
+    /// The same, with the proxy the connection goes through (`host:port`, never its
+    /// credentials), nil when direct. The default calls the one without.
+    func task(_ task: Int, didUseConnection connection: Int, reused: Bool, via proxy: String?)
 }
 
 extension TransportCallbacks {
@@ -102,4 +110,7 @@ extension TransportCallbacks {
     }
     public func taskDidSendRequest(_ task: Int) {}
     public func task(_ task: Int, didUseConnection connection: Int, reused: Bool) {}
+    public func task(_ task: Int, didUseConnection connection: Int, reused: Bool, via proxy: String?) {
+        self.task(task, didUseConnection: connection, reused: reused)
+    }
 }

@@ -86,6 +86,11 @@ public final class SharedSession: RequestTransport, Sendable {
     /// FoundationNetworking cuts a request at its `timeoutInterval` (60 s unless set).
 
     public var usesRequestTimeoutInterval: Bool { true }
+    #if canImport(FoundationNetworking)
+    /// FoundationNetworking follows a 307 with the method kept and the body left out (seen:
+    /// the target received 0 bytes, whatever the delegate returned).
+    public var resendsBodyOnRedirect: Bool { false }
+    #endif
 
     public func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
         let fresh = Self.needsFreshConnection(request)
