@@ -63,30 +63,10 @@ public enum MonitorUpdate {
             guard !visible.isEmpty else { return }
             state.selectedID = visible[min(max(0, index), visible.count - 1)]
         }
-        if state.screen == .hosts, let step = hostStep(action, pageSize: pageSize) {
-            let hosts = HostSummary.compute(model)
-            guard !hosts.isEmpty else { return [] }
-            let current = hosts.firstIndex { $0.host == state.selectedHost } ?? 0
-            state.selectedHost = hosts[max(0, min(hosts.count - 1, step(current)))].host
-            return []
-        }
-        if state.screen == .hosts, action == .retry || action == .cancel {
-            state.flash = "r and X act on an operation: Esc goes back to the table"
-            return []
-        }
+        if let effects = hosts(&state, action, context) { return effects }
         switch action {
         case .isolateHost, .closeCircuit:
-            let hosts = HostSummary.compute(model)
-            guard state.screen == .hosts else {
-                state.flash = "open the Hosts screen (H) and choose a host first"
-                return []
-            }
-            let chosen = hosts.first { $0.host == state.selectedHost } ?? hosts.first
-            guard let key = chosen?.circuitHost else {
-                state.flash = "no host selected"
-                return []
-            }
-            return command(action == .isolateHost ? .isolateHost(key) : .closeCircuit(key), else: "nothing to change in a replay")
+            return [] // the Hosts screen's: hosts(_:_:_:)
         case .down:
             state.follow = false
             select((selected ?? -1) + 1)
@@ -160,36 +140,8 @@ public enum MonitorUpdate {
         case .togglePause:
             state.paused.toggle()
             return command(.setSuspended(state.paused), else: state.paused ? "paused" : "resumed")
-        case .startFilter:
-            state.filterDraft = state.filter
-        case .filterInput(let key):
-            switch key {
-            case .character("\u{15}"): state.filterDraft = "" // Ctrl-U clears, as in a shell
-            case .character(let c): state.filterDraft = (state.filterDraft ?? "") + String(c)
-            case .backspace: state.filterDraft = String((state.filterDraft ?? "").dropLast())
-            case .enter:
-                state.filter = state.filterDraft ?? ""
-                state.filterDraft = nil
-                state.scroll = 0
-            case .escape: state.filterDraft = nil
-            }
-        case .startTimeJump:
-            state.timeDraft = ""
-        case .timeInput(let key):
-            switch key {
-            case .character("\u{15}"): state.timeDraft = ""
-            case .character(let c): state.timeDraft = (state.timeDraft ?? "") + String(c)
-            case .backspace: state.timeDraft = String((state.timeDraft ?? "").dropLast())
-            case .escape: state.timeDraft = nil
-            case .enter:
-                let typed = state.timeDraft ?? ""
-                state.timeDraft = nil
-                guard let time = Self.sessionTime(typed) else {
-                    state.flash = "not a time: \"\(typed)\" (90, 90.5, 1:30, 1:02:03, 1m30s, 2h)"
-                    return []
-                }
-                return command(.playback(.seekTo(time)), else: "only a replay can go to a time")
-            }
+        case .startFilter, .filterInput, .startTimeJump, .timeInput:
+            return prompt(&state, action, canCommand: context.canCommand)
         case .toggleFollow:
             state.follow.toggle()
             if state.follow { select(visible.count - 1) }
@@ -215,49 +167,5 @@ public enum MonitorUpdate {
 }
 
 extension MonitorUpdate {
-    /// A session time as a person types it: seconds (`90`, `90.5`), `m:ss` or `h:mm:ss`
-    /// (`1:30`, `1:02:03`, as lnav and media players write times), or with units
-    /// (`1m30s`, `2h`, `45s`). Nil when it is none of these or beyond a billion seconds.
-    static func sessionTime(_ text: String) -> TimeInterval? {
-        let typed = text.trimmingCharacters(in: .whitespaces).lowercased()
-        guard !typed.isEmpty else { return nil }
-        var total: Double = 0
-        if typed.contains(":") {
-            let parts = typed.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count <= 3 else { return nil }
-            for part in parts {
-                guard let value = Double(part), value >= 0, part.allSatisfy({ $0.isNumber || $0 == "." }) else { return nil }
-                total = total * 60 + value
-            }
-        } else if typed.allSatisfy({ $0.isNumber || $0 == "." }) {
-            guard let value = Double(typed) else { return nil }
-            total = value
-        } else {
-            var number = ""
-            for character in typed {
-                if character.isNumber || character == "." {
-                    number.append(character)
-                    continue
-                }
-                guard let value = Double(number), let unit = ["h": 3600.0, "m": 60, "s": 1][String(character)] else { return nil }
-                total += value * unit
-                number = ""
-            }
-            guard number.isEmpty else { return nil }
-        }
-        return total.isFinite && total <= 1e9 ? total : nil
-    }
 
-    /// How a movement key moves the Hosts screen's selection (nil: not a movement key).
-    private static func hostStep(_ action: MonitorAction, pageSize: Int) -> ((Int) -> Int)? {
-        switch action {
-        case .down: { $0 + 1 }
-        case .up: { $0 - 1 }
-        case .pageDown: { $0 + max(1, pageSize - 1) }
-        case .pageUp: { $0 - max(1, pageSize - 1) }
-        case .top: { _ in 0 }
-        case .bottom: { _ in Int.max / 2 }
-        default: nil
-        }
-    }
 }

@@ -117,30 +117,23 @@ public final class MonitorScreen: Sendable {
 
         defer { terminal.end() }
         let theme = Theme(color: terminal.color, unicode: terminal.unicode)
-        var model = QueueModel(source: options.source)
-        var state = MonitorState()
-        var cache = VisibleCache()
+        var program = MonitorProgram(source: options.source, canCommand: commands != nil, canCancel: commands?.canCancel ?? false)
         var dirty = true
         var stopped = false
-        /// What the header says once the source is complete and every operation finished.
-        var endedText: String?
 
         while !stopped {
-            var now = state.ended != nil ? model.latest : options.clock?() ?? model.latest
-            var (width, height) = terminal.size
-            func context() -> MonitorUpdate.Context {
-                MonitorUpdate.Context(visible: cache.ids(model: model, state: state, now: now), pageSize: MonitorView.pageSize(height: height),
-                                      model: model, canCommand: commands != nil, canCancel: commands?.canCancel ?? false)
+            // Everything that changes what is shown goes through the program's one update;
+            // the terminal's own business (its size, Ctrl-Z, the end) is handled here.
+            func update(_ input: MonitorProgram.Input) {
+                perform(program.update(input, clock: options.clock?(), pageSize: MonitorView.pageSize(height: terminal.size.height)))
             }
             for input in inbox.withLock({ inbox in defer { inbox = [] }; return inbox }) {
                 dirty = true
                 switch input {
-                case .events(let events): model.apply(events)
-                case .complete(let text): endedText = text
-                case .reset:
-                    model = QueueModel(source: options.source)
-                    cache = VisibleCache()
-                case .action(let action): perform(MonitorUpdate.update(&state, action, context()))
+                case .events(let events): update(.events(events))
+                case .complete(let text): update(.sourceComplete(text))
+                case .reset: update(.reset)
+                case .action(let action): update(.action(action))
                 case .resize: terminal.updateSize()
                 case .suspend:
                     // Ctrl-Z, handled here so ncurses is never entered from two threads.
@@ -153,107 +146,26 @@ public final class MonitorScreen: Sendable {
             for key in terminal.readKeys() {
                 dirty = true
                 if key == .resize { continue }
-                guard let action = KeyMap.action(for: key, in: state) else { continue }
-                perform(MonitorUpdate.update(&state, action, context()))
+                guard let action = KeyMap.action(for: key, in: program.state) else { continue }
+                update(.action(action))
             }
-            if state.quit || stopped { break }
-            // Read again: a resize handled above must be drawn at its size now. (Read only
-            // before it, an idle screen — a session that had ended — drew the old size and
-            // then waited a second with nothing to redraw: it stayed wrong until a key.)
-            (width, height) = terminal.size
-            let unfinished = [OperationRow.State.running, .backoff, .queued, .preparing, .held].reduce(0) { $0 + model.counts[$1, default: 0] }
-            let ended = unfinished == 0 && !model.rows.isEmpty ? endedText : nil
-            if ended != state.ended {
-                state.ended = ended
-                now = ended != nil ? model.latest : options.clock?() ?? model.latest
-                dirty = true
-            }
-
-            let visibleIDs = cache.ids(model: model, state: state, now: now)
-            let pageSize = MonitorView.pageSize(height: height)
-            if state.follow, let last = visibleIDs.last { state.selectedID = last }
-            if state.selectedID == nil || !visibleIDs.contains(state.selectedID!) { state.selectedID = visibleIDs.last }
-            let selected = state.selectedID.flatMap { visibleIDs.firstIndex(of: $0) }
-            state.scroll = MonitorView.scroll(current: state.scroll, selected: selected, count: visibleIDs.count, pageSize: pageSize)
-
-            state.playback = options.playbackStatus?()
-            let active = (options.playbackStatus != nil && state.ended == nil)
-                || model.counts[.running, default: 0] + model.counts[.backoff, default: 0] + model.counts[.preparing, default: 0] + model.counts[.held, default: 0] > 0
+            if program.state.quit || stopped { break }
+            // Read after the inputs: a resize handled above must be drawn at its size now.
+            // (Read only before them, an idle screen — a session that had ended — drew the
+            // old size and then waited a second with nothing to redraw.)
+            let (width, height) = terminal.size
+            let ended = program.state.ended
+            update(.frame(clock: options.clock?(), pageSize: MonitorView.pageSize(height: height), playback: options.playbackStatus?()))
+            if program.state.ended != ended { dirty = true }
+            let active = program.isActive(playing: options.playbackStatus != nil)
             if dirty || active {
-                let view = MonitorView(model: model, state: state, visible: cache.indices, theme: theme, now: now)
+                let view = MonitorView(model: program.model, state: program.state, visible: program.visibleIndices, theme: theme,
+                                       now: program.now(clock: options.clock?()))
                 terminal.draw(view.render(width: width, height: height))
                 dirty = false
             }
             wake.wait(stdinToo: true, timeoutMilliseconds: active ? 80 : 1000)
         }
         options.onQuit?()
-    }
-}
-
-/// What reaches the screen loop from other threads, in the order it came.
-enum ScreenInput: Sendable {
-    case events([RequestEvent])
-    /// Forget the model (a replay jumping back).
-    case reset
-    /// An answer to a command, or a pause made elsewhere.
-    case action(MonitorAction)
-    case resize
-    /// The source adds nothing more (see ``MonitorScreen/sourceComplete(_:)``).
-    case complete(String)
-    /// Ctrl-Z: give the terminal back, stop until `fg`, take it again.
-    case suspend
-    case stop
-}
-
-/// The filtered, sorted rows, recomputed only when the model, filter or sort changed
-/// (durations change every frame, so that sort is recomputed each time).
-struct VisibleCache {
-    private var key: (version: Int, filter: String, sort: MonitorState.Sort)?
-    private(set) var indices: [Int] = []
-    private var idList: [String] = []
-    /// Keeps each row's text match, so a change looks at new and edited rows only.
-    private var rows = VisibleRowsCache()
-
-    mutating func ids(model: QueueModel, state: MonitorState, now: TimeInterval) -> [String] {
-        if let key, key.version == model.version, key.filter == state.filter, key.sort == state.sort, state.sort != .duration {
-            return idList
-        }
-        indices = rows.compute(model, filter: state.filter, sort: state.sort, now: now)
-        idList = indices.map { model.rows[$0].id }
-        key = (model.version, state.filter, state.sort)
-        return idList
-    }
-}
-
-/// A self-pipe: other threads write a byte to wake the loop out of `poll()`.
-final class WakePipe: Sendable {
-    private let readEnd: Int32
-    private let writeEnd: Int32
-
-    init() throws {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw POSIXError(.EMFILE) }
-        readEnd = fds[0]
-        writeEnd = fds[1]
-        for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
-    }
-
-    deinit {
-        close(readEnd)
-        close(writeEnd)
-    }
-
-    func signal() {
-        var byte: UInt8 = 1
-        _ = write(writeEnd, &byte, 1)
-    }
-
-    /// Sleeps until a wake, a key on stdin, a signal or the timeout; then empties the pipe.
-    func wait(stdinToo: Bool, timeoutMilliseconds: Int32) {
-        var fds = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)]
-        if stdinToo { fds.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
-        _ = poll(&fds, nfds_t(fds.count), timeoutMilliseconds)
-        var buffer = [UInt8](repeating: 0, count: 256)
-        while read(readEnd, &buffer, buffer.count) > 0 {}
     }
 }

@@ -1,0 +1,53 @@
+import Foundation
+
+/// The update on the Hosts screen (`H`): moving between hosts, isolating one or closing its breaker.
+extension MonitorUpdate {
+    /// What `action` does on the Hosts screen, or nil when it is not the Hosts screen's.
+    static func hosts(_ state: inout MonitorState, _ action: MonitorAction, _ context: Context) -> [MonitorEffect]? {
+        let model = context.model
+        if state.screen == .hosts, let step = hostStep(action, pageSize: context.pageSize) {
+            let hosts = HostSummary.compute(model)
+            guard !hosts.isEmpty else { return [] }
+            let current = hosts.firstIndex { $0.host == state.selectedHost } ?? 0
+            state.selectedHost = hosts[max(0, min(hosts.count - 1, step(current)))].host
+            return []
+        }
+        if state.screen == .hosts, action == .retry || action == .cancel {
+            state.flash = "r and X act on an operation: Esc goes back to the table"
+            return []
+        }
+        switch action {
+        case .isolateHost, .closeCircuit:
+            let hosts = HostSummary.compute(model)
+            guard state.screen == .hosts else {
+                state.flash = "open the Hosts screen (H) and choose a host first"
+                return []
+            }
+            let chosen = hosts.first { $0.host == state.selectedHost } ?? hosts.first
+            guard let key = chosen?.circuitHost else {
+                state.flash = "no host selected"
+                return []
+            }
+            guard context.canCommand else {
+                state.flash = "nothing to change in a replay"
+                return []
+            }
+            return [.command(action == .isolateHost ? .isolateHost(key) : .closeCircuit(key))]
+        default:
+            return nil
+        }
+    }
+
+    /// How a movement key moves the Hosts screen's selection (nil: not a movement key).
+    private static func hostStep(_ action: MonitorAction, pageSize: Int) -> ((Int) -> Int)? {
+        switch action {
+        case .down: { $0 + 1 }
+        case .up: { $0 - 1 }
+        case .pageDown: { $0 + max(1, pageSize - 1) }
+        case .pageUp: { $0 - max(1, pageSize - 1) }
+        case .top: { _ in 0 }
+        case .bottom: { _ in Int.max / 2 }
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// The update's prompts: the filter (`/`) and a replay's "go to time" (`:`).
+extension MonitorUpdate {
+    static func prompt(_ state: inout MonitorState, _ action: MonitorAction, canCommand: Bool) -> [MonitorEffect] {
+        switch action {
+        case .startFilter:
+            state.filterDraft = state.filter
+        case .filterInput(let key):
+            switch key {
+            case .character("\u{15}"): state.filterDraft = "" // Ctrl-U clears, as in a shell
+            case .character(let c): state.filterDraft = (state.filterDraft ?? "") + String(c)
+            case .backspace: state.filterDraft = String((state.filterDraft ?? "").dropLast())
+            case .enter:
+                state.filter = state.filterDraft ?? ""
+                state.filterDraft = nil
+                state.scroll = 0
+            case .escape: state.filterDraft = nil
+            }
+        case .startTimeJump:
+            state.timeDraft = ""
+        case .timeInput(let key):
+            switch key {
+            case .character("\u{15}"): state.timeDraft = ""
+            case .character(let c): state.timeDraft = (state.timeDraft ?? "") + String(c)
+            case .backspace: state.timeDraft = String((state.timeDraft ?? "").dropLast())
+            case .escape: state.timeDraft = nil
+            case .enter:
+                let typed = state.timeDraft ?? ""
+                state.timeDraft = nil
+                guard let time = Self.sessionTime(typed) else {
+                    state.flash = "not a time: \"\(typed)\" (90, 90.5, 1:30, 1:02:03, 1m30s, 2h)"
+                    return []
+                }
+                guard canCommand else {
+                    state.flash = "only a replay can go to a time"
+                    return []
+                }
+                return [.command(.playback(.seekTo(time)))]
+            }
+        default:
+            break
+        }
+        return []
+    }
+
+    /// A session time as a person types it: seconds (`90`, `90.5`), `m:ss` or `h:mm:ss`
+    /// (`1:30`, `1:02:03`, as lnav and media players write times), or with units
+    /// (`1m30s`, `2h`, `45s`). Nil when it is none of these or beyond a billion seconds.
+    static func sessionTime(_ text: String) -> TimeInterval? {
+        let typed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        guard !typed.isEmpty else { return nil }
+        var total: Double = 0
+        if typed.contains(":") {
+            let parts = typed.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count <= 3 else { return nil }
+            for part in parts {
+                guard let value = Double(part), value >= 0, part.allSatisfy({ $0.isNumber || $0 == "." }) else { return nil }
+                total = total * 60 + value
+            }
+        } else if typed.allSatisfy({ $0.isNumber || $0 == "." }) {
+            guard let value = Double(typed) else { return nil }
+            total = value
+        } else {
+            var number = ""
+            for character in typed {
+                if character.isNumber || character == "." {
+                    number.append(character)
+                    continue
+                }
+                guard let value = Double(number), let unit = ["h": 3600.0, "m": 60, "s": 1][String(character)] else { return nil }
+                total += value * unit
+                number = ""
+            }
+            guard number.isEmpty else { return nil }
+        }
+        return total.isFinite && total <= 1e9 ? total : nil
+    }
+}
