@@ -43,6 +43,34 @@ extension Redactor {
         }
     }
 
+    /// The values of the body's secret-named members and pairs, as they would come back in
+    /// an answer that echoes the request (unquoted JSON strings, decoded form values).
+    func secretValues(body: RecordedBody?, headers: [String: String]) -> [String] {
+        guard case .bytes(let data)? = body, let text = String(data: data, encoding: .utf8) else { return [] }
+        var found: [String] = []
+        switch Self.kind(of: text, headers: headers) {
+        case .form:
+            for pair in text.split(whereSeparator: { $0 == "&" || $0 == ";" }) {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2, isSecretParameter(String(parts[0]), oauthCode: false) {
+                    let value = String(parts[1])
+                    found.append(value)
+                    if let decoded = value.replacingOccurrences(of: "+", with: " ").removingPercentEncoding { found.append(decoded) }
+                }
+            }
+        case .json:
+            _ = JSONMemberScanner.replacingValues(in: text) { name, value in
+                if isSecretParameter(name, oauthCode: false) {
+                    found.append(value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2 ? String(value.dropFirst().dropLast()) : String(value))
+                }
+                return nil
+            }
+        case .other:
+            break
+        }
+        return found
+    }
+
     /// The names of the body's fields whose values read as redacted (`"[redacted]"` in
     /// JSON, `%5Bredacted%5D` in a form), in order: what a re-send could not send.
     public static func redactedFields(body: Data, headers: [String: String]) -> [String] {

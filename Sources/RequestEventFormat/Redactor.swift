@@ -55,6 +55,15 @@ public struct Redactor: Sendable {
             event.payload = .redirect(status: status, location: redact(url: location, oauthCode: true), dropped: dropped, refused: refused)
         case .response(let status, let headerFields, let expected):
             event.payload = .response(status: status, headers: redact(headers: headerFields), expectedBytes: expected)
+        case .responseBody(let body, let total, let truncated, let type):
+            // The same rules as a request's body: secret-named JSON members and form pairs.
+            // A JSON body cut at the cap cannot be followed to its end, so it is left out.
+            let headers = type.map { ["Content-Type": $0] } ?? [:]
+            var redacted = redact(body: body, headers: headers) ?? body
+            if truncated, case .omitted(let bytes, _) = redacted, case .bytes = body {
+                redacted = .omitted(bytes: bytes, reason: "JSON cut at the body cap cannot be checked for secrets; raise --body-cap or use --no-redact")
+            }
+            event.payload = .responseBody(body: redacted, totalBytes: total, truncated: truncated, mediaType: type)
         default:
             break
         }

@@ -37,8 +37,8 @@ public final class StreamRedactor: Sendable {
 
     public func redact(_ event: RequestEvent) -> RequestEvent {
         switch event.payload {
-        case .queued(_, let url, let headers, _, _, _), .built(_, let url, let headers, _):
-            learn(secrets(url: url, headers: headers), for: event.operationID)
+        case .queued(_, let url, let headers, _, let body, _), .built(_, let url, let headers, let body):
+            learn(secrets(url: url, headers: headers) + rules.secretValues(body: body, headers: headers), for: event.operationID)
         default:
             break
         }
@@ -106,6 +106,12 @@ public final class StreamRedactor: Sendable {
             return .taskCreated(taskIdentifier: task, url: url(value), insecure: insecure)
         case .taskCompleted(let error?):
             return .taskCompleted(error: TransportError(code: error.code, message: text(error.message), tls: error.tls))
+        case .responseBody(.bytes(let data), let total, let truncated, let type):
+            // A server that echoes the request (an echo route, an error page quoting the
+            // Authorization header) sends its secrets back in the body.
+            guard let body = String(data: data, encoding: .utf8) else { return payload }
+            let scrubbed = text(body)
+            return scrubbed == body ? payload : .responseBody(body: .bytes(Data(scrubbed.utf8)), totalBytes: total, truncated: truncated, mediaType: type)
         case .validationFailed(let reason):
             return .validationFailed(reason: text(reason))
         case .retryScheduled(let delay, let reason):

@@ -113,6 +113,43 @@ final class RecordingTests: XCTestCase {
                        "\(try HARImport.read(path: direct).entryCount)", "an entry an attempt")
     }
 
+    /// Answers' bodies ride from the live run to the recording, to HAR (`content.text`, or
+    /// base64 with `encoding`, as Python's json reads them) and back, byte for byte.
+    func testBodiesSurviveRecordingHARExportAndImport() throws {
+        let plan = temporaryPath("bodies.json"), recording = temporaryPath("bodies.jsonl"), har = temporaryPath("bodies.har")
+        try """
+        {"retry": {"maxAttempts": 1}, "requests": [
+          {"id": "text", "url": "{{fault}}/echo?q=1"},
+          {"id": "binary", "url": "{{fault}}/bytes/300?seed=9"}
+        ]}
+        """.write(toFile: plan, atomically: true, encoding: .utf8)
+        let run = try reqtop(["run", plan, "--no-tui", "--record", recording])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(try reqtop(["export", recording, "--har", har]).status, 0)
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", """
+            import json, sys, base64
+            entries = {e['_reqtop']['op']: e['response']['content'] for e in json.load(open(sys.argv[1]))['log']['entries']}
+            assert json.loads(entries['text']['text'])['query'] == {'q': '1'}, entries['text']
+            assert entries['binary']['encoding'] == 'base64' and len(base64.b64decode(entries['binary']['text'])) == 300
+            print('ok')
+            """, har]
+        let out = Pipe()
+        python.standardOutput = out
+        try python.run()
+        python.waitUntilExit()
+        XCTAssertEqual(python.terminationStatus, 0)
+        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "ok\n")
+        func bodies(_ path: String) throws -> [String] {
+            try reqtop(["replay", path]).stdout.split(separator: "\n").filter { $0.contains(#""event":"responseBody""#) }
+                .map { String($0.drop { $0 != "," }) }
+        }
+        let fromLog = try bodies(recording)
+        XCTAssertEqual(fromLog.count, 2)
+        XCTAssertEqual(try bodies(har), fromLog, "the HAR gives the bodies back as recorded")
+    }
+
     func testResendingARecordingToATargetNeverSendsARedactedValue() throws {
         let plan = temporaryPath("plan.json"), recording = temporaryPath("secret.jsonl")
         try """

@@ -101,4 +101,24 @@ final class RedactorTests: XCTestCase {
         XCTAssertEqual(built.payload, .built(method: "POST", url: "http://a.test/?sig=\(r)", headers: ["Content-Type": "application/json"],
                                              body: .bytes(Data(#"{"refresh_token":"[redacted]"}"#.utf8))))
     }
+
+    /// An answer's body is redacted by the request bodies' rules, and a server that echoes
+    /// the request's secrets (its Authorization, its body's password) does not show them.
+    func testResponseBodiesAreRedactedAndEchoedSecretsScrubbed() {
+        let stream = StreamRedactor()
+        _ = stream.redact(RequestEvent(time: 0, operationID: "op", attempt: 1, payload: .queued(
+            method: "POST", url: "http://h/login", headers: ["Authorization": "Bearer t0ken-abc", "Content-Type": "application/json"],
+            maxAttempts: 1, body: .bytes(Data(#"{"user":"me","password":"hunter22"}"#.utf8)))))
+        let echoed = #"{"session":"s3ss10n-xyz","echo":"Bearer t0ken-abc sent hunter22"}"#
+        let event = stream.redact(RequestEvent(time: 1, operationID: "op", attempt: 1, payload: .responseBody(
+            body: .bytes(Data(echoed.utf8)), totalBytes: echoed.utf8.count, truncated: false, mediaType: "application/json")))
+        guard case .responseBody(.bytes(let data), _, _, _) = event.payload else { return XCTFail("\(event)") }
+        let text = String(decoding: data, as: UTF8.self)
+        XCTAssertEqual(text, #"{"session":"[redacted]","echo":"[redacted] sent [redacted]"}"#)
+
+        let cut = Redactor().redact(RequestEvent(time: 1, operationID: "op", attempt: 1, payload: .responseBody(
+            body: .bytes(Data(#"{"token":"abc","#.utf8)), totalBytes: 9000, truncated: true, mediaType: "application/json")))
+        guard case .responseBody(.omitted(_, let reason), 9000, true, _) = cut.payload else { return XCTFail("\(cut)") }
+        XCTAssertTrue(reason.contains("cut at the body cap"), reason)
+    }
 }

@@ -35,6 +35,9 @@ struct RunCommand: ParsableCommand, RunsASession {
     @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
     var noColor = false
 
+    @Option(name: .customLong("body-cap"), help: ArgumentHelp("Bytes of each answer's body the events, the monitor, recordings and HAR keep (0: none; a plan's \"bodyCap\" otherwise; 65536 by default).", valueName: "bytes"))
+    var bodyCap: Int?
+
     @OptionGroup var recording: RecordingOptions
 
     @OptionGroup var endpoint: ListenOption
@@ -46,6 +49,7 @@ struct RunCommand: ParsableCommand, RunsASession {
     @OptionGroup var metrics: MetricsOption
 
     func run() throws {
+        if let bodyCap, bodyCap < 0 { throw InputError(message: "--body-cap \(bodyCap): expected a number of bytes, 0 or more") }
         let plan = try PlanParser.load(path: self.plan)
         let server = plan.usesFaultServer ? try FaultServer.start() : nil
         defer { server?.stop() }
@@ -62,7 +66,7 @@ struct RunCommand: ParsableCommand, RunsASession {
         let recorder = try recording.start(queue.events, inputs: [self.plan])
         let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)", redactor: recording.redactor)
         defer { listening?.stop() }
-        let list = PlanFlow(plan: plan, faultServer: server?.baseURL, queue: queue).requestList(plan)
+        let list = PlanFlow(plan: plan, faultServer: server?.baseURL, queue: queue, bodyCap: bodyCap).requestList(plan)
         let summary = try list.run(on: queue, mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
                                    source: "\(URL(fileURLWithPath: self.plan).lastPathComponent) · \(transport.label(carrier))" + Telemetry.label(exporters, scraped?.endpoint), redactor: recording.redactor)
         try RecordingOptions.end(recorder, hub: queue.events, summary: summary)

@@ -42,6 +42,8 @@ struct Plan: Equatable {
     var rateLimitPushback = true
     /// TLS and proxy settings (`"tls"`, `"proxy"`); the command line's flags win.
     var connection = PlanConnection()
+    /// Bytes of each answer's body the events carry (`"bodyCap"`; 0: none); `--body-cap` wins.
+    var bodyCap: Int?
 
     /// The placeholder that stands for the embedded fault server's base URL.
     static let faultServerPlaceholder = "{{fault}}"

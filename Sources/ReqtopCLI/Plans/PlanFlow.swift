@@ -11,9 +11,12 @@ struct PlanFlow {
     let batches: [String: RequestBatch]
     let auth: BearerTokenAuthenticator?
     let faultServer: URL?
+    /// Bytes of each answer's body the events carry.
+    let bodyCap: Int
 
-    init(plan: Plan, faultServer: URL?, queue: RequestQueue) {
+    init(plan: Plan, faultServer: URL?, queue: RequestQueue, bodyCap: Int? = nil) {
         self.faultServer = faultServer
+        self.bodyCap = bodyCap ?? plan.bodyCap ?? RequestOptions.defaultResponseBodyCap
         batches = plan.batches.reduce(into: [:]) { batches, entry in
             batches[entry.key] = RequestBatch(name: entry.key, size: entry.value.size, timeLimit: entry.value.timeLimit)
         }
@@ -35,6 +38,7 @@ struct PlanFlow {
                                      earlyRetryOnHostSuccess: planned.retry.earlyRetry, earlyRetryOnProbe: planned.retry.earlyRetry,
                                      hedge: planned.hedge)
         options.redirects = .follow(max: planned.maxRedirects)
+        options.responseBodyCap = bodyCap
         // Batch first, then the token: a request held for a while goes out with the token
         // that is current when its batch is released.
         if let name = planned.batch, let batch = batches[name] { options.interceptors.append(BatchingInterceptor(batch: batch)) }

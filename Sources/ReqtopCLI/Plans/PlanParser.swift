@@ -18,7 +18,7 @@ struct PlanParser {
     static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
     private static let planKeys: Set<String> = ["requests", "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost",
                                                 "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker", "rateLimitPushback", "hedge",
-                                                "redirects", "tls", "proxy"]
+                                                "redirects", "tls", "proxy", "bodyCap"]
     private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline",
                                                    "dependsOn", "batch", "auth", "priority", "hedge", "redirects"]
     private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
@@ -79,6 +79,7 @@ struct PlanParser {
         }
 
         let connection = try connectionSettings(object)
+        let bodyCap = try json.integer(object["bodyCap"], at: "bodyCap", minimum: 0)
         guard let list = object["requests"] else {
             throw PlanError(file: file, path: "requests", message: "missing; expected an array of requests")
         }
@@ -113,7 +114,7 @@ struct PlanParser {
         return Plan(maxConcurrent: maxConcurrent, maxConcurrentPerHost: perHost, auth: auth, batches: batches,
                     requests: try PlanOrdering(file: file).ordered(planned, indices: seen), transport: transport,
                     retryBudgetPerHost: retryBudget, circuitBreaker: circuitBreaker, rateLimitPushback: rateLimitPushback,
-                    connection: connection)
+                    connection: connection, bodyCap: bodyCap)
     }
 
     private func authSettings(_ raw: Any?) throws -> AuthSettings? {

@@ -96,12 +96,34 @@ public enum HARExport {
         (try? JSONSerialization.jsonObject(with: Data(EventLog.line(for: event).utf8))) ?? [String: Any]()
     }
 
+    /// `response.content`: the body as text (UTF-8) or base64 (`encoding`) when the events
+    /// carried it; a body cut at the cap or left out says so in `comment`.
+    private static func content(size: Int, mimeType: String, answer: (body: RecordedBody, total: Int, truncated: Bool)?) -> [String: Any] {
+        var content: [String: Any] = ["size": answer?.total ?? size, "mimeType": mimeType]
+        switch answer?.body {
+        case .bytes(let data)?:
+            if let text = String(data: data, encoding: .utf8) {
+                content["text"] = text
+            } else {
+                content["text"] = data.base64EncodedString()
+                content["encoding"] = "base64"
+            }
+            if answer?.truncated == true { content["comment"] = "truncated: the first \(data.count) of \(answer!.total) bytes (reqtop's body cap)" }
+        case .omitted(_, let reason)?:
+            content["comment"] = "body not recorded: \(reason)"
+        case nil:
+            break
+        }
+        return content
+    }
+
     private static func entry(id: String, attempt: Int, events: [RequestEvent], started: TimeInterval, startedAt: Date,
                               request: SentRequest) -> [String: Any] {
         var taskCreated: TimeInterval?, requestSent: TimeInterval?, responseAt: TimeInterval?, end: TimeInterval?
         var status = 0, responseHeaders: [String: String] = [:], bytes = 0, error: TransportError?
         var delay: TimeInterval?, reason: String?, outcome: String?, redirect = ""
         var connection: (at: TimeInterval, id: Int, reused: Bool)?
+        var answer: (body: RecordedBody, total: Int, truncated: Bool)?
         for event in events {
             switch event.payload {
             case .taskCreated: taskCreated = taskCreated ?? event.time
@@ -114,6 +136,7 @@ public enum HARExport {
                 bytes = 0
             case .redirect(_, let location, _, _): redirect = location
             case .data(let count): bytes += count
+            case .responseBody(let body, let total, let truncated, _): answer = (body, total, truncated)
             case .taskCompleted(let e):
                 error = e
                 end = event.time
@@ -162,7 +185,7 @@ public enum HARExport {
             "response": [
                 "status": status, "statusText": status == 0 ? "" : HTTPURLResponse.localizedString(forStatusCode: status),
                 "httpVersion": "HTTP/1.1", "cookies": [] as [Any], "headers": pairs(responseHeaders),
-                "content": ["size": bytes, "mimeType": contentType] as [String: Any],
+                "content": content(size: bytes, mimeType: contentType, answer: answer),
                 "redirectURL": redirect, "headersSize": -1, "bodySize": status == 0 ? -1 : bytes,
             ] as [String: Any],
             "cache": [:] as [String: Any],

@@ -287,6 +287,12 @@ public enum HARImport {
             if bytes > 0 {
                 events.append(RequestEvent(time: offset + total, operationID: id, attempt: 1, payload: .data(bytes: bytes)))
             }
+            // The body the browser or proxy saved, as a recording carries it.
+            if let (data, whole) = entry.response.content?.body(limit: bodyLimit) {
+                events.append(RequestEvent(time: offset + total, operationID: id, attempt: 1,
+                                           payload: .responseBody(body: .bytes(data), totalBytes: whole, truncated: data.count < whole,
+                                                                  mediaType: entry.response.content?.mimeType.flatMap { $0.isEmpty ? nil : $0 })))
+            }
         }
         let message = entry.error ?? (failed ? "no response" : nil)
         events.append(RequestEvent(time: offset + total, operationID: id, attempt: 1,

@@ -81,6 +81,18 @@ struct HARResponse: Decodable, Sendable {
 
 struct HARContent: Decodable, Sendable {
     let size: Double?
+    let mimeType: String?
+    /// The body as text, or base64 when `encoding` says so (browsers save both ways).
+    let text: String?
+    let encoding: String?
+
+    /// The body's bytes, up to `limit`; nil when none was saved (or base64 that is not).
+    func body(limit: Int) -> (data: Data, total: Int)? {
+        guard let text, !text.isEmpty else { return nil }
+        let data = encoding?.lowercased() == "base64" ? Data(base64Encoded: text, options: .ignoreUnknownCharacters) : Data(text.utf8)
+        guard let data else { return nil }
+        return (data.count <= limit ? data : Data(data.prefix(limit)), data.count)
+    }
 }
 
 struct HARHeader: Decodable, Sendable {

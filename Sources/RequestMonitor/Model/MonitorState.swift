@@ -11,7 +11,7 @@ public struct MonitorState: Sendable, Equatable {
     }
 
     public enum DetailTab: String, Sendable, CaseIterable {
-        case events = "Events", request = "Request", response = "Response", retries = "Retries", timing = "Timing"
+        case events = "Events", request = "Request", response = "Response", body = "Body", retries = "Retries", timing = "Timing"
     }
 
     public enum Sort: String, Sendable, CaseIterable {
@@ -25,6 +25,8 @@ public struct MonitorState: Sendable, Equatable {
     }
 
     public var screen = Screen.table
+    /// The first line shown in the Body tab.
+    public var bodyScroll = 0
     public var selectedID: String?
     /// The host selected on the Hosts screen (nil: the first). Kept by name, as the table
     /// keeps its row by id, so a host that moves in the busiest-first order stays selected.

@@ -38,6 +38,12 @@ extension MonitorUpdate {
         }
     }
 
+    /// How a movement key moves the Body tab's first line (nil: not a movement key).
+    static func scrollStep(_ action: MonitorAction, pageSize: Int) -> ((Int) -> Int)? {
+        // No "to the end": the update does not know how long the body is.
+        action == .bottom ? nil : hostStep(action, pageSize: pageSize)
+    }
+
     /// How a movement key moves the Hosts screen's selection (nil: not a movement key).
     private static func hostStep(_ action: MonitorAction, pageSize: Int) -> ((Int) -> Int)? {
         switch action {

@@ -64,6 +64,10 @@ public enum MonitorUpdate {
             state.selectedID = visible[min(max(0, index), visible.count - 1)]
         }
         if let effects = hosts(&state, action, context) { return effects }
+        if case .detail(_, .body) = state.screen, let step = scrollStep(action, pageSize: pageSize) {
+            state.bodyScroll = max(0, step(state.bodyScroll))
+            return []
+        }
         switch action {
         case .isolateHost, .closeCircuit:
             return [] // the Hosts screen's: hosts(_:_:_:)
@@ -99,6 +103,7 @@ public enum MonitorUpdate {
         case .toggleHosts:
             state.screen = state.screen == .hosts ? .table : .hosts
         case .nextTab, .previousTab:
+            state.bodyScroll = 0
             if case .detail(let id, let tab) = state.screen {
                 let tabs = MonitorState.DetailTab.allCases
                 let index = tabs.firstIndex(of: tab)! + (action == .nextTab ? 1 : tabs.count - 1)

@@ -62,6 +62,8 @@ extension OperationRow {
             }
         case .data(let count):
             bytes += count
+        case .responseBody(let body, let total, let truncated, let mediaType):
+            live[0].responseBody = ResponseBody(attempt: event.attempt, body: body, totalBytes: total, truncated: truncated, mediaType: mediaType)
         case .taskCompleted(let error):
             if let error {
                 // A copy cancelled because another answered first is not the row's error.

@@ -15,6 +15,7 @@ extension OperationRow {
         var requestBody: RecordedBody?
         var requestOptions: RecordedOptions?
         var responseHeaders: [String: String] = [:]
+        var responseBody: ResponseBody?
         var expectedBytes: Int?
         var retryAt: TimeInterval?
         var lastError: String?
@@ -34,6 +35,8 @@ extension OperationRow {
     /// Time limits and retry settings, as recorded.
     public var requestOptions: RecordedOptions? { detail(\.requestOptions) }
     public var responseHeaders: [String: String] { detail(\.responseHeaders) }
+    /// The last answer's body as the `responseBody` event carried it (nil: none came).
+    public var responseBody: ResponseBody? { detail(\.responseBody) }
     public var expectedBytes: Int? { detail(\.expectedBytes) }
     public var lastError: String? { detail(\.lastError) }
     /// The `finished` event's reason, or the last retry's.

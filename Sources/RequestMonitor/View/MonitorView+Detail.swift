@@ -18,6 +18,7 @@ extension MonitorView {
             x = grid.put(" \(candidate.rawValue) ", x: x, y: 3, style: CellGrid.Style(bold: selected, reverse: selected))
             x += 1
         }
+        if tab == .body { return drawBody(&grid, row: row, from: state.bodyScroll) }
         let lines = detailLines(row: row, tab: tab)
         let room = grid.height - 5
         let shown = lines.count > room ? Array(lines.suffix(room - 1)) : lines
@@ -67,6 +68,8 @@ extension MonitorView {
             if let reason = row.reason, row.state.isFinished { lines.append(("end: \(reason)", theme.style(row.state))) }
             if lines.isEmpty { lines.append(("not started yet", CellGrid.Style(dim: true))) }
             return flow + lines
+        case .body:
+            return [] // drawn by drawBody
         case .timing:
             let start = row.queuedAt
             let end = max(row.finishedAt ?? now, start + 0.001)
@@ -129,6 +132,9 @@ extension MonitorView {
                 + (refused.map { " refused: \($0)" } ?? "")
         case .response(let status, _, let expected): "status \(status)" + (expected.map { ", \($0) bytes expected" } ?? "")
         case .data(let bytes): "\(bytes) bytes"
+        case .responseBody(let body, let total, let truncated, let type):
+            "\(Format.bytes(total))" + (type.map { " \($0)" } ?? "") + (truncated ? ", first \(Self.bodySize(body)) kept" : "")
+                + (body.isOmitted ? " (\(Self.bodySize(body)))" : "")
         case .taskCompleted(let error): error.map { "error \($0.code) \($0.message)" } ?? "ok"
         case .retryScheduled(let delay, let reason): String(format: "in %.2fs: ", delay) + reason
         case .earlyRetry(let trigger, let delay): String(format: "%@ in %.2fs", trigger, delay)

@@ -45,6 +45,11 @@ public struct RequestOptions: Sendable {
     public var userInfo: [String: String]
     /// How many redirects an attempt follows (10), and whether https may go to http (no).
     public var redirects: RedirectPolicy = .follow()
+    /// How much of each attempt's response body the `responseBody` event carries (bytes;
+    /// 64 KiB by default, 0: none), so the monitor, recordings and HAR show what was said.
+    public var responseBodyCap: Int = RequestOptions.defaultResponseBodyCap
+    /// ``responseBodyCap``'s default.
+    public static let defaultResponseBodyCap = 64 * 1024
 
     public init(retryPolicy: RetryPolicy = ExponentialBackoffRetryPolicy(),
                 validator: ResponseValidator = StandardResponseValidator(),

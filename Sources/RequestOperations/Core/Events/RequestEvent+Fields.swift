@@ -61,6 +61,12 @@ extension RequestEvent.Payload {
         case .data(let bytes):
             w.int("bytes", bytes)
             return "data"
+        case .responseBody(let body, let total, let truncated, let mediaType):
+            Self.write(body: body, to: &w)
+            w.int("totalBytes", total)
+            if truncated { w.bool("truncated", true) }
+            if let mediaType { w.string("mediaType", mediaType) }
+            return "responseBody"
         case .taskCompleted(let error):
             w.error("error", error)
             return "taskCompleted"
@@ -177,6 +183,11 @@ extension RequestEvent.Payload {
         case "response":
             self = .response(status: try r.int("status"), headers: r.headers("headers"), expectedBytes: r.optionalInt("expectedBytes"))
         case "data": self = .data(bytes: try r.int("bytes"))
+        case "responseBody":
+            let total = try r.int("totalBytes")
+            if total < 0 { throw r.invalid("totalBytes", expected: "a size of 0 or more", found: "\(total)") }
+            self = .responseBody(body: try Self.readBody(r) ?? .bytes(Data()), totalBytes: total,
+                                 truncated: try r.optionalBool("truncated") ?? false, mediaType: r.optionalString("mediaType"))
         case "taskCompleted": self = .taskCompleted(error: try r.error("error"))
         case "validationFailed": self = .validationFailed(reason: try r.string("reason"))
         case "retryScheduled": self = .retryScheduled(delay: try r.double("delay"), reason: try r.string("reason"))

@@ -67,6 +67,12 @@ public struct RequestEvent: Sendable, Equatable {
         case response(status: Int, headers: [String: String], expectedBytes: Int?)
         /// `data`: `bytes` in this chunk.
         case data(bytes: Int)
+        /// `responseBody` (added): what the server answered, once per attempt that got a
+        /// response, before `taskCompleted`: the body fields as `queued` has them (`body` as
+        /// text or `bodyBase64`, `bodyBytes` carried; `bodyOmitted` with why), `totalBytes`
+        /// (the whole body's size), `truncated` (true when cut at the cap,
+        /// ``RequestOptions/responseBodyCap``), `mediaType` (the Content-Type, when given).
+        indirect case responseBody(body: RecordedBody, totalBytes: Int, truncated: Bool, mediaType: String?)
         /// `taskCompleted`: `error`, null or `{"code": URLError code, "message": ...}`.
         case taskCompleted(error: TransportError?)
         /// `validationFailed`: `reason`.

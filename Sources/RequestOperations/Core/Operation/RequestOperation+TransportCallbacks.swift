@@ -205,11 +205,23 @@ extension RequestOperation {
             }
             state.current.task = nil
             state.record.endedAt = environment.clock.now()
+            if state.answer.status != nil, let body = Self.responseBody(state.answer.body, headers: state.answer.headers, cap: options.responseBodyCap) {
+                publish(&state, body)
+            }
             publish(&state, .taskCompleted(error: reported))
             return (state.token, failure, reported)
         }
         guard let (token, failure, reported) = current else { return }
         attemptCompleted(failure, token: token, taskError: reported)
+    }
+
+    /// The `responseBody` event for an attempt's answer: up to `cap` bytes of it; nil when
+    /// it is empty or the cap is 0.
+    static func responseBody(_ body: Data, headers: [String: String], cap: Int) -> RequestEvent.Payload? {
+        guard cap > 0, !body.isEmpty else { return nil }
+        let kept = body.count <= cap ? body : Data(body.prefix(cap))
+        return .responseBody(body: .bytes(kept), totalBytes: body.count, truncated: kept.count < body.count,
+                             mediaType: headers.first { $0.key.lowercased() == "content-type" }?.value)
     }
 
     /// How a finished task went: the failure the retry policy judges (nil: success) and the

@@ -1,0 +1,73 @@
+import Foundation
+import RequestOperations
+
+/// The Body tab: the request's body and the last answer's, pretty-printed (``BodyText``),
+/// with line numbers, scrolled by ↑/↓/PgUp/PgDn (`MonitorState.bodyScroll`).
+extension MonitorView {
+    /// The tab's lines: a heading per body, then its numbered lines.
+    func bodyTabLines(row: OperationRow) -> [[(String, CellGrid.Style)]] {
+        var lines: [[(String, CellGrid.Style)]] = []
+        func heading(_ text: String) { lines.append([(text, CellGrid.Style(bold: true))]) }
+        func numbered(_ body: [BodyText.Line]) {
+            let width = String(body.count).count
+            for (index, line) in body.enumerated() {
+                let number = String(index + 1)
+                lines.append([(String(repeating: " ", count: width - number.count) + number + "  ", CellGrid.Style(dim: true))]
+                             + line.runs.map { ($0.text, style($0.kind)) })
+            }
+        }
+        switch row.requestBody {
+        case .bytes(let data)?:
+            heading("request body · \(Format.bytes(data.count))")
+            numbered(BodyText.lines(data, mediaType: row.requestHeaders.first { $0.key.lowercased() == "content-type" }?.value))
+        case .omitted(let bytes, let reason)?:
+            heading("request body · \(bytes.map(Format.bytes) ?? "size unknown") · not recorded: \(reason)")
+        case nil:
+            heading("request: no body")
+        }
+        lines.append([])
+        guard let answer = row.responseBody else {
+            heading(row.status == nil ? "no response yet" : "response \(row.status!): no body recorded (empty, or --body-cap 0)")
+            return lines
+        }
+        let type = answer.mediaType.map { " · \($0)" } ?? ""
+        switch answer.body {
+        case .bytes(let data):
+            let cut = answer.truncated ? " · first \(Format.bytes(data.count)) shown (truncated at the cap)" : ""
+            heading("response body (attempt \(answer.attempt)) · \(Format.bytes(answer.totalBytes))\(type)\(cut)")
+            numbered(BodyText.lines(data, mediaType: answer.mediaType))
+            if answer.truncated { lines.append([("\(theme.ellipsis) \(Format.bytes(answer.totalBytes - data.count)) more not recorded", CellGrid.Style(dim: true))]) }
+        case .omitted(let bytes, let reason):
+            heading("response body (attempt \(answer.attempt)) · \(Format.bytes(bytes ?? answer.totalBytes))\(type) · not recorded: \(reason)")
+        }
+        return lines
+    }
+
+    private func style(_ kind: BodyText.Kind) -> CellGrid.Style {
+        let color = theme.color
+        switch kind {
+        case .plain, .punctuation: return .plain
+        case .key: return CellGrid.Style(color: color ? .cyan : .normal, bold: !color)
+        case .string: return CellGrid.Style(color: color ? .green : .normal)
+        case .number: return CellGrid.Style(color: color ? .yellow : .normal)
+        case .literal: return CellGrid.Style(color: color ? .magenta : .normal)
+        case .note: return CellGrid.Style(dim: true)
+        }
+    }
+
+    func drawBody(_ grid: inout CellGrid, row: OperationRow, from top: Int) {
+        let lines = bodyTabLines(row: row)
+        let room = grid.height - 5
+        let first = max(0, min(top, lines.count - room))
+        var y = 4
+        for line in lines.dropFirst(first).prefix(room) {
+            var x = 1
+            for (text, style) in line { x = grid.put(text, x: x, y: y, style: style) }
+            y += 1
+        }
+        if lines.count > room {
+            grid.put(" lines \(first + 1)–\(min(lines.count, first + room)) of \(lines.count) · ↑↓ PgUp PgDn scroll ", x: max(0, grid.width - 50), y: 3,
+                     style: CellGrid.Style(dim: true))
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+@testable import RequestMonitor
+import RequestOperations
+import XCTest
+
+/// The Body tab: what the server said, readable. Rendered to text a test reads.
+final class BodyTabTests: XCTestCase {
+    private func model(body: Data, type: String?, truncated: Bool = false, total: Int? = nil) -> QueueModel {
+        var model = QueueModel(source: "test")
+        model.apply([
+            RequestEvent(time: 0, operationID: "op", attempt: 1, payload: .queued(method: "POST", url: "http://h/orders",
+                                                                                  headers: ["Content-Type": "application/json"], maxAttempts: 1,
+                                                                                  body: .bytes(Data(#"{"item":7}"#.utf8)))),
+            RequestEvent(time: 0.01, operationID: "op", attempt: 1, payload: .started),
+            RequestEvent(time: 0.02, operationID: "op", attempt: 1, payload: .response(status: 409, headers: ["Content-Type": type ?? ""], expectedBytes: nil)),
+            RequestEvent(time: 0.03, operationID: "op", attempt: 1,
+                         payload: .responseBody(body: .bytes(body), totalBytes: total ?? body.count, truncated: truncated, mediaType: type)),
+            RequestEvent(time: 0.04, operationID: "op", attempt: 1, payload: .taskCompleted(error: nil)),
+        ])
+        return model
+    }
+
+    private func render(_ model: QueueModel, scroll: Int = 0, height: Int = 30) -> String {
+        var state = MonitorState()
+        state.screen = .detail(id: "op", tab: .body)
+        state.bodyScroll = scroll
+        let visible = VisibleRows.compute(model, filter: "", sort: .arrival, now: 1)
+        return MonitorView(model: model, state: state, visible: visible, theme: Theme(color: false), now: 1).render(width: 100, height: height).text
+    }
+
+    func testJSONIsPrettyPrintedWithLineNumbersInTheServersOrder() {
+        let text = render(model(body: Data(#"{"error":"out of stock","sku":"A-1","left":0,"retry":null,"tags":[],"at":{"shelf":3}}"#.utf8), type: "application/json"))
+        XCTAssertTrue(text.contains("request body · 10B"), text)
+        XCTAssertTrue(text.contains(#"1  {"#), text)
+        XCTAssertTrue(text.contains(#"2    "item": 7"#), text)
+        XCTAssertTrue(text.contains("response body (attempt 1) · 85B · application/json"), text)
+        for expected in [#" 2    "error": "out of stock","#, #" 4    "left": 0,"#, #" 5    "retry": null,"#, #" 6    "tags": [],"#,
+                         #" 8      "shelf": 3"#, #"10  }"#] {
+            XCTAssertTrue(text.contains(expected), "\(expected) in\n\(text)")
+        }
+    }
+
+    func testTokensAreToldApart() {
+        let lines = BodyText.lines(Data(#"{"a":"x","n":-1.5e3,"t":true}"#.utf8), mediaType: "application/json")
+        XCTAssertEqual(lines[1].runs.map(\.kind), [.plain, .key, .punctuation, .string, .punctuation])
+        XCTAssertEqual(lines[2].runs.last?.kind, .punctuation)
+        XCTAssertEqual(lines[2].runs.first { $0.text == "-1.5e3" }?.kind, .number)
+        XCTAssertEqual(lines[3].runs.first { $0.text == "true" }?.kind, .literal)
+    }
+
+    func testInvalidJSONIsTextWithWhereItBroke() {
+        let text = render(model(body: Data("{\"a\": 1,\n \"b\": }".utf8), type: "application/json"))
+        XCTAssertTrue(text.contains("not valid JSON:"), text)
+        XCTAssertTrue(text.contains("line 2"), text)
+        XCTAssertTrue(text.contains(#" "b": }"#), text)
+    }
+
+    func testBinaryIsAHexDumpAndACutBodySaysSo() {
+        let text = render(model(body: Data([0x00, 0x01, 0x41, 0x42, 0xFF]), type: "application/octet-stream", truncated: true, total: 70_000))
+        XCTAssertTrue(text.contains("00000000  00 01 41 42 ff"), text)
+        XCTAssertTrue(text.contains("..AB."), text)
+        XCTAssertTrue(text.contains("truncated at the cap"), text)
+        XCTAssertTrue(text.contains("more not recorded"), text)
+    }
+
+    func testALongBodyScrolls() {
+        let long = Data((1...200).map { "line \($0)" }.joined(separator: "\n").utf8)
+        let top = render(model(body: long, type: "text/plain"), height: 20)
+        XCTAssertTrue(top.contains("lines 1–15 of"), top)
+        let scrolled = render(model(body: long, type: "text/plain"), scroll: 100, height: 20)
+        XCTAssertTrue(scrolled.contains("line 96"), scrolled)
+        XCTAssertFalse(scrolled.contains("request body"), scrolled)
+    }
+}
