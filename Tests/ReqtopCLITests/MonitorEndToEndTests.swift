@@ -373,6 +373,50 @@ extension MonitorEndToEndTests {
 }
 
 extension MonitorEndToEndTests {
+    /// The inspector by hand: the Body tab shows the fault server's JSON answer
+    /// pretty-printed, and `y` writes a curl line that real curl runs to the same answer.
+    func testTheBodyTabAndCopyAsCurl() throws {
+        let plan = NSTemporaryDirectory() + "body-\(UUID().uuidString.prefix(6)).json"
+        try Data(#"{"requests": [{"id": "echo", "method": "POST", "url": "{{fault}}/echo?from=monitor", "headers": {"X-Trace": "t-1"}, "body": {"item": 7}}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: plan))
+        defer { try? FileManager.default.removeItem(atPath: plan) }
+        let binary = CommandLineTests.binary.path
+        try tmux(["new-session", "-d", "-s", session, "-x", "160", "-y", "40", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try keys("\(binary) run \(plan); echo \"exit\"\"-status-$?\"", "Enter")
+        try waitForScreen("the run's end") { $0.contains("ENDED: every operation finished") }
+        try keys("Enter")
+        try waitForScreen("the detail") { $0.contains("Events") && $0.contains("Body") }
+        try keys("Tab", "Tab", "Tab")
+        let body = try waitForScreen("the Body tab") { $0.contains("response body (attempt 1)") }
+        XCTAssertTrue(body.contains(#""method": "POST","#), body)
+        XCTAssertTrue(body.contains(#""item": 7"#), "the request's body too:\n\(body)")
+        try keys("y")
+        let copied = try waitForScreen("the copy's answer") { $0.contains("copied echo as curl") }
+        let line = try XCTUnwrap(copied.split(separator: "\n").first { $0.contains("copied echo as curl") })
+        let path = try XCTUnwrap(line.range(of: #"/\S+\.sh"#, options: .regularExpression).map { String(line[$0]) }, String(line))
+        let command = try String(contentsOfFile: path, encoding: .utf8)
+        XCTAssertTrue(command.contains("curl -X POST") || command.contains("curl '"), command)
+        XCTAssertTrue(command.contains("-H 'X-Trace: t-1'"), command)
+        XCTAssertTrue(command.contains(#"--data-raw '{"item":7}'"#), command)
+        // Real curl runs the line, while the fault server still listens, to the same answer.
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") {
+            let shell = Process()
+            shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+            shell.arguments = ["-c", command.replacingOccurrences(of: "curl ", with: "curl -sS ")]
+            let out = Pipe()
+            shell.standardOutput = out
+            try shell.run()
+            let answer = out.fileHandleForReading.readDataToEndOfFile()
+            shell.waitUntilExit()
+            let echoed = try XCTUnwrap(JSONSerialization.jsonObject(with: answer) as? [String: Any])
+            XCTAssertEqual(echoed["method"] as? String, "POST")
+            XCTAssertEqual((echoed["headers"] as? [String: String])?["x-trace"], "t-1")
+            XCTAssertEqual(echoed["body"] as? String, #"{"item":7}"#)
+        }
+        try keys("q")
+        try waitForScreen("the exit") { $0.contains("exit-status-0") }
+    }
+
     /// Before: "Error opening terminal: xterm-bogus." and status 1.
     func testAnUnknownTerminalFallsBackToJSONLinesAndSaysWhy() throws {
         let plan = NSTemporaryDirectory() + "term-\(UUID().uuidString.prefix(6)).json"

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RequestArchive
+import RequestEventFormat
 import RequestOperations
 import RequestTracing
 
@@ -18,6 +19,7 @@ struct ExportCommand: ParsableCommand {
         --otlp: the recording as OpenTelemetry spans at their original times (a `request` span \
         per operation, a CLIENT span per attempt, backoffs and holds as span events), sent to a \
         collector over OTLP/HTTP — the same spans `--otlp` makes live.
+        --curl ID: operation ID's request as a curl command line for a POSIX shell, on stdout         (what `y` copies in the monitor); values the recording redacted stay redacted, and a         comment says so.
         """
     )
 
@@ -30,16 +32,19 @@ struct ExportCommand: ParsableCommand {
     @Option(name: .customLong("otlp"),
             help: ArgumentHelp("Send the recording as a trace to an OpenTelemetry collector over OTLP/HTTP, e.g. http://127.0.0.1:4318.", valueName: "URL"))
     var otlp: String?
+    @Option(name: .customLong("curl"), help: ArgumentHelp("Print this operation's request as a curl command line.", valueName: "ID"))
+    var curl: String?
 
     func validate() throws {
-        guard har != nil || otlp != nil else {
-            throw ValidationError("say what to export to: --har OUT.har, --otlp URL, or both")
+        guard har != nil || otlp != nil || curl != nil else {
+            throw ValidationError("say what to export to: --har OUT.har, --otlp URL, --curl ID")
         }
         if let otlp { _ = try TelemetryOption.baseURL(otlp) }
     }
 
     func run() throws {
         let log = try read()
+        if let curl { try printCurl(log, id: curl) }
         if let otlp { try sendTrace(log, to: otlp) }
         guard let har else { return }
         do {
@@ -74,6 +79,25 @@ struct ExportCommand: ParsableCommand {
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
         }
+    }
+
+    /// The request of operation `id` as it was last built (a dependent's `built` replaces
+    /// its `queued`), as a curl line.
+    private func printCurl(_ log: EventLogFile, id: String) throws {
+        var request: (method: String, url: String, headers: [String: String], body: RecordedBody?)?
+        for event in log.events where event.operationID == id {
+            switch event.payload {
+            case .queued(let method, let url, let headers, _, let body, _), .built(let method, let url, let headers, let body):
+                request = (method, url, headers, body)
+            default: break
+            }
+        }
+        guard let request else {
+            let known = Array(Set(log.events.map(\.operationID).filter { !$0.isEmpty })).sorted()
+            throw InputError(message: "\(file): no operation \"\(id)\" (there are \(known.count): \(known.prefix(8).joined(separator: ", "))\(known.count > 8 ? ", …" : ""))")
+        }
+        print(CurlCommand.line(method: request.method, url: request.url, headers: request.headers, body: request.body,
+                               redacted: log.redacted ?? true), terminator: "")
     }
 
     /// Sends the recording's spans and waits until they are sent (or the collector fails).

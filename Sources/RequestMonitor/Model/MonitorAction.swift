@@ -4,6 +4,8 @@ public enum MonitorAction: Sendable, Equatable {
     case up, down, pageUp, pageDown, top, bottom
     case open, back, nextTab, previousTab, toggleHosts
     case retry, cancel, cancelAll, togglePause, releaseBatches
+    /// Take the selected request out as a curl command line (`y`).
+    case copyCurl
     /// On the Hosts screen: force the selected host's circuit breaker open, or close it.
     case isolateHost, closeCircuit
     case startFilter, toggleFollow, cycleSort, toggleHelp, quit
@@ -17,6 +19,8 @@ public enum MonitorAction: Sendable, Equatable {
     case filterInput(FilterKey)
     /// The answer to a command the update asked for (see ``MonitorEffect``).
     case answered(MonitorCommand, CommandAnswer)
+    /// What became of a copy (``MonitorEffect/copy(text:name:body:)``), for the bottom line.
+    case copied(CommandAnswer)
     /// Someone else paused or resumed the queue (another monitor of an attached program).
     case pausedElsewhere(Bool)
 

@@ -41,4 +41,7 @@ public struct CommandAnswer: Sendable, Equatable {
 /// What the update asks the screen to do for it.
 public enum MonitorEffect: Sendable, Equatable {
     case command(MonitorCommand)
+    /// Put `text` on the clipboard (OSC 52) and in a file named for `name`; `body`, a
+    /// binary body the text names as `@FILE`, beside it.
+    case copy(text: String, name: String, body: Data?)
 }

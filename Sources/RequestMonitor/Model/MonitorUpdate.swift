@@ -38,6 +38,9 @@ public enum MonitorUpdate {
         case .pausedElsewhere(let paused):
             state.paused = paused
             return []
+        case .copied(let answer):
+            state.flash = answer.message
+            return []
         default:
             state.flash = nil
             let effects = apply(&state, action, context)
@@ -109,6 +112,9 @@ public enum MonitorUpdate {
                 let index = tabs.firstIndex(of: tab)! + (action == .nextTab ? 1 : tabs.count - 1)
                 state.screen = .detail(id: id, tab: tabs[index % tabs.count])
             }
+        case .copyCurl:
+            guard let id = focusedID(state), let row = model.row(id)?.expanded() else { return [] }
+            return [CopiedRequest.effect(row)]
         case .retry:
             guard let id = focusedID(state) else { return [] }
             return command(.retry(id), else: "nothing to retry in a replay")
@@ -158,7 +164,7 @@ public enum MonitorUpdate {
             state.showHelp.toggle()
         case .quit:
             state.quit = true
-        case .answered, .pausedElsewhere:
+        case .answered, .pausedElsewhere, .copied:
             break // answers, not keys: handled by update
         }
         return []

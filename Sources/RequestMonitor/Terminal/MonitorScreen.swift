@@ -105,6 +105,22 @@ public final class MonitorScreen: Sendable {
         }
     }
 
+    /// Writes a copy to its file and the clipboard; the answer says where it went.
+    private static func copy(_ text: String, name: String, body: Data?, terminal: Terminal) -> CommandAnswer {
+        let path = CopiedRequest.path(for: name)
+        do {
+            try FileManager.default.createDirectory(atPath: CopiedRequest.folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            if let body { try body.write(to: URL(fileURLWithPath: CopiedRequest.path(for: name, suffix: ".body"))) }
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        } catch {
+            terminal.copyToClipboard(text)
+            return CommandAnswer(ok: false, "copied \(name) as curl to the clipboard; could not write \(path): \(error.localizedDescription)")
+        }
+        terminal.copyToClipboard(text)
+        return CommandAnswer("copied \(name) as curl (clipboard, OSC 52) and wrote \(path)")
+    }
+
     /// Runs until `q`, Ctrl-C or SIGTERM. The terminal is restored before it returns.
     public func run() {
         // Signals come through SignalCenter (installed at the start of main), so none is lost.
@@ -125,7 +141,13 @@ public final class MonitorScreen: Sendable {
             // Everything that changes what is shown goes through the program's one update;
             // the terminal's own business (its size, Ctrl-Z, the end) is handled here.
             func update(_ input: MonitorProgram.Input) {
-                perform(program.update(input, clock: options.clock?(), pageSize: MonitorView.pageSize(height: terminal.size.height)))
+                let effects = program.update(input, clock: options.clock?(), pageSize: MonitorView.pageSize(height: terminal.size.height))
+                perform(effects)
+                // A copy touches the terminal (OSC 52): done here, on the drawing thread.
+                for case .copy(let text, let name, let body) in effects {
+                    let answer = Self.copy(text, name: name, body: body, terminal: terminal)
+                    update(.action(.copied(answer)))
+                }
             }
             for input in inbox.withLock({ inbox in defer { inbox = [] }; return inbox }) {
                 dirty = true

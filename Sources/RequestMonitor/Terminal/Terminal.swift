@@ -78,6 +78,14 @@ final class Terminal {
         wclear(reqtop_stdscr())
     }
 
+    /// Puts `text` on the clipboard of the terminal the person sits at, with the OSC 52
+    /// escape (xterm's; tmux passes it on with `set-clipboard on`, and it crosses SSH),
+    /// written past ncurses, which does not know it.
+    func copyToClipboard(_ text: String) {
+        let sequence = "\u{1B}]52;c;\(Data(text.utf8).base64EncodedString())\u{07}"
+        FileHandle.standardOutput.write(Data(sequence.utf8))
+    }
+
     /// Copies the grid to the screen; ncurses sends only what changed.
     func draw(_ grid: CellGrid) {
         let screen = reqtop_stdscr()

@@ -1,0 +1,24 @@
+import Foundation
+import RequestEventFormat
+import RequestOperations
+
+/// `y`: the selected request as curl sees it, and where the screen puts it.
+enum CopiedRequest {
+    /// The folder the copies are written to (`$TMPDIR/reqtop-curl`).
+    static var folder: String { NSTemporaryDirectory() + "reqtop-curl" }
+
+    /// The file for an operation's copy: its id with anything but letters, digits, `-`, `_`
+    /// and `.` made `_`, so an id never names another place.
+    static func path(for id: String, suffix: String = ".sh") -> String {
+        let safe = String(id.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" }).prefix(100)
+        return folder + "/" + (safe.isEmpty || safe.hasPrefix(".") ? "op" + safe : String(safe)) + suffix
+    }
+
+    static func effect(_ row: OperationRow) -> MonitorEffect {
+        var binary: Data?
+        if case .bytes(let data)? = row.requestBody, String(data: data, encoding: .utf8) == nil { binary = data }
+        let text = CurlCommand.line(method: row.method, url: row.url, headers: row.requestHeaders, body: row.requestBody, redacted: true,
+                                    bodyFile: binary == nil ? nil : path(for: row.id, suffix: ".body"))
+        return .copy(text: text, name: row.id, body: binary)
+    }
+}
