@@ -7,9 +7,13 @@ import Darwin
 
 /// The `/` filter: words that must all match. A plain word matches the id, method, host or
 /// path (ignoring case); `state:failed`, `status:503`, `status:5xx`, `method:POST` match
-/// those fields.
+/// those fields; `host:api.example.com` and `path:/v1/orders` the host and path alone;
+/// `header:x-request-id=abc` a request or response header (`header:retry-after` its name
+/// alone); `body:"out of stock"` the request's or the answer's body as recorded. `!` before
+/// a word asks for rows it does not match; double quotes keep spaces in a word. The same
+/// language will pick requests for breakpoints and injected faults.
 public struct RowFilter: Sendable, Equatable {
-    enum Term: Sendable, Equatable {
+    indirect enum Term: Sendable, Equatable {
         /// Lower-cased UTF-8, searched for in each row's ``OperationRow/searchKey``.
         case text([UInt8])
         /// The states the word names (`fail` → failed), worked out once, as a bit per state
@@ -17,22 +21,58 @@ public struct RowFilter: Sendable, Equatable {
         case state(UInt16)
         case status(String)
         case method(String)
+        /// Lower-cased UTF-8, searched for in the row's host or path alone.
+        case host([UInt8])
+        case path([UInt8])
+        /// `\nname: value` lower-cased, searched for in the row's headers (``QueueModel/headerText``).
+        case header([UInt8])
+        /// Lower-cased UTF-8, searched for in the row's bodies (``QueueModel/bodyText``).
+        case body([UInt8])
+        /// Rows the term does not match.
+        case not(Term)
     }
 
     let terms: [Term]
 
     public init(_ text: String) {
-        terms = text.split(separator: " ").map { word in
-            let lower = word.lowercased()
-            if lower.hasPrefix("state:") {
-                let word = String(lower.dropFirst("state:".count))
-                return .state(OperationRow.State.allCases.filter { Self.state($0, matches: word) }.reduce(0) { $0 | 1 << $1.rank })
+        terms = Self.words(text).map(Self.term)
+    }
+
+    /// The words of a filter: split at spaces, except inside double quotes (which go).
+    static func words(_ text: String) -> [String] {
+        var words: [String] = [], current = "", quoted = false
+        for character in text {
+            if character == "\"" {
+                quoted.toggle()
+            } else if character == " ", !quoted {
+                if !current.isEmpty { words.append(current) }
+                current = ""
+            } else {
+                current.append(character)
             }
-            for (prefix, make) in [("status:", Term.status), ("method:", Term.method)] where lower.hasPrefix(prefix) {
-                return make(String(lower.dropFirst(prefix.count)))
-            }
-            return .text(Array(lower.utf8))
         }
+        if !current.isEmpty { words.append(current) }
+        return words
+    }
+
+    private static func term(_ word: String) -> Term {
+        if word.count > 1, word.hasPrefix("!") { return .not(term(String(word.dropFirst()))) }
+        let lower = word.lowercased()
+        func value(_ prefix: String) -> String? { lower.hasPrefix(prefix) ? String(lower.dropFirst(prefix.count)) : nil }
+        if let word = value("state:") {
+            return .state(OperationRow.State.allCases.filter { Self.state($0, matches: word) }.reduce(0) { $0 | 1 << $1.rank })
+        }
+        if let status = value("status:") { return .status(status) }
+        if let method = value("method:") { return .method(method) }
+        if let host = value("host:") { return .host(Array(host.utf8)) }
+        if let path = value("path:") { return .path(Array(path.utf8)) }
+        if let body = value("body:") { return .body(Array(body.utf8)) }
+        if let header = value("header:") {
+            // `name=value`: the value's start; `name` alone: any value.
+            let parts = header.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return .header(Array(("\n" + parts[0] + (parts.count == 2 ? ": " + parts[1] : ":")).utf8))
+        }
+        return .text(Array(lower.utf8))
     }
 
     public var isEmpty: Bool { terms.isEmpty }
@@ -58,25 +98,44 @@ public struct RowFilter: Sendable, Equatable {
     /// row is made or its request is built), as opposed to its state, status and method.
     var hasText: Bool { terms.contains { if case .text = $0 { true } else { false } } }
 
-    /// Whether it has state, status or method words.
+    /// Whether it has words other than plain text ones (matched through the search text).
     var hasOthers: Bool { terms.contains { if case .text = $0 { false } else { true } } }
 
-    /// The state, status and method words, read through the pointer: a row is never copied
-    /// whole (at 100,000 rows the copies cost more than the matching).
-    func matchesOthers(_ row: UnsafePointer<OperationRow>) -> Bool {
-        for term in terms {
-            let matched = switch term {
-            case .text: true
-            case .state(let states):
-                states & 1 << row.pointee.state.rank != 0
-            case .status(let pattern):
-                Self.status(row.pointee.status, matches: pattern)
-            case .method(let method):
-                row.pointee.method.lowercased() == method
-            }
-            if !matched { return false }
+    /// The words other than plain text ones, read through the pointer: a row is never copied
+    /// whole (at 100,000 rows the copies cost more than the matching). `content` reads the
+    /// row's headers and bodies in the model's buffers (nil: no row matches such a word).
+    func matchesOthers(_ row: UnsafePointer<OperationRow>, position: Int = 0, content: QueueModel.Content? = nil) -> Bool {
+        terms.allSatisfy { term in
+            if case .text = term { return true }
+            return Self.matches(term, row, position: position, content: content)
         }
-        return true
+    }
+
+    private static func matches(_ term: Term, _ row: UnsafePointer<OperationRow>, position: Int, content: QueueModel.Content?) -> Bool {
+        switch term {
+        case .text(let word):
+            var text = row.pointee.searchText
+            return text.withUTF8 { text in word.withUnsafeBufferPointer { contains(text, $0) } }
+        case .state(let states):
+            return states & 1 << row.pointee.state.rank != 0
+        case .status(let pattern):
+            return status(row.pointee.status, matches: pattern)
+        case .method(let method):
+            return row.pointee.method.lowercased() == method
+        case .host(let word):
+            return contains(Array(row.pointee.host.lowercased().utf8), word)
+        case .path(let word):
+            return contains(Array(row.pointee.path.lowercased().utf8), word)
+        case .header(let word):
+            // Finished rows from the model's buffer; the few still running in place.
+            guard row.pointee.state.isFinished else { return contains(Array(QueueModel.Content.headers(of: row.pointee).utf8), word) }
+            return content?.headers.contains(position, word) ?? false
+        case .body(let word):
+            guard row.pointee.state.isFinished else { return contains(Array(QueueModel.Content.bodies(of: row.pointee).utf8), word) }
+            return content?.bodies.contains(position, word) ?? false
+        case .not(let inner):
+            return !matches(inner, row, position: position, content: content)
+        }
     }
 
     /// Whether `text` has every one of `words`.
@@ -135,7 +194,8 @@ public enum VisibleRows {
         let indices = model.rows.withUnsafeBufferPointer { rows -> [Int] in
             model.searchText.matcher(rowFilter.textWords) { hasWords -> [Int] in
                 guard let base = rows.baseAddress else { return [] }
-                return rows.indices.filter { hasWords($0) && rowFilter.matchesOthers(base + $0) }
+                let content = model.content
+                return rows.indices.filter { hasWords($0) && rowFilter.matchesOthers(base + $0, position: $0, content: content) }
             }
         }
         return sorted(indices, model, sort: sort, now: now)

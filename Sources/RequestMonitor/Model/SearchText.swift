@@ -39,6 +39,15 @@ struct SearchText: Sendable {
         self = fresh
     }
 
+    /// Whether the text of the row at `position` holds `needle` (false for a row without one).
+    func contains(_ position: Int, _ needle: [UInt8]) -> Bool {
+        guard position < spans.count else { return false }
+        let span = spans[position]
+        return bytes.withUnsafeBufferPointer { text in
+            needle.withUnsafeBufferPointer { RowFilter.contains(UnsafeBufferPointer(rebasing: text[Int(span.start)..<Int(span.start + span.count)]), $0) }
+        }
+    }
+
     /// Drops the bytes no row points at any more.
     private mutating func compact() {
         keep(Array(spans.indices))

@@ -48,7 +48,8 @@ public struct VisibleRowsCache: Sendable {
         editsSeen = model.searchKeyEdits.count
         let indices = rowFilter.hasOthers ? model.rows.withUnsafeBufferPointer { rows -> [Int] in
             guard let base = rows.baseAddress else { return [] }
-            return textMatches.indices.filter { textMatches[$0] && rowFilter.matchesOthers(base + $0) }
+            let content = model.content
+            return textMatches.indices.filter { textMatches[$0] && rowFilter.matchesOthers(base + $0, position: $0, content: content) }
         } : textMatches.indices.filter { textMatches[$0] }
         return VisibleRows.sorted(indices, model, sort: sort, now: now)
     }
