@@ -5,8 +5,8 @@ import Darwin
 #endif
 import Foundation
 import RequestOperations
-import Synchronization
 import RequestEventFormat
+import Synchronization
 
 /// The monitor's side of an endpoint connection: reads the program's lines, sends
 /// commands and waits for their replies.
@@ -114,13 +114,14 @@ public final class EndpointClient: Sendable {
     }
 
     /// Sends a command and waits up to `timeout` for its answer; nil when none came.
-    public func request(_ command: EndpointProtocol.Command, operation: String? = nil, host: String? = nil,
+    public func request(_ command: EndpointProtocol.Command, operation: String? = nil, host: String? = nil, entry: RequestEntry? = nil,
                         timeout: TimeInterval = 3) -> (ok: Bool, message: String)? {
         let id = nextID.withLock { $0 += 1; return $0 }
         pending.withLock { $0[id] = .some(nil) }
         var object: [String: Any] = ["id": id, "command": command.rawValue]
         if let operation { object["op"] = operation }
         if let host { object["host"] = host }
+        if let entry { object["entry"] = entry.json }
         guard send(line: EndpointProtocol.line(object)) else { return nil }
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {

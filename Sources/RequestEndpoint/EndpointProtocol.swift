@@ -17,16 +17,18 @@ import RequestOperations
 /// - `{"event":"suspended","value":true}`: the queue was paused or resumed (by any monitor)
 ///
 /// Monitor → program: `{"id":N,"command":"retry|cancel|cancelAll|suspend|resume|releaseBatches","op":"w1-x"}`,
-/// or `{"id":N,"command":"isolate|closeCircuit","host":"127.0.0.1:8080"}` for a host's breaker.
+/// or `{"id":N,"command":"isolate|closeCircuit","host":"127.0.0.1:8080"}` for a host's breaker,
+/// or `{"id":N,"command":"resend","op":"w1-x","entry":"{…}"}` to send a person's edit of an
+/// operation's request (`entry`: a plan entry as JSON text, ``RequestEntry``) as `w1-x~edit1`.
 public enum EndpointProtocol {
     public static let version = 1
     /// The longest command line taken; longer ones are answered with an error and skipped.
     public static let maxCommandLine = 64 * 1024
 
     public enum Command: String, Sendable, CaseIterable {
-        case retry, cancel, cancelAll, suspend, resume, releaseBatches, isolate, closeCircuit
+        case retry, cancel, cancelAll, suspend, resume, releaseBatches, isolate, closeCircuit, resend
 
-        var needsOperation: Bool { self == .retry || self == .cancel }
+        var needsOperation: Bool { self == .retry || self == .cancel || self == .resend }
         var needsHost: Bool { self == .isolate || self == .closeCircuit }
     }
 
@@ -37,6 +39,8 @@ public enum EndpointProtocol {
         public var operation: String?
         /// The host (`host:port`) of `isolate` and `closeCircuit`.
         public var host: String? = nil
+        /// The edited request of `resend`.
+        public var entry: RequestEntry? = nil
     }
 
     static func line(_ object: [String: Any]) -> String {
@@ -79,7 +83,16 @@ public enum EndpointProtocol {
         if command.needsHost, let host, let problem = hostProblem(host) {
             throw EndpointError("\(name): \(problem)", id: id)
         }
-        return Request(id: id, command: command, operation: operation, host: host)
+        var entry: RequestEntry?
+        if command == .resend {
+            guard let text = object["entry"] as? String else { throw EndpointError("resend needs \"entry\", the edited request as plan-entry JSON text", id: id) }
+            do {
+                entry = try RequestEntry.parse(text, file: "entry")
+            } catch {
+                throw EndpointError("resend: \(error)", id: id)
+            }
+        }
+        return Request(id: id, command: command, operation: operation, host: host, entry: entry)
     }
 }
 

@@ -53,6 +53,9 @@ extension MonitorEndpoint {
             outcome = control.isolate(host: request.host ?? "").outcome
         case .closeCircuit:
             outcome = control.closeCircuit(host: request.host ?? "").outcome
+        case .resend:
+            guard let entry = request.entry else { return (false, "resend needs an entry") }
+            outcome = find().map { control.resend($0, edited: entry.urlRequest, attemptTimeout: entry.timeout, deadline: entry.deadline).outcome } ?? gone()
         }
         return (outcome.ok, outcome.message)
     }

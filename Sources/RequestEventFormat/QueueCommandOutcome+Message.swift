@@ -7,6 +7,7 @@ extension QueueCommandOutcome {
         switch self {
         case .retryingNow(let id): "retrying \(id) now"
         case .runningAgain(let id, let again): "running \(id) again as \(again)"
+        case .sentEdited(let id, let edited): "sent the edited \(id) as \(edited)"
         case .notWaitingToRetry(let id): "\(id) is not waiting to retry"
         case .cancelled(let id): "cancelled \(id)"
         case .alreadyEnded(let id): "\(id) has already ended"

@@ -49,6 +49,10 @@ public final class LiveQueueCommands: QueueCommands {
             answer = control.isolate(host: host)
         case .closeCircuit(let host):
             answer = control.closeCircuit(host: host)
+        case .resend(let id, let entry):
+            guard let operation = operation(id) else { return Self.answer(.unknownOperation(id)) }
+            answer = control.resend(operation, edited: entry.urlRequest, attemptTimeout: entry.timeout, deadline: entry.deadline)
+            if let edited = answer.added { onAdd?(edited) }
         case .playback:
             return Self.noPlayback
         }

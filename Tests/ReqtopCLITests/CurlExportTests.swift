@@ -54,6 +54,19 @@ final class CurlExportTests: XCTestCase {
         XCTAssertEqual(headers["authorization"], "[redacted]", "the stand-in, never the secret")
         XCTAssertEqual(echoed["body"] as? String, String(decoding: sent.body, as: UTF8.self), "the same body, byte for byte")
 
+        // The same request as a plan entry: `reqtop run` takes it, and sends the same.
+        let entry = try reqtop(["export", recording, "--plan", "order"])
+        XCTAssertEqual(entry.status, 0, entry.stderr)
+        let replan = folder + "/again.json"
+        try #"{"retry": {"maxAttempts": 1}, "requests": [\#(entry.stdout)]}"#.write(toFile: replan, atomically: true, encoding: .utf8)
+        let again = try reqtop(["run", replan, "--no-tui"])
+        XCTAssertEqual(again.status, 0, again.stderr + entry.stdout)
+        let resent = try XCTUnwrap(server.counters.requests("/echo").last)
+        XCTAssertEqual(resent.method, "PUT")
+        XCTAssertEqual(resent.headers["x-trace"], "it's `here`")
+        XCTAssertEqual(try JSONSerialization.jsonObject(with: resent.body) as? NSDictionary,
+                       try JSONSerialization.jsonObject(with: sent.body) as? NSDictionary)
+
         let missing = try reqtop(["export", recording, "--curl", "nope"])
         XCTAssertEqual(missing.status, 2)
         XCTAssertTrue(missing.stderr.contains("no operation \"nope\" (there are 1: order)"), missing.stderr)

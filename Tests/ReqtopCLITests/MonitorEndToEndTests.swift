@@ -417,6 +417,41 @@ extension MonitorEndToEndTests {
         try waitForScreen("the exit") { $0.contains("exit-status-0") }
     }
 
+    /// `e`: the request in the person's editor (here a script that changes a header), sent
+    /// again as `echo~edit1`, with the edited header on the wire (the echo shows it); an edit
+    /// that breaks the JSON is named by its line and nothing is sent.
+    func testEditAndSendAgain() throws {
+        let folder = NSTemporaryDirectory() + "edit-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let plan = folder + "/plan.json", editor = folder + "/editor.sh", breaker = folder + "/break.sh"
+        try Data(#"{"requests": [{"id": "echo", "method": "POST", "url": "{{fault}}/echo", "headers": {"X-Trace": "t-1"}, "body": {"item": 7}}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: plan))
+        try "#!/bin/sh\nsed -i 's/t-1/t-edited/' \"$1\"\n".write(toFile: editor, atomically: true, encoding: .utf8)
+        try "#!/bin/sh\nsed -i 's/\"method\"/method/' \"$1\"\n".write(toFile: breaker, atomically: true, encoding: .utf8)
+        for script in [editor, breaker] { chmod(script, 0o755) }
+        let binary = CommandLineTests.binary.path
+        try tmux(["new-session", "-d", "-s", session, "-x", "160", "-y", "40", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try keys("EDITOR=\(breaker) \(binary) run \(plan); echo \"exit\"\"-status-$?\"", "Enter")
+        try waitForScreen("the run's end") { $0.contains("ENDED: every operation finished") }
+        try keys("e")
+        try waitForScreen("the broken edit named") { $0.contains("not valid JSON") && $0.contains("line 3") }
+        try keys("q")
+        try waitForScreen("the exit") { $0.contains("exit-status-0") }
+
+        try keys("clear; EDITOR=\(editor) \(binary) run \(plan); echo \"exit\"\"-status-$?\"", "Enter")
+        try waitForScreen("the run's end") { $0.contains("ENDED: every operation finished") && !$0.contains("exit-status") }
+        try keys("e")
+        try waitForScreen("the edit sent") { $0.contains("sent the edited echo as echo~edit1") }
+        try waitForScreen("the edited operation's end") { $0.contains("echo~edit1") && $0.contains("ENDED: every operation finished") }
+        try keys("G", "Enter")
+        try waitForScreen("its detail") { $0.contains("echo~edit1") && $0.contains("Body") }
+        try keys("Tab", "Tab", "Tab")
+        try waitForScreen("the echo of the edited header") { $0.contains(#""x-trace": "t-edited""#) }
+        try keys("q")
+        try waitForScreen("the exit") { $0.contains("exit-status-0") }
+    }
+
     /// Before: "Error opening terminal: xterm-bogus." and status 1.
     func testAnUnknownTerminalFallsBackToJSONLinesAndSaysWhy() throws {
         let plan = NSTemporaryDirectory() + "term-\(UUID().uuidString.prefix(6)).json"

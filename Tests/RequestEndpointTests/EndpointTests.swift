@@ -1,5 +1,6 @@
 import FaultServer
 import Foundation
+import RequestEventFormat
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -133,6 +134,28 @@ final class EndpointTests: XCTestCase {
         for reader in readers { waitFor("every monitor to see the cancel") { reader.finished("held") != nil } }
     }
 
+    /// `e` in an attached monitor: the edited request is sent by the program, as `ID~edit1`,
+    /// with the edit on the wire; a broken edit is refused with where it broke.
+    func testAnEditedRequestIsSentByTheProgram() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(earlyRetry: nil)
+        let endpoint = try start(queue)
+        queue.add(URLRequest(url: server.url("/echo")), id: "orig")
+        queue.waitUntilAllOperationsAreFinished()
+        let reader = ClientReader(try EndpointClient.connect(path: endpoint.path))
+        let entry = RequestEntry(id: "orig", method: "PUT", url: server.url("/echo").absoluteString, headers: ["X-Edited": "yes"], body: Data("new".utf8))
+        XCTAssertEqual(reader.client.request(.resend, operation: "orig", entry: entry)?.message, "sent the edited orig as orig~edit1")
+        waitFor("the edited request") { server.counters.requests("/echo").count == 2 }
+        let sent = try XCTUnwrap(server.counters.requests("/echo").last)
+        XCTAssertEqual(sent.headers["x-edited"], "yes")
+        XCTAssertEqual(sent.body, Data("new".utf8))
+        reader.client.send(line: #"{"id": 7, "command": "resend", "op": "orig", "entry": "{\"url\": 5}"}"#)
+        waitFor("the refusal") {
+            reader.all.contains { if case .reply(7, false, let text) = $0 { text.contains("url") } else { false } }
+        }
+    }
+
     /// A host's circuit breaker isolated and closed from an attached monitor: requests to it
     /// wait without being sent while isolated, and go out when it is closed.
     func testAHostIsIsolatedAndClosedFromTheEndpoint() throws {
@@ -184,7 +207,7 @@ final class EndpointTests: XCTestCase {
         XCTAssertEqual(errors, [
             #"not a JSON object: expected {"id": N, "command": "cancel", "op": "ID"}"#,
             "line too long: a command is at most 65536 bytes",
-            "unknown command \"explode\"; expected one of retry, cancel, cancelAll, suspend, resume, releaseBatches, isolate, closeCircuit",
+            "unknown command \"explode\"; expected one of retry, cancel, cancelAll, suspend, resume, releaseBatches, isolate, closeCircuit, resend",
             "cancel needs \"op\", the operation's id",
             "\"id\" must be a whole number of at most 15 digits, found 1e+300",
             "isolate: \"host\" must be a host name or address and a port, found \"docker.sock\\n:80\"",

@@ -43,7 +43,7 @@ final class HedgeTests: XCTestCase {
         XCTAssertEqual(events.filter { $0.attempt == 1 && $0.payload.name == "taskCompleted" }.map(\.payload),
                        [.taskCompleted(error: .hedgeLost(to: 2))])
         XCTAssertEqual(events.filter { $0.attempt == 2 }.map(\.payload.name),
-                       ["hedged", "taskCreated"] + TestTransport.phasesWhereKnown + ["response", "data", "taskCompleted", "finished"])
+                       ["hedged", "taskCreated"] + TestTransport.phasesWhereKnown + ["response", "data", "responseBody", "taskCompleted", "finished"])
         guard case .finished(_, _, let attempts, _, _)? = events.last?.payload else { return XCTFail("no finished") }
         XCTAssertEqual(attempts, 2)
     }

@@ -31,7 +31,7 @@ final class InterceptorTests: XCTestCase {
         XCTAssertEqual(operation.result?.outcome, .success)
         XCTAssertEqual(header("X-Chain", ofEcho: operation.result), "1,2")
         XCTAssertEqual(recorder.names(of: "chain"), ["queued", "intercepted", "intercepted", "started", "taskCreated"]
-                       + TestTransport.phasesWhereKnown + ["response", "data", "taskCompleted", "finished"])
+                       + TestTransport.phasesWhereKnown + ["response", "data", "responseBody", "taskCompleted", "finished"])
         XCTAssertEqual(recorder.events(of: "chain")[1].payload, .intercepted(by: "a", command: "execute"))
     }
 

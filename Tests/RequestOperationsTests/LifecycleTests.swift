@@ -15,7 +15,7 @@ final class LifecycleTests: XCTestCase {
         let operation = queue.add(URLRequest(url: server.url("/bytes/100")), id: "one")
         queue.waitUntilAllOperationsAreFinished()
         XCTAssertEqual(recorder.names(of: "one"), ["queued", "started", "taskCreated"] + TestTransport.phasesWhereKnown
-                       + ["response", "data", "taskCompleted", "finished"])
+                       + ["response", "data", "responseBody", "taskCompleted", "finished"])
         XCTAssertEqual(operation.result?.status, 200)
         XCTAssertEqual(operation.result?.data.count, 100)
         XCTAssertEqual(operation.phase, .finished(.success))

@@ -63,7 +63,7 @@ struct TransportConformanceTests {
         let names = names(recorder, "timed")
         switch kind {
         case .nio:
-            #expect(names == ["queued", "started", "taskCreated", "connection", "sent", "response", "data", "taskCompleted", "finished"], "\(names)")
+            #expect(names == ["queued", "started", "taskCreated", "connection", "sent", "response", "data", "responseBody", "taskCompleted", "finished"], "\(names)")
             let attempt = try #require(result.attempts.first)
             let sent = try #require(attempt.requestSentAt)
             let response = try #require(attempt.responseAt)

@@ -20,6 +20,7 @@ struct ExportCommand: ParsableCommand {
         per operation, a CLIENT span per attempt, backoffs and holds as span events), sent to a \
         collector over OTLP/HTTP — the same spans `--otlp` makes live.
         --curl ID: operation ID's request as a curl command line for a POSIX shell, on stdout         (what `y` copies in the monitor); values the recording redacted stay redacted, and a         comment says so.
+        --plan ID: the same request as a plan entry (JSON) that `reqtop run` takes inside a         plan's "requests" (what `e` opens in the monitor).
         """
     )
 
@@ -34,10 +35,12 @@ struct ExportCommand: ParsableCommand {
     var otlp: String?
     @Option(name: .customLong("curl"), help: ArgumentHelp("Print this operation's request as a curl command line.", valueName: "ID"))
     var curl: String?
+    @Option(name: .customLong("plan"), help: ArgumentHelp("Print this operation's request as a plan entry (JSON).", valueName: "ID"))
+    var planEntry: String?
 
     func validate() throws {
-        guard har != nil || otlp != nil || curl != nil else {
-            throw ValidationError("say what to export to: --har OUT.har, --otlp URL, --curl ID")
+        guard har != nil || otlp != nil || curl != nil || planEntry != nil else {
+            throw ValidationError("say what to export to: --har OUT.har, --otlp URL, --curl ID, --plan ID")
         }
         if let otlp { _ = try TelemetryOption.baseURL(otlp) }
     }
@@ -45,6 +48,7 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         let log = try read()
         if let curl { try printCurl(log, id: curl) }
+        if let planEntry { try printEntry(log, id: planEntry) }
         if let otlp { try sendTrace(log, to: otlp) }
         guard let har else { return }
         do {
@@ -82,13 +86,14 @@ struct ExportCommand: ParsableCommand {
     }
 
     /// The request of operation `id` as it was last built (a dependent's `built` replaces
-    /// its `queued`), as a curl line.
-    private func printCurl(_ log: EventLogFile, id: String) throws {
-        var request: (method: String, url: String, headers: [String: String], body: RecordedBody?)?
+    /// its `queued`), with its time limits.
+    private func request(_ log: EventLogFile, id: String) throws -> (method: String, url: String, headers: [String: String], body: RecordedBody?,
+                                                                       options: RecordedOptions?) {
+        var request: (method: String, url: String, headers: [String: String], body: RecordedBody?, options: RecordedOptions?)?
         for event in log.events where event.operationID == id {
             switch event.payload {
-            case .queued(let method, let url, let headers, _, let body, _), .built(let method, let url, let headers, let body):
-                request = (method, url, headers, body)
+            case .queued(let method, let url, let headers, _, let body, let options): request = (method, url, headers, body, options)
+            case .built(let method, let url, let headers, let body): request = (method, url, headers, body, request?.options)
             default: break
             }
         }
@@ -96,8 +101,29 @@ struct ExportCommand: ParsableCommand {
             let known = Array(Set(log.events.map(\.operationID).filter { !$0.isEmpty })).sorted()
             throw InputError(message: "\(file): no operation \"\(id)\" (there are \(known.count): \(known.prefix(8).joined(separator: ", "))\(known.count > 8 ? ", …" : ""))")
         }
+        return request
+    }
+
+    private func printCurl(_ log: EventLogFile, id: String) throws {
+        let request = try request(log, id: id)
         print(CurlCommand.line(method: request.method, url: request.url, headers: request.headers, body: request.body,
                                redacted: log.redacted ?? true), terminator: "")
+    }
+
+    private func printEntry(_ log: EventLogFile, id: String) throws {
+        let request = try request(log, id: id)
+        var body: Data?
+        switch request.body {
+        case .bytes(let data)?:
+            guard String(data: data, encoding: .utf8) != nil else { throw InputError(message: "\(id)'s body is binary: a plan entry carries text") }
+            body = data
+        case .omitted(_, let reason)?:
+            throw InputError(message: "\(id)'s body was not recorded (\(reason)): the entry would send none")
+        case nil:
+            break
+        }
+        print(RequestEntry(id: id, method: request.method, url: request.url, headers: request.headers, body: body,
+                           timeout: request.options?.attemptTimeout, deadline: request.options?.deadline).json, terminator: "")
     }
 
     /// Sends the recording's spans and waits until they are sent (or the collector fails).

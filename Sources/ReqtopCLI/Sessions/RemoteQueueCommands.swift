@@ -1,4 +1,5 @@
 import Foundation
+import RequestEventFormat
 import RequestEndpoint
 import RequestMonitor
 
@@ -10,6 +11,7 @@ struct RemoteQueueCommands: QueueCommands {
     func perform(_ command: MonitorCommand) -> CommandAnswer {
         let wire: EndpointProtocol.Command, operation: String?
         var host: String?
+        var entry: RequestEntry?
         switch command {
         case .retry(let id): (wire, operation) = (.retry, id)
         case .cancel(let id): (wire, operation) = (.cancel, id)
@@ -18,9 +20,10 @@ struct RemoteQueueCommands: QueueCommands {
         case .releaseBatches: (wire, operation) = (.releaseBatches, nil)
         case .isolateHost(let name): (wire, operation, host) = (.isolate, nil, name)
         case .closeCircuit(let name): (wire, operation, host) = (.closeCircuit, nil, name)
+        case .resend(let id, let edited): (wire, operation, entry) = (.resend, id, edited)
         case .playback: return Self.noPlayback
         }
-        guard let answer = client.request(wire, operation: operation, host: host) else { return CommandAnswer(ok: false, "no answer from the program") }
+        guard let answer = client.request(wire, operation: operation, host: host, entry: entry) else { return CommandAnswer(ok: false, "no answer from the program") }
         let text = answer.ok || answer.message.hasPrefix("refused") ? answer.message : "refused: \(answer.message)"
         return CommandAnswer(ok: answer.ok, text)
     }

@@ -21,4 +21,27 @@ enum CopiedRequest {
                                     bodyFile: binary == nil ? nil : path(for: row.id, suffix: ".body"))
         return .copy(text: text, name: row.id, body: binary)
     }
+
+    /// Why a request cannot be edited.
+    struct NotEditable: Error {
+        let message: String
+    }
+
+    /// The row's request as a plan entry to edit, or why it cannot be.
+    static func entry(_ row: OperationRow) -> Result<RequestEntry, NotEditable> {
+        var body: Data?
+        switch row.requestBody {
+        case .bytes(let data)?:
+            guard String(data: data, encoding: .utf8) != nil else {
+                return .failure(NotEditable(message: "\(row.id)'s body is binary: it cannot be edited as text"))
+            }
+            body = data
+        case .omitted(_, let reason)?:
+            return .failure(NotEditable(message: "\(row.id)'s body was not recorded (\(reason)): nothing to edit"))
+        case nil:
+            break
+        }
+        return .success(RequestEntry(id: row.id, method: row.method, url: row.url, headers: row.requestHeaders, body: body,
+                                     timeout: row.requestOptions?.attemptTimeout, deadline: row.requestOptions?.deadline))
+    }
 }

@@ -6,6 +6,8 @@ public enum MonitorAction: Sendable, Equatable {
     case retry, cancel, cancelAll, togglePause, releaseBatches
     /// Take the selected request out as a curl command line (`y`).
     case copyCurl
+    /// Change the selected request in the person's editor and send it again (`e`).
+    case editRequest
     /// On the Hosts screen: force the selected host's circuit breaker open, or close it.
     case isolateHost, closeCircuit
     case startFilter, toggleFollow, cycleSort, toggleHelp, quit
@@ -19,6 +21,8 @@ public enum MonitorAction: Sendable, Equatable {
     case filterInput(FilterKey)
     /// The answer to a command the update asked for (see ``MonitorEffect``).
     case answered(MonitorCommand, CommandAnswer)
+    /// Ask this of the queue (an edited request to send: the editor ran outside the update).
+    case send(MonitorCommand)
     /// What became of a copy (``MonitorEffect/copy(text:name:body:)``), for the bottom line.
     case copied(CommandAnswer)
     /// Someone else paused or resumed the queue (another monitor of an attached program).

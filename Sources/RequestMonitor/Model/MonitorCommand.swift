@@ -1,4 +1,5 @@
 import Foundation
+import RequestEventFormat
 /// What the monitor asks of the queue it shows (live, attached or a replay). The update
 /// never carries one out: it returns it as a ``MonitorEffect``, the screen runs it off the
 /// drawing thread through ``QueueCommands`` and feeds the ``CommandAnswer`` back as
@@ -16,6 +17,8 @@ public enum MonitorCommand: Sendable, Equatable {
     case closeCircuit(String)
     /// Replay controls.
     case playback(PlaybackAction)
+    /// Send a person's edit of operation ID's request as a new operation (`ID~edit1`).
+    case resend(String, RequestEntry)
 }
 
 public enum PlaybackAction: Sendable, Equatable {
@@ -44,4 +47,6 @@ public enum MonitorEffect: Sendable, Equatable {
     /// Put `text` on the clipboard (OSC 52) and in a file named for `name`; `body`, a
     /// binary body the text names as `@FILE`, beside it.
     case copy(text: String, name: String, body: Data?)
+    /// Open `entry` (operation `id`'s request) in the person's editor; send what comes back.
+    case edit(id: String, entry: RequestEntry)
 }

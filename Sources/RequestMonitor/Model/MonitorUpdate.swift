@@ -41,6 +41,9 @@ public enum MonitorUpdate {
         case .copied(let answer):
             state.flash = answer.message
             return []
+        case .send(let command):
+            state.commandsAsked += 1
+            return [.command(command)]
         default:
             state.flash = nil
             let effects = apply(&state, action, context)
@@ -112,6 +115,18 @@ public enum MonitorUpdate {
                 let index = tabs.firstIndex(of: tab)! + (action == .nextTab ? 1 : tabs.count - 1)
                 state.screen = .detail(id: id, tab: tabs[index % tabs.count])
             }
+        case .editRequest:
+            guard let id = focusedID(state), let row = model.row(id)?.expanded() else { return [] }
+            guard context.canCommand, context.canCancel else {
+                state.flash = "nothing can be sent from a replay (reqtop replay --send re-sends a recording)"
+                return []
+            }
+            switch CopiedRequest.entry(row) {
+            case .success(let entry): return [.edit(id: id, entry: entry)]
+            case .failure(let why):
+                state.flash = why.message
+                return []
+            }
         case .copyCurl:
             guard let id = focusedID(state), let row = model.row(id)?.expanded() else { return [] }
             return [CopiedRequest.effect(row)]
@@ -164,7 +179,7 @@ public enum MonitorUpdate {
             state.showHelp.toggle()
         case .quit:
             state.quit = true
-        case .answered, .pausedElsewhere, .copied:
+        case .answered, .pausedElsewhere, .copied, .send:
             break // answers, not keys: handled by update
         }
         return []

@@ -22,6 +22,7 @@ public final class ReplayCommands: QueueCommands {
             player.setPaused(suspended)
             return CommandAnswer(suspended ? "replay paused" : "replay resumed")
         case .playback(let action): return CommandAnswer(playback(action))
+        case .resend: return CommandAnswer(ok: false, "a replay cannot send: reqtop replay --send re-sends a recording")
         }
     }
 

@@ -148,6 +148,13 @@ public final class MonitorScreen: Sendable {
                     let answer = Self.copy(text, name: name, body: body, terminal: terminal)
                     update(.action(.copied(answer)))
                 }
+                // The editor takes the terminal: here too, then the edit goes to the queue.
+                for case .edit(let id, let entry) in effects {
+                    switch RequestEditor.edit(entry, terminal: terminal) {
+                    case .edited(let edited): update(.action(.send(.resend(id, edited))))
+                    case .unchanged(let why), .failed(let why): update(.action(.copied(CommandAnswer(ok: false, why))))
+                    }
+                }
             }
             for input in inbox.withLock({ inbox in defer { inbox = [] }; return inbox }) {
                 dirty = true

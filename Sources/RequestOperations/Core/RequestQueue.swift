@@ -172,6 +172,26 @@ public final class RequestQueue: Sendable {
         return again
     }
 
+    /// Sends `request`, a changed copy of `operation`'s (a person edited it), as `id~edit1`,
+    /// `id~edit2`, ..., with the operation's options (its retry policy, validators,
+    /// interceptors) and the time limits given.
+    @discardableResult
+    public func runEdited(_ operation: RequestOperation, request: URLRequest, attemptTimeout: TimeInterval?,
+                          deadline: TimeInterval?) -> RequestOperation {
+        let base = operation.id.split(separator: "~").first.map(String.init) ?? operation.id
+        let id = recent.withLock { recent in
+            var number = 1
+            while recent.byID["\(base)~edit\(number)"] != nil { number += 1 }
+            return "\(base)~edit\(number)"
+        }
+        var options = operation.options
+        if let attemptTimeout { options.attemptTimeout = attemptTimeout }
+        if let deadline { options.deadline = deadline }
+        let edited = RequestOperation(request: request, id: id, options: options, environment: operation.environment)
+        add(edited)
+        return edited
+    }
+
     /// Request operations not yet finished.
     public var operations: [RequestOperation] {
         operationQueue.operations.compactMap { $0 as? RequestOperation } + selfStarted.running

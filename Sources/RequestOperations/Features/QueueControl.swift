@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// What a person can tell a queue from a monitor, answered with a typed outcome. Shared by
 /// the live monitor and the monitor endpoint, so the two behave alike; each finds the
@@ -26,6 +29,13 @@ public struct QueueControl: Sendable {
         guard operation.result != nil else { return Answer(outcome: .notWaitingToRetry(operation.id)) }
         let again = queue.runAgain(operation)
         return Answer(outcome: .runningAgain(operation.id, as: again.id), added: again)
+    }
+
+    /// Sends a person's edit of `operation`'s request as a new operation (`id~edit1`).
+    public func resend(_ operation: RequestOperation, edited request: URLRequest, attemptTimeout: TimeInterval?,
+                       deadline: TimeInterval?) -> Answer {
+        let edited = queue.runEdited(operation, request: request, attemptTimeout: attemptTimeout, deadline: deadline)
+        return Answer(outcome: .sentEdited(operation.id, as: edited.id), added: edited)
     }
 
     public func cancel(_ operation: RequestOperation) -> Answer {
@@ -70,6 +80,8 @@ public enum QueueCommandOutcome: Sendable, Equatable {
     case retryingNow(String)
     /// A finished operation runs again under a new id.
     case runningAgain(String, as: String)
+    /// A person's edit of an operation's request was sent under a new id.
+    case sentEdited(String, as: String)
     case notWaitingToRetry(String)
     case cancelled(String)
     case alreadyEnded(String)
