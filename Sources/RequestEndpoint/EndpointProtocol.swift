@@ -19,7 +19,7 @@ import RequestOperations
 /// Monitor → program: `{"id":N,"command":"retry|cancel|cancelAll|suspend|resume|releaseBatches","op":"w1-x"}`,
 /// or `{"id":N,"command":"isolate|closeCircuit","host":"127.0.0.1:8080"}` for a host's breaker,
 /// or `{"id":N,"command":"resend","op":"w1-x","entry":"{…}"}` to send a person's edit of an
-/// operation's request (`entry`: a plan entry as JSON text, ``RequestEntry``) as `w1-x~edit1`.
+/// operation's request (`entry`: a plan entry as JSON text, `RequestEntry`) as `w1-x~edit1`.
 public enum EndpointProtocol {
     public static let version = 1
     /// The longest command line taken; longer ones are answered with an error and skipped.
