@@ -71,4 +71,36 @@ final class BodyTabTests: XCTestCase {
         XCTAssertTrue(scrolled.contains("line 96"), scrolled)
         XCTAssertFalse(scrolled.contains("request body"), scrolled)
     }
+
+    /// `/` in the Body tab finds a word; `n` and `N` go from match to match, wrapping, and
+    /// every match on screen is highlighted.
+    func testFindInTheBodyAndStepThroughTheMatches() {
+        let long = Data((1...200).map { $0 % 50 == 0 ? "line \($0) Out Of Stock" : "line \($0)" }.joined(separator: "\n").utf8)
+        let model = model(body: long, type: "text/plain")
+        var state = MonitorState()
+        state.screen = .detail(id: "op", tab: .body)
+        let context = MonitorUpdate.Context(visible: ["op"], pageSize: 20, model: model, canCommand: true, canCancel: true)
+        func press(_ key: KeyMap.Key) {
+            if let action = KeyMap.action(for: key, in: state) { _ = MonitorUpdate.update(&state, action, context) }
+        }
+        press(.character("/"))
+        XCTAssertEqual(state.findDraft, "")
+        for character in "out of stock" { press(.character(character)) }
+        press(.enter)
+        XCTAssertEqual(state.find, "out of stock")
+        let first = state.bodyScroll
+        XCTAssertEqual(state.flash, "\"out of stock\": line \(first + 1), match 1 of 4 · n N")
+        press(.character("n"))
+        XCTAssertEqual(state.flash?.contains("match 2 of 4"), true, state.flash ?? "")
+        press(.character("N"))
+        press(.character("N"))
+        XCTAssertEqual(state.flash?.contains("match 4 of 4"), true, "N wraps to the last: \(state.flash ?? "")")
+
+        let visible = VisibleRows.compute(model, filter: "", sort: .arrival, now: 1)
+        let grid = MonitorView(model: model, state: state, visible: visible, theme: Theme(color: false), now: 1).render(width: 100, height: 30)
+        let row = grid.text.split(separator: "\n").firstIndex { $0.contains("line 200 Out Of Stock") }
+        XCTAssertNotNil(row, grid.text)
+        let column = Array(String(grid.text.split(separator: "\n")[row!])).firstIndex(of: "O")!
+        XCTAssertTrue(grid.cell(x: column, y: row!).style.reverse, "the match is highlighted")
+    }
 }

@@ -68,6 +68,10 @@ public enum KeyMap {
                 bar: bar("y", "Curl", .detail)),
         Binding(keys: [.character("e")], label: "e", action: .editRequest,
                 help: "edit the request in $VISUAL/$EDITOR and send it again as ID~edit1", bar: bar("e", "Edit", .detail)),
+        // Keys of their own in the Body tab only (see action(for:in:)): listed for the help.
+        Binding(keys: [], label: "/ n N", action: .startFind, help: "in the Body tab: find in the bodies, then the next / previous match"),
+        Binding(keys: [.character("=")], label: "=", action: .compare,
+                help: "compare: mark this operation, then = on another shows both side by side", bar: bar("=", "Compare", .detail)),
         Binding(keys: [.character("b")], label: "b", action: .releaseBatches, help: "release every held batch now",
                 bar: bar("b", "Release", .table, onlyWhileHeld: true)),
         Binding(keys: [.character("/")], label: "/", action: .startFilter, help: "filter: text, state:failed status:5xx method:POST host: path: header:name=value body:\"text\", !word",
@@ -75,7 +79,7 @@ public enum KeyMap {
         Binding(keys: [.character("o")], label: "o", action: .cycleSort, help: "change the sort: arrival, state, duration, host",
                 bar: bar("o", "Sort", .table)),
         Binding(keys: [.character("F")], label: "F", action: .toggleFollow, help: "follow the newest operation", bar: bar("F", "Follow", .table)),
-        Binding(keys: [.character("+"), .character("=")], label: "+ -", action: .playback(.faster), help: "replay: faster / slower (0.25× to 16×)"),
+        Binding(keys: [.character("+")], label: "+ -", action: .playback(.faster), help: "replay: faster / slower (0.25× to 16×)"),
         Binding(keys: [.character("-")], label: "", action: .playback(.slower), help: ""),
         Binding(keys: [.character("n")], label: "n", action: .playback(.step), help: "replay: pause and step to the next event"),
         Binding(keys: [.character("<")], label: "< >", action: .playback(.start), help: "replay: jump to the start / the end"),
@@ -110,6 +114,23 @@ public enum KeyMap {
             default: return nil
             }
             return state.filterDraft != nil ? .filterInput(typed) : .timeInput(typed)
+        }
+        if state.findDraft != nil {
+            switch key {
+            case .character(let c): return .findInput(.character(c))
+            case .backspace: return .findInput(.backspace)
+            case .enter: return .findInput(.enter)
+            case .escape: return .findInput(.escape)
+            default: return nil
+            }
+        }
+        if case .detail(_, .body) = state.screen {
+            switch key {
+            case .character("/"): return .startFind
+            case .character("n") where state.find != nil: return .findNext
+            case .character("N") where state.find != nil: return .findPrevious
+            default: break
+            }
         }
         if state.confirmation != nil {
             switch key {

@@ -8,6 +8,11 @@ public enum MonitorAction: Sendable, Equatable {
     case copyCurl
     /// Change the selected request in the person's editor and send it again (`e`).
     case editRequest
+    /// Mark the selected operation, or compare it with the one marked (`=`).
+    case compare
+    /// In the Body tab: open the find prompt (`/`), type into it, go to the next or the
+    /// previous line that matches (`n`, `N`).
+    case startFind, findInput(FilterKey), findNext, findPrevious
     /// On the Hosts screen: force the selected host's circuit breaker open, or close it.
     case isolateHost, closeCircuit
     case startFilter, toggleFollow, cycleSort, toggleHelp, quit

@@ -8,6 +8,8 @@ public struct MonitorState: Sendable, Equatable {
         case detail(id: String, tab: DetailTab)
         /// One row per host (`H`).
         case hosts
+        /// Two operations side by side (`=` on one, then on another).
+        case compare(left: String, right: String)
     }
 
     public enum DetailTab: String, Sendable, CaseIterable {
@@ -25,8 +27,13 @@ public struct MonitorState: Sendable, Equatable {
     }
 
     public var screen = Screen.table
-    /// The first line shown in the Body tab.
+    /// The first line shown in the Body tab and the compare screen.
     public var bodyScroll = 0
+    /// The operation `=` marked, to compare with the next one `=` is pressed on.
+    public var compareMark: String?
+    /// What `/` in the Body tab looks for (lower-cased; nil: nothing), and the word being typed.
+    public var find: String?
+    public var findDraft: String?
     public var selectedID: String?
     /// The host selected on the Hosts screen (nil: the first). Kept by name, as the table
     /// keeps its row by id, so a host that moves in the busiest-first order stays selected.

@@ -77,3 +77,45 @@ extension MonitorUpdate {
         return total.isFinite && total <= 1e9 ? total : nil
     }
 }
+
+extension MonitorUpdate {
+    /// `/` in the Body tab: find a word in the bodies; `n`/`N` scroll to the next or previous
+    /// line holding it (wrapping), and the view highlights every match.
+    static func find(_ state: inout MonitorState, _ action: MonitorAction, model: QueueModel) {
+        guard case .detail(let id, .body) = state.screen, let row = model.row(id)?.expanded() else { return }
+        let lines = MonitorView.bodyTabLines(row: row, theme: Theme(color: false)).map { $0.map(\.0).joined().lowercased() }
+        func go(forward: Bool) {
+            guard let word = state.find, !word.isEmpty else { return }
+            let matching = lines.indices.filter { lines[$0].contains(word) }
+            guard !matching.isEmpty else {
+                state.flash = "\"\(word)\" is not in the bodies"
+                return
+            }
+            let next = forward ? matching.first { $0 > state.bodyScroll } ?? matching[0]
+                : matching.last { $0 < state.bodyScroll } ?? matching[matching.count - 1]
+            state.bodyScroll = next
+            state.flash = "\"\(word)\": line \(next + 1), match \(matching.firstIndex(of: next)! + 1) of \(matching.count) · n N"
+        }
+        switch action {
+        case .startFind:
+            state.findDraft = ""
+        case .findInput(let key):
+            switch key {
+            case .character("\u{15}"): state.findDraft = ""
+            case .character(let c): state.findDraft = (state.findDraft ?? "") + String(c)
+            case .backspace: state.findDraft = String((state.findDraft ?? "").dropLast())
+            case .escape: state.findDraft = nil
+            case .enter:
+                let word = (state.findDraft ?? "").lowercased()
+                state.findDraft = nil
+                state.find = word.isEmpty ? nil : word
+                state.bodyScroll = -1
+                go(forward: true)
+                if state.bodyScroll < 0 { state.bodyScroll = 0 }
+            }
+        case .findNext: go(forward: true)
+        case .findPrevious: go(forward: false)
+        default: break
+        }
+    }
+}

@@ -70,6 +70,10 @@ public enum MonitorUpdate {
             state.selectedID = visible[min(max(0, index), visible.count - 1)]
         }
         if let effects = hosts(&state, action, context) { return effects }
+        if case .compare = state.screen, let step = scrollStep(action, pageSize: pageSize) {
+            state.bodyScroll = max(0, step(state.bodyScroll))
+            return []
+        }
         if case .detail(_, .body) = state.screen, let step = scrollStep(action, pageSize: pageSize) {
             state.bodyScroll = max(0, step(state.bodyScroll))
             return []
@@ -110,10 +114,23 @@ public enum MonitorUpdate {
             state.screen = state.screen == .hosts ? .table : .hosts
         case .nextTab, .previousTab:
             state.bodyScroll = 0
+            state.find = nil
             if case .detail(let id, let tab) = state.screen {
                 let tabs = MonitorState.DetailTab.allCases
                 let index = tabs.firstIndex(of: tab)! + (action == .nextTab ? 1 : tabs.count - 1)
                 state.screen = .detail(id: id, tab: tabs[index % tabs.count])
+            }
+        case .startFind, .findInput, .findNext, .findPrevious:
+            find(&state, action, model: model)
+        case .compare:
+            guard let id = focusedID(state), model.row(id) != nil else { return [] }
+            if let marked = state.compareMark, marked != id, model.row(marked) != nil {
+                state.compareMark = nil
+                state.bodyScroll = 0
+                state.screen = .compare(left: marked, right: id)
+            } else {
+                state.compareMark = id
+                state.flash = "marked \(id): = on another operation compares the two"
             }
         case .editRequest:
             guard let id = focusedID(state), let row = model.row(id)?.expanded() else { return [] }

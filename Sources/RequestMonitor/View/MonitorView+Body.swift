@@ -6,6 +6,10 @@ import RequestOperations
 extension MonitorView {
     /// The tab's lines: a heading per body, then its numbered lines.
     func bodyTabLines(row: OperationRow) -> [[(String, CellGrid.Style)]] {
+        Self.bodyTabLines(row: row, theme: theme)
+    }
+
+    static func bodyTabLines(row: OperationRow, theme: Theme) -> [[(String, CellGrid.Style)]] {
         var lines: [[(String, CellGrid.Style)]] = []
         func heading(_ text: String) { lines.append([(text, CellGrid.Style(bold: true))]) }
         func numbered(_ body: [BodyText.Line]) {
@@ -13,7 +17,7 @@ extension MonitorView {
             for (index, line) in body.enumerated() {
                 let number = String(index + 1)
                 lines.append([(String(repeating: " ", count: width - number.count) + number + "  ", CellGrid.Style(dim: true))]
-                             + line.runs.map { ($0.text, style($0.kind)) })
+                             + line.runs.map { ($0.text, style($0.kind, theme)) })
             }
         }
         switch row.requestBody {
@@ -43,7 +47,7 @@ extension MonitorView {
         return lines
     }
 
-    private func style(_ kind: BodyText.Kind) -> CellGrid.Style {
+    private static func style(_ kind: BodyText.Kind, _ theme: Theme) -> CellGrid.Style {
         let color = theme.color
         switch kind {
         case .plain, .punctuation: return .plain
@@ -60,10 +64,26 @@ extension MonitorView {
         let room = grid.height - 5
         let first = max(0, min(top, lines.count - room))
         var y = 4
+        let word = state.find.flatMap { $0.isEmpty ? nil : $0 }
+        let found = CellGrid.Style(color: theme.color ? .yellow : .normal, bold: true, reverse: true)
         for line in lines.dropFirst(first).prefix(room) {
             var x = 1
             for (text, style) in line { x = grid.put(text, x: x, y: y, style: style) }
+            // Every match of the find word, over what was drawn.
+            if let word {
+                let text = line.map(\.0).joined()
+                let lower = Array(text.lowercased())
+                let needle = Array(word)
+                if lower.count == text.count, needle.count <= lower.count {
+                    for start in 0...(lower.count - needle.count) where Array(lower[start..<start + needle.count]) == needle {
+                        grid.put(String(Array(text)[start..<start + needle.count]), x: 1 + start, y: y, style: found)
+                    }
+                }
+            }
             y += 1
+        }
+        if let draft = state.findDraft {
+            grid.put(" find: \(draft)_ ", x: 1, y: 3, style: CellGrid.Style(bold: true, reverse: true))
         }
         if lines.count > room {
             grid.put(" lines \(first + 1)–\(min(lines.count, first + room)) of \(lines.count) · ↑↓ PgUp PgDn scroll ", x: max(0, grid.width - 50), y: 3,

@@ -65,6 +65,8 @@ public struct MonitorView {
             if let row = model.row(id) { drawDetail(&grid, row: row.expanded(), tab: tab) }
         case .hosts:
             drawHosts(&grid)
+        case .compare(let left, let right):
+            if let a = model.row(left), let b = model.row(right) { drawCompare(&grid, left: a, right: b) }
         }
         drawBottomLine(&grid)
         if state.showHelp { drawHelp(&grid) }
@@ -297,7 +299,7 @@ public struct MonitorView {
             grid.put(" \(flash)", x: 0, y: y, style: CellGrid.Style(bold: true))
             return
         }
-        let detail = if case .detail = state.screen { true } else { false }
+        let detail = switch state.screen { case .detail, .compare: true; default: false }
         let hints = KeyMap.barHints(detail: detail, paused: state.paused, held: model.counts[.held, default: 0] > 0,
                                     hosts: state.screen == .hosts)
         var x = 0

@@ -205,7 +205,10 @@ extension RequestOperation {
             }
             state.current.task = nil
             state.record.endedAt = environment.clock.now()
-            if state.answer.status != nil, let body = Self.responseBody(state.answer.body, headers: state.answer.headers, cap: options.responseBodyCap) {
+            // Only when someone reads events: the body is for people and files, and a queue
+            // nobody watches (a service at full speed) is spared making it.
+            if state.answer.status != nil, environment.events.subscriberCount > 0,
+               let body = Self.responseBody(state.answer.body, headers: state.answer.headers, cap: options.responseBodyCap) {
                 publish(&state, body)
             }
             publish(&state, .taskCompleted(error: reported))
