@@ -40,6 +40,25 @@ shot detail-retries
 tmux send-keys -t "$session" Tab
 sleep 0.3
 shot detail-timing
+# The Body tab of the profile request: the fault server's JSON echo, pretty-printed.
+tmux send-keys -t "$session" Escape / C-u
+tmux send-keys -t "$session" -l "w1-profile"
+tmux send-keys -t "$session" Enter
+sleep 0.3
+tmux send-keys -t "$session" Enter Tab Tab Tab
+sleep 0.5
+shot detail-body
+# = on the flaky request, r runs it again, = on the re-run: the two side by side.
+tmux send-keys -t "$session" Escape / C-u
+tmux send-keys -t "$session" -l "w1-flaky"
+tmux send-keys -t "$session" Enter
+sleep 0.3
+tmux send-keys -t "$session" '=' r
+sleep 2.5
+tmux send-keys -t "$session" G '='
+sleep 0.5
+shot compare
+tmux send-keys -t "$session" Escape
 tmux send-keys -t "$session" Escape / C-u Enter
 sleep 0.3
 tmux send-keys -t "$session" '?'
