@@ -92,6 +92,9 @@ struct PlannedRequest: Equatable {
     var hedge: HedgePolicy?
     /// Redirects an attempt follows (`"redirects"`: a number, or false for 0).
     var maxRedirects = 10
+    /// Where a successful answer is written as it arrives (`"saveTo"`, relative to the
+    /// plan's folder), moved into place only when complete.
+    var saveTo: String?
 
     /// The URL as text, with the fault server's base URL in place of the placeholder.
     func urlText(faultServer: URL?) -> String {

@@ -39,6 +39,7 @@ struct PlanFlow {
                                      hedge: planned.hedge)
         options.redirects = .follow(max: planned.maxRedirects)
         options.responseBodyCap = bodyCap
+        options.destination = planned.saveTo.map { URL(fileURLWithPath: $0) }
         // Batch first, then the token: a request held for a while goes out with the token
         // that is current when its batch is released.
         if let name = planned.batch, let batch = batches[name] { options.interceptors.append(BatchingInterceptor(batch: batch)) }

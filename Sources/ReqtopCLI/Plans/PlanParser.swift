@@ -20,7 +20,7 @@ struct PlanParser {
                                                 "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker", "rateLimitPushback", "hedge",
                                                 "redirects", "tls", "proxy", "bodyCap"]
     private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline",
-                                                   "dependsOn", "batch", "auth", "priority", "hedge", "redirects"]
+                                                   "dependsOn", "batch", "auth", "priority", "hedge", "redirects", "saveTo"]
     private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
     private static let batchKeys: Set<String> = ["size", "timeLimit"]
     static let priorities: [String: Operation.QueuePriority] = ["veryLow": .veryLow, "low": .low, "normal": .normal, "high": .high,
@@ -97,6 +97,7 @@ struct PlanParser {
             if let object = item as? [String: Any] {
                 request.hedge = try hedgeSettings(object["hedge"], base: hedge, at: "requests[\(index)].hedge")
                 request.maxRedirects = try redirectSettings(object["redirects"], base: redirects, at: "requests[\(index)].redirects")
+                request.saveTo = try saveTo(object["saveTo"], at: "requests[\(index)].saveTo")
                 // Asked for by name on a request that may act twice: say so (a plan-wide hedge
                 // just leaves such requests alone, as the engine does).
                 if object["hedge"] != nil, request.hedge != nil, !HedgePolicy.allows(request.urlRequest(faultServer: nil)) {
@@ -336,5 +337,27 @@ struct PlanParser {
             settings.retryBudget = object["retryBudget"] is NSNull ? nil : try json.seconds(object["retryBudget"], at: "\(at).retryBudget")
         }
         return settings
+    }
+}
+
+extension PlanParser {
+    /// A `saveTo` file: relative names from the plan's folder; its folder must exist and be
+    /// writable, and it must not be a folder itself, all checked before anything is sent.
+    func saveTo(_ raw: Any?, at path: String) throws -> String? {
+        guard let name = try json.string(raw, at: path) else { return nil }
+        guard !name.isEmpty else { throw PlanError(file: file, path: path, message: "empty; expected a file name") }
+        let full = name.hasPrefix("/") ? name : URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(name).path
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: full, isDirectory: &isFolder), isFolder.boolValue {
+            throw PlanError(file: file, path: path, message: "\(full) is a folder; expected a file name")
+        }
+        let folder = URL(fileURLWithPath: full).deletingLastPathComponent().path
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw PlanError(file: file, path: path, message: "the folder \(folder) does not exist")
+        }
+        guard FileManager.default.isWritableFile(atPath: folder) else {
+            throw PlanError(file: file, path: path, message: "the folder \(folder) cannot be written")
+        }
+        return full
     }
 }

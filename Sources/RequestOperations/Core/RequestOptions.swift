@@ -50,6 +50,17 @@ public struct RequestOptions: Sendable {
     public var responseBodyCap: Int = RequestOptions.defaultResponseBodyCap
     /// ``responseBodyCap``'s default.
     public static let defaultResponseBodyCap = 64 * 1024
+    /// Where a successful (2xx) answer's body is written as it arrives, instead of memory:
+    /// under a temporary name, moved into place only when the attempt succeeded (a failed or
+    /// retried attempt leaves nothing under this name). The result's `data` is then empty
+    /// and its ``RequestResult/file`` names the file. Other answers (an error page) stay in memory.
+    public var destination: URL?
+    /// The most an answer's body may hold in memory; past it the attempt ends with -1103
+    /// (`dataLengthExceedsMaximum`), so no server can make the process run out of memory.
+    /// A ``destination`` file has no limit. nil: none.
+    public var maxResponseBytes: Int? = RequestOptions.defaultMaxResponseBytes
+    /// ``maxResponseBytes``'s default: 64 MiB.
+    public static let defaultMaxResponseBytes = 64 << 20
 
     public init(retryPolicy: RetryPolicy = ExponentialBackoffRetryPolicy(),
                 validator: ResponseValidator = StandardResponseValidator(),

@@ -164,6 +164,8 @@ public struct RequestResult: Sendable {
     public var attempts: [AttemptRecord]
     /// Seconds from the first attempt's start (or from the operation's start) to the end.
     public var duration: TimeInterval
+    /// Where the body was saved (``RequestOptions/destination``); `data` is then empty.
+    public var file: URL? = nil
 
     public var isSuccess: Bool { outcome == .success }
 }

@@ -104,6 +104,9 @@ extension RequestOperation {
         var redirectRefused: TransportError?
         /// Redirects the lead task followed so far.
         var redirects = 0
+        /// Something on this side ended the attempt (the body over its limit, a file that
+        /// could not be written): it fails with this.
+        var localFailure: TransportError?
         var timedOut = false
         /// What the host's circuit breaker let through (told how the attempt went).
         var circuitPass: CircuitPass?
@@ -146,6 +149,10 @@ extension RequestOperation {
         /// Where the response came from (after redirects): whose cookies it sets.
         private(set) var url: URL?
         var body = Data()
+        /// Where the body goes instead, for a 2xx with a destination.
+        var file: ResponseFile?
+        /// The file the last successful answer was saved to.
+        var savedTo: URL?
 
         mutating func take(_ response: HTTPURLResponse) {
             (status, headers, self.response, head, url) = (response.statusCode, response.headerDictionary, response, nil, response.url)

@@ -144,8 +144,18 @@ extension RequestOperation {
         // Every response starts a new body: on Linux an authentication challenge
         // delivers the 401 response before the real one.
         state.answer.body = Data()
+        state.answer.file?.discard()
+        state.answer.file = nil
         state.current.invalid = nil
         guard take(&state.answer), let status = state.answer.status else { return nil }
+        if let destination = options.destination, (200..<300).contains(status) {
+            do {
+                state.answer.file = try ResponseFile(destination: destination, attempt: state.record.number)
+            } catch let error as ResponseFileError {
+                state.current.localFailure = TransportError(code: URLError.Code.cannotCreateFile.rawValue, message: error.message)
+                return state.current.task
+            } catch {}
+        }
         state.record.responseAt = now
         state.record.status = status
         state.record.bytes = 0
@@ -165,15 +175,33 @@ extension RequestOperation {
     }
 
     public func task(_ task: Int, didReceive data: Data) {
-        state.withLock { state in
-            guard state.isCurrent(task: task), state.current.redirectRefused == nil else { return }
+        let stop = state.withLock { state -> TransportTask? in
+            guard state.isCurrent(task: task), state.current.redirectRefused == nil, state.current.localFailure == nil else { return nil }
             if state.record.firstByteAt == nil {
                 state.record.firstByteAt = environment.clock.now()
             }
-            state.answer.body.append(data)
             state.record.bytes += data.count
             publish(&state, .data(bytes: data.count))
+            if let file = state.answer.file {
+                do {
+                    try file.write(data)
+                } catch let error as ResponseFileError {
+                    state.current.localFailure = TransportError(code: URLError.Code.cannotWriteToFile.rawValue, message: error.message)
+                    return state.current.task
+                } catch {}
+                return nil
+            }
+            if let limit = options.maxResponseBytes, state.answer.body.count + data.count > limit {
+                // Ended here: a server that sends without end cannot fill the memory.
+                state.current.localFailure = TransportError(
+                    code: URLError.Code.dataLengthExceedsMaximum.rawValue,
+                    message: "the answer is over the \(limit)-byte limit (RequestOptions.maxResponseBytes; a destination file has none)")
+                return state.current.task
+            }
+            state.answer.body.append(data)
+            return nil
         }
+        if let stop { environment.transport.cancel(stop) }
     }
 
     public func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
@@ -197,6 +225,26 @@ extension RequestOperation {
                 return nil
             }
             guard state.isCurrent(task: task) else { return nil }
+            // A download goes into place only when this attempt succeeded; else it goes.
+            if let file = state.answer.file {
+                state.answer.file = nil
+                if error == nil, state.current.invalid == nil, state.current.localFailure == nil, state.current.redirectRefused == nil,
+                   !state.current.timedOut {
+                    do {
+                        try file.keep()
+                        state.answer.savedTo = file.destination
+                        if environment.events.subscriberCount > 0 {
+                            publish(&state, .responseBody(body: .omitted(bytes: file.bytes, reason: "saved to \(file.destination.path)"),
+                                                          totalBytes: file.bytes, truncated: false,
+                                                          mediaType: state.answer.headers.first { $0.key.lowercased() == "content-type" }?.value))
+                        }
+                    } catch let failure as ResponseFileError {
+                        state.current.localFailure = TransportError(code: URLError.Code.cannotMoveFile.rawValue, message: failure.message)
+                    } catch {}
+                } else {
+                    file.discard()
+                }
+            }
             let (failure, reported) = Self.judge(state.current, answered: state.answer.status != nil, error: error)
             if failure != nil, state.answer.status == nil, !state.current.timedOut, !state.current.racers.isEmpty {
                 // The lead failed before any response while hedges race it: one of them leads now.
@@ -238,6 +286,9 @@ extension RequestOperation {
         }
         if let refused = attempt.redirectRefused {
             return (.transport(URLError.Code(rawValue: refused.code) ?? .unsupportedURL), refused)
+        }
+        if let local = attempt.localFailure {
+            return (.transport(URLError.Code(rawValue: local.code) ?? .unknown), local)
         }
         if attempt.timedOut {
             return (.transport(.timedOut), TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)"))

@@ -233,8 +233,13 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
         let attempts = state.records.filter { $0.startedAt != nil }.count
         // The operation's answer and its result share the one exact copy.
         state.answer.body = Self.exactlySized(state.answer.body)
-        let result = RequestResult(outcome: outcome, status: status, headers: state.answer.headers,
+        // A download still being written when the operation ended (cancelled, past its
+        // deadline) leaves nothing behind.
+        state.answer.file?.discard()
+        state.answer.file = nil
+        var result = RequestResult(outcome: outcome, status: status, headers: state.answer.headers,
                                    data: state.answer.body, error: error, attempts: state.records, duration: duration)
+        result.file = outcome == .success ? state.answer.savedTo : nil
         state.result = result
         state.phase = .finished(outcome)
         if let cancelledBy { publish(&state, .cancelled(by: cancelledBy), attempt: deciding) }

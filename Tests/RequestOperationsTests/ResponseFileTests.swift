@@ -1,0 +1,79 @@
+import FaultServer
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import RequestOperations
+import Testing
+
+/// Answers saved to a file as they arrive, and a limit on what memory may hold, on every
+/// transport. Before, every body was held whole in memory, without a limit.
+@Suite("Downloads to a file and the body limit, on each transport", .serialized)
+struct ResponseFileTests {
+    private func folder() throws -> String {
+        let path = NSTemporaryDirectory() + "reqtop-download-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    private func leftovers(_ folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.contains("reqtop-partial") }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aDownloadGoesToItsFileOnlyWhenItSucceeds(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil)
+        let recorder = EventRecorder(queue.events)
+
+        var options = RequestOptions()
+        options.destination = URL(fileURLWithPath: folder + "/report.bin")
+        let result = try await queue.response(for: URLRequest(url: server.url("/bytes/300000?seed=5")), id: "report", options: options)
+        #expect(result.file?.path == folder + "/report.bin")
+        #expect(result.data.isEmpty, "the body went to the file, not memory")
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/report.bin"))) == FaultServer.expectedBytes(count: 300_000, seed: 5))
+        #expect(leftovers(folder).isEmpty)
+        let saved = recorder.events(of: "report").compactMap { event -> String? in
+            if case .responseBody(.omitted(_, let reason), 300_000, _, _) = event.payload { reason } else { nil }
+        }
+        #expect(saved == ["saved to \(folder)/report.bin"])
+
+        // A 503 first (its page stays in memory), then the body: only the good one is saved.
+        options.destination = URL(fileURLWithPath: folder + "/flaky.txt")
+        options.retryPolicy = ExponentialBackoffRetryPolicy(maxAttempts: 2, baseDelay: 0.01)
+        _ = try await queue.response(for: URLRequest(url: server.url("/flaky/download-\(kind)?failures=1&status=503")), id: "flaky", options: options)
+        #expect(try String(contentsOfFile: folder + "/flaky.txt", encoding: .utf8).hasPrefix("ok after 1 failure"))
+
+        // Cut off half way: nothing under the final name, no partial file left.
+        options.destination = URL(fileURLWithPath: folder + "/cut.bin")
+        options.retryPolicy = .never
+        let cut = try? await queue.response(for: URLRequest(url: server.url("/close-mid-body?bytes=200000")), id: "cut", options: options)
+        #expect(cut == nil)
+        #expect(!FileManager.default.fileExists(atPath: folder + "/cut.bin"))
+        #expect(leftovers(folder).isEmpty, "\(leftovers(folder))")
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func anAnswerOverTheLimitEndsTheAttemptByName(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil)
+        var options = RequestOptions(retryPolicy: .never)
+        options.maxResponseBytes = 10_000
+        do {
+            _ = try await queue.response(for: URLRequest(url: server.url("/bytes/500000")), id: "big", options: options)
+            Issue.record("an answer over the limit must fail")
+        } catch let error as RequestError {
+            let last = try #require(error.result.attempts.last)
+            #expect(last.failure == .transport(.dataLengthExceedsMaximum), "\(String(describing: last.failure))")
+            #expect(error.result.data.count <= 10_000)
+        }
+        // Within the limit, as before.
+        _ = try await queue.response(for: URLRequest(url: server.url("/bytes/9000")), id: "small", options: options)
+        // The default is 64 MiB.
+        #expect(RequestOptions().maxResponseBytes == 64 << 20)
+    }
+}
