@@ -19,7 +19,8 @@ struct JSONFieldWriter: EventFieldWriter {
     mutating func error(_ key: String, _ value: TransportError?) {
         guard let value else { return null(key) }
         let tls = value.tls.map { ",\"tls\":\(JSONText.quote($0.rawValue))" } ?? ""
-        field(key, "{\"code\":\(value.code),\"message\":\(JSONText.quote(value.message))\(tls)}")
+        let timeout = value.timeout.map { ",\"timeout\":\(JSONText.quote($0.rawValue))" } ?? ""
+        field(key, "{\"code\":\(value.code),\"message\":\(JSONText.quote(value.message))\(tls)\(timeout)}")
     }
 }
 
@@ -83,6 +84,7 @@ struct JSONObjectFields: EventFieldReader {
         guard let error = object[key] as? [String: Any] else { return nil }
         let inner = JSONObjectFields(object: error, line: line)
         return TransportError(code: try inner.int("code"), message: inner.optionalString("message") ?? "",
-                              tls: inner.optionalString("tls").flatMap(TLSFailure.init(rawValue:)))
+                              tls: inner.optionalString("tls").flatMap(TLSFailure.init(rawValue:)),
+                              timeout: inner.optionalString("timeout").flatMap(TimeoutKind.init(rawValue:)))
     }
 }

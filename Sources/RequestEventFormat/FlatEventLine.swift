@@ -105,7 +105,8 @@ private struct FlatObjectFields: EventFieldReader {
         guard case .object(let inner)? = object[key] else { return nil }
         let fields = FlatObjectFields(object: inner, declined: declined)
         return TransportError(code: try fields.int("code"), message: fields.optionalString("message") ?? "",
-                              tls: fields.optionalString("tls").flatMap(TLSFailure.init(rawValue:)))
+                              tls: fields.optionalString("tls").flatMap(TLSFailure.init(rawValue:)),
+                              timeout: fields.optionalString("timeout").flatMap(TimeoutKind.init(rawValue:)))
     }
 
     func invalid(_ key: String, expected: String, found: String) -> Error { Decline() }

@@ -53,10 +53,13 @@ struct PackedFieldWriter: EventFieldWriter {
 
     mutating func error(_ key: String, _ value: TransportError?) {
         guard let value else { return field(.noError, key) }
-        field(value.tls == nil ? .error : .tlsError, key)
+        field(value.tls == nil && value.timeout == nil ? .error : .kindedError, key)
         varint(zigzag(value.code))
         reference(value.message)
-        if let tls = value.tls { reference(tls.rawValue) }
+        if value.tls != nil || value.timeout != nil {
+            reference(value.tls?.rawValue ?? "")
+            reference(value.timeout?.rawValue ?? "")
+        }
     }
 
     mutating func null(_ key: String) {
@@ -152,10 +155,11 @@ struct PackedFieldCursor {
         case .error:
             let code = unzigzag(try varint())
             return .error(TransportError(code: code, message: try string()))
-        case .tlsError:
+        case .kindedError:
             let code = unzigzag(try varint())
             let message = try string()
-            return .error(TransportError(code: code, message: message, tls: TLSFailure(rawValue: try string())))
+            let tls = TLSFailure(rawValue: try string())
+            return .error(TransportError(code: code, message: message, tls: tls, timeout: TimeoutKind(rawValue: try string())))
         case .null: return .null
         case .end: throw broken("a field without a value")
         }

@@ -50,7 +50,7 @@ public struct PackedEvents: Sendable, Equatable {
 
 /// The bytes that say what follows a key.
 enum PackedTag: UInt8 {
-    case end = 0, string, int, double, headers, boolFalse, boolTrue, noError, error, null, tlsError
+    case end = 0, string, int, double, headers, boolFalse, boolTrue, noError, error, null, kindedError
 }
 
 /// Strings every pack knows without writing them: the schema's kind and field names and a

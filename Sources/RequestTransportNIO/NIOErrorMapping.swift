@@ -25,7 +25,28 @@ public enum NIOErrorMapping {
                                                  TLSFailure.userInfoKey: tls.rawValue])
         }
         let code = code(for: error)
-        return URLError(code, userInfo: [NSLocalizedDescriptionKey: "\(TransportError.describe(code)) (\(error))"])
+        var info: [String: Any] = [NSLocalizedDescriptionKey: "\(TransportError.describe(code)) (\(error))"]
+        if let timeout = timeoutKind(error) { info[TimeoutKind.userInfoKey] = timeout.rawValue }
+        return URLError(code, userInfo: info)
+    }
+
+    /// Which limit a timeout from the client or the channel was.
+    static func timeoutKind(_ error: Error) -> TimeoutKind? {
+        switch error {
+        case let error as HTTPClientError:
+            switch error {
+            case .connectTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout: return .connect
+            case .readTimeout: return .read
+            default: return nil
+            }
+        case let error as ChannelError:
+            if case .connectTimeout = error { return .connect }
+            return nil
+        case let error as NIOConnectionError:
+            return error.connectionErrors.contains { if case ChannelError.connectTimeout? = $0.error as? ChannelError { true } else { false } } ? .connect : nil
+        default:
+            return nil
+        }
     }
 
     static func code(for error: Error) -> URLError.Code {

@@ -46,6 +46,7 @@ final class EventLogTests: XCTestCase {
             .taskCompleted(error: nil),
             .taskCompleted(error: TransportError(code: -1004, message: "cannot connect to host")),
             .taskCompleted(error: TransportError(code: -1206, message: "asked for a certificate", tls: .clientCertificateRequired)),
+            .taskCompleted(error: TransportError(code: -1001, message: "no byte for 60 s (read timeout)", timeout: .read)),
             .validationFailed(reason: "status 503"),
             .retryScheduled(delay: 0.75, reason: "status 503; backoff"),
             .earlyRetry(trigger: "probe", delay: 0.12),

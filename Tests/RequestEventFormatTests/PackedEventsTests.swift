@@ -21,6 +21,7 @@ final class PackedEventsTests: XCTestCase {
         .started, .sent,
         .connection(id: 12, reused: true), .connection(id: -3, reused: false), .connection(id: 5, reused: false, proxy: "proxy:8080"),
         .taskCompleted(error: TransportError(code: -1201, message: "expired", tls: .expired)),
+        .taskCompleted(error: TransportError(code: -1001, message: "timed out", timeout: .connect)),
         .preparationFailed(reason: "no token"),
         .taskCreated(taskIdentifier: Int.max, url: "http://h/a"), .taskCreated(taskIdentifier: Int.min, url: ""),
         .taskCreated(taskIdentifier: 3, url: "https://h/", insecure: true),

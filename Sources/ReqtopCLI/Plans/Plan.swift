@@ -95,6 +95,8 @@ struct PlannedRequest: Equatable {
     /// Where a successful answer is written as it arrives (`"saveTo"`, relative to the
     /// plan's folder), moved into place only when complete.
     var saveTo: String?
+    /// Seconds without a byte before an attempt ends (`"readTimeout"`; `false` at the top: none).
+    var readTimeout: TimeInterval? = RequestOptions.defaultReadTimeout
 
     /// The URL as text, with the fault server's base URL in place of the placeholder.
     func urlText(faultServer: URL?) -> String {

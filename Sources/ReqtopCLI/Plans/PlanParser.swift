@@ -18,9 +18,9 @@ struct PlanParser {
     static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
     private static let planKeys: Set<String> = ["requests", "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost",
                                                 "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker", "rateLimitPushback", "hedge",
-                                                "redirects", "tls", "proxy", "bodyCap"]
+                                                "redirects", "tls", "proxy", "bodyCap", "readTimeout"]
     private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline",
-                                                   "dependsOn", "batch", "auth", "priority", "hedge", "redirects", "saveTo"]
+                                                   "dependsOn", "batch", "auth", "priority", "hedge", "redirects", "saveTo", "readTimeout"]
     private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
     private static let batchKeys: Set<String> = ["size", "timeLimit"]
     static let priorities: [String: Operation.QueuePriority] = ["veryLow": .veryLow, "low": .low, "normal": .normal, "high": .high,
@@ -79,6 +79,9 @@ struct PlanParser {
         }
 
         let connection = try connectionSettings(object)
+        // `false` turns it off; absent: the library's 60 s.
+        let readTimeout: TimeInterval? = object["readTimeout"].map { JSONText.isBoolean($0) && ($0 as? Bool) == false } == true
+            ? nil : try json.timeLimit(object["readTimeout"], at: "readTimeout") ?? RequestOptions.defaultReadTimeout
         let bodyCap = try json.integer(object["bodyCap"], at: "bodyCap", minimum: 0)
         guard let list = object["requests"] else {
             throw PlanError(file: file, path: "requests", message: "missing; expected an array of requests")
@@ -98,6 +101,7 @@ struct PlanParser {
                 request.hedge = try hedgeSettings(object["hedge"], base: hedge, at: "requests[\(index)].hedge")
                 request.maxRedirects = try redirectSettings(object["redirects"], base: redirects, at: "requests[\(index)].redirects")
                 request.saveTo = try saveTo(object["saveTo"], at: "requests[\(index)].saveTo")
+                request.readTimeout = try json.timeLimit(object["readTimeout"], at: "requests[\(index)].readTimeout") ?? readTimeout
                 // Asked for by name on a request that may act twice: say so (a plan-wide hedge
                 // just leaves such requests alone, as the engine does).
                 if object["hedge"] != nil, request.hedge != nil, !HedgePolicy.allows(request.urlRequest(faultServer: nil)) {

@@ -59,6 +59,13 @@ public struct RequestOptions: Sendable {
     /// (`dataLengthExceedsMaximum`), so no server can make the process run out of memory.
     /// A ``destination`` file has no limit. nil: none.
     public var maxResponseBytes: Int? = RequestOptions.defaultMaxResponseBytes
+    /// Seconds an attempt may go without a byte from the server (from the request's start,
+    /// then between the response and each part of its body); past them it ends with -1001
+    /// and `timeout: read`. A healthy long download is never cut by it, only a stalled one.
+    /// 60 s by default (URLSession's own idle timeout); nil: none.
+    public var readTimeout: TimeInterval? = RequestOptions.defaultReadTimeout
+    /// ``readTimeout``'s default.
+    public static let defaultReadTimeout: TimeInterval = 60
     /// ``maxResponseBytes``'s default: 64 MiB.
     public static let defaultMaxResponseBytes = 64 << 20
 

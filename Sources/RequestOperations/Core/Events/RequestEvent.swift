@@ -168,11 +168,14 @@ public struct TransportError: Sendable, Equatable, Codable {
     public var message: String
     /// Why the TLS handshake failed, when it did (`tls` in the error object; added).
     public var tls: TLSFailure?
+    /// Which limit a timed-out attempt ran into (`timeout` in the error object; added).
+    public var timeout: TimeoutKind?
 
-    public init(code: Int, message: String, tls: TLSFailure? = nil) {
+    public init(code: Int, message: String, tls: TLSFailure? = nil, timeout: TimeoutKind? = nil) {
         self.code = code
         self.message = message
         self.tls = tls
+        self.timeout = timeout
     }
 
     /// The code and message of a task's error. The message is libcurl's own text when
@@ -203,8 +206,10 @@ public struct TransportError: Sendable, Equatable, Codable {
         if let tls, code == .unknown || code == .secureConnectionFailed || code == .serverCertificateUntrusted {
             code = tls.code
         }
+        var timeout = (nsError.userInfo[TimeoutKind.userInfoKey] as? String).flatMap(TimeoutKind.init(rawValue:))
+        if timeout == nil, code == .timedOut, let detail { timeout = TimeoutKind.fromCurlMessage(detail) }
         let usable = detail.flatMap { $0.isEmpty || $0.hasPrefix("The operation could not be completed") ? nil : $0 }
-        self.init(code: code.rawValue, message: usable ?? tls?.summary ?? TransportError.describe(code), tls: tls)
+        self.init(code: code.rawValue, message: usable ?? tls?.summary ?? TransportError.describe(code), tls: tls, timeout: timeout)
     }
 
     /// A short English name for a `URLError` code.

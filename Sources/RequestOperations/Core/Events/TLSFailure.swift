@@ -65,3 +65,28 @@ public enum TLSFailure: String, Sendable, Equatable, Codable, CaseIterable {
         return nil
     }
 }
+
+/// Which limit an attempt ran into, so a person and a retry policy can tell a host that
+/// cannot be reached from one that stopped answering or one that was given too little time.
+/// Written in the `taskCompleted` event's error object as `timeout` (a format addition), with
+/// code -1001 for each.
+public enum TimeoutKind: String, Sendable, Equatable, Codable, CaseIterable {
+    /// No connection within the transport's connect timeout.
+    case connect
+    /// No byte for ``RequestOptions/readTimeout`` (reset by every byte that arrives).
+    case read
+    /// The attempt as a whole ran past ``RequestOptions/attemptTimeout``.
+    case attempt
+
+    /// The key a transport puts in its `URLError`'s user info to carry the kind.
+    public static let userInfoKey = "reqtop.timeout"
+
+    /// libcurl's words for a connect timeout (URLSession on Linux hands on only its message).
+    static func fromCurlMessage(_ message: String) -> TimeoutKind? {
+        let lower = message.lowercased()
+        if lower.contains("connection timed out") || lower.contains("connect timed out") || lower.contains("failed to connect") && lower.contains("timed out") {
+            return .connect
+        }
+        return nil
+    }
+}

@@ -246,6 +246,12 @@ extension RequestOperation {
                     attemptTimedOut(token: token)
                 }
             }
+            if let read = options.readTimeout {
+                state.current.lastProgress = environment.clock.now()
+                state.current.readTimer = environment.clock.schedule(at: state.current.lastProgress + read) { [self] in
+                    checkReadTimeout(token: token)
+                }
+            }
             // Resumed under the lock so that a concurrent cancel() sees the task and cancels
             // it after it started; resume() only schedules work and calls back nothing.
             transport.resume(task)
@@ -265,8 +271,28 @@ extension RequestOperation {
             guard let task = state.current.task else { return nil }
             state.current.timedOut = true
             // Hedges racing it time out with it: the timeout is the attempt's, not a copy's.
-            let timedOut = TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)")
+            let timedOut = TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)", timeout: .attempt)
             return [task] + closeRacers(&state, at: now, error: timedOut)
+        }
+        tasks?.forEach(environment.transport.cancel)
+    }
+
+    /// The read timer fired: the attempt ends if nothing came since ``RequestOptions/readTimeout``
+    /// ago, else the timer waits for the rest of the span from the last progress.
+    private func checkReadTimeout(token: UInt64) {
+        guard let read = options.readTimeout else { return }
+        let now = environment.clock.now()
+        let tasks = ifCurrent(token) { state -> [TransportTask]? in
+            guard let task = state.current.task, !state.current.timedOut, !state.current.readTimedOut else { return nil }
+            let due = state.current.lastProgress + read
+            if now < due - 0.000_5 {
+                state.current.readTimer = environment.clock.schedule(at: due) { [self] in checkReadTimeout(token: token) }
+                return nil
+            }
+            state.current.readTimedOut = true
+            let error = TransportError(code: URLError.Code.timedOut.rawValue, message: "no byte for \(DurationText.format(read)) (read timeout)", timeout: .read)
+            state.current.localFailure = error
+            return [task] + closeRacers(&state, at: now, error: error)
         }
         tasks?.forEach(environment.transport.cancel)
     }

@@ -108,6 +108,13 @@ extension RequestOperation {
         /// could not be written): it fails with this.
         var localFailure: TransportError?
         var timedOut = false
+        /// Ends the attempt when no byte came for ``RequestOptions/readTimeout``: it fires at
+        /// most once per that span, and looks at ``lastProgress`` (a byte does not reschedule it).
+        var readTimer: ScheduledTimer?
+        /// When the transport last said something (the task made, the request written, a
+        /// response, a byte).
+        var lastProgress: TimeInterval = 0
+        var readTimedOut = false
         /// What the host's circuit breaker let through (told how the attempt went).
         var circuitPass: CircuitPass?
         /// Waiting for the host's circuit breaker.
@@ -193,7 +200,7 @@ extension RequestOperation {
 
         /// Everything a closed attempt held: its timer, task, preparation, gate ticket and slot.
         init(closing attempt: AttemptState) {
-            self.init(timers: [attempt.timer, attempt.circuitTimer, attempt.rateLimitTimer, attempt.hedgeTimer])
+            self.init(timers: [attempt.timer, attempt.circuitTimer, attempt.rateLimitTimer, attempt.hedgeTimer, attempt.readTimer])
             task = attempt.task
             racers = attempt.racers.map(\.task)
             preparation = attempt.preparation

@@ -148,6 +148,7 @@ extension RequestOperation {
         state.answer.file = nil
         state.current.invalid = nil
         guard take(&state.answer), let status = state.answer.status else { return nil }
+        if options.readTimeout != nil { state.current.lastProgress = now }
         if let destination = options.destination, (200..<300).contains(status) {
             do {
                 state.answer.file = try ResponseFile(destination: destination, attempt: state.record.number)
@@ -181,6 +182,7 @@ extension RequestOperation {
                 state.record.firstByteAt = environment.clock.now()
             }
             state.record.bytes += data.count
+            if options.readTimeout != nil { state.current.lastProgress = environment.clock.now() }
             publish(&state, .data(bytes: data.count))
             if let file = state.answer.file {
                 do {
@@ -229,7 +231,7 @@ extension RequestOperation {
             if let file = state.answer.file {
                 state.answer.file = nil
                 if error == nil, state.current.invalid == nil, state.current.localFailure == nil, state.current.redirectRefused == nil,
-                   !state.current.timedOut {
+                   !state.current.timedOut, !state.current.readTimedOut {
                     do {
                         try file.keep()
                         state.answer.savedTo = file.destination
@@ -291,7 +293,7 @@ extension RequestOperation {
             return (.transport(URLError.Code(rawValue: local.code) ?? .unknown), local)
         }
         if attempt.timedOut {
-            return (.transport(.timedOut), TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)"))
+            return (.transport(.timedOut), TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)", timeout: .attempt))
         }
         if attempt.cancelledAsInvalid {
             return (attempt.invalid, error.map(TransportError.init))

@@ -1,0 +1,48 @@
+import FaultServer
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import RequestOperations
+import Testing
+
+/// Every timeout named by its kind, on every transport: a stalled answer ends by the read
+/// timeout (reset by every byte, so a slow healthy one is not cut), a long one by the attempt
+/// timeout. Before, both came out as the same -1001, and NIO had no read timeout at all.
+@Suite("Timeouts by kind on each transport", .serialized)
+struct TimeoutKindTests {
+    private func failure(_ queue: RequestQueue, _ url: URL, _ options: RequestOptions) async -> (TransportError?, TimeInterval) {
+        let recorder = EventRecorder(queue.events)
+        let start = Date()
+        _ = try? await queue.response(for: URLRequest(url: url), id: "t", options: options)
+        let elapsed = Date().timeIntervalSince(start)
+        let error = recorder.events(of: "t").compactMap { event -> TransportError? in
+            if case .taskCompleted(let error?) = event.payload { error } else { nil }
+        }.last
+        return (error, elapsed)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aStalledAnswerEndsByTheReadTimeoutAndALongOneByTheAttempts(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(maxConcurrentRequests: 4, transport: kind.make(), earlyRetry: nil)
+        var read = RequestOptions(retryPolicy: .never)
+        read.readTimeout = 0.3
+        let (stalled, took) = await failure(queue, server.url("/hang"), read)
+        #expect(stalled?.code == -1001)
+        #expect(stalled?.timeout == .read, "\(String(describing: stalled))")
+        #expect(stalled?.message == "no byte for 300 ms (read timeout)" || stalled?.message.contains("read timeout") == true)
+        #expect(took >= 0.25 && took < 5, "\(took)")
+
+        // Ten bytes over 1.2 s, one every 120 ms: each byte resets the read timeout.
+        let dripping = try await queue.response(for: URLRequest(url: server.url("/drip?bytes=10&duration=1200&chunks=10")), id: "drip", options: read)
+        #expect(dripping.status == 200 && dripping.data.count == 10)
+
+        var attempt = RequestOptions(retryPolicy: .never, attemptTimeout: 0.3)
+        attempt.readTimeout = nil
+        let (long, _) = await failure(queue, server.url("/drip?bytes=10&duration=1200&chunks=10"), attempt)
+        #expect(long?.timeout == .attempt, "\(String(describing: long))")
+        #expect(RequestOptions().readTimeout == 60, "the documented default")
+    }
+}
