@@ -64,11 +64,15 @@ struct RunCommand: ParsableCommand, RunsASession {
                                  circuitBreaker: plan.circuitBreaker, rateLimits: plan.rateLimitPushback,
                                  instruments: (exporters?.instruments ?? []) + (scraped.map { [$0.instrument] } ?? []))
         let recorder = try recording.start(queue.events, inputs: [self.plan])
+        for rule in plan.faults { queue.faults.add(rule) }
+        if !plan.faults.isEmpty {
+            ReqtopMain.printError("reqtop: FAULTS ON: \(plan.faults.count) rule\(plan.faults.count == 1 ? "" : "s") from the plan inject failures; every injected attempt says so in its events")
+        }
         let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)", redactor: recording.redactor)
         defer { listening?.stop() }
         let list = PlanFlow(plan: plan, faultServer: server?.baseURL, queue: queue, bodyCap: bodyCap).requestList(plan)
         let summary = try list.run(on: queue, mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
-                                   source: "\(URL(fileURLWithPath: self.plan).lastPathComponent) · \(transport.label(carrier))" + Telemetry.label(exporters, scraped?.endpoint), redactor: recording.redactor)
+                                   source: "\(URL(fileURLWithPath: self.plan).lastPathComponent) · \(transport.label(carrier))" + (plan.faults.isEmpty ? "" : " · FAULTS ON") + Telemetry.label(exporters, scraped?.endpoint), redactor: recording.redactor)
         try RecordingOptions.end(recorder, hub: queue.events, summary: summary)
     }
 }

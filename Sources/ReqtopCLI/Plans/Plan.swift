@@ -44,6 +44,8 @@ struct Plan: Equatable {
     var connection = PlanConnection()
     /// Bytes of each answer's body the events carry (`"bodyCap"`; 0: none); `--body-cap` wins.
     var bodyCap: Int?
+    /// Failures to inject while the plan runs (`"faults"`), for chaos runs.
+    var faults: [FaultRule] = []
 
     /// The placeholder that stands for the embedded fault server's base URL.
     static let faultServerPlaceholder = "{{fault}}"

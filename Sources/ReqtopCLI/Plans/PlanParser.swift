@@ -18,7 +18,7 @@ struct PlanParser {
     static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
     private static let planKeys: Set<String> = ["requests", "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost",
                                                 "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker", "rateLimitPushback", "hedge",
-                                                "redirects", "tls", "proxy", "bodyCap", "readTimeout"]
+                                                "redirects", "tls", "proxy", "bodyCap", "readTimeout", "faults"]
     private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline",
                                                    "dependsOn", "batch", "auth", "priority", "hedge", "redirects", "saveTo", "readTimeout"]
     private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
@@ -79,6 +79,7 @@ struct PlanParser {
         }
 
         let connection = try connectionSettings(object)
+        let faults = try faultRules(object["faults"])
         // `false` turns it off; absent: the library's 60 s.
         let readTimeout: TimeInterval? = object["readTimeout"].map { JSONText.isBoolean($0) && ($0 as? Bool) == false } == true
             ? nil : try json.timeLimit(object["readTimeout"], at: "readTimeout") ?? RequestOptions.defaultReadTimeout
@@ -119,7 +120,7 @@ struct PlanParser {
         return Plan(maxConcurrent: maxConcurrent, maxConcurrentPerHost: perHost, auth: auth, batches: batches,
                     requests: try PlanOrdering(file: file).ordered(planned, indices: seen), transport: transport,
                     retryBudgetPerHost: retryBudget, circuitBreaker: circuitBreaker, rateLimitPushback: rateLimitPushback,
-                    connection: connection, bodyCap: bodyCap)
+                    connection: connection, bodyCap: bodyCap, faults: faults)
     }
 
     private func authSettings(_ raw: Any?) throws -> AuthSettings? {

@@ -124,6 +124,7 @@ public enum HARExport {
         var delay: TimeInterval?, reason: String?, outcome: String?, redirect = ""
         var connection: (at: TimeInterval, id: Int, reused: Bool)?
         var answer: (body: RecordedBody, total: Int, truncated: Bool)?
+        var injected: String?
         for event in events {
             switch event.payload {
             case .taskCreated: taskCreated = taskCreated ?? event.time
@@ -137,6 +138,7 @@ public enum HARExport {
             case .redirect(_, let location, _, _): redirect = location
             case .data(let count): bytes += count
             case .responseBody(let body, let total, let truncated, _): answer = (body, total, truncated)
+            case .injected(let fault, let rule, let by): injected = "\(fault) (rule \"\(rule)\", set by \(by))"
             case .taskCompleted(let e):
                 error = e
                 end = event.time
@@ -193,6 +195,8 @@ public enum HARExport {
             "_reqtop": reqtop,
         ]
         if let connection { entry["connection"] = String(connection.id) }
+        // A HAR never passes an injected answer off as the server's.
+        if let injected { entry["comment"] = "injected by reqtop: \(injected); not the server's answer" }
         if let error { entry["_error"] = "\(error.code) \(error.message)" }
         return entry
     }

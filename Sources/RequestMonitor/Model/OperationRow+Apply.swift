@@ -35,6 +35,8 @@ extension OperationRow {
             updateAttempt(number: event.attempt) { $0.error = reason }
         case .sent:
             updateAttempt(number: event.attempt) { $0.sentAt = t }
+        case .injected(let fault, _, _):
+            updateAttempt(number: event.attempt) { $0.injected = fault }
         case .connection(let id, let reused, _):
             updateAttempt(number: event.attempt) { $0.connection = $0.connection ?? Connection(at: t, id: id, reused: reused) }
         case .hedged(let racing, _):

@@ -72,6 +72,8 @@ public struct OperationRow: Sendable {
         /// When the request was given a connection, and which (transports that tell): the
         /// time before it is connecting (a new one) or waiting for a free one (reused).
         public var connection: Connection?
+        /// The fault injected into this attempt (`status 503`), when one was.
+        public var injected: String?
     }
 
     /// The connection an attempt's request went out on: the first one, if it was redirected.

@@ -61,7 +61,8 @@ extension MonitorView {
             if !row.interceptedBy.isEmpty { flow.append(("interceptors: \(row.interceptedBy.joined(separator: " \(theme.arrow) "))", .plain)) }
             var lines: [(String, CellGrid.Style)] = row.attempts.map { attempt in
                 let span = "\(String(format: "%7.3f", attempt.start - row.queuedAt))\(theme.dash)\(attempt.end.map { String(format: "%.3f", $0 - row.queuedAt) } ?? theme.ellipsis)"
-                let outcome = attempt.status.map { "status \($0)" } ?? attempt.error ?? (attempt.end == nil ? "running" : "-")
+                let outcome = (attempt.status.map { "status \($0)" } ?? attempt.error ?? (attempt.end == nil ? "running" : "-"))
+                    + (attempt.injected.map { " [injected: \($0)]" } ?? "")
                 let next = attempt.delay.map { " \(theme.arrow) wait \(String(format: "%.2f", $0))s" } ?? ""
                 return ("#\(attempt.number)  \(span)  \(outcome)\(next)  \(attempt.decision ?? "")", attempt.delay != nil ? theme.style(.backoff) : .plain)
             }
@@ -122,6 +123,7 @@ extension MonitorView {
             "\(method) \(url)" + (body.map { " (" + Self.bodySize($0) + ")" } ?? "")
         case .started, .other: ""
         case .sent: "request written"
+        case .injected(let fault, let rule, let by): "INJECTED \(fault) (rule \"\(rule)\", set by \(by)): not the server's"
         case .connection(let id, let reused, let proxy):
             (reused ? "connection #\(id), reused" : "new connection #\(id)") + (proxy.map { " via proxy \($0)" } ?? "")
         case .missed(let count): "\(count) events missed"

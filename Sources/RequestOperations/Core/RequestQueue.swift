@@ -14,8 +14,11 @@ public struct RequestEnvironment: Sendable {
     /// `nil`: no early retry.
     public let recovery: HostRecoveryCenter?
     public let random: RandomSource
-    /// What carries an attempt's bytes: `session` unless another transport was chosen.
+    /// What carries an attempt's bytes: `session` unless another transport was chosen, with
+    /// ``faults`` applied at the seam.
     public let transport: RequestTransport
+    /// Failures injected into this environment's requests (none until some are added).
+    public let faults: FaultRules
     /// Caps retries per host; `nil`: no cap but the retry policy's.
     public let retryBudget: RetryBudget?
     /// Stops sending to failing hosts; `nil`: no breakers.
@@ -40,7 +43,9 @@ public struct RequestEnvironment: Sendable {
         self.rateLimits = rateLimits
         self.retryBudget = retryBudget
         self.circuitBreaker = circuitBreaker
-        self.transport = transport ?? session
+        let faults = FaultRules(random: random)
+        self.faults = faults
+        self.transport = FaultInjectingTransport(base: transport ?? session, rules: faults, clock: events.clock)
         self.events = events
         self.clock = events.clock
         self.gate = gate
@@ -122,6 +127,9 @@ public final class RequestQueue: Sendable {
         operationQueue = OperationQueue()
         operationQueue.name = "reqtop.requests"
     }
+
+    /// Failures to inject into this queue's requests while it runs (``FaultRules``).
+    public var faults: FaultRules { environment.faults }
 
     /// Creates an operation for `request` and adds it to the queue.
     @discardableResult

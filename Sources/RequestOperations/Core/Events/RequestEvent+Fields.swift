@@ -34,6 +34,11 @@ extension RequestEvent.Payload {
             return "started"
         case .sent:
             return "sent"
+        case .injected(let fault, let rule, let by):
+            w.string("fault", fault)
+            w.string("rule", rule)
+            w.string("by", by)
+            return "injected"
         case .connection(let id, let reused, let proxy):
             w.int("connection", id)
             w.bool("reused", reused)
@@ -171,6 +176,7 @@ extension RequestEvent.Payload {
             self = .built(method: try r.string("method"), url: try r.string("url"), headers: r.headers("headers"), body: try Self.readBody(r))
         case "started": self = .started
         case "sent": self = .sent
+        case "injected": self = .injected(fault: try r.string("fault"), rule: r.optionalString("rule") ?? "", by: r.optionalString("by") ?? "")
         case "connection":
             self = .connection(id: try r.int("connection"), reused: try r.bool("reused"), proxy: r.optionalString("proxy"))
         case "preparationFailed": self = .preparationFailed(reason: try r.string("reason"))

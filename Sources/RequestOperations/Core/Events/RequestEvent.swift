@@ -49,6 +49,11 @@ public struct RequestEvent: Sendable, Equatable {
         /// `taskCreated`: `task` (the URLSession task identifier), `url` as sent; `insecure`
         /// (added: `true` when the transport does not verify TLS certificates; absent otherwise).
         case taskCreated(taskIdentifier: Int, url: String, insecure: Bool = false)
+        /// `injected` (added): `fault` (what: `status 503`, `delay 0.8 s`, `reset`, `stall`,
+        /// `truncate after 32 bytes`), `rule` (the match that picked the request), `by` (who
+        /// set it: `plan`, `library`, `monitor`). What follows on this attempt is reqtop's
+        /// doing, not the server's (``FaultRules``).
+        case injected(fault: String, rule: String, by: String)
         /// `sent`: the request (head and body) was written whole. From transports that can
         /// tell (NIO); URLSession on Linux cannot. Splits an attempt's time into send and wait.
         case sent

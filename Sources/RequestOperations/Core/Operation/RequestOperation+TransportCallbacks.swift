@@ -73,6 +73,18 @@ extension RequestOperation {
         return next
     }
 
+    public func task(_ task: Int, wasInjected rule: FaultRule) {
+        state.withLock { state in
+            let event = RequestEvent.Payload.injected(fault: rule.effect.summary, rule: rule.match.description, by: rule.setBy)
+            if let racer = state.racer(task) {
+                publish(&state, event, attempt: state.records[state.current.racers[racer].record].number)
+                return
+            }
+            guard state.isCurrent(task: task) else { return }
+            publish(&state, event)
+        }
+    }
+
     public func taskDidSendRequest(_ task: Int) {
         state.withLock { state in
             if let racer = state.racer(task) {

@@ -102,6 +102,9 @@ public protocol TransportCallbacks: AnyObject, Sendable {
     /// The same, with the proxy the connection goes through (`host:port`, never its
     /// credentials), nil when direct. The default calls the one without.
     func task(_ task: Int, didUseConnection connection: Int, reused: Bool, via proxy: String?)
+    /// What follows on this task is a fault `rule` injected (``FaultRules``), not the
+    /// server's: told before its first callback. Optional: the default does nothing.
+    func task(_ task: Int, wasInjected rule: FaultRule)
 }
 
 extension TransportCallbacks {
@@ -113,4 +116,5 @@ extension TransportCallbacks {
     public func task(_ task: Int, didUseConnection connection: Int, reused: Bool, via proxy: String?) {
         self.task(task, didUseConnection: connection, reused: reused)
     }
+    public func task(_ task: Int, wasInjected rule: FaultRule) {}
 }
