@@ -96,4 +96,8 @@ sleep 7
 tmux send-keys -t "$session" H
 sleep 0.4
 shot hosts-outage
-tmux send-keys -t "$session" q
+# Provoke a failure: ! injects a 503 into every request to the first host; its breaker opens.
+tmux send-keys -t "$session" g '!'
+sleep 4
+shot hosts-fault
+tmux send-keys -t "$session" Z q

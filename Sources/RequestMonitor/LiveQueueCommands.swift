@@ -53,6 +53,10 @@ public final class LiveQueueCommands: QueueCommands {
             guard let operation = operation(id) else { return Self.answer(.unknownOperation(id)) }
             answer = control.resend(operation, edited: entry.urlRequest, attemptTimeout: entry.timeout, deadline: entry.deadline)
             if let edited = answer.added { onAdd?(edited) }
+        case .toggleFault(let host):
+            answer = control.toggleFault(host: host)
+        case .clearFaults:
+            answer = control.clearFaults()
         case .playback:
             return Self.noPlayback
         }

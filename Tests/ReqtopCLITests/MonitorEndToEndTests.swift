@@ -452,6 +452,29 @@ extension MonitorEndToEndTests {
         try waitForScreen("the exit") { $0.contains("exit-status-0") }
     }
 
+    /// Provoke a failure: `!` on a host in the Hosts view injects a 503 into every request to
+    /// it; the header says FAULTS ON, the host's breaker opens on the injected failures and the
+    /// INJECTED column counts them; `Z` clears it.
+    func testInjectAFaultFromTheHostsViewAndWatchTheBreakerOpen() throws {
+        let binary = CommandLineTests.binary.path
+        try tmux(["new-session", "-d", "-s", session, "-x", "160", "-y", "40", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try keys("\(binary) demo; echo \"exit\"\"-status-$?\"", "Enter")
+        try waitForScreen("the demo") { $0.contains("w1-profile") }
+        try keys("H")
+        try waitForScreen("the Hosts view") { $0.contains("INJECTED") }
+        try keys("!")
+        try waitForScreen("FAULTS ON") { $0.contains("FAULTS ON: injecting status 503 into every request to") }
+        let open = try waitForScreen("the breaker opened on injected failures", timeout: 30) { screen in
+            screen.split(separator: "\n").contains { $0.contains("open") && $0.range(of: #"\s\d+$"#, options: .regularExpression) != nil }
+        }
+        XCTAssertTrue(open.split(separator: "\n")[0].contains("FAULTS ON"), open)
+        try keys("Z")
+        try waitForScreen("cleared") { $0.contains("cleared 1 injected fault") && !$0.split(separator: "\n")[0].contains("FAULTS ON") }
+        try keys("q")
+        // Quit mid-run: its summary counts what was cancelled and failed (status 1).
+        try waitForScreen("the exit") { $0.contains("exit-status-") }
+    }
+
     /// Before: "Error opening terminal: xterm-bogus." and status 1.
     func testAnUnknownTerminalFallsBackToJSONLinesAndSaysWhy() throws {
         let plan = NSTemporaryDirectory() + "term-\(UUID().uuidString.prefix(6)).json"

@@ -25,6 +25,8 @@ struct Answerer {
         case .closeCircuit(let host): CommandAnswer("closed \(host)")
         case .playback: CommandAnswer("speed")
         case .resend(let id, _): CommandAnswer("sent the edited \(id) as \(id)~edit1")
+        case .toggleFault(let host): CommandAnswer("injecting into \(host)")
+        case .clearFaults: CommandAnswer("cleared")
         }
     }
 }
@@ -240,7 +242,7 @@ final class KeyTableTests: XCTestCase {
         XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false).map(\.key), ["Enter", "H", "r", "X", "C", "p", "/", "o", "F", "?", "q"])
         XCTAssertEqual(KeyMap.barHints(detail: false, paused: true, held: true).map(\.label),
                        ["Detail", "Hosts", "Retry", "Cancel", "CancelAll", "Resume", "Release", "Filter", "Sort", "Follow", "Help", "Quit"])
-        XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false, hosts: true).map(\.key), ["H", "i", "c", "Esc", "p", "?", "q"])
+        XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false, hosts: true).map(\.key), ["H", "i", "c", "!", "Esc", "p", "?", "q"])
         XCTAssertEqual(KeyMap.barHints(detail: true, paused: false, held: true).map(\.key), ["Tab", "Esc", "r", "X", "p", "y", "e", "=", "?", "q"])
         for hint in KeyMap.barHints(detail: false, paused: false, held: true) {
             XCTAssertTrue(KeyMap.bindings.contains { $0.bar?.key == hint.key && $0.help.isEmpty == false }, "\(hint.key) is documented")

@@ -72,7 +72,7 @@ struct RunCommand: ParsableCommand, RunsASession {
         defer { listening?.stop() }
         let list = PlanFlow(plan: plan, faultServer: server?.baseURL, queue: queue, bodyCap: bodyCap).requestList(plan)
         let summary = try list.run(on: queue, mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
-                                   source: "\(URL(fileURLWithPath: self.plan).lastPathComponent) · \(transport.label(carrier))" + (plan.faults.isEmpty ? "" : " · FAULTS ON") + Telemetry.label(exporters, scraped?.endpoint), redactor: recording.redactor)
+                                   source: "\(URL(fileURLWithPath: self.plan).lastPathComponent) · \(transport.label(carrier))" + Telemetry.label(exporters, scraped?.endpoint), redactor: recording.redactor)
         try RecordingOptions.end(recorder, hub: queue.events, summary: summary)
     }
 }

@@ -24,7 +24,10 @@ final class MonitorSession: Sendable {
         let commands = LiveQueueCommands(queue: queue)
         self.commands = commands
         let events = queue.events
-        screen = try MonitorScreen(options: .init(source: source, color: color, clock: { events.elapsed() }), commands: commands)
+        var options = MonitorScreen.Options(source: source, color: color, clock: { events.elapsed() })
+        let faults = queue.faults
+        options.faultsActive = { faults.isActive }
+        screen = try MonitorScreen(options: options, commands: commands)
     }
 
     var hasQuit: Bool { quitting.withLock { $0 } }

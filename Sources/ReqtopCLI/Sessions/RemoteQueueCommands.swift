@@ -2,6 +2,7 @@ import Foundation
 import RequestEventFormat
 import RequestEndpoint
 import RequestMonitor
+import RequestOperations
 
 /// The monitor's commands sent to an attached program; each answer is the program's own.
 /// Runs off the monitor's drawing thread, so waiting for a reply never freezes the screen.
@@ -22,6 +23,10 @@ struct RemoteQueueCommands: QueueCommands {
         case .closeCircuit(let name): (wire, operation, host) = (.closeCircuit, nil, name)
         case .resend(let id, let edited): (wire, operation, entry) = (.resend, id, edited)
         case .playback: return Self.noPlayback
+        case .toggleFault, .clearFaults:
+            // Not sent: no program takes faults from an attached monitor yet (a monitor that
+            // died would leave them behind).
+            return CommandAnswer(ok: false, QueueCommandOutcome.faultsNotAccepted.message)
         }
         guard let answer = client.request(wire, operation: operation, host: host, entry: entry) else { return CommandAnswer(ok: false, "no answer from the program") }
         let text = answer.ok || answer.message.hasPrefix("refused") ? answer.message : "refused: \(answer.message)"

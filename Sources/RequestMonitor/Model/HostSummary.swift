@@ -26,6 +26,8 @@ public struct HostSummary: Sendable, Equatable {
     public var pausedUntil: TimeInterval?
     /// Retries the host's retry budget allowed at its latest retry (nil before any).
     public var budgetLeft: Int?
+    /// Attempts whose failure reqtop injected (beside the real ones counted with the rest).
+    public var injected = 0
     /// The key the breaker knows the host by (`host:port`), for isolate and close.
     public var circuitHost: String?
 
@@ -54,6 +56,7 @@ public struct HostSummary: Sendable, Equatable {
             summary.failed = tally.states[.failed, default: 0]
             summary.cancelled = tally.states[.cancelled, default: 0]
             summary.retries = tally.retries
+            summary.injected = model.injectedPerHost[host, default: 0]
             summary.denied = tally.denied
             var durations = tally.durations
             summary.p50 = select(&durations, 0.50)

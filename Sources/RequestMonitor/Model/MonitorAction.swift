@@ -15,6 +15,9 @@ public enum MonitorAction: Sendable, Equatable {
     case startFind, findInput(FilterKey), findNext, findPrevious
     /// On the Hosts screen: force the selected host's circuit breaker open, or close it.
     case isolateHost, closeCircuit
+    /// On the Hosts screen: inject a 503 into every request to the selected host, or stop (`!`);
+    /// anywhere: remove every injected fault (`Z`).
+    case toggleFault, clearFaults
     case startFilter, toggleFollow, cycleSort, toggleHelp, quit
     /// Open the "go to time" prompt of a replay.
     case startTimeJump

@@ -19,6 +19,10 @@ public enum MonitorCommand: Sendable, Equatable {
     case playback(PlaybackAction)
     /// Send a person's edit of operation ID's request as a new operation (`ID~edit1`).
     case resend(String, RequestEntry)
+    /// Inject a 503 into every request to a host (`host:port`), or take it away (`!`).
+    case toggleFault(String)
+    /// Remove every injected fault (`Z`).
+    case clearFaults
 }
 
 public enum PlaybackAction: Sendable, Equatable {

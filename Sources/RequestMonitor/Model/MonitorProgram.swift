@@ -19,7 +19,7 @@ public struct MonitorProgram: Sendable {
         case action(MonitorAction)
         /// Before each frame is drawn: the session clock's reading (nil: the latest event's
         /// time), the table's page size and a replay's status for the header.
-        case frame(clock: TimeInterval?, pageSize: Int, playback: String?)
+        case frame(clock: TimeInterval?, pageSize: Int, playback: String?, faultsOn: Bool = false)
     }
 
     public private(set) var model: QueueModel
@@ -67,8 +67,9 @@ public struct MonitorProgram: Sendable {
             let context = MonitorUpdate.Context(visible: cache.ids(model: model, state: state, now: now), pageSize: pageSize,
                                                 model: model, canCommand: canCommand, canCancel: canCancel)
             return MonitorUpdate.update(&state, action, context)
-        case .frame(let clock, let pageSize, let playback):
+        case .frame(let clock, let pageSize, let playback, let faultsOn):
             frame(clock: clock, pageSize: pageSize, playback: playback)
+            state.faultsOn = faultsOn
         }
         return []
     }

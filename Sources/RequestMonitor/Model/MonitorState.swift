@@ -49,6 +49,8 @@ public struct MonitorState: Sendable, Equatable {
     /// Keep the newest operation selected and in view.
     public var follow = true
     public var paused = false
+    /// Faults are injected into the queue shown: the header says so.
+    public var faultsOn = false
     public var showHelp = false
     public var confirmation: Confirmation?
     /// A short message on the bottom line ("retrying w1-flaky"), with when it was set.

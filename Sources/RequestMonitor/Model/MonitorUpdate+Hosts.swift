@@ -17,6 +17,27 @@ extension MonitorUpdate {
             return []
         }
         switch action {
+        case .clearFaults:
+            guard context.canCommand else {
+                state.flash = "nothing is injected into a replay"
+                return []
+            }
+            return [.command(.clearFaults)]
+        case .toggleFault:
+            guard state.screen == .hosts else {
+                state.flash = "open the Hosts screen (H) and choose a host first"
+                return []
+            }
+            let hosts = HostSummary.compute(model)
+            guard let key = (hosts.first { $0.host == state.selectedHost } ?? hosts.first)?.circuitHost else {
+                state.flash = "no host selected"
+                return []
+            }
+            guard context.canCommand, context.canCancel else {
+                state.flash = "nothing is injected into a replay"
+                return []
+            }
+            return [.command(.toggleFault(key))]
         case .isolateHost, .closeCircuit:
             let hosts = HostSummary.compute(model)
             guard state.screen == .hosts else {

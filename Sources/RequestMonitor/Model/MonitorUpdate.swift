@@ -79,7 +79,7 @@ public enum MonitorUpdate {
             return []
         }
         switch action {
-        case .isolateHost, .closeCircuit:
+        case .isolateHost, .closeCircuit, .toggleFault, .clearFaults:
             return [] // the Hosts screen's: hosts(_:_:_:)
         case .down:
             state.follow = false

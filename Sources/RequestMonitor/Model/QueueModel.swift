@@ -44,6 +44,8 @@ public struct QueueModel: Sendable {
         static let bodyLimit = 16 * 1024
     }
     private(set) var content = Content()
+    /// Injected attempts per host (`injected` events), for the Hosts view.
+    public private(set) var injectedPerHost: [String: Int] = [:]
     /// Finish times of the last few seconds, for requests per second.
     private var recentFinishes: [TimeInterval] = []
     /// Finished operations kept as rows. Past it (by a tenth, so the sweep is rare) the
@@ -122,6 +124,9 @@ public struct QueueModel: Sendable {
         rows[position].apply(event)
         if isNew || rows[position].searchTextVersion != textVersion {
             searchText.set(position, to: rows[position].searchText)
+        }
+        if case .injected = event.payload {
+            injectedPerHost[rows[position].host.isEmpty ? "(no host)" : rows[position].host, default: 0] += 1
         }
         // Written once a row has finished (its headers and bodies are final then; a running
         // row is read in place): written at every change, three copies of each row's

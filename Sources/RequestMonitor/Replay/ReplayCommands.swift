@@ -23,6 +23,7 @@ public final class ReplayCommands: QueueCommands {
             return CommandAnswer(suspended ? "replay paused" : "replay resumed")
         case .playback(let action): return CommandAnswer(playback(action))
         case .resend: return CommandAnswer(ok: false, "a replay cannot send: reqtop replay --send re-sends a recording")
+        case .toggleFault, .clearFaults: return CommandAnswer(ok: false, "nothing is injected into a replay: it shows what happened")
         }
     }
 

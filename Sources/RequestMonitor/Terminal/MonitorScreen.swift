@@ -24,6 +24,8 @@ public final class MonitorScreen: Sendable {
         public var onQuit: (@Sendable () -> Void)?
         /// A replay's status for the header ("REPLAY 2× PLAYING 3.1/20.0s").
         public var playbackStatus: (@Sendable () -> String)?
+        /// Whether faults are injected into the queue shown (the header says FAULTS ON).
+        public var faultsActive: (@Sendable () -> Bool)?
 
         public init(source: String, color: Bool, clock: (@Sendable () -> TimeInterval)? = nil, onQuit: (@Sendable () -> Void)? = nil,
                     playbackStatus: (@Sendable () -> String)? = nil) {
@@ -184,7 +186,8 @@ public final class MonitorScreen: Sendable {
             // old size and then waited a second with nothing to redraw.)
             let (width, height) = terminal.size
             let ended = program.state.ended
-            update(.frame(clock: options.clock?(), pageSize: MonitorView.pageSize(height: height), playback: options.playbackStatus?()))
+            update(.frame(clock: options.clock?(), pageSize: MonitorView.pageSize(height: height), playback: options.playbackStatus?(),
+                          faultsOn: options.faultsActive?() ?? false))
             if program.state.ended != ended { dirty = true }
             let active = program.isActive(playing: options.playbackStatus != nil)
             if dirty || active {

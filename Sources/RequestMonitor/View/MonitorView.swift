@@ -95,6 +95,9 @@ public struct MonitorView {
         if !mode.isEmpty {
             part(" \(mode) ", style: CellGrid.Style(color: theme.color ? (state.paused ? .yellow : .green) : .normal, bold: true, reverse: true))
         }
+        if state.faultsOn {
+            part(" FAULTS ON ", gap: 1, style: CellGrid.Style(color: theme.color ? .red : .normal, bold: true, reverse: true))
+        }
         let room = limit - x - 4
         if room >= 4 { part(" \(theme.separator) \(fit(model.source, min(model.source.count, room), ellipsis: theme.ellipsis)) ", style: bar) }
         if !state.filter.isEmpty { part("  filter: \(state.filter)", style: CellGrid.Style(bold: true, reverse: true)) }
@@ -312,9 +315,12 @@ public struct MonitorView {
     }
 
     private func drawHelp(_ grid: inout CellGrid) {
-        let lines = KeyMap.helpLines.map { "\(fit($0.keys, 9)) \($0.help)" }
+        let all = KeyMap.helpLines.map { "\(fit($0.keys, 9)) \($0.help)" }
+        // A blank line under the title while there is room for it.
+        let gap = all.count + 4 <= grid.height - 2 ? 1 : 0
+        let lines = all
         let width = min(grid.width - 4, (lines.map(\.count).max() ?? 0) + 4)
-        let height = min(grid.height - 2, lines.count + 4)
+        let height = min(grid.height - 2, lines.count + 3 + gap)
         let left = (grid.width - width) / 2
         let top = max(1, (grid.height - height) / 2)
         let frame = CellGrid.Style(bold: true, reverse: true)
@@ -323,8 +329,8 @@ public struct MonitorView {
             grid.put(border + String(repeating: " ", count: width - 2) + border, x: left, y: y, style: .plain)
         }
         grid.put(fit(" reqtop keys", width), x: left, y: top, style: frame)
-        for (offset, line) in lines.prefix(height - 4).enumerated() {
-            grid.put(line, x: left + 2, y: top + 2 + offset, limit: width - 3)
+        for (offset, line) in lines.prefix(height - 3 - gap).enumerated() {
+            grid.put(line, x: left + 2, y: top + 1 + gap + offset, limit: width - 3)
         }
         grid.put(fit(" Esc or ? closes this help", width), x: left, y: top + height - 1, style: frame)
     }

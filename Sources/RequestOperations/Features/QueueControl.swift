@@ -67,6 +67,24 @@ public struct QueueControl: Sendable {
         return Answer(outcome: .isolated(host))
     }
 
+    /// Injects a 503 into every request to `host` (`host:port`), or takes the one the monitor
+    /// set there away: the `!` of the Hosts view.
+    public func toggleFault(host: String) -> Answer {
+        let mine = queue.faults.list.first { $0.rule.setBy == "monitor" && $0.rule.match.description == "host:\(host)" }
+        if let mine {
+            queue.faults.remove(mine.id)
+            return Answer(outcome: .faultRemoved(host))
+        }
+        guard let match = try? RequestMatch("host:\(host)") else { return Answer(outcome: .faultRemoved(host)) }
+        queue.faults.add(FaultRule(match: match, effect: .status(503, retryAfter: nil), setBy: "monitor"))
+        return Answer(outcome: .faultSet(host, "status 503"))
+    }
+
+    /// Removes every injected fault.
+    public func clearFaults() -> Answer {
+        Answer(outcome: .faultsCleared(count: queue.faults.removeAll()))
+    }
+
     /// Closes the circuit breaker of `host`: what it held goes out.
     public func closeCircuit(host: String) -> Answer {
         guard let breaker = queue.environment.circuitBreaker else { return Answer(outcome: .noCircuitBreaker) }
@@ -99,11 +117,17 @@ public enum QueueCommandOutcome: Sendable, Equatable {
     case circuitAlreadyClosed(String)
     /// The queue runs without circuit breakers.
     case noCircuitBreaker
+    /// A fault is injected into every request to the host (`host:port`, what).
+    case faultSet(String, String)
+    case faultRemoved(String)
+    case faultsCleared(count: Int)
+    /// This program takes no faults from an attached monitor.
+    case faultsNotAccepted
 
     /// False when nothing was done.
     public var ok: Bool {
         switch self {
-        case .notWaitingToRetry, .alreadyEnded, .unknownOperation, .circuitAlreadyClosed, .noCircuitBreaker: false
+        case .notWaitingToRetry, .alreadyEnded, .unknownOperation, .circuitAlreadyClosed, .noCircuitBreaker, .faultsNotAccepted: false
         default: true
         }
     }
