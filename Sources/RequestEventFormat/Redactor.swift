@@ -53,8 +53,8 @@ public struct Redactor: Sendable {
             event.payload = .taskCreated(taskIdentifier: task, url: redact(url: url), insecure: insecure)
         case .redirect(let status, let location, let dropped, let refused):
             event.payload = .redirect(status: status, location: redact(url: location, oauthCode: true), dropped: dropped, refused: refused)
-        case .response(let status, let headerFields, let expected):
-            event.payload = .response(status: status, headers: redact(headers: headerFields), expectedBytes: expected)
+        case .response(let status, let headerFields, let expected, let version):
+            event.payload = .response(status: status, headers: redact(headers: headerFields), expectedBytes: expected, httpVersion: version)
         case .responseBody(let body, let total, let truncated, let type):
             // The same rules as a request's body: secret-named JSON members and form pairs.
             // A JSON body cut at the cap cannot be followed to its end, so it is left out.

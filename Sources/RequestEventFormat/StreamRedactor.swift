@@ -98,8 +98,8 @@ public final class StreamRedactor: Sendable {
         func text(_ value: String) -> String { scrub(value, of: secrets, with: Redactor.placeholder) }
         func url(_ value: String) -> String { scrub(value, of: secrets, with: Redactor.urlPlaceholder) }
         switch payload {
-        case .response(let status, let headers, let expected):
-            return .response(status: status, headers: headers.mapValues(text), expectedBytes: expected)
+        case .response(let status, let headers, let expected, let version):
+            return .response(status: status, headers: headers.mapValues(text), expectedBytes: expected, httpVersion: version)
         case .redirect(let status, let location, let dropped, let refused):
             return .redirect(status: status, location: url(location), dropped: dropped, refused: refused.map(text))
         case .taskCreated(let task, let value, let insecure):

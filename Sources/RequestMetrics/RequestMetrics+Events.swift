@@ -29,7 +29,7 @@ extension RequestMetrics {
                 return state.targets[id]
             }) else { return }
             Meter(label: Self.activeRequests, dimensions: Self.dimensions(target), factory: factory).increment()
-        case .response(let status, _, _):
+        case .response(let status, _, _, _):
             state.withLock { $0.inFlight[id]?[event.attempt]?.status = status }
         case .taskCompleted(let error):
             guard let (target, attempt) = state.withLock({ state -> (Target, InFlight)? in

@@ -9,7 +9,7 @@ extension RequestTracer {
         let id = event.operationID
         let at = Self.instant(origin + event.time)
         switch event.payload {
-        case .response(let status, _, _):
+        case .response(let status, _, _, _):
             state.spans[id]?[event.attempt]?.span.attributes[HTTPClientSpanAttributes.statusCode] = status
             state.spans[id]?[event.attempt]?.status = status
         case .redirect(let status, let location, _, _):

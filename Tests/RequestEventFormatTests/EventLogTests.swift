@@ -39,6 +39,7 @@ final class EventLogTests: XCTestCase {
             .redirect(status: 302, location: "http://h/b"),
             .response(status: 503, headers: ["Retry-After": "2"], expectedBytes: 15),
             .response(status: 200, headers: [:], expectedBytes: nil),
+            .response(status: 200, headers: [:], expectedBytes: 5, httpVersion: "HTTP/2.0"),
             .data(bytes: 1024),
             .responseBody(body: .bytes(Data("{\"ok\":true}".utf8)), totalBytes: 11, truncated: false, mediaType: "application/json"),
             .responseBody(body: .bytes(Data([0, 1, 2])), totalBytes: 70_000, truncated: true, mediaType: nil),

@@ -29,7 +29,7 @@ final class AuthenticationTests: XCTestCase {
 
     private func statuses(_ recorder: EventRecorder, _ id: String) -> [Int] {
         recorder.events(of: id).compactMap { event in
-            if case .response(let status, _, _) = event.payload { return status }
+            if case .response(let status, _, _, _) = event.payload { return status }
             return nil
         }
     }

@@ -34,7 +34,7 @@ struct FaultInjectionTests {
         #expect(failed == nil)
         #expect(server.counters.requests("/echo").isEmpty, "nothing reached the server")
         #expect(injected(recorder, "503") == [1])
-        #expect(recorder.events(of: "503").contains { if case .response(503, let headers, _) = $0.payload { headers["Retry-After"] == "1" } else { false } })
+        #expect(recorder.events(of: "503").contains { if case .response(503, let headers, _, _) = $0.payload { headers["Retry-After"] == "1" } else { false } })
         // Another path is not picked.
         let other = try await queue.response(for: URLRequest(url: server.url("/status/200")), id: "other", options: once)
         #expect(other.status == 200 && injected(recorder, "other").isEmpty)

@@ -50,4 +50,22 @@ struct ResponseBodyEventTests {
         #expect(attempts.map(\.4) == [1, 2])
         #expect(attempts.first?.3?.hasPrefix("text/plain") == true, "with the media type: \(attempts)")
     }
+
+    /// The negotiated HTTP version rides on the `response` event where the transport says
+    /// (NIO); FoundationNetworking does not expose it, and the field is left out.
+    @Test(arguments: TransportKind.allCases)
+    func theResponseSaysItsHTTPVersionWhereTheTransportKnows(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil)
+        let recorder = EventRecorder(queue.events)
+        _ = try await queue.response(for: URLRequest(url: server.url("/echo")), id: "v")
+        let versions = recorder.events(of: "v").compactMap { event -> String?? in
+            if case .response(_, _, _, let version) = event.payload { version } else { nil }
+        }
+        switch kind {
+        case .nio: #expect(versions == ["HTTP/1.1"])
+        case .urlsession: #expect(versions == [nil])
+        }
+    }
 }

@@ -125,12 +125,14 @@ public enum HARExport {
         var connection: (at: TimeInterval, id: Int, reused: Bool)?
         var answer: (body: RecordedBody, total: Int, truncated: Bool)?
         var injected: String?
+        var httpVersion = "HTTP/1.1"
         for event in events {
             switch event.payload {
             case .taskCreated: taskCreated = taskCreated ?? event.time
             case .sent: requestSent = event.time
             case .connection(let id, let reused, _): connection = connection ?? (event.time, id, reused)
-            case .response(let s, let h, _):
+            case .response(let s, let h, _, let version):
+                httpVersion = version ?? httpVersion
                 status = s
                 responseHeaders = h
                 responseAt = event.time
@@ -186,7 +188,7 @@ public enum HARExport {
             "request": requestFields,
             "response": [
                 "status": status, "statusText": status == 0 ? "" : HTTPURLResponse.localizedString(forStatusCode: status),
-                "httpVersion": "HTTP/1.1", "cookies": [] as [Any], "headers": pairs(responseHeaders),
+                "httpVersion": httpVersion, "cookies": [] as [Any], "headers": pairs(responseHeaders),
                 "content": content(size: bytes, mimeType: contentType, answer: answer),
                 "redirectURL": redirect, "headersSize": -1, "bodySize": status == 0 ? -1 : bytes,
             ] as [String: Any],

@@ -53,7 +53,8 @@ extension OperationRow {
             if !url.isEmpty, url != self.url { setURL(url) }
         case .redirect:
             break
-        case .response(let status, let headers, let expected):
+        case .response(let status, let headers, let expected, let version):
+            live[0].httpVersion = version
             self.status = status
             live[0].responseHeaders = headers
             live[0].expectedBytes = expected

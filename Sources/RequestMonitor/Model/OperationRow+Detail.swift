@@ -16,6 +16,7 @@ extension OperationRow {
         var requestOptions: RecordedOptions?
         var responseHeaders: [String: String] = [:]
         var responseBody: ResponseBody?
+        var httpVersion: String?
         var expectedBytes: Int?
         var retryAt: TimeInterval?
         var lastError: String?
@@ -35,6 +36,8 @@ extension OperationRow {
     /// Time limits and retry settings, as recorded.
     public var requestOptions: RecordedOptions? { detail(\.requestOptions) }
     public var responseHeaders: [String: String] { detail(\.responseHeaders) }
+    /// The last answer's HTTP version, when the transport said.
+    public var httpVersion: String? { detail(\.httpVersion) }
     /// The last answer's body as the `responseBody` event carried it (nil: none came).
     public var responseBody: ResponseBody? { detail(\.responseBody) }
     public var expectedBytes: Int? { detail(\.expectedBytes) }

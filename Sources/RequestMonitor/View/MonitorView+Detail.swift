@@ -51,7 +51,7 @@ extension MonitorView {
             return lines + Self.bodyLines(row.requestBody)
         case .response:
             guard let status = row.status else { return [("no response yet", CellGrid.Style(dim: true))] }
-            var lines: [(String, CellGrid.Style)] = [("status \(status)   \(Format.bytes(row.bytes)) received" + (row.expectedBytes.map { " of \(Format.bytes($0))" } ?? ""), CellGrid.Style(bold: true))]
+            var lines: [(String, CellGrid.Style)] = [("status \(status)" + (row.httpVersion.map { " · \($0)" } ?? "") + "   \(Format.bytes(row.bytes)) received" + (row.expectedBytes.map { " of \(Format.bytes($0))" } ?? ""), CellGrid.Style(bold: true))]
             lines += row.responseHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
             if let error = row.lastError { lines.append(("last error: \(error)", theme.style(.failed))) }
             return lines
@@ -132,7 +132,8 @@ extension MonitorView {
         case .redirect(let status, let location, let dropped, let refused):
             "\(status) \(theme.arrow) \(location)" + (dropped.isEmpty ? "" : " (another origin: dropped \(dropped.joined(separator: ", ")))")
                 + (refused.map { " refused: \($0)" } ?? "")
-        case .response(let status, _, let expected): "status \(status)" + (expected.map { ", \($0) bytes expected" } ?? "")
+        case .response(let status, _, let expected, let version):
+            "status \(status)" + (version.map { " over \($0)" } ?? "") + (expected.map { ", \($0) bytes expected" } ?? "")
         case .data(let bytes): "\(bytes) bytes"
         case .responseBody(let body, let total, let truncated, let type):
             "\(Format.bytes(total))" + (type.map { " \($0)" } ?? "") + (truncated ? ", first \(Self.bodySize(body)) kept" : "")

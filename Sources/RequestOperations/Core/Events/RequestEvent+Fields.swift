@@ -58,7 +58,8 @@ extension RequestEvent.Payload {
             if !dropped.isEmpty { w.string("dropped", dropped.joined(separator: ",")) }
             if let refused { w.string("refused", refused) }
             return "redirect"
-        case .response(let status, let headers, let expected):
+        case .response(let status, let headers, let expected, let version):
+            if let version { w.string("httpVersion", version) }
             w.int("status", status)
             if !headers.isEmpty { w.headers("headers", headers) }
             if let expected { w.int("expectedBytes", expected) }
@@ -187,7 +188,8 @@ extension RequestEvent.Payload {
                              dropped: r.optionalString("dropped").map { $0.split(separator: ",").map(String.init) } ?? [],
                              refused: r.optionalString("refused"))
         case "response":
-            self = .response(status: try r.int("status"), headers: r.headers("headers"), expectedBytes: r.optionalInt("expectedBytes"))
+            self = .response(status: try r.int("status"), headers: r.headers("headers"), expectedBytes: r.optionalInt("expectedBytes"),
+                             httpVersion: r.optionalString("httpVersion"))
         case "data": self = .data(bytes: try r.int("bytes"))
         case "responseBody":
             let total = try r.int("totalBytes")

@@ -68,8 +68,9 @@ public struct RequestEvent: Sendable, Equatable {
         /// absent when none); `refused` (why the redirect was not followed, absent when it
         /// was: only `http` and `https` are). See `RedirectSafety`.
         case redirect(status: Int, location: String, dropped: [String] = [], refused: String? = nil)
-        /// `response`: `status`, `headers`, `expectedBytes` (absent when unknown).
-        case response(status: Int, headers: [String: String], expectedBytes: Int?)
+        /// `response`: `status`, `headers`, `expectedBytes` (absent when unknown); `httpVersion`
+        /// (added: `HTTP/1.1`, `HTTP/2.0`, from transports that can tell: NIO).
+        case response(status: Int, headers: [String: String], expectedBytes: Int?, httpVersion: String? = nil)
         /// `data`: `bytes` in this chunk.
         case data(bytes: Int)
         /// `responseBody` (added): what the server answered, once per attempt that got a

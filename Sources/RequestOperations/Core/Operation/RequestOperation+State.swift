@@ -169,6 +169,9 @@ extension RequestOperation {
             (status, headers, response, self.head, url) = (head.statusCode, head.headers, nil, head, head.url)
         }
 
+        /// `HTTP/1.1`, `HTTP/2.0`: from a transport that says (a `TransportResponse`).
+        var httpVersion: String? { head?.httpVersion }
+
         /// The response as FoundationNetworking's type, for validators and parsers.
         mutating func httpURLResponse() -> HTTPURLResponse? {
             if response == nil, let head { response = head.httpURLResponse() }

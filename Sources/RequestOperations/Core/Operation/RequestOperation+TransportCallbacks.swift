@@ -175,7 +175,7 @@ extension RequestOperation {
         if let jar = environment.cookies, let url = state.answer.url ?? state.sent?.url {
             jar.store(responseHeaders: state.answer.headers, for: url)
         }
-        publish(&state, .response(status: status, headers: state.answer.headers, expectedBytes: expectedBytes))
+        publish(&state, .response(status: status, headers: state.answer.headers, expectedBytes: expectedBytes, httpVersion: state.answer.httpVersion))
         let headers = state.answer.headers
         guard let failure = options.validator.validate(status: status, headers: headers, response: { state.answer.httpURLResponse() }) else {
             return nil
