@@ -20,7 +20,8 @@ struct JSONFieldWriter: EventFieldWriter {
         guard let value else { return null(key) }
         let tls = value.tls.map { ",\"tls\":\(JSONText.quote($0.rawValue))" } ?? ""
         let timeout = value.timeout.map { ",\"timeout\":\(JSONText.quote($0.rawValue))" } ?? ""
-        field(key, "{\"code\":\(value.code),\"message\":\(JSONText.quote(value.message))\(tls)\(timeout)}")
+        let hedge = value.cancelledByHedge ? ",\"hedge\":true" : ""
+        field(key, "{\"code\":\(value.code),\"message\":\(JSONText.quote(value.message))\(tls)\(timeout)\(hedge)}")
     }
 }
 
@@ -83,8 +84,10 @@ struct JSONObjectFields: EventFieldReader {
     func error(_ key: String) throws -> TransportError? {
         guard let error = object[key] as? [String: Any] else { return nil }
         let inner = JSONObjectFields(object: error, line: line)
-        return TransportError(code: try inner.int("code"), message: inner.optionalString("message") ?? "",
+        let code = try inner.int("code"), message = inner.optionalString("message") ?? ""
+        return TransportError(code: code, message: message,
                               tls: inner.optionalString("tls").flatMap(TLSFailure.init(rawValue:)),
-                              timeout: inner.optionalString("timeout").flatMap(TimeoutKind.init(rawValue:)))
+                              timeout: inner.optionalString("timeout").flatMap(TimeoutKind.init(rawValue:)),
+                              cancelledByHedge: (try inner.optionalBool("hedge")) ?? TransportError.legacyHedge(code: code, message: message))
     }
 }

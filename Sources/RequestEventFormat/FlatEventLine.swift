@@ -104,9 +104,11 @@ private struct FlatObjectFields: EventFieldReader {
     func error(_ key: String) throws -> TransportError? {
         guard case .object(let inner)? = object[key] else { return nil }
         let fields = FlatObjectFields(object: inner, declined: declined)
-        return TransportError(code: try fields.int("code"), message: fields.optionalString("message") ?? "",
+        let code = try fields.int("code"), message = fields.optionalString("message") ?? ""
+        return TransportError(code: code, message: message,
                               tls: fields.optionalString("tls").flatMap(TLSFailure.init(rawValue:)),
-                              timeout: fields.optionalString("timeout").flatMap(TimeoutKind.init(rawValue:)))
+                              timeout: fields.optionalString("timeout").flatMap(TimeoutKind.init(rawValue:)),
+                              cancelledByHedge: (try fields.optionalBool("hedge")) ?? TransportError.legacyHedge(code: code, message: message))
     }
 
     func invalid(_ key: String, expected: String, found: String) -> Error { Decline() }

@@ -53,12 +53,14 @@ struct PackedFieldWriter: EventFieldWriter {
 
     mutating func error(_ key: String, _ value: TransportError?) {
         guard let value else { return field(.noError, key) }
-        field(value.tls == nil && value.timeout == nil ? .error : .kindedError, key)
+        let kinded = value.tls != nil || value.timeout != nil || value.cancelledByHedge
+        field(kinded ? .kindedError : .error, key)
         varint(zigzag(value.code))
         reference(value.message)
-        if value.tls != nil || value.timeout != nil {
+        if kinded {
             reference(value.tls?.rawValue ?? "")
             reference(value.timeout?.rawValue ?? "")
+            reference(value.cancelledByHedge ? "hedge" : "")
         }
     }
 
@@ -159,7 +161,8 @@ struct PackedFieldCursor {
             let code = unzigzag(try varint())
             let message = try string()
             let tls = TLSFailure(rawValue: try string())
-            return .error(TransportError(code: code, message: message, tls: tls, timeout: TimeoutKind(rawValue: try string())))
+            let timeout = TimeoutKind(rawValue: try string())
+            return .error(TransportError(code: code, message: message, tls: tls, timeout: timeout, cancelledByHedge: try string() == "hedge"))
         case .null: return .null
         case .end: throw broken("a field without a value")
         }

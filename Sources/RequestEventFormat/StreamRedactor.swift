@@ -105,7 +105,8 @@ public final class StreamRedactor: Sendable {
         case .taskCreated(let task, let value, let insecure):
             return .taskCreated(taskIdentifier: task, url: url(value), insecure: insecure)
         case .taskCompleted(let error?):
-            return .taskCompleted(error: TransportError(code: error.code, message: text(error.message), tls: error.tls, timeout: error.timeout))
+            return .taskCompleted(error: TransportError(code: error.code, message: text(error.message), tls: error.tls, timeout: error.timeout,
+                                                         cancelledByHedge: error.cancelledByHedge))
         case .responseBody(.bytes(let data), let total, let truncated, let type):
             // A server that echoes the request (an echo route, an error page quoting the
             // Authorization header) sends its secrets back in the body.

@@ -243,4 +243,19 @@ final class EventLogTests: XCTestCase {
         XCTAssertThrowsError(try EventLog.parse(line: #"{"t":1,"op":"a","attempt":1,"event":"data","bytes":99999999999999999999}"#, lineNumber: 5))
         XCTAssertNotNil(try EventLog.parse(line: #"{"t":999999999.5,"op":"a","attempt":1,"event":"retryScheduled","delay":86400,"reason":"r"}"#, lineNumber: 6))
     }
+
+    /// A lost hedge is carried by the error (`hedge: true`); recordings from before the field
+    /// are read by the message's words, once, in the reader.
+    func testAHedgeCancellationIsAFieldAndOldRecordingsStillRead() throws {
+        let line = EventLog.line(for: RequestEvent(time: 1, operationID: "h", attempt: 1, payload: .taskCompleted(error: .hedgeLost(to: 2))))
+        XCTAssertTrue(line.contains(#""hedge":true"#), line)
+        guard case .taskCompleted(let error?)? = try EventLog.parse(line: line, lineNumber: 1)?.payload else { return XCTFail(line) }
+        XCTAssertTrue(error.isHedgeCancellation)
+        let old = #"{"t":1,"op":"h","attempt":1,"event":"taskCompleted","error":{"code":-999,"message":"cancelled by hedge: attempt 2 answered first"}}"#
+        guard case .taskCompleted(let legacy?)? = try EventLog.parse(line: old, lineNumber: 1)?.payload else { return XCTFail(old) }
+        XCTAssertTrue(legacy.isHedgeCancellation)
+        let plain = #"{"t":1,"op":"h","attempt":1,"event":"taskCompleted","error":{"code":-999,"message":"cancelled"}}"#
+        guard case .taskCompleted(let cancelled?)? = try EventLog.parse(line: plain, lineNumber: 1)?.payload else { return XCTFail(plain) }
+        XCTAssertFalse(cancelled.isHedgeCancellation)
+    }
 }

@@ -48,17 +48,15 @@ public struct HedgePolicy: Sendable, Equatable {
 extension TransportError {
     /// The error a hedged attempt's task ends with when another attempt answered first.
     public static func hedgeLost(to winner: Int) -> TransportError {
-        TransportError(code: URLError.Code.cancelled.rawValue, message: "cancelled by hedge: attempt \(winner) answered first")
+        TransportError(code: URLError.Code.cancelled.rawValue, message: "cancelled by hedge: attempt \(winner) answered first", cancelledByHedge: true)
     }
 
     /// The error a hedge still in flight ends with when its attempt ended another way.
     public static func hedgeEnded(with lead: Int) -> TransportError {
-        TransportError(code: URLError.Code.cancelled.rawValue, message: "cancelled by hedge: attempt \(lead) ended")
+        TransportError(code: URLError.Code.cancelled.rawValue, message: "cancelled by hedge: attempt \(lead) ended", cancelledByHedge: true)
     }
 
     /// A hedged copy that was cancelled because another one answered or ended first: not the
-    /// operation's error.
-    public var isHedgeCancellation: Bool {
-        code == URLError.Code.cancelled.rawValue && message.hasPrefix("cancelled by hedge")
-    }
+    /// operation's error. Carried by the error (`hedge` in its object), not read from words.
+    public var isHedgeCancellation: Bool { cancelledByHedge }
 }

@@ -176,12 +176,22 @@ public struct TransportError: Sendable, Equatable, Codable {
     public var tls: TLSFailure?
     /// Which limit a timed-out attempt ran into (`timeout` in the error object; added).
     public var timeout: TimeoutKind?
+    /// A hedged copy cancelled because another attempt answered or ended first (`hedge: true`
+    /// in the error object; added): not the operation's error.
+    public var cancelledByHedge: Bool
 
-    public init(code: Int, message: String, tls: TLSFailure? = nil, timeout: TimeoutKind? = nil) {
+    public init(code: Int, message: String, tls: TLSFailure? = nil, timeout: TimeoutKind? = nil, cancelledByHedge: Bool = false) {
         self.code = code
         self.message = message
         self.tls = tls
         self.timeout = timeout
+        self.cancelledByHedge = cancelledByHedge
+    }
+
+    /// Recordings made before `hedge` was written say it only in the message's words: read
+    /// them so (the one place the words are read).
+    public static func legacyHedge(code: Int, message: String) -> Bool {
+        code == URLError.Code.cancelled.rawValue && message.hasPrefix("cancelled by hedge")
     }
 
     /// The code and message of a task's error. The message is libcurl's own text when
