@@ -60,7 +60,7 @@ extension RequestTracer {
         case .reactorWaiting(let name):
             pend("waiting for reactor", at: at, ["reqtop.reactor": .string(name)], for: id, in: &state)
         case .reactorFinished(let name, let outcome):
-            pend("reactor finished", at: at, ["reqtop.reactor": .string(name), "reqtop.reactor.outcome": .string(outcome)], for: id, in: &state)
+            pend("reactor finished", at: at, ["reqtop.reactor": .string(name), "reqtop.reactor.outcome": .string(outcome.description)], for: id, in: &state)
         case .requeued(let by, let reason):
             endCompleted(id, at: at, in: &state)
             pend("requeued", at: at, ["reqtop.reactor": .string(by), "reqtop.retry.reason": .string(reason)], for: id, in: &state)

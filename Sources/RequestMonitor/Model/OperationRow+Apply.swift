@@ -139,7 +139,7 @@ extension OperationRow {
             closeSegment(at: t)
             state = .queued
             live[0].heldBy = nil
-            if outcome != "success" { live[0].lastError = outcome }
+            if case .failure(let why) = outcome { live[0].lastError = why }
         case .requeued(_, let reason):
             live[0].reason = reason
             updateAttempt { $0.decision = "requeued: \(reason)" }

@@ -166,7 +166,7 @@ extension MonitorView {
     static func style(_ payload: RequestEvent.Payload, _ theme: Theme) -> CellGrid.Style {
         switch payload {
         case .retryScheduled, .earlyRetry, .held, .reactorStarted, .reactorWaiting, .requeued: theme.style(.backoff)
-        case .reactorFinished(_, let outcome) where outcome != "success": theme.style(.failed)
+        case .reactorFinished(_, .failure): theme.style(.failed)
         case .validationFailed, .preparationFailed, .retryDenied: theme.style(.failed)
         case .taskCompleted(let error?) where error.isHedgeCancellation: theme.style(.cancelled)
         case .taskCompleted(let error) where error != nil: theme.style(.failed)

@@ -121,3 +121,27 @@ public struct BatchingInterceptor: RequestInterceptor {
         Interception(request, everyAttempt || context.attempt == 1 ? .hold(batch) : .execute)
     }
 }
+
+/// How a reactor's run ended, as the `reactorFinished` event's `outcome` says it: `success`,
+/// or the error's words.
+public enum ReactorOutcome: Sendable, Equatable, ExpressibleByStringLiteral, CustomStringConvertible {
+    case success
+    case failure(String)
+
+    /// From the event's `outcome` field.
+    public init(wire text: String) {
+        self = text == "success" ? .success : .failure(text)
+    }
+
+    public init(stringLiteral value: String) {
+        self.init(wire: value)
+    }
+
+    /// The `outcome` field's text.
+    public var description: String {
+        switch self {
+        case .success: "success"
+        case .failure(let why): why
+        }
+    }
+}

@@ -142,7 +142,7 @@ extension RequestEvent.Payload {
             return "reactorWaiting"
         case .reactorFinished(let name, let outcome):
             w.string("name", name)
-            w.string("outcome", outcome)
+            w.string("outcome", outcome.description)
             return "reactorFinished"
         case .requeued(let by, let reason):
             w.string("by", by)
@@ -217,7 +217,7 @@ extension RequestEvent.Payload {
         case "released": self = .released(batch: try r.string("batch"), size: try r.int("size"))
         case "reactorStarted": self = .reactorStarted(name: try r.string("name"), trigger: try r.string("trigger"))
         case "reactorWaiting": self = .reactorWaiting(name: try r.string("name"))
-        case "reactorFinished": self = .reactorFinished(name: try r.string("name"), outcome: try r.string("outcome"))
+        case "reactorFinished": self = .reactorFinished(name: try r.string("name"), outcome: ReactorOutcome(wire: try r.string("outcome")))
         case "requeued": self = .requeued(by: try r.string("by"), reason: try r.string("reason"))
         case "cancelled": self = .cancelled(by: try r.string("by"))
         case "missed": self = .missed(count: try r.int("count"))

@@ -131,7 +131,7 @@ public struct RequestEvent: Sendable, Equatable {
         /// triggered the run too, or the reactor holds new requests while it runs).
         case reactorWaiting(name: String)
         /// `reactorFinished`: `name`, `outcome` (`success` or the error), on each waiting operation.
-        case reactorFinished(name: String, outcome: String)
+        case reactorFinished(name: String, outcome: ReactorOutcome)
         /// `requeued`: `by` (the reactor), `reason`. The next attempt starts at once,
         /// without asking the retry policy.
         case requeued(by: String, reason: String)

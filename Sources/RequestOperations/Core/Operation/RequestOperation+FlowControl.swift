@@ -90,7 +90,7 @@ extension RequestOperation {
         }) else { return .cancelled(by: "caller") }
         let error = await reactor.outcome(of: run)
         let current = withCurrent(token) { state in
-            publish(&state, .reactorFinished(name: reactor.name, outcome: error.map { "\($0)" } ?? "success"))
+            publish(&state, .reactorFinished(name: reactor.name, outcome: error.map { .failure("\($0)") } ?? .success))
             if error == nil, let phase { state.phase = phase }
         }
         return current ? error : (error ?? .cancelled(by: "caller"))
