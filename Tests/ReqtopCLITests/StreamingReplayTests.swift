@@ -82,7 +82,7 @@ final class StreamingReplayTests: XCTestCase {
         let error = try XCTUnwrap(source.outcome.error)
         XCTAssert(error.description.contains("line 202"), error.description)
         XCTAssertEqual(player.playhead, events[199].time, accuracy: 1e-6, "the playhead stands at the last event read, not past it")
-        let status = ReplayCommands(player: player).status()
+        let status = ReplayCommands(player: player).status().text
         XCTAssert(status.contains("stopped reading: line 202"), "the header says the replay stops there, not just END: \(status)")
     }
 }

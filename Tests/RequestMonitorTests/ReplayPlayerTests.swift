@@ -72,7 +72,7 @@ final class ReplayPlayerTests: XCTestCase {
         player.tick(now: start + 2 * second)
         XCTAssertEqual(sink.all, ["page-1", "page-2"])
         XCTAssertEqual(player.skipped, 3599, accuracy: 0.01)
-        XCTAssert(ReplayCommands(player: player).status().hasSuffix("(59m59s idle skipped)"), ReplayCommands(player: player).status())
+        XCTAssert(ReplayCommands(player: player).status().text.hasSuffix("(59m59s idle skipped)"), ReplayCommands(player: player).status().text)
         // Gaps of a few seconds are played as they were.
         let short = ReplayPlayer(events: events, output: { _ in })
         short.tick(now: start)
@@ -116,7 +116,7 @@ final class ReplayPlayerTests: XCTestCase {
         XCTAssertFalse(commands.canCancel)
         XCTAssertEqual(commands.perform(.playback(.faster)).message, "speed 2×")
         XCTAssertEqual(commands.perform(.setSuspended(true)).message, "replay paused")
-        XCTAssertEqual(commands.status(), "REPLAY 2× PAUSED 0.0/9.0s")
+        XCTAssertEqual(commands.status().text, "REPLAY 2× PAUSED 0.0/9.0s")
         var state = MonitorState()
         state.selectedID = "op-1"
         let context = MonitorUpdate.Context(visible: ["op-1"], pageSize: 5, model: QueueModel(source: "r"), canCommand: true,

@@ -175,7 +175,7 @@ final class AttachedMonitor: Sendable {
         self.client = client
         let shared = self.shared
         screen = try MonitorScreen(
-            options: .init(source: "attach", color: color, clock: { shared.now() }, playbackStatus: { shared.status.withLock { $0 } }),
+            options: .init(source: "attach", color: color, clock: { shared.now() }, playbackStatus: { PlaybackStatus(shared.status.withLock { $0 }) }),
             commands: RemoteQueueCommands(client: client))
     }
 

@@ -19,7 +19,7 @@ public struct MonitorProgram: Sendable {
         case action(MonitorAction)
         /// Before each frame is drawn: the session clock's reading (nil: the latest event's
         /// time), the table's page size and a replay's status for the header.
-        case frame(clock: TimeInterval?, pageSize: Int, playback: String?, faultsOn: Bool = false)
+        case frame(clock: TimeInterval?, pageSize: Int, playback: PlaybackStatus?, faultsOn: Bool = false)
     }
 
     public private(set) var model: QueueModel
@@ -77,7 +77,7 @@ public struct MonitorProgram: Sendable {
     /// Settles what follows from everything that came in since the last frame: whether the
     /// session has ended, the selection (following the newest, or kept on a row the filter
     /// still shows), and the scroll that keeps it in view.
-    private mutating func frame(clock: TimeInterval?, pageSize: Int, playback: String?) {
+    private mutating func frame(clock: TimeInterval?, pageSize: Int, playback: PlaybackStatus?) {
         let unfinished = [OperationRow.State.running, .backoff, .queued, .preparing, .held].reduce(0) { $0 + model.counts[$1, default: 0] }
         state.ended = unfinished == 0 && !model.rows.isEmpty ? endedText : nil
         let visibleIDs = cache.ids(model: model, state: state, now: now(clock: clock))

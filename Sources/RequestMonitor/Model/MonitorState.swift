@@ -62,11 +62,28 @@ public struct MonitorState: Sendable, Equatable {
     var commandsAnswered = 0
     var flashAfterCommand = 0
     /// A replay's speed and position, for the header.
-    public var playback: String?
+    public var playback: PlaybackStatus?
     /// Set when the source has ended ("ENDED: every operation finished, q quits"): the header
     /// says so and its clock and rate stand still.
     public var ended: String?
     public var quit = false
 
     public init() {}
+}
+
+/// What the header says of the source in place of FOLLOW: a replay's speed and position, an
+/// attached program's name. `saysPaused`: the text says itself that it is stopped (a replay
+/// paused or at its end), so the header adds no PAUSED of its own.
+public struct PlaybackStatus: Sendable, Equatable, ExpressibleByStringLiteral {
+    public var text: String
+    public var saysPaused: Bool
+
+    public init(_ text: String, saysPaused: Bool = false) {
+        self.text = text
+        self.saysPaused = saysPaused
+    }
+
+    public init(stringLiteral value: String) {
+        self.init(value)
+    }
 }

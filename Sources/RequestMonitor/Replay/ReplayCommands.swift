@@ -48,10 +48,14 @@ public final class ReplayCommands: QueueCommands {
     }
 
     /// What the header shows: speed, where the playhead is, and the end.
-    public func status() -> String {
+    public func status() -> PlaybackStatus {
         let where_ = player.isAtEnd ? "END" : (player.isPaused ? "PAUSED" : "PLAYING")
         let skipped = player.skipped
-        return "REPLAY \(ReplayPlayer.format(player.speed)) \(where_) \(String(format: "%.1f", player.playhead))/\(String(format: "%.1f", player.duration))s" + (player.isDurationKnown ? "" : " reading")
+        return PlaybackStatus(text(where_, skipped: skipped), saysPaused: player.isAtEnd || player.isPaused)
+    }
+
+    private func text(_ where_: String, skipped: TimeInterval) -> String {
+        "REPLAY \(ReplayPlayer.format(player.speed)) \(where_) \(String(format: "%.1f", player.playhead))/\(String(format: "%.1f", player.duration))s" + (player.isDurationKnown ? "" : " reading")
             + (skipped > 0 ? " (\(Self.duration(skipped)) idle skipped)" : "")
             + (player.problem.map { " · stopped reading: \($0)" } ?? "")
     }

@@ -23,12 +23,12 @@ public final class MonitorScreen: Sendable {
         /// Called once, from the loop, when the person quits.
         public var onQuit: (@Sendable () -> Void)?
         /// A replay's status for the header ("REPLAY 2× PLAYING 3.1/20.0s").
-        public var playbackStatus: (@Sendable () -> String)?
+        public var playbackStatus: (@Sendable () -> PlaybackStatus)?
         /// Whether faults are injected into the queue shown (the header says FAULTS ON).
         public var faultsActive: (@Sendable () -> Bool)?
 
         public init(source: String, color: Bool, clock: (@Sendable () -> TimeInterval)? = nil, onQuit: (@Sendable () -> Void)? = nil,
-                    playbackStatus: (@Sendable () -> String)? = nil) {
+                    playbackStatus: (@Sendable () -> PlaybackStatus)? = nil) {
             self.source = source
             self.color = color
             self.clock = clock

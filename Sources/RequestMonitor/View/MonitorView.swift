@@ -90,7 +90,7 @@ public struct MonitorView {
         }
         // A replay's status says PAUSED itself; an attached program's gets it added. It comes
         // before the source's name: on a narrow screen it is what matters more.
-        let mode = state.ended ?? state.playback.map { state.paused && !$0.contains("PAUSED") ? "\($0) PAUSED" : $0 }
+        let mode = state.ended ?? state.playback.map { state.paused && !$0.saysPaused ? "\($0.text) PAUSED" : $0.text }
             ?? (state.paused ? "PAUSED" : (state.follow ? "FOLLOW" : ""))
         if !mode.isEmpty {
             part(" \(mode) ", style: CellGrid.Style(color: theme.color ? (state.paused ? .yellow : .green) : .normal, bold: true, reverse: true))
