@@ -56,12 +56,7 @@ enum PackedTag: UInt8 {
 /// Strings every pack knows without writing them: the schema's kind and field names and a
 /// few common values. Appending is fine; nothing packed outlives the process.
 enum PackedStrings {
-    static let known: [String] = [
-        "queued", "built", "started", "sent", "connection", "preparationFailed", "taskCreated", "redirect", "response",
-        "data", "taskCompleted", "validationFailed", "retryScheduled", "retryDenied", "hedged", "circuitWaiting",
-        "circuitOpened", "circuitHalfOpen", "circuitClosed", "rateLimitWaiting", "retryBudget", "rateLimited",
-        "earlyRetry", "intercepted", "held", "released", "reactorStarted", "reactorWaiting", "reactorFinished",
-        "requeued", "cancelled", "finished", "missed",
+    static let known: [String] = EventKind.allCases.map(\.rawValue) + [
         "method", "url", "headers", "maxAttempts", "body", "bodyBase64", "bodyBytes", "bodyOmitted", "timeout",
         "deadline", "hedgeAfter", "hedgeMax", "retryBaseDelay", "retryMultiplier", "retryMaxDelay",
         "retryJitter", "retryNonIdempotent", "reused", "reason", "task", "status", "location", "expectedBytes",
@@ -69,7 +64,7 @@ enum PackedStrings {
         "size", "name", "outcome", "attempts", "duration", "count",
         "GET", "POST", "PUT", "DELETE", "HEAD", "PATCH", "success", "failure", "execute", "caller",
         "Content-Type", "Content-Length", "Accept", "Authorization", "application/json", "[redacted]",
-        "dropped", "refused", "insecure",
+        "dropped", "refused", "insecure", "totalBytes", "truncated", "mediaType", "fault", "rule", "httpVersion",
     ]
     static let positions: [String: Int] = Dictionary(known.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
     static let longest = known.map(\.utf8.count).max() ?? 0

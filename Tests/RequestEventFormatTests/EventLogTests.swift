@@ -56,13 +56,24 @@ final class EventLogTests: XCTestCase {
             .queued(method: "GET", url: "http://h/", headers: [:], maxAttempts: 3, body: nil,
                     options: RecordedOptions(deadline: 300, hedge: .hedge(after: 0.2, max: 2))),
             .cancelled(by: "caller"),
+            .retryDenied(reason: "the host's retry budget is spent"), .retryBudget(host: "h:80", left: 3),
+            .circuitWaiting(host: "h:80"), .circuitOpened(host: "h:80", reason: "5 failures", until: 12.5), .circuitHalfOpen(host: "h:80"),
+            .circuitClosed(host: "h:80", reason: "the probe succeeded"), .rateLimitWaiting(host: "h:80", until: 3),
+            .rateLimited(host: "h:80", until: 3, reason: "Retry-After"), .intercepted(by: "auth", command: "hold"),
+            .held(batch: "uploads"), .released(batch: "uploads", size: 3), .reactorStarted(name: "auth", trigger: "status 401"),
+            .reactorWaiting(name: "auth"), .reactorFinished(name: "auth", outcome: .failure("no token")),
+            .requeued(by: "auth", reason: "after auth ran"), .missed(count: 4),
+            .injected(fault: "status 503", rule: "host:h:80", by: "plan"),
             .finished(outcome: .failure, status: nil, attempts: 3, duration: 4.5, reason: "retries exhausted"),
             .finished(outcome: .success, status: 200, attempts: 1, duration: 0.25, reason: nil),
         ]
+        // One sample of every kind, and each kind's case is named as the line names it.
+        XCTAssertEqual(Set(payloads.compactMap(\.kind)), Set(EventKind.allCases), "a sample of every kind")
         for (index, payload) in payloads.enumerated() {
             let event = RequestEvent(time: 1.25, operationID: "op \"\(index)\"", attempt: 2, payload: payload)
             let line = EventLog.line(for: event)
             let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], line)
+            XCTAssertEqual(payload.kind?.rawValue, object["event"] as? String, "the kind's name is the one written")
             XCTAssertEqual(object["t"] as? Double, 1.25)
             XCTAssertEqual(object["op"] as? String, "op \"\(index)\"")
             XCTAssertEqual(object["attempt"] as? Int, 2)

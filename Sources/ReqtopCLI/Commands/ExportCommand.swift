@@ -128,7 +128,7 @@ struct ExportCommand: ParsableCommand {
 
     /// Sends the recording's spans and waits until they are sent (or the collector fails).
     private func sendTrace(_ log: EventLogFile, to endpoint: String) throws {
-        let attempts = log.events.filter { $0.payload.name == "taskCreated" }.count
+        let attempts = log.events.filter { $0.payload.kind == .taskCreated }.count
         let operations = Set(log.events.map(\.operationID).filter { !$0.isEmpty }).count
         let telemetry: Telemetry
         do {

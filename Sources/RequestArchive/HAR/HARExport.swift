@@ -52,7 +52,7 @@ public enum HARExport {
                 // The queued event (attempt 1) and everything of this attempt; a retry decision
                 // is published with the attempt it follows.
                 let mine = own.filter { $0.attempt == attempt }
-                guard let started = mine.first(where: { $0.payload.name == "started" }) ?? mine.first else { continue }
+                guard let started = mine.first(where: { $0.payload.kind == .started }) ?? mine.first else { continue }
                 entries.append((started.time, entry(id: id, attempt: attempt, events: mine, started: started.time, startedAt: startedAt,
                                                     request: request)))
             }

@@ -163,7 +163,7 @@ public enum HARImport {
             let (start, recorded) = (item.start, item.recorded)
             if !recorded.isEmpty {
                 events += recorded
-                if sessionStart == nil, let started = events.last(where: { $0.payload.name == "started" }) ?? events.last {
+                if sessionStart == nil, let started = events.last(where: { $0.payload.kind == .started }) ?? events.last {
                     sessionStart = start.addingTimeInterval(-started.time)
                 }
                 continue

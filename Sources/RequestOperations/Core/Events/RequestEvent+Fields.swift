@@ -7,6 +7,7 @@ import Foundation
 extension RequestEvent.Payload {
     /// The `event` field.
     public var name: String {
+        if let kind { return kind.rawValue }
         var discard = DiscardingFieldWriter()
         return write(to: &discard)
     }

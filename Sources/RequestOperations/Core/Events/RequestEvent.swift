@@ -7,7 +7,7 @@ import Foundation
 /// `attempt`, `event`, and the payload's own fields, which RequestEvent+Fields.swift names.
 /// Names here are a public contract: kinds and fields may be added, never renamed.
 ///
-/// To add a kind: a case here (its comment gives its fields), its name and fields in
+/// To add a kind: a case here (its comment gives its fields), its name in ``EventKind``, its fields in
 /// RequestEvent+Fields.swift (one switch to write, one to read), then what the monitor makes
 /// of it (`OperationRow.apply` and `EventDescription`). The event table in docs/event-format.md documents it.
 public struct RequestEvent: Sendable, Equatable {
