@@ -59,7 +59,7 @@ final class BodyTabTests: XCTestCase {
         let text = render(model(body: Data([0x00, 0x01, 0x41, 0x42, 0xFF]), type: "application/octet-stream", truncated: true, total: 70_000))
         XCTAssertTrue(text.contains("00000000  00 01 41 42 ff"), text)
         XCTAssertTrue(text.contains("..AB."), text)
-        XCTAssertTrue(text.contains("truncated at the cap"), text)
+        XCTAssertTrue(text.contains("(truncated at the"), text)
         XCTAssertTrue(text.contains("more not recorded"), text)
     }
 
@@ -102,5 +102,15 @@ final class BodyTabTests: XCTestCase {
         XCTAssertNotNil(row, grid.text)
         let column = Array(String(grid.text.split(separator: "\n")[row!])).firstIndex(of: "O")!
         XCTAssertTrue(grid.cell(x: column, y: row!).style.reverse, "the match is highlighted")
+    }
+
+    /// A line wider than the screen goes on under itself, past its number, never cut.
+    func testALongLineWraps() {
+        let long = Data((String(repeating: "word ", count: 40) + "END").utf8)
+        let text = render(model(body: long, type: "text/plain"))
+        XCTAssertTrue(text.contains("END"), text)
+        let lines = text.split(separator: "\n").filter { $0.contains("word") }
+        XCTAssertGreaterThan(lines.count, 1, text)
+        XCTAssertTrue(lines.dropFirst().allSatisfy { $0.hasPrefix("    word") || $0.hasPrefix("    END") }, "continued past the number: \(lines)")
     }
 }

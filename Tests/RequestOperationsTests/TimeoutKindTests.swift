@@ -35,12 +35,12 @@ struct TimeoutKindTests {
         #expect(stalled?.message == "no byte for 300 ms (read timeout)" || stalled?.message.contains("read timeout") == true)
         #expect(took >= 0.25 && took < 5, "\(took)")
 
-        // Fifteen bytes over 1.5 s, one every 100 ms: each byte resets the read timeout (0.6 s
-        // here, so a loaded machine's late byte is not taken for a stall).
+        // Twenty bytes over 2.4 s, one every 120 ms: each byte resets the read timeout (1.2 s
+        // here: ten gaps' worth, as URLSession's callbacks arrive late on a loaded machine).
         var patient = read
-        patient.readTimeout = 0.6
-        let dripping = try await queue.response(for: URLRequest(url: server.url("/drip?bytes=15&duration=1500&chunks=15")), id: "drip", options: patient)
-        #expect(dripping.status == 200 && dripping.data.count == 15)
+        patient.readTimeout = 1.2
+        let dripping = try await queue.response(for: URLRequest(url: server.url("/drip?bytes=20&duration=2400&chunks=20")), id: "drip", options: patient)
+        #expect(dripping.status == 200 && dripping.data.count == 20)
 
         var attempt = RequestOptions(retryPolicy: .never, attemptTimeout: 0.3)
         attempt.readTimeout = nil

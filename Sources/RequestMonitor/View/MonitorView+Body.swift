@@ -63,31 +63,56 @@ extension MonitorView {
         let lines = bodyTabLines(row: row)
         let room = grid.height - 5
         let first = max(0, min(top, lines.count - room))
+        let width = max(10, grid.width - 2)
         var y = 4
-        let word = state.find.flatMap { $0.isEmpty ? nil : $0 }
+        let word = state.find.flatMap { $0.isEmpty ? nil : Array($0) }
         let found = CellGrid.Style(color: theme.color ? .yellow : .normal, bold: true, reverse: true)
-        for line in lines.dropFirst(first).prefix(room) {
-            var x = 1
-            for (text, style) in line { x = grid.put(text, x: x, y: y, style: style) }
-            // Every match of the find word, over what was drawn.
-            if let word {
-                let text = line.map(\.0).joined()
-                let lower = Array(text.lowercased())
-                let needle = Array(word)
-                if lower.count == text.count, needle.count <= lower.count {
-                    for start in 0...(lower.count - needle.count) where Array(lower[start..<start + needle.count]) == needle {
-                        grid.put(String(Array(text)[start..<start + needle.count]), x: 1 + start, y: y, style: found)
-                    }
+        var shownLast = first - 1
+        for (index, line) in lines.enumerated().dropFirst(first) {
+            guard y < 4 + room else { break }
+            // The line as cells, every match of the find word marked, then wrapped to the
+            // width: a long line goes on under itself, past its number, never cut.
+            var cells = line.flatMap { run in run.0.map { ($0, run.1) } }
+            if let word, word.count <= cells.count {
+                let lower = cells.map { Character($0.0.lowercased()) }
+                for start in 0...(cells.count - word.count) where Array(lower[start..<start + word.count]) == word {
+                    for offset in start..<start + word.count { cells[offset].1 = found }
                 }
             }
-            y += 1
+            let gutter = line.count > 1 && line[0].1 == CellGrid.Style(dim: true) ? min(line[0].0.count, width / 2) : 0
+            var rest = cells[...]
+            var continuation = false
+            repeat {
+                var take = continuation ? width - gutter : width
+                // At a space when there is one in the last third: words stay whole.
+                if rest.count > take, let space = rest.prefix(take).lastIndex(where: { $0.0 == " " }),
+                   space - rest.startIndex > take * 2 / 3 {
+                    take = space - rest.startIndex + 1
+                }
+                let chunk = rest.prefix(take)
+                rest = rest.dropFirst(take)
+                var x = 1 + (continuation ? gutter : 0)
+                var run = "", style = chunk.first?.1 ?? .plain
+                for (character, cellStyle) in chunk {
+                    if cellStyle != style {
+                        x = grid.put(run, x: x, y: y, style: style)
+                        (run, style) = ("", cellStyle)
+                    }
+                    run.append(character)
+                }
+                grid.put(run, x: x, y: y, style: style)
+                y += 1
+                continuation = true
+            } while !rest.isEmpty && y < 4 + room
+            shownLast = index
         }
         if let draft = state.findDraft {
             grid.put(" find: \(draft)_ ", x: 1, y: 3, style: CellGrid.Style(bold: true, reverse: true))
         }
-        if lines.count > room {
-            grid.put(" lines \(first + 1)–\(min(lines.count, first + room)) of \(lines.count) · ↑↓ PgUp PgDn scroll ", x: max(0, grid.width - 50), y: 3,
+        if lines.count > room || shownLast < lines.count - 1 {
+            grid.put(" lines \(first + 1)–\(shownLast + 1) of \(lines.count) · ↑↓ PgUp PgDn scroll ", x: max(0, grid.width - 50), y: 3,
                      style: CellGrid.Style(dim: true))
         }
     }
+
 }
