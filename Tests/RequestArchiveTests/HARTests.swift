@@ -28,6 +28,24 @@ final class HARImportTests: XCTestCase {
         }
     }
 
+    /// The bodies browsers and proxies saved come in as `responseBody` events: Charles' as
+    /// text, Chrome's as base64 (a page and a PNG), whole under the cap.
+    func testSavedBodiesFromOtherToolsAreShown() throws {
+        func bodies(_ name: String) throws -> [(Data, Int, String?)] {
+            try HARImport.read(path: try fixture(name)).events.compactMap { event in
+                if case .responseBody(.bytes(let data), let total, _, let type) = event.payload { return (data, total, type) }
+                return nil
+            }
+        }
+        let charles = try bodies("charles.har")
+        XCTAssertEqual(charles.count, 1)
+        XCTAssertTrue(String(decoding: charles[0].0, as: UTF8.self).hasPrefix("<!DOCTYPE html>"))
+        let chrome = try bodies("chrome.har")
+        XCTAssertEqual(chrome.map(\.2), ["text/html", "image/png"])
+        XCTAssertEqual(chrome.map(\.1), [23_866, 7108], "base64 decoded to the sizes the HAR states")
+        XCTAssertEqual(Array(chrome[1].0.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "the PNG's own bytes")
+    }
+
     func testStatusesSizesAndTimings() throws {
         let charles = try HARImport.read(path: try fixture("charles.har"))
         XCTAssertEqual(finished(charles).first?.1, .success)
