@@ -128,10 +128,17 @@ public struct MonitorView {
 
     // MARK: - Table
 
+    /// The table's columns, by what they show; the heading is the raw value.
+    enum TableColumn: String, CaseIterable {
+        case id = "ID", state = "STATE", method = "METH", host = "HOST", path = "PATH", status = "STAT", attempts = "ATT"
+        case wait = "WAIT", duration = "DUR", size = "SIZE", timeline = "TIMELINE"
+    }
+
     struct Column {
-        var title: String
+        var kind: TableColumn
         var width: Int
         var right = false
+        var title: String { kind.rawValue }
     }
 
     /// The table's columns for `width`: ID and HOST as wide as what the visible rows hold
@@ -151,21 +158,21 @@ public struct MonitorView {
         }
         idWidth = min(28, idWidth)
         hostWidth = min(24, hostWidth)
-        var columns = [Column(title: "ID", width: idWidth), Column(title: "STATE", width: 11), Column(title: "METH", width: 6),
-                       Column(title: "HOST", width: hostWidth), Column(title: "PATH", width: 0),
-                       Column(title: "STAT", width: 4, right: true), Column(title: "ATT", width: 5, right: true),
-                       Column(title: "WAIT", width: 7, right: true), Column(title: "DUR", width: 6, right: true),
-                       Column(title: "SIZE", width: 6, right: true), Column(title: "TIMELINE", width: width >= 200 ? 24 : 14)]
+        var columns = [Column(kind: .id, width: idWidth), Column(kind: .state, width: 11), Column(kind: .method, width: 6),
+                       Column(kind: .host, width: hostWidth), Column(kind: .path, width: 0),
+                       Column(kind: .status, width: 4, right: true), Column(kind: .attempts, width: 5, right: true),
+                       Column(kind: .wait, width: 7, right: true), Column(kind: .duration, width: 6, right: true),
+                       Column(kind: .size, width: 6, right: true), Column(kind: .timeline, width: width >= 200 ? 24 : 14)]
         let minimumPath = 12
-        func used() -> Int { columns.reduce(1) { $0 + ($1.title == "PATH" ? minimumPath : $1.width) + 1 } }
-        for title in ["TIMELINE", "HOST", "SIZE", "METH", "WAIT"] where used() > width {
-            columns.removeAll { $0.title == title }
+        func used() -> Int { columns.reduce(1) { $0 + ($1.kind == .path ? minimumPath : $1.width) + 1 } }
+        for kind in [TableColumn.timeline, .host, .size, .method, .wait] where used() > width {
+            columns.removeAll { $0.kind == kind }
         }
         // Still too wide (under 60 columns): the id gives way down to 6.
-        if used() > width, let id = columns.firstIndex(where: { $0.title == "ID" }) {
+        if used() > width, let id = columns.firstIndex(where: { $0.kind == .id }) {
             columns[id].width = max(6, columns[id].width - (used() - width))
         }
-        let path = columns.firstIndex { $0.title == "PATH" }!
+        let path = columns.firstIndex { $0.kind == .path }!
         columns[path].width = max(6, width - (used() - minimumPath) - 1)
         return columns
     }
@@ -211,35 +218,34 @@ public struct MonitorView {
             let width = column.width
             var style = CellGrid.Style.plain
             let text: String
-            switch column.title {
-            case "ID":
+            switch column.kind {
+            case .id:
                 text = fit(row.id, width, ellipsis: theme.ellipsis)
                 style.bold = true
-            case "STATE":
+            case .state:
                 text = fit("\(theme.glyph(row.state)) \(theme.word(row.state))", width)
                 style = stateStyle
-            case "METH": text = fit(row.method, width)
-            case "HOST": text = fit(row.host, width, ellipsis: theme.ellipsis)
-            case "PATH": text = fit(row.path, width, ellipsis: theme.ellipsis)
-            case "STAT":
+            case .method: text = fit(row.method, width)
+            case .host: text = fit(row.host, width, ellipsis: theme.ellipsis)
+            case .path: text = fit(row.path, width, ellipsis: theme.ellipsis)
+            case .status:
                 text = Format.right(row.status.map(String.init) ?? "-", width)
                 if let status = row.status, theme.color { style.color = status >= 500 ? .red : status >= 400 ? .yellow : status >= 300 ? .cyan : .green }
-            case "ATT": text = Format.right(row.maxAttempts.map { "\(row.attempt)/\($0)" } ?? "\(row.attempt)", width)
-            case "WAIT":
+            case .attempts: text = Format.right(row.maxAttempts.map { "\(row.attempt)/\($0)" } ?? "\(row.attempt)", width)
+            case .wait:
                 text = Format.right(row.countdown(at: now).map(Self.countdown) ?? row.heldByShort.map { fit($0, width, ellipsis: theme.ellipsis) } ?? "", width)
                 style = CellGrid.Style(color: theme.color ? .yellow : .normal, bold: true)
-            case "DUR": text = Format.right(Format.seconds(row.elapsed(at: now)), width)
-            case "SIZE":
+            case .duration: text = Format.right(Format.seconds(row.elapsed(at: now)), width)
+            case .size:
                 if row.state == .running, let expected = row.expectedBytes, expected > 0 {
                     text = Format.right("\(min(100, row.bytes * 100 / expected))%", width)
                 } else {
                     text = Format.right(row.bytes > 0 ? Format.bytes(row.bytes) : "", width)
                 }
-            case "TIMELINE":
+            case .timeline:
                 drawTimeline(&grid, row: row, x: x, y: y, width: width)
                 x += width + 1
                 continue
-            default: text = ""
             }
             grid.put(text, x: x, y: y, style: style)
             x += width + 1
