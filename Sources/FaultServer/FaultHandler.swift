@@ -209,7 +209,9 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
         // A write from the encoder's context goes to the handlers before it: the socket.
         // Closed from there too: the server pipeline handler would hold a close until a
         // response it saw ends.
-        encoder.writeAndFlush(NIOAny(buffer)).whenComplete { _ in encoder.close(promise: nil) }
+        // The callback runs on the event loop: the context goes in bound to it.
+        let bound = NIOLoopBound(encoder, eventLoop: context.eventLoop)
+        encoder.writeAndFlush(NIOAny(buffer)).whenComplete { _ in bound.value.close(promise: nil) }
     }
 
     private func respond(_ context: ChannelHandlerContext, status: Int, headers: [(String, String)] = [], body: String, keepAlive: Bool) {

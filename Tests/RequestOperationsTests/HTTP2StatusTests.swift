@@ -54,7 +54,7 @@ struct HTTP2StatusTests {
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        defer { try? server.close().wait() }
+        defer { server.close(promise: nil) }
         let port = try #require(server.localAddress?.port)
         let transport = try NIOTransport(tls: TLSOptions(caFile: pki.caFile), proxies: .none)
         defer { Task { try? await transport.shutdown() } }
