@@ -1,0 +1,89 @@
+import Foundation
+import RequestOperations
+
+/// Two runs side by side (`reqtop diff A B`): each operation's outcome, status, attempts and
+/// duration where they differ, the operations only one run has, and per host the attempts
+/// sent upstream, the retry amplification, p50/p95 and failures; a summary a person can paste.
+struct RunDiff {
+    struct Change: Equatable {
+        var id: String
+        var before: RunDigest.Operation?
+        var after: RunDigest.Operation?
+    }
+
+    let a: RunDigest
+    let b: RunDigest
+
+    /// Operations whose end differs (outcome, status or attempts: a duration always differs a
+    /// little between runs, so it is shown, not compared), and those only one run has, by id.
+    var changes: [Change] {
+        Set(a.operations.keys).union(b.operations.keys).sorted().compactMap { id in
+            let before = a.operations[id], after = b.operations[id]
+            let same = before?.outcome == after?.outcome && before?.status == after?.status && before?.attempts == after?.attempts
+                && (before == nil) == (after == nil)
+            return same ? nil : Change(id: id, before: before, after: after)
+        }
+    }
+
+    /// Every operation ended alike in both runs.
+    var isEmpty: Bool { changes.isEmpty }
+
+    private static func text(_ operation: RunDigest.Operation?) -> String {
+        guard let operation else { return "(not in this run)" }
+        let duration = operation.duration.map { String(format: "%.2fs", $0) } ?? "-"
+        return "\(operation.outcome?.rawValue ?? "unfinished") \(operation.status.map(String.init) ?? "-") · \(operation.attempts) attempt\(operation.attempts == 1 ? "" : "s") · \(duration)"
+    }
+
+    /// The report for a person.
+    func report(names: (String, String)) -> String {
+        var lines: [String] = []
+        let changes = changes
+        if isEmpty { return "no differences between \(names.0) and \(names.1)\n" }
+        lines.append("operations that ended differently (\(changes.count)):")
+        for change in changes {
+            lines.append("  \(change.id)")
+            lines.append("    \(names.0): \(Self.text(change.before))")
+            lines.append("    \(names.1): \(Self.text(change.after))")
+        }
+        lines.append("hosts (\(names.0) → \(names.1)):")
+        for host in Set(a.hosts.keys).union(b.hosts.keys).sorted() {
+            let x = a.hosts[host] ?? RunDigest.Host(), y = b.hosts[host] ?? RunDigest.Host()
+            func p(_ value: TimeInterval?) -> String { value.map { String(format: "%.2fs", $0) } ?? "-" }
+            lines.append("  \(host): attempts \(x.attempts) → \(y.attempts) (×\(String(format: "%.2f", x.amplification)) → ×\(String(format: "%.2f", y.amplification)) per operation), "
+                         + "failures \(x.failures) → \(y.failures), p50 \(p(x.percentile(0.5))) → \(p(y.percentile(0.5))), p95 \(p(x.percentile(0.95))) → \(p(y.percentile(0.95)))")
+        }
+        lines.append(summary(names: names))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// One sentence for an incident review.
+    func summary(names: (String, String)) -> String {
+        let attempts = (a.hosts.values.reduce(0) { $0 + $1.attempts }, b.hosts.values.reduce(0) { $0 + $1.attempts })
+        let failures = (a.operations.values.filter { $0.outcome == .failure }.count, b.operations.values.filter { $0.outcome == .failure }.count)
+        let ratio = attempts.0 == 0 ? "" : String(format: " (×%.2f)", Double(attempts.1) / Double(attempts.0))
+        return "summary: attempts sent upstream \(attempts.0) → \(attempts.1)\(ratio), failed operations \(failures.0) → \(failures.1), "
+            + "\(changes.count) operation\(changes.count == 1 ? "" : "s") ended differently (\(names.0) → \(names.1))"
+    }
+
+    /// The same as JSON, for scripts.
+    func json() -> [String: Any] {
+        func object(_ operation: RunDigest.Operation?) -> Any {
+            guard let operation else { return NSNull() }
+            var fields: [String: Any] = ["attempts": operation.attempts]
+            fields["outcome"] = operation.outcome.map { $0.rawValue as Any } ?? NSNull()
+            fields["status"] = operation.status.map { $0 as Any } ?? NSNull()
+            fields["duration"] = operation.duration.map { $0 as Any } ?? NSNull()
+            return fields
+        }
+        var hosts: [String: Any] = [:]
+        for host in Set(a.hosts.keys).union(b.hosts.keys).sorted() {
+            let x = a.hosts[host] ?? RunDigest.Host(), y = b.hosts[host] ?? RunDigest.Host()
+            func value(_ seconds: TimeInterval?) -> Any { seconds.map { $0 as Any } ?? NSNull() }
+            hosts[host] = ["attempts": [x.attempts, y.attempts], "failures": [x.failures, y.failures],
+                           "p50": [value(x.percentile(0.5)), value(y.percentile(0.5))],
+                           "p95": [value(x.percentile(0.95)), value(y.percentile(0.95))]] as [String: Any]
+        }
+        return ["differences": changes.map { ["op": $0.id, "a": object($0.before), "b": object($0.after)] as [String: Any] },
+                "hosts": hosts, "same": isEmpty]
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import RequestArchive
+import RequestOperations
+
+/// What a recording says of each operation and each host, for comparing two runs: the
+/// outcome, status, attempts and duration each operation ended with, and per host the
+/// attempts sent and the times to completion.
+struct RunDigest: Equatable {
+    struct Operation: Equatable {
+        var outcome: RequestOutcome?
+        var status: Int?
+        var attempts: Int
+        var duration: TimeInterval?
+    }
+
+    struct Host: Equatable {
+        var operations = 0
+        var attempts = 0
+        var failures = 0
+        var durations: [TimeInterval] = []
+
+        /// Attempts per operation: what the retries cost the upstream.
+        var amplification: Double { operations == 0 ? 0 : Double(attempts) / Double(operations) }
+        func percentile(_ fraction: Double) -> TimeInterval? {
+            guard !durations.isEmpty else { return nil }
+            let sorted = durations.sorted()
+            return sorted[min(sorted.count - 1, max(0, Int((fraction * Double(sorted.count)).rounded(.up)) - 1))]
+        }
+    }
+
+    var operations: [String: Operation] = [:]
+    var hosts: [String: Host] = [:]
+
+    init(events: [RequestEvent]) {
+        var hostOf: [String: String] = [:]
+        for event in events where !event.operationID.isEmpty {
+            let id = event.operationID
+            switch event.payload {
+            case .queued(_, let url, _, _, _, _), .built(_, let url, _, _):
+                let host = URL(string: url).map { url in url.host.map { "\($0)\(url.port.map { ":\($0)" } ?? "")" } ?? "(no host)" } ?? "(no host)"
+                if hostOf[id] == nil { hosts[host, default: Host()].operations += 1 }
+                hostOf[id] = host
+                if operations[id] == nil { operations[id] = Operation(outcome: nil, status: nil, attempts: 0, duration: nil) }
+            case .taskCreated:
+                if let host = hostOf[id] { hosts[host, default: Host()].attempts += 1 }
+            case .finished(let outcome, let status, let attempts, let duration, _):
+                operations[id] = Operation(outcome: outcome, status: status, attempts: attempts, duration: duration)
+                if let host = hostOf[id] {
+                    if outcome == .failure { hosts[host, default: Host()].failures += 1 }
+                    if outcome != .cancelled { hosts[host, default: Host()].durations.append(duration) }
+                }
+            default:
+                break
+            }
+        }
+    }
+}
