@@ -97,7 +97,9 @@ final class EarlyRetryTests: XCTestCase {
         let server = try startServer()
         let queue = makeQueue()
         let recorder = EventRecorder(queue.events)
-        let waiting = queue.add(URLRequest(url: server.url("/flaky/now?failures=1")), id: "now",
+        // The failing answer takes 300 ms: on NIO a loaded machine had the first attempt fail
+        // and wait before the next line ran, and then there was something to skip.
+        let waiting = queue.add(URLRequest(url: server.url("/flaky/now?failures=1&ms=300")), id: "now",
                                 options: RequestOptions(retryPolicy: longWait, earlyRetryOnHostSuccess: false))
         XCTAssertFalse(waiting.retryNow(), "nothing to skip yet")
         waitFor(5, "the backoff") { if case .waitingToRetry = waiting.phase { true } else { false } }
