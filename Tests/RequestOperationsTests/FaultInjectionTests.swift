@@ -17,7 +17,7 @@ struct FaultInjectionTests {
     }
 
     private func lastError(_ recorder: EventRecorder, _ id: String) -> TransportError? {
-        recorder.events(of: id).compactMap { if case .taskCompleted(let error?) = $0.payload { error } else { nil } }.last
+        recorder.errors(of: id).last
     }
 
     @Test(arguments: TransportKind.allCases)

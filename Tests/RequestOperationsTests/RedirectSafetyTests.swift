@@ -213,9 +213,7 @@ struct RedirectSafetyTests {
             return
         }
         #expect(reason.contains("cannot be read twice"))
-        let completed = recorder.events(of: "stream").compactMap { event -> TransportError? in
-            if case .taskCompleted(let error?) = event.payload { error } else { nil }
-        }
+        let completed = recorder.errors(of: "stream")
         #expect(completed.last?.code == URLError.Code.requestBodyStreamExhausted.rawValue)
     }
 }

@@ -29,6 +29,11 @@ final class EventRecorder: Sendable {
         all.filter { $0.operationID == operation }
     }
 
+    /// The errors the operation's tasks ended with (`taskCompleted` with an error), in order.
+    func errors(of operation: String) -> [TransportError] {
+        events(of: operation).compactMap { if case .taskCompleted(let error?) = $0.payload { error } else { nil } }
+    }
+
     func names(of operation: String) -> [String] {
         events(of: operation).map(\.payload.name)
     }

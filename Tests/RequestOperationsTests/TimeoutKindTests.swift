@@ -16,9 +16,7 @@ struct TimeoutKindTests {
         let start = Date()
         _ = try? await queue.response(for: URLRequest(url: url), id: "t", options: options)
         let elapsed = Date().timeIntervalSince(start)
-        let error = recorder.events(of: "t").compactMap { event -> TransportError? in
-            if case .taskCompleted(let error?) = event.payload { error } else { nil }
-        }.last
+        let error = recorder.errors(of: "t").last
         return (error, elapsed)
     }
 
