@@ -21,6 +21,9 @@ public final class EndpointClient: Sendable {
         public var live: Int
         public var readOnly: Bool
         public var suspended: Bool
+        /// Whether the program takes injected faults from monitors, and how many are set.
+        public var acceptsFaults = false
+        public var faults = 0
         /// The protocol version the program speaks (``EndpointProtocol/version``; 1 when unsaid).
         public var version: Int = EndpointProtocol.version
     }
@@ -44,13 +47,15 @@ public final class EndpointClient: Sendable {
         case reply(id: Int?, ok: Bool, message: String)
         case error(String)
         case suspended(Bool)
+        /// Faults were injected or removed: this many are set now.
+        case faults(Int)
         /// A line this version cannot read.
         case unreadable(String)
     }
 
     public let path: String
     private let fd: Int32
-    private let pending = Mutex<[Int: (ok: Bool, message: String)?]>([:])
+    private let pending = Mutex<[Int: QueueCommandOutcome?]>([:])
     private let nextID = Mutex(0)
     private let replied = DispatchSemaphore(value: 0)
     private let closed = Mutex(false)
@@ -100,8 +105,11 @@ public final class EndpointClient: Sendable {
             guard count > 0 else { break }
             for byte in buffer[0..<count] {
                 if byte == UInt8(ascii: "\n") {
-                    let message = Self.parse(String(decoding: line, as: UTF8.self))
-                    if case .reply(let id?, let ok, let text) = message { resolve(id, ok, text) }
+                    let text = String(decoding: line, as: UTF8.self)
+                    let message = Self.parse(text)
+                    if case .reply(let id?, _, let words) = message {
+                        resolve(id, Self.outcome(ofReply: text) ?? .notCarriedOut(reason: words))
+                    }
                     handler(message)
                     line.removeAll(keepingCapacity: true)
                 } else {
@@ -113,27 +121,29 @@ public final class EndpointClient: Sendable {
         replied.signal()
     }
 
-    /// Sends a command and waits up to `timeout` for its answer; nil when none came.
-    public func request(_ command: EndpointProtocol.Command, operation: String? = nil, host: String? = nil, entry: RequestEntry? = nil,
-                        timeout: TimeInterval = 3) -> (ok: Bool, message: String)? {
+    /// Sends `command` and waits up to `timeout` for the program's outcome of it; a
+    /// ``QueueCommandOutcome/notCarriedOut(reason:)`` when none came.
+    public func request(_ command: QueueCommand, timeout: TimeInterval = 3) -> QueueCommandOutcome {
         let id = nextID.withLock { $0 += 1; return $0 }
         pending.withLock { $0[id] = .some(nil) }
-        var object: [String: Any] = ["id": id, "command": command.rawValue]
-        if let operation { object["op"] = operation }
-        if let host { object["host"] = host }
-        if let entry { object["entry"] = entry.json }
-        guard send(line: EndpointProtocol.line(object)) else { return nil }
+        defer { pending.withLock { _ = $0.removeValue(forKey: id) } }
+        guard send(line: EndpointProtocol.line(for: command, id: id)) else {
+            return .notCarriedOut(reason: "the program closed the connection")
+        }
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if let answer = pending.withLock({ $0[id] }), let answer { 
-                pending.withLock { _ = $0.removeValue(forKey: id) }
-                return answer
-            }
+            if let answer = pending.withLock({ $0[id] }), let answer { return answer }
             if closed.withLock({ $0 }) { break }
             _ = replied.wait(timeout: .now() + min(0.05, max(0, deadline.timeIntervalSinceNow)))
         }
-        pending.withLock { _ = $0.removeValue(forKey: id) }
-        return nil
+        return .notCarriedOut(reason: "no answer from the program within \(timeout.formatted()) s")
+    }
+
+    /// The typed outcome a reply line carries (its `outcome` member).
+    static func outcome(ofReply line: String) -> QueueCommandOutcome? {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+              let typed = object["outcome"], let data = try? JSONSerialization.data(withJSONObject: typed) else { return nil }
+        return try? JSONDecoder().decode(QueueCommandOutcome.self, from: data)
     }
 
     /// Writes one raw line (tests use it to send what a broken monitor would).
@@ -163,10 +173,10 @@ public final class EndpointClient: Sendable {
         Glibc.close(fd)
     }
 
-    private func resolve(_ id: Int, _ ok: Bool, _ message: String) {
+    private func resolve(_ id: Int, _ outcome: QueueCommandOutcome) {
         let waiting = pending.withLock { pending -> Bool in
             guard pending[id] != nil else { return false }
-            pending[id] = .some((ok, message))
+            pending[id] = .some(outcome)
             return true
         }
         if waiting { replied.signal() }
@@ -200,6 +210,7 @@ public final class EndpointClient: Sendable {
             return .hello(Hello(pid: int("pid").flatMap { Int32(exactly: $0) } ?? 0, name: object["name"] as? String ?? "?",
                                 startedAt: object["startedAt"] as? String ?? "", time: JSONText.seconds(object["t"]) ?? 0, live: int("live") ?? 0,
                                 readOnly: object["readOnly"] as? Bool ?? false, suspended: object["suspended"] as? Bool ?? false,
+                                acceptsFaults: object["acceptsFaults"] as? Bool ?? false, faults: int("faults") ?? 0,
                                 version: int("version") ?? EndpointProtocol.version))
         case "snapshot": return .snapshot(operations: int("operations") ?? 0)
         case "snapshotEnd": return .snapshotEnd
@@ -207,6 +218,7 @@ public final class EndpointClient: Sendable {
         case "reply": return .reply(id: int("id"), ok: object["ok"] as? Bool ?? false, message: object["message"] as? String ?? "")
         case "error": return .error(object["message"] as? String ?? text)
         case "suspended": return .suspended(object["value"] as? Bool ?? false)
+        case "faults": return .faults(int("count") ?? 0)
         default: return .unreadable(text)
         }
     }

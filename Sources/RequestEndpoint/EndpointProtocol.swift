@@ -7,40 +7,30 @@ import RequestOperations
 /// Program → monitor: a `hello`, a snapshot (`snapshot` with the number of operations, their
 /// events in the event-log format, `snapshotEnd`), then each event as it happens. Lines with
 /// an `op` field are events; the others are control lines:
-/// - `{"event":"hello","version":1,"pid":..,"name":..,"startedAt":..,"t":..,"live":..,"readOnly":..}`
+/// - `{"event":"hello","version":1,"pid":..,"name":..,"startedAt":..,"t":..,"live":..,"readOnly":..,"acceptsFaults":..,"faults":N}`
 ///   (`t`: the program's session time when it was written, for countdowns)
 /// - `{"event":"snapshot","operations":N}` … `{"event":"snapshotEnd"}`
 /// - `{"event":"missed","count":N}`: the monitor fell behind and N events were dropped; a
 ///   fresh snapshot follows (the monitor starts again from it)
-/// - `{"event":"reply","id":N,"ok":true,"message":"cancelled w1-x"}`: the answer to a command
+/// - `{"event":"reply","id":N,"ok":true,"message":"cancelled w1-x","outcome":{"cancelled":{"operation":"w1-x"}}}`:
+///   the answer to a command; `outcome` is the typed ``QueueCommandOutcome`` in its `Codable`
+///   form (the case's name, then its labelled values), `message` its words for scripts
 /// - `{"event":"error","message":..}`: a line the program could not take
 /// - `{"event":"suspended","value":true}`: the queue was paused or resumed (by any monitor)
+/// - `{"event":"faults","count":N}`: a monitor injected or removed faults; N are set now
+///   (the hello says `faults`, the count then, and `acceptsFaults`, whether monitors may)
 ///
-/// Monitor → program: `{"id":N,"command":"retry|cancel|cancelAll|suspend|resume|releaseBatches","op":"w1-x"}`,
-/// or `{"id":N,"command":"isolate|closeCircuit","host":"127.0.0.1:8080"}` for a host's breaker,
-/// or `{"id":N,"command":"resend","op":"w1-x","entry":"{…}"}` to send a person's edit of an
-/// operation's request (`entry`: a plan entry as JSON text, `RequestEntry`) as `w1-x~edit1`.
+/// Monitor → program: a ``QueueCommand`` as `{"id":N,"command":"cancel","op":"w1-x"}` (every
+/// command and its fields: QueueCommand+Wire.swift).
 public enum EndpointProtocol {
     public static let version = 1
     /// The longest command line taken; longer ones are answered with an error and skipped.
     public static let maxCommandLine = 64 * 1024
 
-    public enum Command: String, Sendable, CaseIterable {
-        case retry, cancel, cancelAll, suspend, resume, releaseBatches, isolate, closeCircuit, resend
-
-        var needsOperation: Bool { self == .retry || self == .cancel || self == .resend }
-        var needsHost: Bool { self == .isolate || self == .closeCircuit }
-    }
-
     /// A command as read from a line.
     public struct Request: Sendable, Equatable {
         public var id: Int?
-        public var command: Command
-        public var operation: String?
-        /// The host (`host:port`) of `isolate` and `closeCircuit`.
-        public var host: String? = nil
-        /// The edited request of `resend`.
-        public var entry: RequestEntry? = nil
+        public var command: QueueCommand
     }
 
     static func line(_ object: [String: Any]) -> String {
@@ -48,8 +38,11 @@ public enum EndpointProtocol {
         return String(decoding: data, as: UTF8.self)
     }
 
-    static func reply(id: Int?, ok: Bool, _ message: String) -> String {
-        var object: [String: Any] = ["event": "reply", "ok": ok, "message": message]
+    static func reply(id: Int?, _ outcome: QueueCommandOutcome) -> String {
+        var object: [String: Any] = ["event": "reply", "ok": outcome.ok, "message": outcome.message]
+        if let data = try? JSONEncoder().encode(outcome), let typed = try? JSONSerialization.jsonObject(with: data) {
+            object["outcome"] = typed
+        }
         if let id { object["id"] = id }
         return line(object)
     }
@@ -69,8 +62,8 @@ public enum EndpointProtocol {
             throw EndpointError("\"id\" must be a whole number of at most 15 digits, found \(StrictJSONReader.describe(raw))")
         }
         guard let name = object["command"] as? String else { throw EndpointError("missing \"command\"", id: id) }
-        guard let command = Command(rawValue: name) else {
-            throw EndpointError("unknown command \"\(name)\"; expected one of \(Command.allCases.map(\.rawValue).joined(separator: ", "))", id: id)
+        guard let command = CommandName(rawValue: name) else {
+            throw EndpointError("unknown command \"\(name)\"; expected one of \(CommandName.allCases.map(\.rawValue).joined(separator: ", "))", id: id)
         }
         let operation = object["op"] as? String
         if command.needsOperation, operation?.isEmpty ?? true {
@@ -92,7 +85,7 @@ public enum EndpointProtocol {
                 throw EndpointError("resend: \(error)", id: id)
             }
         }
-        return Request(id: id, command: command, operation: operation, host: host, entry: entry)
+        return Request(id: id, command: Self.command(command, operation: operation ?? "", host: host ?? "", entry: entry))
     }
 }
 

@@ -20,7 +20,10 @@ extension MonitorEndpoint {
                 defer { state.connections = [:] }
                 return Array(state.connections.keys)
             }
-            fds.forEach { close($0) }
+            fds.forEach {
+                releaseFaults(of: $0)
+                close($0)
+            }
             close(listener)
             unlink(path)
             SocketCleanup.remove(path)
@@ -94,6 +97,7 @@ extension MonitorEndpoint {
             "event": "hello", "version": EndpointProtocol.version, "pid": Int(getpid()), "name": options.name,
             "startedAt": EventLog.iso8601(startedAt), "t": queue.events.elapsed(), "live": state.journal.liveCount,
             "readOnly": options.readOnly, "suspended": queue.isSuspended, "redacted": options.redactor != nil,
+            "acceptsFaults": options.acceptsFaults && !options.readOnly, "faults": queue.faults.list.count,
         ])
         return Array((hello + "\n").utf8) + snapshot(state)
     }
@@ -142,6 +146,7 @@ extension MonitorEndpoint {
 
     func drop(_ fd: Int32) {
         state.withLock { _ = $0.connections.removeValue(forKey: fd) }
+        releaseFaults(of: fd)
         close(fd)
     }
 
@@ -189,7 +194,7 @@ extension MonitorEndpoint {
         // Answered in the order they came, outside the lock (commands take the queue's locks).
         let replies = inputs.map { input in
             switch input {
-            case .line(let line): answer(line)
+            case .line(let line): answer(line, from: fd)
             case .tooLong: EndpointProtocol.error("line too long: a command is at most \(EndpointProtocol.maxCommandLine) bytes")
             }
         }

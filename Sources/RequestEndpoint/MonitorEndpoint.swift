@@ -31,6 +31,10 @@ public final class MonitorEndpoint: Sendable {
     public struct Options: Sendable {
         /// Refuse every command: monitors may only watch.
         public var readOnly: Bool
+        /// Take injected faults (`!`, `Z`) from attached monitors. Off by default: a person
+        /// at a monitor could otherwise fail a production program's requests. Each monitor's
+        /// faults are removed when it detaches or dies; never taken when ``readOnly``.
+        public var acceptsFaults: Bool
         /// The folder of the socket. Default: ``EndpointDirectory/path``.
         public var directory: String
         /// The program's name in `reqtop attach`'s list.
@@ -53,9 +57,10 @@ public final class MonitorEndpoint: Sendable {
             FileHandle.standardError.write(Data(("reqtop endpoint: " + text + "\n").utf8))
         }
 
-        public init(readOnly: Bool = false, directory: String = EndpointDirectory.path, name: String = ProcessInfo.processInfo.processName,
+        public init(readOnly: Bool = false, acceptsFaults: Bool = false, directory: String = EndpointDirectory.path, name: String = ProcessInfo.processInfo.processName,
                     bufferLimit: Int = 1 << 20, finishedLimit: Int = 1000) {
             self.readOnly = readOnly
+            self.acceptsFaults = acceptsFaults
             self.directory = directory
             self.name = name
             self.bufferLimit = bufferLimit

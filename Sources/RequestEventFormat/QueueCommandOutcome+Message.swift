@@ -1,7 +1,12 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import RequestOperations
 
-/// The words for a command's outcome, the same in the live monitor and in the endpoint's
-/// replies (which an attached monitor shows): one place for both.
+/// The words for a command's outcome, made where a person reads them: the live monitor's
+/// bottom line, an attached monitor's (which gets the outcome typed over the endpoint), and
+/// the endpoint's `message` field for scripts.
 extension QueueCommandOutcome {
     public var message: String {
         switch self {
@@ -11,7 +16,9 @@ extension QueueCommandOutcome {
         case .faultSet(let host, let what): "FAULTS ON: injecting \(what) into every request to \(host) (! again removes it, Z clears all)"
         case .faultRemoved(let host): "no more faults injected into \(host)"
         case .faultsCleared(let count): count == 0 ? "no faults were injected" : "cleared \(count) injected fault\(count == 1 ? "" : "s")"
-        case .faultsNotAccepted: "refused: this program takes no faults from an attached monitor"
+        case .faultsNotAccepted: "refused: this program takes no faults from an attached monitor (MonitorEndpoint.Options.acceptsFaults)"
+        case .readOnly: "refused: this endpoint is read-only"
+        case .notCarriedOut(let reason): "refused: \(reason)"
         case .notWaitingToRetry(let id): "\(id) is not waiting to retry"
         case .cancelled(let id): "cancelled \(id)"
         case .alreadyEnded(let id): "\(id) has already ended"
@@ -26,5 +33,21 @@ extension QueueCommandOutcome {
         case .circuitAlreadyClosed(let host): "the circuit of \(host) is closed already"
         case .noCircuitBreaker: "this queue has no circuit breakers"
         }
+    }
+}
+
+extension RequestEntry {
+    /// The entry as the edited request a ``QueueCommand/resend(operation:edited:)`` sends.
+    public var edited: EditedRequest {
+        EditedRequest(request: urlRequest, attemptTimeout: timeout, deadline: deadline)
+    }
+
+    /// An edited request as a plan entry again: how an attached monitor's `resend` carries
+    /// it over the endpoint.
+    public init(edited: EditedRequest, id: String = "edited") {
+        let request = edited.request
+        self.init(id: id, method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "",
+                  headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody,
+                  timeout: edited.attemptTimeout, deadline: edited.deadline)
     }
 }

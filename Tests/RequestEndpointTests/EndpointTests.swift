@@ -12,33 +12,6 @@ import RequestOperations
 import Synchronization
 import XCTest
 
-/// Collects what a client reads, on its own thread.
-final class ClientReader: Sendable {
-    let client: EndpointClient
-    private let messages = Mutex<[EndpointClient.Message]>([])
-    private let ended = Mutex(false)
-
-    init(_ client: EndpointClient) {
-        self.client = client
-        let thread = Thread { [self] in
-            client.run { message in messages.withLock { $0.append(message) } }
-            ended.withLock { $0 = true }
-        }
-        thread.start()
-    }
-
-    var all: [EndpointClient.Message] { messages.withLock { $0 } }
-    var hasEnded: Bool { ended.withLock { $0 } }
-
-    var events: [RequestEvent] {
-        all.compactMap { if case .event(let event) = $0 { return event } else { return nil } }
-    }
-
-    func finished(_ id: String) -> RequestEvent? {
-        events.first { $0.operationID == id && $0.payload.name == "finished" }
-    }
-}
-
 final class EndpointTests: XCTestCase {
     private var directory = ""
 
@@ -55,19 +28,6 @@ final class EndpointTests: XCTestCase {
             readOnly: readOnly, directory: directory, name: "endpoint-test", bufferLimit: bufferLimit))
         addTeardownBlock { endpoint.stop() }
         return endpoint
-    }
-
-    private func waitFor(_ what: String, _ condition: () -> Bool) {
-        waitFor(5, what, condition)
-    }
-
-    private func waitFor(_ timeout: TimeInterval, _ what: String, _ condition: () -> Bool) {
-        let end = Date().addingTimeInterval(timeout)
-        while Date() < end {
-            if condition() { return }
-            usleep(5_000)
-        }
-        XCTAssertTrue(condition(), "timed out waiting for \(what)")
     }
 
     func testTheSocketIsPrivateAndNamedByThePidAndGoneAfterStop() throws {
@@ -105,15 +65,15 @@ final class EndpointTests: XCTestCase {
         queue.add(URLRequest(url: server.url("/echo")), id: "after")
         waitFor("the live event") { reader.finished("after") != nil }
 
-        XCTAssertEqual(reader.client.request(.cancel, operation: "hanging")?.message, "cancelled hanging")
+        XCTAssertEqual(reader.client.request(.cancel(operation: "hanging")), .cancelled(operation: "hanging"))
         waitFor("the cancel to show") { reader.finished("hanging") != nil }
         XCTAssertTrue(reader.events.contains { $0.operationID == "hanging" && $0.payload == .cancelled(by: "monitor") })
-        XCTAssertEqual(reader.client.request(.cancel, operation: "hanging")?.message, "hanging has already ended")
-        XCTAssertEqual(reader.client.request(.retry, operation: "nobody")?.message, "no operation nobody in this program")
+        XCTAssertEqual(reader.client.request(.cancel(operation: "hanging")).message, "hanging has already ended")
+        XCTAssertEqual(reader.client.request(.retry(operation: "nobody")), .unknownOperation(operation: "nobody"))
         // r on a finished operation runs it again, as in the live monitor.
-        XCTAssertEqual(reader.client.request(.retry, operation: "before-1")?.message, "running before-1 again as before-1~2")
+        XCTAssertEqual(reader.client.request(.retry(operation: "before-1")), .runningAgain(operation: "before-1", as: "before-1~2"))
         waitFor("the re-run to finish") { reader.finished("before-1~2") != nil }
-        XCTAssertEqual(reader.client.request(.retry, operation: "before-1")?.message, "running before-1 again as before-1~3")
+        XCTAssertEqual(reader.client.request(.retry(operation: "before-1")).message, "running before-1 again as before-1~3")
     }
 
     func testSuspendResumeAndCancelAllAreAnsweredAndToldToEveryMonitor() throws {
@@ -123,14 +83,14 @@ final class EndpointTests: XCTestCase {
         let endpoint = try start(queue)
         let readers = try (1...3).map { _ in ClientReader(try EndpointClient.connect(path: endpoint.path)) }
         waitFor("three monitors") { endpoint.connectionCount == 3 }
-        XCTAssertEqual(readers[0].client.request(.suspend)?.message, "paused: no new attempt starts")
+        XCTAssertEqual(readers[0].client.request(.setSuspended(true)).message, "paused: no new attempt starts")
         XCTAssertTrue(queue.isSuspended)
         for reader in readers { waitFor("the pause to reach every monitor") { reader.all.contains(.suspended(true)) } }
         let held = queue.add(URLRequest(url: server.url("/echo")), id: "held")
         usleep(100_000)
         XCTAssertNil(held.result)
-        XCTAssertEqual(readers[1].client.request(.cancelAll)?.message, "cancelled 1 operation")
-        XCTAssertEqual(readers[2].client.request(.resume)?.message, "resumed")
+        XCTAssertEqual(readers[1].client.request(.cancelAll), .cancelledAll(count: 1))
+        XCTAssertEqual(readers[2].client.request(.setSuspended(false)), .resumed)
         for reader in readers { waitFor("every monitor to see the cancel") { reader.finished("held") != nil } }
     }
 
@@ -145,7 +105,7 @@ final class EndpointTests: XCTestCase {
         queue.waitUntilAllOperationsAreFinished()
         let reader = ClientReader(try EndpointClient.connect(path: endpoint.path))
         let entry = RequestEntry(id: "orig", method: "PUT", url: server.url("/echo").absoluteString, headers: ["X-Edited": "yes"], body: Data("new".utf8))
-        XCTAssertEqual(reader.client.request(.resend, operation: "orig", entry: entry)?.message, "sent the edited orig as orig~edit1")
+        XCTAssertEqual(reader.client.request(.resend(operation: "orig", edited: entry.edited)), .sentEdited(operation: "orig", as: "orig~edit1"))
         waitFor("the edited request") { server.counters.requests("/echo").count == 2 }
         let sent = try XCTUnwrap(server.counters.requests("/echo").last)
         XCTAssertEqual(sent.headers["x-edited"], "yes")
@@ -165,24 +125,23 @@ final class EndpointTests: XCTestCase {
         let endpoint = try start(queue)
         let reader = ClientReader(try EndpointClient.connect(path: endpoint.path))
         let host = "127.0.0.1:\(server.port)"
-        XCTAssertEqual(reader.client.request(.isolate, host: host)?.message,
+        XCTAssertEqual(reader.client.request(.isolate(host: host)).message,
                        "isolated \(host): nothing is sent to it until its circuit is closed (c)")
         let held = queue.add(URLRequest(url: server.url("/echo")), id: "held")
         waitFor("the request to wait for the breaker") { held.phase == .waitingForCircuit(host: host) }
         usleep(100_000)
         XCTAssertEqual(server.counters.hits("/echo"), 0, "nothing reached the isolated host")
-        XCTAssertEqual(reader.client.request(.closeCircuit, host: host)?.message, "closed the circuit of \(host): what it held goes out")
+        XCTAssertEqual(reader.client.request(.closeCircuit(host: host)).message, "closed the circuit of \(host): what it held goes out")
         waitFor("the held request to succeed") { held.result?.outcome == .success }
-        XCTAssertEqual(reader.client.request(.closeCircuit, host: host).map { "\($0.ok) \($0.message)" },
-                       "false the circuit of \(host) is closed already")
+        XCTAssertEqual(reader.client.request(.closeCircuit(host: host)), .circuitAlreadyClosed(host: host))
         waitFor("the monitor to see the breaker's events") {
             reader.events.filter { $0.operationID.isEmpty }.map(\.payload.name) == ["circuitOpened", "circuitClosed"]
         }
         reader.client.send(line: #"{"id": 9, "command": "isolate"}"#)
-        waitFor("the missing host to be named") { reader.all.contains(.reply(id: 9, ok: false, message: "isolate needs \"host\", as host:port")) }
+        waitFor("the missing host to be named") { reader.all.contains(.reply(id: 9, ok: false, message: "refused: isolate needs \"host\", as host:port")) }
         let plain = QueueControl(queue: RequestQueue(earlyRetry: nil, circuitBreaker: nil))
-        XCTAssertEqual(plain.isolate(host: host).outcome, .noCircuitBreaker)
-        XCTAssertFalse(plain.closeCircuit(host: host).ok)
+        XCTAssertEqual(plain.perform(.isolate(host: host)).outcome, .noCircuitBreaker)
+        XCTAssertFalse(plain.perform(.closeCircuit(host: host)).ok)
     }
 
     func testBadInputIsAnsweredWithAnErrorAndTheProgramGoesOn() throws {
@@ -196,7 +155,7 @@ final class EndpointTests: XCTestCase {
         reader.client.send(line: #"{"id": 1e300, "command": "suspend"}"#)
         reader.client.send(line: #"{"id": 9, "command": "isolate", "host": "docker.sock\n:80"}"#)
         reader.client.send(line: #"{"id": 10, "command": "isolate", "host": "made-up-host"}"#)
-        XCTAssertEqual(reader.client.request(.resume)?.message, "resumed", "the connection still works")
+        XCTAssertEqual(reader.client.request(.setSuspended(false)), .resumed, "the connection still works")
         let errors = reader.all.compactMap { message -> String? in
             switch message {
             case .error(let text): text
@@ -207,11 +166,11 @@ final class EndpointTests: XCTestCase {
         XCTAssertEqual(errors, [
             #"not a JSON object: expected {"id": N, "command": "cancel", "op": "ID"}"#,
             "line too long: a command is at most 65536 bytes",
-            "unknown command \"explode\"; expected one of retry, cancel, cancelAll, suspend, resume, releaseBatches, isolate, closeCircuit, resend",
-            "cancel needs \"op\", the operation's id",
+            "refused: unknown command \"explode\"; expected one of retry, cancel, cancelAll, suspend, resume, releaseBatches, isolate, closeCircuit, resend, toggleFault, clearFaults",
+            "refused: cancel needs \"op\", the operation's id",
             "\"id\" must be a whole number of at most 15 digits, found 1e+300",
-            "isolate: \"host\" must be a host name or address and a port, found \"docker.sock\\n:80\"",
-            "isolate: \"host\" must be host:port with a port from 1 to 65535, found \"made-up-host\"",
+            "refused: isolate: \"host\" must be a host name or address and a port, found \"docker.sock\\n:80\"",
+            "refused: isolate: \"host\" must be host:port with a port from 1 to 65535, found \"made-up-host\"",
         ])
         XCTAssertFalse(queue.isSuspended, "a command with a bad id is not carried out")
         XCTAssertNil(EndpointProtocol.hostProblem("api.example.com:443"))
@@ -238,8 +197,8 @@ final class EndpointTests: XCTestCase {
         let endpoint = try start(queue, readOnly: true)
         let client = try EndpointClient.connect(path: endpoint.path)
         let reader = ClientReader(client)
-        guard let answer = reader.client.request(.suspend) else { return XCTFail("no answer") }
-        XCTAssertFalse(answer.ok)
+        let answer = reader.client.request(.setSuspended(true))
+        XCTAssertEqual(answer, .readOnly)
         XCTAssertEqual(answer.message, "refused: this endpoint is read-only")
         XCTAssertFalse(queue.isSuspended)
     }

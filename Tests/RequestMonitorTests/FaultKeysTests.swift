@@ -24,8 +24,8 @@ final class FaultKeysTests: XCTestCase {
         XCTAssertEqual(MonitorUpdate.update(&state, .toggleFault, context), [])
         XCTAssertEqual(state.flash, "open the Hosts screen (H) and choose a host first")
         state.screen = .hosts
-        XCTAssertEqual(MonitorUpdate.update(&state, .toggleFault, context), [.command(.toggleFault("api.test:8080"))])
-        XCTAssertEqual(MonitorUpdate.update(&state, .clearFaults, context), [.command(.clearFaults)])
+        XCTAssertEqual(MonitorUpdate.update(&state, .toggleFault, context), [.command(.queue(.toggleFault(host: "api.test:8080")))])
+        XCTAssertEqual(MonitorUpdate.update(&state, .clearFaults, context), [.command(.queue(.clearFaults))])
         let replay = MonitorUpdate.Context(visible: ["a"], pageSize: 20, model: model, canCommand: true, canCancel: false)
         XCTAssertEqual(MonitorUpdate.update(&state, .toggleFault, replay), [])
         XCTAssertEqual(state.flash, "nothing is injected into a replay")

@@ -15,18 +15,18 @@ struct Answerer {
 
     func answer(_ command: MonitorCommand) -> CommandAnswer {
         switch command {
-        case .retry(let id): CommandAnswer("retrying \(id)")
-        case .cancel(let id): CommandAnswer("cancelled \(id)")
-        case .cancelAll: CommandAnswer("cancelled all")
-        case .setSuspended(let suspended):
+        case .queue(.retry(let id)): CommandAnswer("retrying \(id)")
+        case .queue(.cancel(let id)): CommandAnswer("cancelled \(id)")
+        case .queue(.cancelAll): CommandAnswer("cancelled all")
+        case .queue(.setSuspended(let suspended)):
             refusePause ? CommandAnswer(ok: false, "refused") : CommandAnswer(suspended ? "paused" : "resumed")
-        case .releaseBatches: CommandAnswer("released")
-        case .isolateHost(let host): CommandAnswer("isolated \(host)")
-        case .closeCircuit(let host): CommandAnswer("closed \(host)")
+        case .queue(.releaseBatches): CommandAnswer("released")
+        case .queue(.isolate(let host)): CommandAnswer("isolated \(host)")
+        case .queue(.closeCircuit(let host)): CommandAnswer("closed \(host)")
         case .playback: CommandAnswer("speed")
-        case .resend(let id, _): CommandAnswer("sent the edited \(id) as \(id)~edit1")
-        case .toggleFault(let host): CommandAnswer("injecting into \(host)")
-        case .clearFaults: CommandAnswer("cleared")
+        case .queue(.resend(let id, _)): CommandAnswer("sent the edited \(id) as \(id)~edit1")
+        case .queue(.toggleFault(let host)): CommandAnswer("injecting into \(host)")
+        case .queue(.clearFaults): CommandAnswer("cleared")
         }
     }
 }
@@ -77,10 +77,10 @@ final class MonitorUpdateTests: XCTestCase {
         XCTAssertNil(state.confirmation)
         XCTAssertEqual(asked, [])
         press([.character("X"), .character("y")], &state, commands)
-        XCTAssertEqual(asked, [.cancel("download")])
+        XCTAssertEqual(asked, [.queue(.cancel(operation: "download"))])
         XCTAssertEqual(state.flash, "cancelled download")
         press([.character("C"), .character("y")], &state, commands)
-        XCTAssertEqual(asked.last, .cancelAll)
+        XCTAssertEqual(asked.last, .queue(.cancelAll))
     }
 
     func testAFinishedOperationIsNotOfferedForCancelling() {
@@ -96,7 +96,7 @@ final class MonitorUpdateTests: XCTestCase {
         var state = MonitorState()
         state.selectedID = "flaky"
         press([.character("r"), .character("p"), .character(" ")], &state, commands)
-        XCTAssertEqual(asked, [.retry("flaky"), .setSuspended(true), .setSuspended(false)])
+        XCTAssertEqual(asked, [.queue(.retry(operation: "flaky")), .queue(.setSuspended(true)), .queue(.setSuspended(false))])
         press([.enter, .tab, .tab], &state, commands)
         XCTAssertEqual(state.screen, .detail(id: "flaky", tab: .response))
         press([.backTab], &state, commands)
@@ -151,9 +151,9 @@ final class MonitorUpdateTests: XCTestCase {
         var state = MonitorState()
         state.selectedID = "flaky"
         let context = MonitorUpdate.Context(visible: visible, pageSize: 3, model: model, canCommand: true, canCancel: true)
-        XCTAssertEqual(MonitorUpdate.update(&state, .retry, context), [.command(.retry("flaky"))])
+        XCTAssertEqual(MonitorUpdate.update(&state, .retry, context), [.command(.queue(.retry(operation: "flaky")))])
         XCTAssertNil(state.flash, "no answer yet: the screen shows it when it comes")
-        XCTAssertEqual(MonitorUpdate.update(&state, .answered(.retry("flaky"), CommandAnswer("retrying flaky now")), context), [])
+        XCTAssertEqual(MonitorUpdate.update(&state, .answered(.queue(.retry(operation: "flaky")), CommandAnswer("retrying flaky now")), context), [])
         XCTAssertEqual(state.flash, "retrying flaky now")
     }
 
@@ -220,10 +220,10 @@ final class MonitorUpdateTests: XCTestCase {
         press([.character("i")], &state, Answerer())
         let key = hosts.first { $0.host == state.selectedHost }!.circuitHost!
         XCTAssertTrue(key.contains(":"), key)
-        XCTAssertEqual(asked.last, .isolateHost(key))
+        XCTAssertEqual(asked.last, .queue(.isolate(host: key)))
         XCTAssertEqual(state.flash, "isolated \(key)")
         press([.character("c")], &state, Answerer())
-        XCTAssertEqual(asked.last, .closeCircuit(key))
+        XCTAssertEqual(asked.last, .queue(.closeCircuit(host: key)))
         // r and X act on operations, which this screen does not show: they only say so.
         let before = asked.count
         press([.character("X"), .character("r")], &state, Answerer())
@@ -288,17 +288,17 @@ final class LiveQueueCommandsTests: XCTestCase {
                                 options: RequestOptions(retryPolicy: ExponentialBackoffRetryPolicy.never))
         queue.waitUntilAllOperationsAreFinished()
         XCTAssertEqual(refused.result?.outcome, .failure)
-        let answer = commands.perform(.retry("refused"))
+        let answer = commands.perform(.queue(.retry(operation: "refused")))
         XCTAssertTrue(answer.ok, answer.message)
         XCTAssertNotNil(queue.operation(withID: "refused~2"), "run again as refused~2")
         queue.waitUntilAllOperationsAreFinished()
-        XCTAssertFalse(commands.perform(.retry("never-added")).ok)
+        XCTAssertFalse(commands.perform(.queue(.retry(operation: "never-added"))).ok)
     }
 
     func testReleaseBatchesLetsHeldRequestsGoAndSaysHowMany() {
         let queue = RequestQueue(earlyRetry: nil)
         let commands = LiveQueueCommands(queue: queue)
-        XCTAssertEqual(commands.perform(.releaseBatches).message, "no batch holds a request")
+        XCTAssertEqual(commands.perform(.queue(.releaseBatches)).message, "no batch holds a request")
         let batch = RequestBatch(name: "uploads", size: 5)
         // Port 1 refuses at once: what matters is that the request leaves the batch.
         let operation = queue.add(URLRequest(url: URL(string: "http://127.0.0.1:1/")!),
@@ -307,7 +307,7 @@ final class LiveQueueCommandsTests: XCTestCase {
         let deadline = Date().addingTimeInterval(5)
         while batch.heldCount == 0, Date() < deadline { usleep(5_000) }
         XCTAssertEqual(operation.phase, .held(batch: "uploads"))
-        XCTAssertEqual(commands.perform(.releaseBatches).message, "released 1 from uploads")
+        XCTAssertEqual(commands.perform(.queue(.releaseBatches)).message, "released 1 from uploads")
         queue.waitUntilAllOperationsAreFinished()
         XCTAssertEqual(batch.releasedCount, 1)
         XCTAssertEqual(operation.result?.error?.stage, .transport)
@@ -316,11 +316,11 @@ final class LiveQueueCommandsTests: XCTestCase {
     func testLiveCommandsIsolateAndCloseTheQueuesBreaker() {
         let queue = RequestQueue(earlyRetry: nil)
         let commands = LiveQueueCommands(queue: queue)
-        XCTAssertEqual(commands.perform(.isolateHost("127.0.0.1:1")).message, "isolated 127.0.0.1:1: nothing is sent to it until its circuit is closed (c)")
+        XCTAssertEqual(commands.perform(.queue(.isolate(host: "127.0.0.1:1"))).message, "isolated 127.0.0.1:1: nothing is sent to it until its circuit is closed (c)")
         XCTAssertEqual(queue.environment.circuitBreaker?.states()["127.0.0.1:1"], .open(until: nil, reason: "isolated by monitor"))
-        XCTAssertTrue(commands.perform(.closeCircuit("127.0.0.1:1")).ok)
-        XCTAssertFalse(commands.perform(.closeCircuit("127.0.0.1:1")).ok, "closed already")
-        XCTAssertEqual(LiveQueueCommands(queue: RequestQueue(earlyRetry: nil, circuitBreaker: nil)).perform(.isolateHost("a:80")).message,
+        XCTAssertTrue(commands.perform(.queue(.closeCircuit(host: "127.0.0.1:1"))).ok)
+        XCTAssertFalse(commands.perform(.queue(.closeCircuit(host: "127.0.0.1:1"))).ok, "closed already")
+        XCTAssertEqual(LiveQueueCommands(queue: RequestQueue(earlyRetry: nil, circuitBreaker: nil)).perform(.queue(.isolate(host: "a:80"))).message,
                        "this queue has no circuit breakers")
     }
 }

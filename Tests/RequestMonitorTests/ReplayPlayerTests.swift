@@ -115,7 +115,7 @@ final class ReplayPlayerTests: XCTestCase {
         let commands = ReplayCommands(player: player)
         XCTAssertFalse(commands.canCancel)
         XCTAssertEqual(commands.perform(.playback(.faster)).message, "speed 2×")
-        XCTAssertEqual(commands.perform(.setSuspended(true)).message, "replay paused")
+        XCTAssertEqual(commands.perform(.queue(.setSuspended(true))).message, "replay paused")
         XCTAssertEqual(commands.status().text, "REPLAY 2× PAUSED 0.0/9.0s")
         var state = MonitorState()
         state.selectedID = "op-1"

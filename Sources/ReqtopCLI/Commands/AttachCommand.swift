@@ -144,7 +144,7 @@ struct AttachCommand: ParsableCommand {
                 ReqtopMain.printError("reqtop: fell behind and missed \(count) events; a fresh snapshot follows")
             case .error(let text):
                 ReqtopMain.printError("reqtop: the program says: \(text)")
-            case .hello, .snapshot, .snapshotEnd, .reply, .suspended, .unreadable:
+            case .hello, .snapshot, .snapshotEnd, .reply, .suspended, .faults, .unreadable:
                 break
             }
         }
@@ -159,6 +159,8 @@ final class AttachedMonitor: Sendable {
         let status = Mutex("ATTACHING")
         let clockBase = Mutex<(remote: TimeInterval, local: Date)?>(nil)
         let ended = Mutex(false)
+        /// Faults injected in the program (its hello, then each change a monitor made).
+        let faults = Mutex(0)
 
         /// The program's session time now; it stops when the program ends.
         func now() -> TimeInterval {
@@ -175,7 +177,8 @@ final class AttachedMonitor: Sendable {
         self.client = client
         let shared = self.shared
         screen = try MonitorScreen(
-            options: .init(source: "attach", color: color, clock: { shared.now() }, playbackStatus: { PlaybackStatus(shared.status.withLock { $0 }) }),
+            options: .init(source: "attach", color: color, clock: { shared.now() }, playbackStatus: { PlaybackStatus(shared.status.withLock { $0 }) },
+                           faultsActive: { shared.faults.withLock { $0 } > 0 }),
             commands: RemoteQueueCommands(client: client))
     }
 
@@ -185,6 +188,7 @@ final class AttachedMonitor: Sendable {
         shared.clockBase.withLock { $0 = (hello.time, Date()) }
         shared.status.withLock { $0 = "ATTACHED \(name)\(hello.readOnly ? " READ-ONLY" : "")" }
         screen.showPaused(hello.suspended)
+        shared.faults.withLock { $0 = hello.faults }
         let reader = Thread {
             client.run { message in
                 switch message {
@@ -196,6 +200,9 @@ final class AttachedMonitor: Sendable {
                 case .suspended(let paused):
                     // Paused or resumed by any monitor: every monitor shows it.
                     screen.showPaused(paused)
+                case .faults(let count):
+                    shared.faults.withLock { $0 = count }
+                    screen.feed([])
                 case .hello, .snapshot, .snapshotEnd, .reply, .error, .unreadable:
                     break
                 }

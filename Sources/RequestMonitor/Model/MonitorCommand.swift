@@ -1,28 +1,15 @@
 import Foundation
 import RequestEventFormat
+import RequestOperations
 /// What the monitor asks of the queue it shows (live, attached or a replay). The update
 /// never carries one out: it returns it as a ``MonitorEffect``, the screen runs it off the
 /// drawing thread through ``QueueCommands`` and feeds the ``CommandAnswer`` back as
 /// ``MonitorAction/answered(_:_:)``.
 public enum MonitorCommand: Sendable, Equatable {
-    /// Skip a backoff, or run a finished operation again.
-    case retry(String)
-    case cancel(String)
-    case cancelAll
-    case setSuspended(Bool)
-    /// Release every batch that holds requests now.
-    case releaseBatches
-    /// Force a host's circuit breaker open (`host:port`), or close it.
-    case isolateHost(String)
-    case closeCircuit(String)
+    /// A command for the queue shown (live or attached), in the engine's one vocabulary.
+    case queue(QueueCommand)
     /// Replay controls.
     case playback(PlaybackAction)
-    /// Send a person's edit of operation ID's request as a new operation (`ID~edit1`).
-    case resend(String, RequestEntry)
-    /// Inject a 503 into every request to a host (`host:port`), or take it away (`!`).
-    case toggleFault(String)
-    /// Remove every injected fault (`Z`).
-    case clearFaults
 }
 
 public enum PlaybackAction: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import RequestOperations
 
 /// The update on the Hosts screen (`H`): moving between hosts, isolating one or closing its breaker.
 extension MonitorUpdate {
@@ -22,8 +23,8 @@ extension MonitorUpdate {
                 state.flash = "nothing is injected into a replay"
                 return []
             }
-            return [.command(.clearFaults)]
-        case .toggleFault:
+            return [.command(.queue(.clearFaults))]
+        case .toggleFault, .isolateHost, .closeCircuit:
             guard state.screen == .hosts else {
                 state.flash = "open the Hosts screen (H) and choose a host first"
                 return []
@@ -33,27 +34,16 @@ extension MonitorUpdate {
                 state.flash = "no host selected"
                 return []
             }
-            guard context.canCommand, context.canCancel else {
-                state.flash = "nothing is injected into a replay"
+            guard context.canCommand, action != .toggleFault || context.canCancel else {
+                state.flash = action == .toggleFault ? "nothing is injected into a replay" : "nothing to change in a replay"
                 return []
             }
-            return [.command(.toggleFault(key))]
-        case .isolateHost, .closeCircuit:
-            let hosts = HostSummary.compute(model)
-            guard state.screen == .hosts else {
-                state.flash = "open the Hosts screen (H) and choose a host first"
-                return []
+            let command: QueueCommand = switch action {
+            case .toggleFault: .toggleFault(host: key)
+            case .isolateHost: .isolate(host: key)
+            default: .closeCircuit(host: key)
             }
-            let chosen = hosts.first { $0.host == state.selectedHost } ?? hosts.first
-            guard let key = chosen?.circuitHost else {
-                state.flash = "no host selected"
-                return []
-            }
-            guard context.canCommand else {
-                state.flash = "nothing to change in a replay"
-                return []
-            }
-            return [.command(action == .isolateHost ? .isolateHost(key) : .closeCircuit(key))]
+            return [.command(.queue(command))]
         default:
             return nil
         }

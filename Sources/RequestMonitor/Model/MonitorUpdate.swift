@@ -1,4 +1,5 @@
 import Foundation
+import RequestOperations
 /// The monitor's update, in the bubbletea shape: `update(state, action) -> (state, effects)`.
 /// It changes the monitor state and returns what it wants done (a command for the queue);
 /// it performs no I/O and takes no command object, so tests drive it with values alone.
@@ -33,7 +34,7 @@ public enum MonitorUpdate {
             state.commandsAnswered += 1
             if state.commandsAnswered > state.flashAfterCommand { state.flash = answer.message }
             // A pause that did not happen (refused, or the program is gone) is undone.
-            if case .setSuspended(let suspended) = command, !answer.ok { state.paused = !suspended }
+            if case .queue(.setSuspended(let suspended)) = command, !answer.ok { state.paused = !suspended }
             return []
         case .pausedElsewhere(let paused):
             state.paused = paused
@@ -149,7 +150,7 @@ public enum MonitorUpdate {
             return [CopiedRequest.effect(row)]
         case .retry:
             guard let id = focusedID(state) else { return [] }
-            return command(.retry(id), else: "nothing to retry in a replay")
+            return command(.queue(.retry(operation: id)), else: "nothing to retry in a replay")
         case .cancel:
             guard let id = focusedID(state), let row = model.row(id) else { return [] }
             if row.state.isFinished {
@@ -175,14 +176,14 @@ public enum MonitorUpdate {
                 return []
             }
             switch confirmation {
-            case .cancel(let id): return [.command(.cancel(id))]
-            case .cancelAll: return [.command(.cancelAll)]
+            case .cancel(let id): return [.command(.queue(.cancel(operation: id)))]
+            case .cancelAll: return [.command(.queue(.cancelAll))]
             }
         case .releaseBatches:
-            return command(.releaseBatches, else: "nothing is held in a replay")
+            return command(.queue(.releaseBatches), else: "nothing is held in a replay")
         case .togglePause:
             state.paused.toggle()
-            return command(.setSuspended(state.paused), else: state.paused ? "paused" : "resumed")
+            return command(.queue(.setSuspended(state.paused)), else: state.paused ? "paused" : "resumed")
         case .startFilter, .filterInput, .startTimeJump, .timeInput:
             return prompt(&state, action, canCommand: context.canCommand)
         case .toggleFollow:

@@ -14,16 +14,24 @@ public final class ReplayCommands: QueueCommands {
 
     public func perform(_ command: MonitorCommand) -> CommandAnswer {
         switch command {
-        case .retry: return CommandAnswer(ok: false, "a replay cannot retry: it shows what happened")
-        case .cancel, .cancelAll: return CommandAnswer(ok: false, "a replay cannot cancel")
-        case .releaseBatches: return CommandAnswer(ok: false, "nothing is held in a replay")
-        case .isolateHost, .closeCircuit: return CommandAnswer(ok: false, "a replay cannot change a circuit breaker: it shows what happened")
-        case .setSuspended(let suspended):
+        case .playback(let action): return CommandAnswer(playback(action))
+        case .queue(.setSuspended(let suspended)):
             player.setPaused(suspended)
             return CommandAnswer(suspended ? "replay paused" : "replay resumed")
-        case .playback(let action): return CommandAnswer(playback(action))
-        case .resend: return CommandAnswer(ok: false, "a replay cannot send: reqtop replay --send re-sends a recording")
-        case .toggleFault, .clearFaults: return CommandAnswer(ok: false, "nothing is injected into a replay: it shows what happened")
+        case .queue(let command): return CommandAnswer(ok: false, Self.refusal(command))
+        }
+    }
+
+    /// Why a replay does not do `command`: it shows what happened.
+    private static func refusal(_ command: QueueCommand) -> String {
+        switch command {
+        case .retry: "a replay cannot retry: it shows what happened"
+        case .cancel, .cancelAll: "a replay cannot cancel"
+        case .releaseBatches: "nothing is held in a replay"
+        case .isolate, .closeCircuit: "a replay cannot change a circuit breaker: it shows what happened"
+        case .resend: "a replay cannot send: reqtop replay --send re-sends a recording"
+        case .toggleFault, .clearFaults: "nothing is injected into a replay: it shows what happened"
+        case .setSuspended: "a replay pauses its player"
         }
     }
 

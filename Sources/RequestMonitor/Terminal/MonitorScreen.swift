@@ -28,8 +28,9 @@ public final class MonitorScreen: Sendable {
         public var faultsActive: (@Sendable () -> Bool)?
 
         public init(source: String, color: Bool, clock: (@Sendable () -> TimeInterval)? = nil, onQuit: (@Sendable () -> Void)? = nil,
-                    playbackStatus: (@Sendable () -> PlaybackStatus)? = nil) {
+                    playbackStatus: (@Sendable () -> PlaybackStatus)? = nil, faultsActive: (@Sendable () -> Bool)? = nil) {
             self.source = source
+            self.faultsActive = faultsActive
             self.color = color
             self.clock = clock
             self.onQuit = onQuit
@@ -153,7 +154,7 @@ public final class MonitorScreen: Sendable {
                 // The editor takes the terminal: here too, then the edit goes to the queue.
                 for case .edit(let id, let entry) in effects {
                     switch RequestEditor.edit(entry, terminal: terminal) {
-                    case .edited(let edited): update(.action(.send(.resend(id, edited))))
+                    case .edited(let edited): update(.action(.send(.queue(.resend(operation: id, edited: edited.edited)))))
                     case .unchanged(let why), .failed(let why): update(.action(.copied(CommandAnswer(ok: false, why))))
                     }
                 }

@@ -1,0 +1,61 @@
+import Foundation
+
+/// How a ``QueueCommand`` went: typed, so the live monitor and an attached one (which gets
+/// it over the endpoint as it is, in its `Codable` form) tell the same things apart; put
+/// into words by `QueueCommandOutcome.message` in RequestEventFormat.
+public enum QueueCommandOutcome: Sendable, Equatable, Codable {
+    /// The operation skipped its backoff.
+    case retryingNow(operation: String)
+    /// A finished operation runs again under a new id.
+    case runningAgain(operation: String, as: String)
+    /// A person's edit of an operation's request was sent under a new id.
+    case sentEdited(operation: String, as: String)
+    case notWaitingToRetry(operation: String)
+    case cancelled(operation: String)
+    case alreadyEnded(operation: String)
+    case cancelledAll(count: Int)
+    case paused
+    case resumed
+    /// The batches released and how many requests each let go; empty when none held any.
+    case released(batches: [ReleasedBatch])
+    /// No operation with this id in the queue (or among those it remembers).
+    case unknownOperation(operation: String)
+    /// The host's breaker was forced open.
+    case isolated(host: String)
+    /// The host's breaker was closed by hand.
+    case circuitClosed(host: String)
+    case circuitAlreadyClosed(host: String)
+    /// The queue runs without circuit breakers.
+    case noCircuitBreaker
+    /// A fault is injected into every request to the host (`host:port`, what).
+    case faultSet(host: String, effect: String)
+    case faultRemoved(host: String)
+    case faultsCleared(count: Int)
+    /// This program takes no faults from an attached monitor.
+    case faultsNotAccepted
+    /// The program's endpoint takes no commands (`--read-only`).
+    case readOnly
+    /// The command never reached the queue: the line was refused (its reason), or no answer
+    /// came from the program.
+    case notCarriedOut(reason: String)
+
+    /// False when nothing was done.
+    public var ok: Bool {
+        switch self {
+        case .notWaitingToRetry, .alreadyEnded, .unknownOperation, .circuitAlreadyClosed, .noCircuitBreaker, .faultsNotAccepted,
+             .readOnly, .notCarriedOut: false
+        default: true
+        }
+    }
+}
+
+/// One batch released by hand.
+public struct ReleasedBatch: Sendable, Equatable, Codable {
+    public var name: String
+    public var count: Int
+
+    public init(name: String, count: Int) {
+        self.name = name
+        self.count = count
+    }
+}

@@ -1,0 +1,155 @@
+import FaultServer
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import RequestEndpoint
+import RequestEventFormat
+import RequestOperations
+import Synchronization
+import XCTest
+
+/// The one command vocabulary over the wire: every ``QueueCommand`` arrives as it was sent,
+/// every ``QueueCommandOutcome`` comes back as it was made, and faults from an attached
+/// monitor only where the program opted in, gone when the monitor is.
+final class EndpointCommandTests: XCTestCase {
+    private var directory = ""
+
+    override func setUp() {
+        directory = NSTemporaryDirectory() + "reqtop-command-test-\(UUID().uuidString.prefix(8))"
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func start(_ queue: RequestQueue, readOnly: Bool = false, acceptsFaults: Bool = false) throws -> (MonitorEndpoint, Notices) {
+        let notices = Notices()
+        var options = MonitorEndpoint.Options(readOnly: readOnly, acceptsFaults: acceptsFaults, directory: directory, name: "command-test")
+        options.notice = { text in notices.add(text) }
+        let endpoint = try queue.startMonitorEndpoint(options: options)
+        addTeardownBlock { endpoint.stop() }
+        return (endpoint, notices)
+    }
+
+    /// One of each command; the switch fails to compile when a case is added without one.
+    static let everyCommand: [QueueCommand] = {
+        var edited = URLRequest(url: URL(string: "http://127.0.0.1:9/echo?a=1")!)
+        (edited.httpMethod, edited.httpBody) = ("PUT", Data(#"{"x":1}"#.utf8))
+        edited.setValue("yes", forHTTPHeaderField: "X-Edited")
+        let commands: [QueueCommand] = [
+            .retry(operation: "w1-a"), .cancel(operation: "w1-b"), .cancelAll, .setSuspended(true), .setSuspended(false),
+            .releaseBatches, .isolate(host: "[::1]:8080"), .closeCircuit(host: "api.example.com:443"),
+            .resend(operation: "w1-c", edited: EditedRequest(request: edited, attemptTimeout: 2, deadline: 30)),
+            .toggleFault(host: "127.0.0.1:8080"), .clearFaults,
+        ]
+        for command in commands {
+            switch command {
+            case .retry, .cancel, .cancelAll, .setSuspended, .releaseBatches, .isolate, .closeCircuit, .resend, .toggleFault, .clearFaults: break
+            }
+        }
+        return commands
+    }()
+
+    func testEveryCommandCrossesTheWireAsItWasGiven() throws {
+        for (index, command) in Self.everyCommand.enumerated() {
+            let line = EndpointProtocol.line(for: command, id: index)
+            let read = try EndpointProtocol.parse(line)
+            XCTAssertEqual(read.id, index)
+            guard case .resend(let operation, let edited) = command, case .resend(let readOperation, let readEdited) = read.command else {
+                XCTAssertEqual(read.command, command, line)
+                continue
+            }
+            // URLRequest equality includes internals a round trip need not keep: compare what is sent.
+            XCTAssertEqual(readOperation, operation)
+            XCTAssertEqual(readEdited.request.url, edited.request.url)
+            XCTAssertEqual(readEdited.request.httpMethod, "PUT")
+            XCTAssertEqual(readEdited.request.value(forHTTPHeaderField: "X-Edited"), "yes")
+            XCTAssertEqual(try JSONSerialization.jsonObject(with: readEdited.request.httpBody ?? Data()) as? [String: Int], ["x": 1])
+            XCTAssertEqual(readEdited.attemptTimeout, 2)
+            XCTAssertEqual(readEdited.deadline, 30)
+        }
+    }
+
+    func testEveryOutcomeCrossesTheWireAsItWasMade() throws {
+        let outcomes: [QueueCommandOutcome] = [
+            .retryingNow(operation: "a"), .runningAgain(operation: "a", as: "a~2"), .sentEdited(operation: "a", as: "a~edit1"),
+            .notWaitingToRetry(operation: "a"), .cancelled(operation: "a"), .alreadyEnded(operation: "a"), .cancelledAll(count: 3),
+            .paused, .resumed, .released(batches: [ReleasedBatch(name: "uploads", count: 2)]), .released(batches: []),
+            .unknownOperation(operation: "a"), .isolated(host: "h:1"), .circuitClosed(host: "h:1"), .circuitAlreadyClosed(host: "h:1"),
+            .noCircuitBreaker, .faultSet(host: "h:1", effect: "status 503"), .faultRemoved(host: "h:1"), .faultsCleared(count: 1),
+            .faultsNotAccepted, .readOnly, .notCarriedOut(reason: "why"),
+        ]
+        for outcome in outcomes {
+            let line = EndpointProtocol.reply(id: 4, outcome)
+            XCTAssertEqual(EndpointClient.outcome(ofReply: line), outcome, line)
+            // The words ride along for scripts, and say the same as the monitor's.
+            guard case .reply(4, let ok, let message) = EndpointClient.parse(line) else { return XCTFail(line) }
+            XCTAssertEqual(ok, outcome.ok)
+            XCTAssertEqual(message, outcome.message)
+        }
+    }
+
+    /// Safety (#33): a program takes faults from an attached monitor only when it opted in,
+    /// never read-only; a monitor's faults are its own, and go when it goes.
+    func testFaultsFromAnAttachedMonitorNeedTheProgramsConsentAndLeaveWithIt() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let host = "127.0.0.1:\(server.port)"
+
+        let closed = RequestQueue(earlyRetry: nil)
+        let (closedEndpoint, _) = try start(closed)
+        let refused = ClientReader(try EndpointClient.connect(path: closedEndpoint.path))
+        XCTAssertEqual(refused.client.request(.toggleFault(host: host)), .faultsNotAccepted)
+        XCTAssertEqual(refused.client.request(.clearFaults), .faultsNotAccepted)
+        XCTAssertFalse(closed.faults.isActive)
+        closedEndpoint.stop()
+
+        let queue = RequestQueue(earlyRetry: nil)
+        let planRule = queue.faults.add(FaultRule(match: try RequestMatch("path:/never"), effect: .reset, setBy: "plan"))
+        let (endpoint, notices) = try start(queue, acceptsFaults: true)
+        let first = ClientReader(try EndpointClient.connect(path: endpoint.path))
+        let second = ClientReader(try EndpointClient.connect(path: endpoint.path))
+        waitFor("both monitors") { endpoint.connectionCount == 2 }
+        guard case .message(.hello(let hello)) = try EndpointClient.connect(path: endpoint.path).greeting() else { return XCTFail("no hello") }
+        XCTAssertTrue(hello.acceptsFaults)
+        XCTAssertEqual(hello.faults, 1, "the plan's rule")
+
+        XCTAssertEqual(first.client.request(.toggleFault(host: host)), .faultSet(host: host, effect: "status 503"))
+        waitFor("every monitor to hear of it") { second.all.contains(.faults(2)) }
+        queue.add(URLRequest(url: server.url("/echo")), id: "injected")
+        waitFor("the injected attempt, naming the monitor that set it") {
+            first.events.contains { event in
+                guard event.operationID == "injected", case .injected(let fault, let rule, let by) = event.payload else { return false }
+                return fault == "status 503" && rule == "host:\(host)" && by.hasPrefix("attached monitor ")
+            }
+        }
+        XCTAssertEqual(server.counters.hits("/echo"), 0, "the 503 never reached the server")
+        // Another monitor's ! sets its own fault; it does not take the first one's away.
+        XCTAssertEqual(second.client.request(.toggleFault(host: host)), .faultSet(host: host, effect: "status 503"))
+        XCTAssertEqual(queue.faults.list.count, 3)
+
+        // The first monitor dies (its socket closes as a killed process's does): its fault goes.
+        first.client.close()
+        waitFor("the dead monitor's fault to be removed") { queue.faults.list.count == 2 }
+        waitFor("the survivor to be told") { second.all.last { if case .faults = $0 { true } else { false } } == .faults(2) }
+        XCTAssertTrue(notices.all.contains("removed 1 fault set by a monitor that detached"), "\(notices.all)")
+        XCTAssertEqual(queue.faults.list.map(\.id).first, planRule, "the plan's rule stays")
+        queue.cancelAll()
+        endpoint.stop()
+        XCTAssertEqual(queue.faults.list.map(\.rule.setBy), ["plan"], "a program that stops listening keeps no monitor's faults")
+
+        let readOnly = RequestQueue(earlyRetry: nil)
+        let (readOnlyEndpoint, _) = try start(readOnly, readOnly: true, acceptsFaults: true)
+        let watcher = ClientReader(try EndpointClient.connect(path: readOnlyEndpoint.path))
+        XCTAssertEqual(watcher.client.request(.toggleFault(host: host)), .readOnly)
+        XCTAssertFalse(readOnly.faults.isActive)
+    }
+}
+
+/// What the endpoint said on its own.
+final class Notices: Sendable {
+    private let lines = Mutex<[String]>([])
+    func add(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
