@@ -71,6 +71,7 @@ extension RequestOperation {
         let now = environment.clock.now()
         // Read before the operation's lock is taken (`host` takes it).
         let budgetHost = environment.retryBudget == nil ? nil : host?.description
+        let judge = RetryJudge(policy: options.retryPolicy, budget: environment.retryBudget, deadline: options.deadline)
         let outcome = ifCurrent(token) { state -> (Teardown, ScheduledRetry?) in
             // With hedges, the attempt that failed need not be the newest one.
             let failedRecord = state.current.leadRecord ?? state.records.count - 1
@@ -79,29 +80,24 @@ extension RequestOperation {
             if case .preparation(let reason) = failure {
                 publish(&state, .preparationFailed(reason: reason), attempt: failed)
             }
-            var decision = retryable ? decide(after: failure, state: state, now: now)
-                : .stop(reason: "\(failure.summary); not retried: the request itself cannot be sent")
-            var error = state.attempt > 1 ? RequestError.Reason.retriesExhausted(attempts: state.attempt, last: RequestError.Reason(failure)) : RequestError.Reason(failure)
-            if case .retry = decision, let budget = environment.retryBudget, let budgetHost {
-                let refusal = budget.spendRetry(on: budgetHost)
-                publishBudget(budget, host: budgetHost)
-                if let refusal {
-                    publish(&state, .retryDenied(reason: refusal), attempt: failed)
-                    decision = .stop(reason: "\(failure.summary); \(refusal)")
-                    error = .retryDenied(budget: refusal, last: RequestError.Reason(failure))
-                }
-            }
-            state.records[failedRecord].decision = decision.reason
-            guard case .retry(let delay, let reason, let fromServer) = decision else {
-                teardown.merge(endLocked(&state, outcome: .failure, error: error, reason: decision.reason, cancelledBy: nil))
+            let verdict = judge.judge(RetryJudge.Input(
+                failure: failure, retryable: retryable, context: retryContext(after: failure, state: state, now: now),
+                attempt: state.attempt, now: now, startedAt: state.startedAt, host: budgetHost))
+            if let host = verdict.askedBudget, let budget = environment.retryBudget { publishBudget(budget, host: host) }
+            if let refusal = verdict.budgetRefusal { publish(&state, .retryDenied(reason: refusal), attempt: failed) }
+            state.records[failedRecord].decision = verdict.reason
+            switch verdict.next {
+            case .stop(let reason, let error):
+                teardown.merge(endLocked(&state, outcome: .failure, error: error, reason: reason, cancelledBy: nil))
                 return (teardown, nil)
+            case .retry(let delay, let reason, let fromServer):
+                state.records[failedRecord].retryDelay = delay
+                state.lastDelay = delay
+                state.attempt += 1
+                state.phase = .waitingToRetry(until: now + delay)
+                publish(&state, .retryScheduled(delay: delay, reason: reason), attempt: failed)
+                return (teardown, ScheduledRetry(until: now + delay, fromServer: fromServer, failure: failure))
             }
-            state.records[failedRecord].retryDelay = delay
-            state.lastDelay = delay
-            state.attempt += 1
-            state.phase = .waitingToRetry(until: now + delay)
-            publish(&state, .retryScheduled(delay: delay, reason: reason), attempt: failed)
-            return (teardown, ScheduledRetry(until: now + delay, fromServer: fromServer, failure: failure))
         }
         guard let (teardown, retry) = outcome else { return }
         tearDown(teardown)
@@ -115,19 +111,12 @@ extension RequestOperation {
         environment.events.publish(operation: "", attempt: 0, .retryBudget(host: host, left: left))
     }
 
-    /// The retry policy's word on `failure`, held to the operation's deadline.
-    private func decide(after failure: AttemptFailure, state: State, now: TimeInterval) -> RetryDecision {
-        let context = RetryContext(method: state.request.httpMethod ?? "GET", headers: state.request.allHTTPHeaderFields ?? [:],
-                                   attempt: state.attempt - state.requeues, failure: failure,
-                                   elapsed: now - (state.firstAttemptAt ?? now), previousDelay: state.lastDelay,
-                                   wallClockNow: Date(), random: environment.random)
-        let decision = options.retryPolicy.decide(context)
-        if case .retry(let delay, _, let fromServer) = decision, let deadline = options.deadline,
-           let startedAt = state.startedAt, now + delay >= startedAt + deadline {
-            let asked = fromServer ? " the server asked to wait \(DurationText.format(delay)) (Retry-After);" : ""
-            return .stop(reason: "\(failure.summary);\(asked) the next retry would start after the \(DurationText.format(deadline)) deadline")
-        }
-        return decision
+    /// What the retry policy is asked with after `failure`.
+    private func retryContext(after failure: AttemptFailure, state: State, now: TimeInterval) -> RetryContext {
+        RetryContext(method: state.request.httpMethod ?? "GET", headers: state.request.allHTTPHeaderFields ?? [:],
+                     attempt: state.attempt - state.requeues, failure: failure,
+                     elapsed: now - (state.firstAttemptAt ?? now), previousDelay: state.lastDelay,
+                     wallClockNow: Date(), random: environment.random)
     }
 
     private struct ScheduledRetry {
