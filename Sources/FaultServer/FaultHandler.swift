@@ -13,6 +13,8 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let logger: Logger
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
+    /// `/sink`: the body is counted and hashed as it arrives, never kept.
+    private var sink: BodyDigest?
     /// Requests answered on this connection so far: `/drop-reused` drops a connection that
     /// already served one.
     private var answered = 0
@@ -27,9 +29,15 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .head(let head):
             self.head = head
             body.clear()
-            counters.recordHead(URLComponents(string: head.uri)?.path ?? head.uri)
+            let path = URLComponents(string: head.uri)?.path ?? head.uri
+            sink = path == "/sink" ? BodyDigest() : nil
+            counters.recordHead(path)
         case .body(var chunk):
-            body.writeBuffer(&chunk)
+            if sink != nil {
+                sink?.add(chunk.readableBytesView)
+            } else {
+                body.writeBuffer(&chunk)
+            }
         case .end:
             guard let head else { return }
             self.head = nil
@@ -136,6 +144,9 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
         case .echo:
             echo(context, head: head, keepAlive: keepAlive)
+        case .sink:
+            let digest = sink ?? BodyDigest()
+            json(context, status: 200, ["bodyBytes": digest.count, "fnv1a": digest.hex], keepAlive: keepAlive)
         case .authToken(let ttl, let delay, let failStatus):
             let credentials = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
             after(delay, context) { [self] in

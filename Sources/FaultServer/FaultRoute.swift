@@ -20,6 +20,7 @@ import Foundation
 /// | `/hang` | never answers |
 /// | `/drop-reused` | on a connection that already served a request, reads the whole request and closes the connection without answering (a kept-alive connection the server gave up on); on a fresh connection answers 200 `{"bodyBytes":N}` |
 /// | `/echo` | the request as JSON: method, path, query, headers, body |
+/// | `/sink` | reads the request's body without keeping it and answers `{"bodyBytes":N,"fnv1a":"HEX"}` (its length and 64-bit FNV-1a): for uploads larger than memory |
 /// | `/auth/token` | POST `{"username":U,"password":"secret"}` → `{"token":T,"expiresIn":S}`; a new token replaces that user's last one; `?ttl=S` (default 3600), `?delay=MS`, `?status=C` to fail; wrong password → 403 |
 /// | `/auth/expire` | expires the current token now |
 /// | `/auth/resource/{name}` | with `Authorization: Bearer <current token>`: 200 `{"resource":name,"user":U,"id":N}`; else 401 with `WWW-Authenticate: Bearer` (`?delay=MS` first; the token is checked after the delay) |
@@ -40,6 +41,7 @@ public enum FaultRoute: Equatable, Sendable {
     case hang
     case dropReused
     case echo
+    case sink
     case authToken(ttl: Double, delayMilliseconds: Int, failStatus: Int?)
     case authExpire
     case authResource(name: String, delayMilliseconds: Int)
@@ -159,6 +161,8 @@ public enum FaultRoute: Equatable, Sendable {
             return .dropReused
         case ("echo", _):
             return .echo
+        case ("sink", 1):
+            return .sink
         case ("auth", 2) where parts[1] == "token":
             return .authToken(ttl: query["ttl"].flatMap { Double($0) } ?? 3600, delayMilliseconds: max(0, int("delay", 0)),
                               failStatus: query["status"].flatMap { Int($0) })

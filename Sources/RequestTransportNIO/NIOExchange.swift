@@ -115,22 +115,13 @@ final class NIOExchange: Sendable {
         if let data = request.httpBody {
             body = .bytes(data)
         } else if let stream = request.httpBodyStream {
-            body = .bytes(Self.read(stream))
+            // The length the caller gave (a body file's size) goes with the body; AsyncHTTPClient
+            // writes the header from it, and chunks a stream of unknown length.
+            let length = headers.first(name: "Content-Length").flatMap { Int64($0) }
+            headers.remove(name: "Content-Length")
+            body = StreamedBody.body(stream, length: length)
         }
         return try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"), headers: headers, body: body)
-    }
-
-    private static func read(_ stream: InputStream) -> Data {
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        stream.open()
-        defer { stream.close() }
-        while true {
-            let count = stream.read(&buffer, maxLength: buffer.count)
-            if count <= 0 { break }
-            data.append(buffer, count: count)
-        }
-        return data
     }
 
     // MARK: - From the hop's delegate

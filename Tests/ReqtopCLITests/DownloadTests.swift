@@ -2,8 +2,9 @@ import FaultServer
 import Foundation
 import XCTest
 
-/// A plan's `saveTo`: `reqtop run` writes the answer to the file as it arrives; a file that
-/// cannot be written is named before anything is sent.
+/// A plan's `saveTo` and `bodyFile`: `reqtop run` writes the answer to the file as it
+/// arrives and sends a file as it reads it; a file that cannot be written or read is named
+/// before anything is sent.
 final class DownloadTests: XCTestCase {
     func testAPlanSavesAnAnswerToAFileAndRefusesOneItCannotWrite() throws {
         let folder = NSTemporaryDirectory() + "saveto-\(UUID().uuidString.prefix(8))"
@@ -22,6 +23,34 @@ final class DownloadTests: XCTestCase {
             let bad = try reqtop(["run", plan, "--no-tui"])
             XCTAssertEqual(bad.status, 2, bad.stderr)
             XCTAssertTrue(bad.stderr.contains("requests[0].saveTo") && bad.stderr.contains(message), bad.stderr)
+        }
+    }
+
+    func testAPlanUploadsAFileAndRefusesOneItCannotSend() throws {
+        let folder = NSTemporaryDirectory() + "bodyfile-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder + "/in", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let bytes = FaultServer.expectedBytes(count: 400_000, seed: 4)
+        try Data(bytes).write(to: URL(fileURLWithPath: folder + "/in/upload.bin"))
+        var digest = BodyDigest()
+        digest.add(bytes)
+        let plan = folder + "/plan.json"
+        for transport in ["nio", "urlsession"] {
+            try #"{"requests": [{"id": "up", "method": "PUT", "url": "{{fault}}/sink", "bodyFile": "in/upload.bin"}]}"#
+                .write(toFile: plan, atomically: true, encoding: .utf8)
+            let run = try reqtop(["run", plan, "--no-tui", "--transport", transport])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertTrue(run.stdout.contains(#"\"bodyBytes\":400000,\"fnv1a\":\"\#(digest.hex)\""#), "\(transport): \(run.stdout.suffix(800))")
+        }
+        let cases = [(#""bodyFile": "in/missing.bin""#, "the body file \(folder)/in/missing.bin does not exist"),
+                     (#""bodyFile": "in""#, "the body file \(folder)/in is a folder"),
+                     (#""bodyFile": "/dev/zero""#, "the body file /dev/zero is not a regular file"),
+                     (#""bodyFile": "in/upload.bin", "body": "x""#, "a request has \"body\" or \"bodyFile\", not both")]
+        for (member, message) in cases {
+            try #"{"requests": [{"url": "{{fault}}/sink", "method": "PUT", \#(member)}]}"#.write(toFile: plan, atomically: true, encoding: .utf8)
+            let bad = try reqtop(["run", plan, "--no-tui"])
+            XCTAssertEqual(bad.status, 2, bad.stderr)
+            XCTAssertTrue(bad.stderr.contains("requests[0].bodyFile") && bad.stderr.contains(message), bad.stderr)
         }
     }
 }

@@ -97,6 +97,8 @@ struct PlannedRequest: Equatable {
     /// Where a successful answer is written as it arrives (`"saveTo"`, relative to the
     /// plan's folder), moved into place only when complete.
     var saveTo: String?
+    /// A file sent as the body, read as it is sent (`"bodyFile"`, relative to the plan's folder).
+    var bodyFile: String?
     /// Seconds without a byte before an attempt ends (`"readTimeout"`; `false` at the top: none).
     var readTimeout: TimeInterval? = RequestOptions.defaultReadTimeout
 

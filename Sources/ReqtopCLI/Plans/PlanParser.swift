@@ -20,7 +20,7 @@ struct PlanParser {
                                                 "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker", "rateLimitPushback", "hedge",
                                                 "redirects", "tls", "proxy", "bodyCap", "readTimeout", "faults"]
     private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline",
-                                                   "dependsOn", "batch", "auth", "priority", "hedge", "redirects", "saveTo", "readTimeout"]
+                                                   "dependsOn", "batch", "auth", "priority", "hedge", "redirects", "saveTo", "readTimeout", "bodyFile"]
     private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
     private static let batchKeys: Set<String> = ["size", "timeLimit"]
     static let priorities: [String: Operation.QueuePriority] = ["veryLow": .veryLow, "low": .low, "normal": .normal, "high": .high,
@@ -102,6 +102,10 @@ struct PlanParser {
                 request.hedge = try hedgeSettings(object["hedge"], base: hedge, at: "requests[\(index)].hedge")
                 request.maxRedirects = try redirectSettings(object["redirects"], base: redirects, at: "requests[\(index)].redirects")
                 request.saveTo = try saveTo(object["saveTo"], at: "requests[\(index)].saveTo")
+                request.bodyFile = try bodyFile(object["bodyFile"], at: "requests[\(index)].bodyFile")
+                if request.bodyFile != nil, object["body"] != nil {
+                    throw PlanError(file: file, path: "requests[\(index)].bodyFile", message: "a request has \"body\" or \"bodyFile\", not both")
+                }
                 request.readTimeout = try json.timeLimit(object["readTimeout"], at: "requests[\(index)].readTimeout") ?? readTimeout
                 // Asked for by name on a request that may act twice: say so (a plan-wide hedge
                 // just leaves such requests alone, as the engine does).
@@ -346,6 +350,20 @@ struct PlanParser {
 }
 
 extension PlanParser {
+    /// A `bodyFile`: relative names from the plan's folder; a readable regular file, checked
+    /// before anything is sent (its bytes are read only as they are sent).
+    func bodyFile(_ raw: Any?, at path: String) throws -> String? {
+        guard let name = try json.string(raw, at: path) else { return nil }
+        guard !name.isEmpty else { throw PlanError(file: file, path: path, message: "empty; expected a file name") }
+        let full = name.hasPrefix("/") ? name : URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(name).path
+        do {
+            _ = try BodyFile.size(of: URL(fileURLWithPath: full))
+        } catch {
+            throw PlanError(file: file, path: path, message: "\(error)")
+        }
+        return full
+    }
+
     /// A `saveTo` file: relative names from the plan's folder; its folder must exist and be
     /// writable, and it must not be a folder itself, all checked before anything is sent.
     func saveTo(_ raw: Any?, at path: String) throws -> String? {

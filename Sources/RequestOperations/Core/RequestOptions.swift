@@ -55,6 +55,12 @@ public struct RequestOptions: Sendable {
     /// retried attempt leaves nothing under this name). The result's `data` is then empty
     /// and its ``RequestResult/file`` names the file. Other answers (an error page) stay in memory.
     public var destination: URL?
+    /// A file sent as the request's body, read in parts as the connection takes them (never
+    /// whole into memory); it replaces the request's own body. Each attempt reads it from its
+    /// start, as does a 307/308 on a transport that re-sends bodies (NIO; URLSession's
+    /// FoundationNetworking cannot, and such a redirect ends the attempt with -1021). A file
+    /// that is missing, a folder or not a regular file fails the operation, not retried.
+    public var bodyFile: URL?
     /// The most an answer's body may hold in memory; past it the attempt ends with -1103
     /// (`dataLengthExceedsMaximum`), so no server can make the process run out of memory.
     /// A ``destination`` file has no limit. nil: none.

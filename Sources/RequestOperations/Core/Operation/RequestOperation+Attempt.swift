@@ -224,6 +224,17 @@ extension RequestOperation {
             return
         }
         var prepared = instrumented(withCookies(request), attempt: attempt)
+        if let file = options.bodyFile {
+            do {
+                try BodyFile.attach(file, to: &prepared, withLength: environment.transport.sendsLengthWithStreams)
+            } catch {
+                attemptFailed(.preparation("not sent: \(error)"), token: token, taskError: nil, retryable: false)
+                return
+            }
+        } else if prepared.httpBodyStream != nil, !environment.transport.sendsLengthWithStreams {
+            // The caller's own stream: a length beside it would go out with chunking too.
+            prepared.setValue(nil, forHTTPHeaderField: "Content-Length")
+        }
         // The operation's timers end the attempt; the transport's idle timeout must not come
         // first (URLSession's default cut every attempt at 60 s whatever the operation allowed).
         if environment.transport.usesRequestTimeoutInterval {

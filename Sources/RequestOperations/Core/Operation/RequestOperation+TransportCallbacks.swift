@@ -11,6 +11,8 @@ extension RequestOperation {
     /// for every transport). The request returned is followed; nil is not, and a refused
     /// redirect fails the attempt (its task is cancelled, its 3xx is not taken as the answer).
     public func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {
+        // A body file is read again from its start where the transport sends bodies on.
+        let rereadsBodyFile = options.bodyFile != nil && environment.transport.resendsBodyOnRedirect
         let (next, refusedTask) = state.withLock { state -> (URLRequest?, TransportTask?) in
             let racer = state.racer(task)
             guard racer != nil || state.isCurrent(task: task) else { return (nil, nil) }
@@ -21,7 +23,7 @@ extension RequestOperation {
             }
             let sent = state.sent ?? state.outgoing ?? state.request
             var verdict = RedirectSafety.judge(request, original: state.sent?.url, status: response.statusCode,
-                                               streamedBody: sent.httpBodyStream != nil,
+                                               streamedBody: sent.httpBodyStream != nil && !rereadsBodyFile,
                                                bodyLost: !(sent.httpBody?.isEmpty ?? true) && !environment.transport.resendsBodyOnRedirect)
             if case .follow = verdict, racer == nil {
                 state.current.redirects += 1
@@ -42,6 +44,10 @@ extension RequestOperation {
                 if response.statusCode == 307 || response.statusCode == 308, next.httpBody == nil,
                    let body = (state.sent ?? state.outgoing ?? state.request).httpBody {
                     next.httpBody = body
+                }
+                if response.statusCode == 307 || response.statusCode == 308, rereadsBodyFile, let file = options.bodyFile {
+                    next.httpBody = nil
+                    next.httpBodyStream = BodyFile.reopen(file)
                 }
                 if racer == nil, let decide = options.redirects.decide {
                     // The program's own word on it (after the credentials left another origin's request).

@@ -50,6 +50,10 @@ public protocol RequestTransport: Sendable {
     /// the redirect requires. False: the engine refuses such a redirect, with that reason,
     /// rather than let an empty body go in its place.
     var resendsBodyOnRedirect: Bool { get }
+    /// True when a streamed body may carry its length (`Content-Length`, from a body file's
+    /// size). False: the transport chunks every stream and would send both headers, which a
+    /// server must refuse (FoundationNetworking did: 400 from every strict server).
+    var sendsLengthWithStreams: Bool { get }
 }
 
 /// Runs an operation's start somewhere of the transport's choosing, later, never inline.
@@ -61,6 +65,7 @@ extension RequestTransport {
     public var verifiesCertificates: Bool { true }
     public var usesRequestTimeoutInterval: Bool { false }
     public var resendsBodyOnRedirect: Bool { true }
+    public var sendsLengthWithStreams: Bool { true }
 }
 
 /// One request handed to a transport. `identifier` names it in every callback, so a handler

@@ -90,6 +90,9 @@ public final class SharedSession: RequestTransport, Sendable {
     /// FoundationNetworking follows a 307 with the method kept and the body left out (seen:
     /// the target received 0 bytes, whatever the delegate returned).
     public var resendsBodyOnRedirect: Bool { false }
+    /// FoundationNetworking sends every stream chunked and adds `Transfer-Encoding: chunked`
+    /// beside a `Content-Length` the request has (seen on the wire: both headers, and 400).
+    public var sendsLengthWithStreams: Bool { false }
     #endif
 
     public func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {

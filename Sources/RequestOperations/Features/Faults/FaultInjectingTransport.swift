@@ -39,6 +39,7 @@ final class FaultInjectingTransport: RequestTransport {
     var verifiesCertificates: Bool { base.verifiesCertificates }
     var usesRequestTimeoutInterval: Bool { base.usesRequestTimeoutInterval }
     var resendsBodyOnRedirect: Bool { base.resendsBodyOnRedirect }
+    var sendsLengthWithStreams: Bool { base.sendsLengthWithStreams }
 
     func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
         guard let rule = rules.pick(for: request) else { return base.makeTask(for: request, handler: handler) }
