@@ -77,6 +77,12 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
             var buffer = context.channel.allocator.buffer(capacity: count)
             buffer.writeBytes(FaultServer.expectedBytes(count: count, seed: seed))
             respond(context, status: 200, headers: [("Content-Type", "application/octet-stream")], buffer: buffer, keepAlive: keepAlive)
+        case .gzip(let count, let seed, let broken):
+            let plain = FaultServer.expectedBytes(count: count, seed: seed)
+            var buffer = context.channel.allocator.buffer(capacity: count + 64)
+            buffer.writeBytes(broken ? plain : StoredGzip.encode(plain))
+            respond(context, status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "gzip")],
+                    buffer: buffer, keepAlive: keepAlive)
         case .drip(let bytes, let duration, let chunks):
             drip(context, bytes: bytes, durationMilliseconds: duration, chunks: chunks, keepAlive: keepAlive)
         case .redirect(let remaining, let status):

@@ -82,6 +82,11 @@ public enum NIOErrorMapping {
             // The connection closed before the body its length promised: what URLSession
             // reports as -1005 ("transfer closed with N bytes remaining"), so it is retried alike.
             return error == .invalidEOFState ? .networkConnectionLost : .badServerResponse
+        case _ where String(reflecting: type(of: error)).hasSuffix("NIOHTTPDecompression.DecompressionError"):
+            // AsyncHTTPClient's decoder: a body that is not what its Content-Encoding says, as
+            // libcurl's CURLE_BAD_CONTENT_ENCODING. Told by its type (naming the type would make
+            // swift-nio-extras a dependency of ours).
+            return .cannotDecodeContentData
         default:
             let words = "\(error)".lowercased()
             if words.contains("refused") { return .cannotConnectToHost }

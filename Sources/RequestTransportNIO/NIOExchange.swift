@@ -111,6 +111,9 @@ final class NIOExchange: Sendable {
         guard let url = request.url else { throw URLError(.badURL) }
         var headers = HTTPHeaders()
         for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
+        // What the decoder reads, unless the caller asked for something else (libcurl offers
+        // its own list on the URLSession transport: deflate, gzip, br, zstd).
+        if !headers.contains(name: "Accept-Encoding") { headers.add(name: "Accept-Encoding", value: "gzip, deflate") }
         var body: HTTPClient.Body?
         if let data = request.httpBody {
             body = .bytes(data)

@@ -53,15 +53,16 @@ public final class NIOTransport: RequestTransport {
     private let connections = ConnectionLedger()
 
     /// - Parameters:
-    ///   - configuration: the client's; redirects are always left to the transport,
-    ///     decompression is off (the body is reported as it arrives, as its size says).
+    ///   - configuration: the client's; redirects are always left to the transport, and
+    ///     gzip and deflate answers are decoded (as libcurl does for the URLSession transport,
+    ///     so a request gives the same body on both; the engine's body limit counts decoded bytes).
     ///   - proxies: which requests go through which HTTP proxy; by default the environment's,
     ///     read as curl (and so the URLSession transport) reads it.
     public init(configuration: HTTPClient.Configuration = HTTPClient.Configuration(),
                 proxies: ProxySettings = .fromEnvironment()) {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
-        configuration.decompression = .disabled
+        configuration.decompression = .enabled(limit: .none)
         configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(
             idleTimeout: configuration.connectionPool.idleTimeout, concurrentHTTP1ConnectionsPerHostSoftLimit: 512)
         // A connection that cannot be made fails the attempt at once, as with URLSession: the

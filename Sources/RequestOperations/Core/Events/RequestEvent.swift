@@ -212,6 +212,10 @@ public struct TransportError: Sendable, Equatable, Codable {
         if code == .unknown, let detail, detail.hasPrefix("transfer closed with") {
             code = .networkConnectionLost
         }
+        // libcurl's CURLE_BAD_CONTENT_ENCODING: a body that is not what Content-Encoding says.
+        if code == .unknown, let detail, detail.hasPrefix("Error while processing content unencoding") {
+            code = .cannotDecodeContentData
+        }
         // A transport that knows the TLS library's reason says it (NIO); on Linux URLSession
         // gives TLS failures as -1 with libcurl's words, which carry OpenSSL's verify reason
         // ("certificate has expired"): the only thing it hands on, so they are read for it.
@@ -254,6 +258,8 @@ public struct TransportError: Sendable, Equatable, Codable {
         case .userAuthenticationRequired: "user authentication required"
         case .resourceUnavailable: "resource unavailable"
         case .requestBodyStreamExhausted: "request body stream cannot be sent again"
+        case .cannotDecodeContentData: "the body is not what its Content-Encoding says"
+        case .dataLengthExceedsMaximum: "the body is over its limit"
         default: "URL error \(code.rawValue)"
         }
     }
