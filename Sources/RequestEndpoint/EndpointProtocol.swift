@@ -77,7 +77,7 @@ public enum EndpointProtocol {
             throw EndpointError("\(name): \(problem)", id: id)
         }
         var entry: RequestEntry?
-        if command == .resend {
+        if command == .resend || command == .resolveBreakpoint && object["how"] as? String == "edit" {
             guard let text = object["entry"] as? String else { throw EndpointError("resend needs \"entry\", the edited request as plan-entry JSON text", id: id) }
             do {
                 entry = try RequestEntry.parse(text, file: "entry")
@@ -85,7 +85,11 @@ public enum EndpointProtocol {
                 throw EndpointError("resend: \(error)", id: id)
             }
         }
-        return Request(id: id, command: Self.command(command, operation: operation ?? "", host: host ?? "", entry: entry))
+        do {
+            return Request(id: id, command: try Self.command(command, operation: operation ?? "", host: host ?? "", entry: entry, object: object))
+        } catch let error as EndpointError {
+            throw EndpointError(error.description, id: id)
+        }
     }
 }
 

@@ -14,10 +14,14 @@ import RequestOperations
 /// | `resend` | `op`, and `entry`: the edited request as plan-entry JSON text |
 /// | `cancelAll`, `suspend`, `resume`, `releaseBatches`, `clearFaults` | none |
 /// | `isolate`, `closeCircuit`, `toggleFault` | `host`: `host:port` |
+/// | `addBreakpoint` | `match`: the filter-language match (empty: every request) |
+/// | `clearBreakpoints` | none |
+/// | `resolveBreakpoint` | `op`, and `how`: `proceed`, `cancel`, `fail` (with `code`, a URLError code), `respond` (with `status`, `headers`, `body` as text), or `edit` (with `entry`) |
 extension EndpointProtocol {
     /// The command names on the wire.
     public enum CommandName: String, Sendable, CaseIterable {
         case retry, cancel, cancelAll, suspend, resume, releaseBatches, isolate, closeCircuit, resend, toggleFault, clearFaults
+        case addBreakpoint, clearBreakpoints, resolveBreakpoint
 
         public init(_ command: QueueCommand) {
             self = switch command {
@@ -31,10 +35,13 @@ extension EndpointProtocol {
             case .resend: .resend
             case .toggleFault: .toggleFault
             case .clearFaults: .clearFaults
+            case .addBreakpoint: .addBreakpoint
+            case .clearBreakpoints: .clearBreakpoints
+            case .resolveBreakpoint: .resolveBreakpoint
             }
         }
 
-        var needsOperation: Bool { self == .retry || self == .cancel || self == .resend }
+        var needsOperation: Bool { self == .retry || self == .cancel || self == .resend || self == .resolveBreakpoint }
         var needsHost: Bool { self == .isolate || self == .closeCircuit || self == .toggleFault }
     }
 
@@ -47,13 +54,26 @@ extension EndpointProtocol {
             object["op"] = operation
             object["entry"] = RequestEntry(edited: edited, id: operation).json
         case .isolate(let host), .closeCircuit(let host), .toggleFault(let host): object["host"] = host
-        case .cancelAll, .setSuspended, .releaseBatches, .clearFaults: break
+        case .addBreakpoint(let match): object["match"] = match
+        case .resolveBreakpoint(let operation, let resolution):
+            object["op"] = operation
+            switch resolution {
+            case .proceed: object["how"] = "proceed"
+            case .cancel: object["how"] = "cancel"
+            case .fail(let code): (object["how"], object["code"]) = ("fail", code.rawValue)
+            case .respond(let status, let headers, let body):
+                (object["how"], object["status"], object["headers"]) = ("respond", status, headers)
+                object["body"] = String(decoding: body, as: UTF8.self)
+            case .edit(let edited):
+                (object["how"], object["entry"]) = ("edit", RequestEntry(edited: edited, id: operation).json)
+            }
+        case .cancelAll, .setSuspended, .releaseBatches, .clearFaults, .clearBreakpoints: break
         }
         return line(object)
     }
 
     /// The command named `name` with the line's fields, already checked for presence.
-    static func command(_ name: CommandName, operation: String, host: String, entry: RequestEntry?) -> QueueCommand {
+    static func command(_ name: CommandName, operation: String, host: String, entry: RequestEntry?, object: [String: Any]) throws -> QueueCommand {
         switch name {
         case .retry: .retry(operation: operation)
         case .cancel: .cancel(operation: operation)
@@ -66,6 +86,31 @@ extension EndpointProtocol {
         case .isolate: .isolate(host: host)
         case .closeCircuit: .closeCircuit(host: host)
         case .toggleFault: .toggleFault(host: host)
+        case .addBreakpoint: .addBreakpoint(match: object["match"] as? String ?? "")
+        case .clearBreakpoints: .clearBreakpoints
+        case .resolveBreakpoint: .resolveBreakpoint(operation: operation, resolution: try resolution(object, entry: entry))
+        }
+    }
+
+    /// How a `resolveBreakpoint` line says to go on.
+    private static func resolution(_ object: [String: Any], entry: RequestEntry?) throws -> BreakpointResolution {
+        switch object["how"] as? String {
+        case "proceed": return .proceed
+        case "cancel": return .cancel
+        case "fail":
+            guard let code = JSONText.integer(object["code"]) else { throw EndpointError("resolveBreakpoint: \"fail\" needs \"code\", a URLError code such as -1005") }
+            return .fail(URLError.Code(rawValue: code) ?? .unknown)
+        case "respond":
+            guard let status = JSONText.integer(object["status"]), (100...599).contains(status) else {
+                throw EndpointError("resolveBreakpoint: \"respond\" needs \"status\" from 100 to 599")
+            }
+            let headers = (object["headers"] as? [String: Any] ?? [:]).compactMapValues { $0 as? String }
+            return .respond(status: status, headers: headers, body: Data((object["body"] as? String ?? "").utf8))
+        case "edit":
+            guard let entry else { throw EndpointError("resolveBreakpoint: \"edit\" needs \"entry\", the edited request as plan-entry JSON text") }
+            return .edit(entry.edited)
+        default:
+            throw EndpointError("resolveBreakpoint needs \"how\": proceed, cancel, fail, respond or edit")
         }
     }
 }

@@ -18,6 +18,12 @@ extension QueueCommandOutcome {
         case .faultsCleared(let count): count == 0 ? "no faults were injected" : "cleared \(count) injected fault\(count == 1 ? "" : "s")"
         case .faultsNotAccepted: "refused: this program takes no faults from an attached monitor (MonitorEndpoint.Options.acceptsFaults)"
         case .readOnly: "refused: this endpoint is read-only"
+        case .breakpointSet(let id, let match):
+            "BREAK: breakpoint \(id) stops \(match.isEmpty ? "every request" : match) before sending (s send, e edit, a answer, f fail, X cancel; B and Enter on nothing removes yours)"
+        case .badMatch(let reason): "not a breakpoint: \(reason)"
+        case .breakpointsCleared(let count): count == 0 ? "no breakpoints of yours were set" : "removed \(count) breakpoint\(count == 1 ? "" : "s"): what they stopped goes on"
+        case .breakpointResolved(let id, let how): "\(id): \(how)"
+        case .notStopped(let id): "\(id) is not stopped at a breakpoint"
         case .notCarriedOut(let reason): "refused: \(reason)"
         case .notWaitingToRetry(let id): "\(id) is not waiting to retry"
         case .cancelled(let id): "cancelled \(id)"

@@ -42,10 +42,16 @@ final class EndpointCommandTests: XCTestCase {
             .releaseBatches, .isolate(host: "[::1]:8080"), .closeCircuit(host: "api.example.com:443"),
             .resend(operation: "w1-c", edited: EditedRequest(request: edited, attemptTimeout: 2, deadline: 30)),
             .toggleFault(host: "127.0.0.1:8080"), .clearFaults,
+            .addBreakpoint(match: "host:api.example.com path:/v1 method:POST"), .addBreakpoint(match: ""), .clearBreakpoints,
+            .resolveBreakpoint(operation: "w1-d", resolution: .proceed), .resolveBreakpoint(operation: "w1-d", resolution: .cancel),
+            .resolveBreakpoint(operation: "w1-d", resolution: .fail(.timedOut)),
+            .resolveBreakpoint(operation: "w1-d", resolution: .respond(status: 503, headers: ["Retry-After": "2"], body: Data("busy".utf8))),
+            .resolveBreakpoint(operation: "w1-d", resolution: .edit(EditedRequest(request: edited, attemptTimeout: 2, deadline: 30))),
         ]
         for command in commands {
             switch command {
-            case .retry, .cancel, .cancelAll, .setSuspended, .releaseBatches, .isolate, .closeCircuit, .resend, .toggleFault, .clearFaults: break
+            case .retry, .cancel, .cancelAll, .setSuspended, .releaseBatches, .isolate, .closeCircuit, .resend, .toggleFault, .clearFaults,
+                 .addBreakpoint, .clearBreakpoints, .resolveBreakpoint: break
             }
         }
         return commands
@@ -56,7 +62,13 @@ final class EndpointCommandTests: XCTestCase {
             let line = EndpointProtocol.line(for: command, id: index)
             let read = try EndpointProtocol.parse(line)
             XCTAssertEqual(read.id, index)
-            guard case .resend(let operation, let edited) = command, case .resend(let readOperation, let readEdited) = read.command else {
+            let pair: (String, EditedRequest, String, EditedRequest)? = switch (command, read.command) {
+            case (.resend(let operation, let edited), .resend(let readOperation, let readEdited)),
+                 (.resolveBreakpoint(let operation, .edit(let edited)), .resolveBreakpoint(let readOperation, .edit(let readEdited))):
+                (operation, edited, readOperation, readEdited)
+            default: nil
+            }
+            guard let (operation, edited, readOperation, readEdited) = pair else {
                 XCTAssertEqual(read.command, command, line)
                 continue
             }
@@ -78,7 +90,8 @@ final class EndpointCommandTests: XCTestCase {
             .paused, .resumed, .released(batches: [ReleasedBatch(name: "uploads", count: 2)]), .released(batches: []),
             .unknownOperation(operation: "a"), .isolated(host: "h:1"), .circuitClosed(host: "h:1"), .circuitAlreadyClosed(host: "h:1"),
             .noCircuitBreaker, .faultSet(host: "h:1", effect: "status 503"), .faultRemoved(host: "h:1"), .faultsCleared(count: 1),
-            .faultsNotAccepted, .readOnly, .notCarriedOut(reason: "why"),
+            .faultsNotAccepted, .readOnly, .notCarriedOut(reason: "why"), .breakpointSet(id: 2, match: "path:/x"), .badMatch(reason: "why"),
+            .breakpointsCleared(count: 2), .breakpointResolved(operation: "a", how: "continued"), .notStopped(operation: "a"),
         ]
         for outcome in outcomes {
             let line = EndpointProtocol.reply(id: 4, outcome)

@@ -27,6 +27,9 @@ struct Answerer {
         case .queue(.resend(let id, _)): CommandAnswer("sent the edited \(id) as \(id)~edit1")
         case .queue(.toggleFault(let host)): CommandAnswer("injecting into \(host)")
         case .queue(.clearFaults): CommandAnswer("cleared")
+        case .queue(.addBreakpoint(let match)): CommandAnswer("breakpoint on \(match)")
+        case .queue(.clearBreakpoints): CommandAnswer("breakpoints removed")
+        case .queue(.resolveBreakpoint(let id, let how)): CommandAnswer("\(id): \(how.summary)")
         }
     }
 }
@@ -239,9 +242,9 @@ final class MonitorUpdateTests: XCTestCase {
 
 final class KeyTableTests: XCTestCase {
     func testTheFunctionBarComesFromTheKeyTable() {
-        XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false).map(\.key), ["Enter", "H", "r", "X", "C", "p", "/", "o", "F", "?", "q"])
+        XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false).map(\.key), ["Enter", "H", "r", "X", "C", "p", "B", "/", "o", "F", "?", "q"])
         XCTAssertEqual(KeyMap.barHints(detail: false, paused: true, held: true).map(\.label),
-                       ["Detail", "Hosts", "Retry", "Cancel", "CancelAll", "Resume", "Release", "Filter", "Sort", "Follow", "Help", "Quit"])
+                       ["Detail", "Hosts", "Retry", "Cancel", "CancelAll", "Resume", "Break", "Release", "Filter", "Sort", "Follow", "Help", "Quit"])
         XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false, hosts: true).map(\.key), ["H", "i", "c", "!", "Esc", "p", "?", "q"])
         XCTAssertEqual(KeyMap.barHints(detail: true, paused: false, held: true).map(\.key), ["Tab", "Esc", "r", "X", "p", "y", "e", "=", "?", "q"])
         for hint in KeyMap.barHints(detail: false, paused: false, held: true) {

@@ -8,6 +8,8 @@ public enum HoldReason: Sendable, Equatable {
     case rateLimit
     /// This reactor runs (it started the run, or the reactor holds new requests meanwhile).
     case reactor(String)
+    /// Stopped before its attempt was sent, at this breakpoint, until a person resolves it.
+    case breakpoint(id: Int, rule: String)
 
     /// What the detail view says: "held: waiting for …".
     public var description: String {
@@ -16,6 +18,7 @@ public enum HoldReason: Sendable, Equatable {
         case .circuit: "circuit"
         case .rateLimit: "rate limit"
         case .reactor(let name): name
+        case .breakpoint(let id, let rule): "you: breakpoint \(id) (\(rule.isEmpty ? "every request" : rule)) — s send, e edit, a answer, f fail, X cancel"
         }
     }
 
@@ -23,6 +26,7 @@ public enum HoldReason: Sendable, Equatable {
     public var short: String {
         switch self {
         case .batch: "batch"
+        case .breakpoint: "break"
         default: description
         }
     }

@@ -41,10 +41,10 @@ public enum KeyMap {
     public static let bindings: [Binding] = [
         Binding(keys: [.character("j"), .down], label: "j ↓", action: .down, help: "select the next operation"),
         Binding(keys: [.character("k"), .up], label: "k ↑", action: .up, help: "select the previous operation"),
-        Binding(keys: [.pageDown], label: "PgDn", action: .pageDown, help: "a page down"),
-        Binding(keys: [.pageUp], label: "PgUp", action: .pageUp, help: "a page up"),
-        Binding(keys: [.character("g"), .home], label: "g", action: .top, help: "the first operation"),
-        Binding(keys: [.character("G"), .end], label: "G", action: .bottom, help: "the last operation"),
+        Binding(keys: [.pageDown], label: "PgDn PgUp", action: .pageDown, help: "a page down / up"),
+        Binding(keys: [.pageUp], label: "", action: .pageUp, help: ""),
+        Binding(keys: [.character("g"), .home], label: "g G", action: .top, help: "the first / the last operation"),
+        Binding(keys: [.character("G"), .end], label: "", action: .bottom, help: ""),
         Binding(keys: [.enter], label: "Enter", action: .open, help: "open the operation's detail view", bar: bar("Enter", "Detail", .table)),
         Binding(keys: [.tab], label: "Tab", action: .nextTab, help: "next tab of the detail view", bar: bar("Tab", "NextTab", .detail)),
         Binding(keys: [.backTab], label: "S-Tab", action: .previousTab, help: "previous tab"),
@@ -73,6 +73,12 @@ public enum KeyMap {
                 help: "edit the request in $VISUAL/$EDITOR and send it again as ID~edit1", bar: bar("e", "Edit", .detail)),
         // Keys of their own in the Body tab only (see action(for:in:)): listed for the help.
         Binding(keys: [], label: "/ n N", action: .startFind, help: "in the Body tab: find in the bodies, then the next / previous match"),
+        Binding(keys: [.character("B")], label: "B", action: .startBreakpoint,
+                help: "breakpoint: stop matching requests (host: path: method: header:) before sending", bar: bar("B", "Break", .table)),
+        Binding(keys: [.character("s")], label: "s a f", action: .sendAtBreakpoint,
+                help: "at a breakpoint: send it / answer it yourself / fail it (-1005) without sending"),
+        Binding(keys: [.character("a")], label: "", action: .startAnswer, help: ""),
+        Binding(keys: [.character("f")], label: "", action: .failAtBreakpoint, help: ""),
         Binding(keys: [.character("=")], label: "=", action: .compare,
                 help: "compare: mark this operation, then = on another shows both side by side", bar: bar("=", "Compare", .detail)),
         Binding(keys: [.character("b")], label: "b", action: .releaseBatches, help: "release every held batch now",
@@ -107,6 +113,15 @@ public enum KeyMap {
     /// The action for `key` in the current state: typing goes to the filter while it is
     /// open, and only y/n/Esc answer a confirmation.
     public static func action(for key: Key, in state: MonitorState) -> MonitorAction? {
+        if state.commandPrompt != nil {
+            switch key {
+            case .character(let c): return .promptInput(.character(c))
+            case .backspace: return .promptInput(.backspace)
+            case .enter: return .promptInput(.enter)
+            case .escape: return .promptInput(.escape)
+            default: return nil
+            }
+        }
         if state.filterDraft != nil || state.timeDraft != nil {
             let typed: MonitorAction.FilterKey
             switch key {

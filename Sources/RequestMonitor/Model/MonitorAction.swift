@@ -19,6 +19,13 @@ public enum MonitorAction: Sendable, Equatable {
     /// anywhere: remove every injected fault (`Z`).
     case toggleFault, clearFaults
     case startFilter, toggleFollow, cycleSort, toggleHelp, quit
+    /// Open the breakpoint prompt (`B`), prefilled with the filter.
+    case startBreakpoint
+    /// On an operation stopped at a breakpoint: send it as it is (`s`), open the answer
+    /// prompt (`a`), fail it with a lost connection (`f`).
+    case sendAtBreakpoint, startAnswer, failAtBreakpoint
+    /// A key typed into the breakpoint or answer prompt.
+    case promptInput(FilterKey)
     /// Open the "go to time" prompt of a replay.
     case startTimeJump
     /// A key typed into the "go to time" prompt.

@@ -38,6 +38,7 @@ public enum MonitorEffect: Sendable, Equatable {
     /// Put `text` on the clipboard (OSC 52) and in a file named for `name`; `body`, a
     /// binary body the text names as `@FILE`, beside it.
     case copy(text: String, name: String, body: Data?)
-    /// Open `entry` (operation `id`'s request) in the person's editor; send what comes back.
-    case edit(id: String, entry: RequestEntry)
+    /// Open `entry` (operation `id`'s request) in the person's editor; send what comes back
+    /// as a new operation, or, `atBreakpoint`, as the stopped operation's own attempt.
+    case edit(id: String, entry: RequestEntry, atBreakpoint: Bool)
 }

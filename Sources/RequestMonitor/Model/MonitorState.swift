@@ -45,6 +45,8 @@ public struct MonitorState: Sendable, Equatable {
     public var filterDraft: String?
     /// The time being typed after `:` in a replay (nil when the prompt is closed).
     public var timeDraft: String?
+    /// The breakpoint or answer prompt being typed into (nil when closed).
+    public var commandPrompt: CommandPrompt?
     public var sort = Sort.arrival
     /// Keep the newest operation selected and in view.
     public var follow = true
@@ -85,5 +87,33 @@ public struct PlaybackStatus: Sendable, Equatable, ExpressibleByStringLiteral {
 
     public init(stringLiteral value: String) {
         self.init(value)
+    }
+}
+
+/// A prompt whose Enter sends a command: a breakpoint's match (`B`), or the status and body
+/// that answer an operation stopped at a breakpoint (`a`).
+public struct CommandPrompt: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case breakpoint
+        case answer(operation: String)
+    }
+
+    public var kind: Kind
+    public var text: String
+
+    /// What the bottom line says before the text.
+    var label: String {
+        switch kind {
+        case .breakpoint: "break before sending:"
+        case .answer(let id): "answer \(id) with (status [body]):"
+        }
+    }
+
+    /// The hint after the text.
+    var hint: String {
+        switch kind {
+        case .breakpoint: "(Enter set, empty Enter removes yours, Esc cancel; host: path: method: header:)"
+        case .answer: "(Enter answer without sending, Esc cancel; e.g. 503, or 200 {\"ok\":true})"
+        }
     }
 }

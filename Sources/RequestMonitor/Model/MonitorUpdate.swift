@@ -71,6 +71,7 @@ public enum MonitorUpdate {
             state.selectedID = visible[min(max(0, index), visible.count - 1)]
         }
         if let effects = hosts(&state, action, context) { return effects }
+        if let effects = breakpoints(&state, action, context) { return effects }
         if case .compare = state.screen, let step = scrollStep(action, pageSize: pageSize) {
             state.bodyScroll = max(0, step(state.bodyScroll))
             return []
@@ -82,6 +83,8 @@ public enum MonitorUpdate {
         switch action {
         case .isolateHost, .closeCircuit, .toggleFault, .clearFaults:
             return [] // the Hosts screen's: hosts(_:_:_:)
+        case .startBreakpoint, .sendAtBreakpoint, .startAnswer, .failAtBreakpoint, .promptInput:
+            return [] // breakpoints(_:_:_:)
         case .down:
             state.follow = false
             select((selected ?? -1) + 1)
@@ -140,7 +143,10 @@ public enum MonitorUpdate {
                 return []
             }
             switch CopiedRequest.entry(row) {
-            case .success(let entry): return [.edit(id: id, entry: entry)]
+            case .success(let entry):
+                // Stopped at a breakpoint: the edit is what goes on, not a copy sent beside it.
+                if case .breakpoint? = row.heldBy { return [.edit(id: id, entry: entry, atBreakpoint: true)] }
+                return [.edit(id: id, entry: entry, atBreakpoint: false)]
             case .failure(let why):
                 state.flash = why.message
                 return []

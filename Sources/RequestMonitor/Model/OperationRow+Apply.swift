@@ -37,6 +37,16 @@ extension OperationRow {
             updateAttempt(number: event.attempt) { $0.sentAt = t }
         case .injected(let fault, _, _):
             updateAttempt(number: event.attempt) { $0.injected = fault }
+        case .breakpoint(let id, let rule, _):
+            closeSegment(at: t)
+            state = .held
+            live[0].heldBy = .breakpoint(id: id, rule: rule)
+            segments.append(Segment(kind: .wait, start: t))
+        case .breakpointResolved(let how, let by):
+            closeSegment(at: t)
+            state = .queued
+            live[0].heldBy = nil
+            live[0].reason = "breakpoint: \(how) by \(by)"
         case .connection(let id, let reused, _):
             updateAttempt(number: event.attempt) { $0.connection = $0.connection ?? Connection(at: t, id: id, reused: reused) }
         case .hedged(let racing, _):

@@ -152,9 +152,12 @@ public final class MonitorScreen: Sendable {
                     update(.action(.copied(answer)))
                 }
                 // The editor takes the terminal: here too, then the edit goes to the queue.
-                for case .edit(let id, let entry) in effects {
+                for case .edit(let id, let entry, let atBreakpoint) in effects {
                     switch RequestEditor.edit(entry, terminal: terminal) {
-                    case .edited(let edited): update(.action(.send(.queue(.resend(operation: id, edited: edited.edited)))))
+                    case .edited(let edited):
+                        let command: QueueCommand = atBreakpoint ? .resolveBreakpoint(operation: id, resolution: .edit(edited.edited))
+                            : .resend(operation: id, edited: edited.edited)
+                        update(.action(.send(.queue(command))))
                     case .unchanged(let why), .failed(let why): update(.action(.copied(CommandAnswer(ok: false, why))))
                     }
                 }

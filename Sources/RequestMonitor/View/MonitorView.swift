@@ -291,6 +291,11 @@ public struct MonitorView {
                      style: CellGrid.Style(bold: true, reverse: true))
             return
         }
+        if let prompt = state.commandPrompt {
+            grid.fill(y: y, style: CellGrid.Style(reverse: true))
+            grid.put(" \(prompt.label) \(prompt.text)_   \(prompt.hint)", x: 0, y: y, style: CellGrid.Style(bold: true, reverse: true))
+            return
+        }
         if let draft = state.timeDraft {
             grid.fill(y: y, style: CellGrid.Style(reverse: true))
             grid.put(" go to time: \(draft)_   (Enter go, Esc cancel; 90, 1:30, 1m30s)", x: 0, y: y, style: CellGrid.Style(bold: true, reverse: true))

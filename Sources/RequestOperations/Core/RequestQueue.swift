@@ -19,6 +19,8 @@ public struct RequestEnvironment: Sendable {
     public let transport: RequestTransport
     /// Failures injected into this environment's requests (none until some are added).
     public let faults: FaultRules
+    /// Where operations stop before an attempt is sent (none until some are added).
+    public let breakpoints = Breakpoints()
     /// Caps retries per host; `nil`: no cap but the retry policy's.
     public let retryBudget: RetryBudget?
     /// Stops sending to failing hosts; `nil`: no breakers.
@@ -126,10 +128,17 @@ public final class RequestQueue: Sendable {
         instruments.forEach { $0.attach(to: events) }
         operationQueue = OperationQueue()
         operationQueue.name = "reqtop.requests"
+        // A breakpoint removed or turned off lets the operations stopped at it go on.
+        environment.breakpoints.onRelease { [weak self] id in
+            self?.operations.filter { $0.phase == .stoppedAtBreakpoint(id) }.forEach { $0.resolveBreakpoint(.proceed, by: "breakpoint removed") }
+        }
     }
 
     /// Failures to inject into this queue's requests while it runs (``FaultRules``).
     public var faults: FaultRules { environment.faults }
+
+    /// Where this queue's operations stop before an attempt is sent (``Breakpoints``).
+    public var breakpoints: Breakpoints { environment.breakpoints }
 
     /// Creates an operation for `request` and adds it to the queue.
     @discardableResult

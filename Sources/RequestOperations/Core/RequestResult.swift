@@ -19,6 +19,9 @@ public enum RequestPhase: Sendable, Equatable {
     case waitingForRateLimit(host: String, until: TimeInterval)
     /// Preparing the request of the current attempt.
     case preparing
+    /// Stopped before its attempt is sent, at a breakpoint (its number), without a slot,
+    /// until a person resolves it (``RequestOperation/resolveBreakpoint(_:by:)``).
+    case stoppedAtBreakpoint(Int)
     /// The task is running.
     case inFlight
     case waitingToRetry(until: TimeInterval)

@@ -40,6 +40,15 @@ extension RequestEvent.Payload {
             w.string("rule", rule)
             w.string("by", by)
             return "injected"
+        case .breakpoint(let id, let rule, let by):
+            w.int("id", id)
+            w.string("rule", rule)
+            w.string("by", by)
+            return "breakpoint"
+        case .breakpointResolved(let how, let by):
+            w.string("how", how)
+            w.string("by", by)
+            return "breakpointResolved"
         case .connection(let id, let reused, let proxy):
             w.int("connection", id)
             w.bool("reused", reused)
@@ -179,6 +188,8 @@ extension RequestEvent.Payload {
         case "started": self = .started
         case "sent": self = .sent
         case "injected": self = .injected(fault: try r.string("fault"), rule: r.optionalString("rule") ?? "", by: r.optionalString("by") ?? "")
+        case "breakpoint": self = .breakpoint(id: try r.int("id"), rule: r.optionalString("rule") ?? "", by: r.optionalString("by") ?? "")
+        case "breakpointResolved": self = .breakpointResolved(how: try r.string("how"), by: r.optionalString("by") ?? "")
         case "connection":
             self = .connection(id: try r.int("connection"), reused: try r.bool("reused"), proxy: r.optionalString("proxy"))
         case "preparationFailed": self = .preparationFailed(reason: try r.string("reason"))

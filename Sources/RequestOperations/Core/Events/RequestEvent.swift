@@ -54,6 +54,13 @@ public struct RequestEvent: Sendable, Equatable {
         /// set it: `plan`, `library`, `monitor`). What follows on this attempt is reqtop's
         /// doing, not the server's (``FaultRules``).
         case injected(fault: String, rule: String, by: String)
+        /// `breakpoint` (added): `id` (the breakpoint's number), `rule` (its match), `by` (who
+        /// set it). The attempt stopped before it was sent, holding no slot, until resolved.
+        case breakpoint(id: Int, rule: String, by: String)
+        /// `breakpointResolved` (added): `how` (`continued`, `edited and continued`, `answered
+        /// 503 without sending (0 bytes)`, `failed with -1005 … without sending`, `cancelled`),
+        /// `by`. An answer or failure made here is followed by `injected` on the attempt.
+        case breakpointResolved(how: String, by: String)
         /// `sent`: the request (head and body) was written whole. From transports that can
         /// tell (NIO); URLSession on Linux cannot. Splits an attempt's time into send and wait.
         case sent

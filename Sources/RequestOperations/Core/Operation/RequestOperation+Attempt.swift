@@ -31,6 +31,13 @@ extension RequestOperation {
         }
         guard let (token, teardown) = begun else { return }
         tearDown(teardown)
+        if stopsAtBreakpoint(token) { return }
+        proceed(token, needsAdmission: needsAdmission)
+    }
+
+    /// On from the attempt's start: admission (interceptors, holding reactors), or straight
+    /// to a slot.
+    func proceed(_ token: UInt64, needsAdmission: Bool) {
         guard needsAdmission else {
             acquireSlot(token)
             return
@@ -241,7 +248,11 @@ extension RequestOperation {
             prepared.timeoutInterval = Self.transportTimeout(attemptTimeout: options.attemptTimeout, deadline: options.deadline)
         }
         let transport = environment.transport
-        let task = transport.makeTask(for: prepared, handler: self)
+        // A person at a breakpoint chose the answer or the failure: made here, not sent.
+        let forced = state.withLock { state in state.isCurrent(token: token) ? state.current.forcedFault : nil }
+        let task = forced.flatMap { rule in
+            (transport as? FaultInjectingTransport)?.makeTask(for: prepared, handler: self, injecting: rule)
+        } ?? transport.makeTask(for: prepared, handler: self)
         let started = withCurrent(token) { state in
             state.current.preparation = nil
             state.current.task = task

@@ -132,6 +132,8 @@ extension RequestOperation {
         var racers: [Racer] = []
         /// Sends the next hedge.
         var hedgeTimer: ScheduledTimer?
+        /// The answer or failure a person chose at a breakpoint, made in the server's place.
+        var forcedFault: FaultRule?
     }
 
     /// A hedged copy of the attempt's request in flight, racing the lead for a response.

@@ -31,20 +31,26 @@ public enum QueueCommand: Sendable, Equatable {
     case toggleFault(host: String)
     /// Remove every injected fault.
     case clearFaults
+    /// Stop the requests this match picks (the filter language) before they are sent.
+    case addBreakpoint(match: String)
+    /// Remove the breakpoints this person set; the operations stopped at them go on.
+    case clearBreakpoints
+    /// Resolve an operation stopped at a breakpoint.
+    case resolveBreakpoint(operation: String, resolution: BreakpointResolution)
 
     /// The operation the command is about, if one.
     public var operation: String? {
         switch self {
-        case .retry(let id), .cancel(let id), .resend(let id, _): id
+        case .retry(let id), .cancel(let id), .resend(let id, _), .resolveBreakpoint(let id, _): id
         default: nil
         }
     }
 
-    /// Whether the command injects or removes faults (which an attached monitor may only do
-    /// where the program opted in).
+    /// Whether the command injects or removes faults, or stops requests at breakpoints (which
+    /// an attached monitor may only do where the program opted in).
     public var touchesFaults: Bool {
         switch self {
-        case .toggleFault, .clearFaults: true
+        case .toggleFault, .clearFaults, .addBreakpoint, .clearBreakpoints, .resolveBreakpoint: true
         default: false
         }
     }

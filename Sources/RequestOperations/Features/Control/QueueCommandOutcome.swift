@@ -33,6 +33,15 @@ public enum QueueCommandOutcome: Sendable, Equatable, Codable {
     case faultsCleared(count: Int)
     /// This program takes no faults from an attached monitor.
     case faultsNotAccepted
+    /// A breakpoint was set (its number and match).
+    case breakpointSet(id: Int, match: String)
+    /// A match that cannot be read (why).
+    case badMatch(reason: String)
+    case breakpointsCleared(count: Int)
+    /// The operation stopped at a breakpoint goes on as the person chose (in words).
+    case breakpointResolved(operation: String, how: String)
+    /// The operation is not stopped at a breakpoint.
+    case notStopped(operation: String)
     /// The program's endpoint takes no commands (`--read-only`).
     case readOnly
     /// The command never reached the queue: the line was refused (its reason), or no answer
@@ -43,7 +52,7 @@ public enum QueueCommandOutcome: Sendable, Equatable, Codable {
     public var ok: Bool {
         switch self {
         case .notWaitingToRetry, .alreadyEnded, .unknownOperation, .circuitAlreadyClosed, .noCircuitBreaker, .faultsNotAccepted,
-             .readOnly, .notCarriedOut: false
+             .readOnly, .notCarriedOut, .badMatch, .notStopped: false
         default: true
         }
     }

@@ -50,14 +50,27 @@ public struct QueueControl: Sendable {
         case .closeCircuit(let host): return closeCircuit(host: host)
         case .toggleFault(let host): return toggleFault(host: host)
         case .clearFaults: return Answer(outcome: .faultsCleared(count: queue.faults.removeAll()))
+        case .addBreakpoint(let text):
+            do {
+                let match = try RequestMatch(text)
+                return Answer(outcome: .breakpointSet(id: queue.breakpoints.add(Breakpoint(match: match, setBy: faultOwner)), match: text))
+            } catch {
+                return Answer(outcome: .badMatch(reason: "\(error)"))
+            }
+        case .clearBreakpoints:
+            return Answer(outcome: .breakpointsCleared(count: queue.breakpoints.removeAll(setBy: faultOwner)))
+        case .resolveBreakpoint(let id, let resolution):
+            guard let operation, operation.resolveBreakpoint(resolution, by: actor) else { return Answer(outcome: .notStopped(operation: id)) }
+            return Answer(outcome: .breakpointResolved(operation: id, how: resolution.summary))
         }
     }
 
-    /// Removes the faults this actor set (a monitor that detached); returns how many.
+    /// Removes the faults and breakpoints this actor set (a monitor that detached; the
+    /// operations stopped at its breakpoints go on); returns how many.
     @discardableResult
     public func removeOwnFaults() -> Int {
         let mine = queue.faults.list.filter { $0.rule.setBy == faultOwner }
-        return mine.filter { queue.faults.remove($0.id) }.count
+        return mine.filter { queue.faults.remove($0.id) }.count + queue.breakpoints.removeAll(setBy: faultOwner)
     }
 
     /// Skips a backoff, or runs a finished operation again (as `id~2`).

@@ -43,8 +43,13 @@ final class FaultInjectingTransport: RequestTransport {
 
     func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
         guard let rule = rules.pick(for: request) else { return base.makeTask(for: request, handler: handler) }
+        return makeTask(for: request, handler: handler, injecting: rule)
+    }
+
+    /// A task with `rule` applied whatever the rules say: a breakpoint's answer or failure.
+    func makeTask(for request: URLRequest, handler: TransportCallbacks, injecting rule: FaultRule) -> TransportTask {
         switch rule.effect {
-        case .status, .reset, .stall:
+        case .status, .reset, .stall, .respond, .fail:
             let identifier = -1 - nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
             hold(identifier, .answer(rule, request, handler))
             return TransportTask(identifier: identifier, handle: identifier)
@@ -105,6 +110,20 @@ final class FaultInjectingTransport: RequestTransport {
             }
             handler.task(task.identifier, didReceive: body)
             handler.task(task.identifier, didCompleteWithError: nil)
+        case .respond(let status, let headers, let body):
+            var fields = headers.map { ($0.key, $0.value) }
+            if !headers.keys.contains(where: { $0.lowercased() == "content-length" }) { fields.append(("Content-Length", "\(body.count)")) }
+            fields.append(("X-Reqtop-Injected", "true"))
+            let response = TransportResponse(url: request.url ?? URL(string: "http://injected.invalid/")!, statusCode: status,
+                                             httpVersion: "HTTP/1.1", fields: fields)
+            guard handler.task(task.identifier, didReceive: response) == .allow else {
+                return handler.task(task.identifier, didCompleteWithError: URLError(.cancelled))
+            }
+            if !body.isEmpty { handler.task(task.identifier, didReceive: body) }
+            handler.task(task.identifier, didCompleteWithError: nil)
+        case .fail(let code):
+            handler.task(task.identifier, didCompleteWithError: URLError(
+                code, userInfo: [NSLocalizedDescriptionKey: "\(TransportError.describe(code)) (injected by reqtop: \(rule.setBy))"]))
         case .reset:
             handler.task(task.identifier, didCompleteWithError: URLError(
                 .networkConnectionLost, userInfo: [NSLocalizedDescriptionKey: "connection reset (injected by reqtop, rule: \(rule.match))"]))

@@ -16,6 +16,10 @@ public struct FaultRule: Sendable, Equatable {
         case stall
         /// The answer cut after this many bytes of its body, the connection then lost (-1005).
         case truncate(afterBytes: Int)
+        /// Answered with this status, headers and body without being sent (a breakpoint's mock).
+        case respond(status: Int, headers: [String: String], body: Data)
+        /// Failed with this transport error without being sent (a breakpoint's "fail").
+        case fail(URLError.Code)
 
         /// In words, for events and the monitor (`status 503`, `delay 0.2–1.5 s`).
         public var summary: String {
@@ -27,6 +31,8 @@ public struct FaultRule: Sendable, Equatable {
             case .reset: "reset"
             case .stall: "stall"
             case .truncate(let bytes): "truncate after \(bytes) bytes"
+            case .respond(let status, _, let body): "answer \(status) (\(body.count) bytes)"
+            case .fail(let code): "fail \(code.rawValue)"
             }
         }
     }

@@ -42,6 +42,9 @@ public struct RequestMatch: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Every request (no term).
+    public static let everything = try! RequestMatch("")
+
     public func matches(_ request: URLRequest) -> Bool {
         terms.allSatisfy { Self.holds($0, request) }
     }

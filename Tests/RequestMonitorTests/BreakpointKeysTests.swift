@@ -1,0 +1,80 @@
+import Foundation
+@testable import RequestMonitor
+import RequestOperations
+import XCTest
+
+/// `B` sets a breakpoint from a match (the filter, prefilled); on an operation stopped at one
+/// `s` sends it, `a` answers it, `f` fails it, `e` edits it; the row says `break`.
+final class BreakpointKeysTests: XCTestCase {
+    private func model(stopped: Bool) -> QueueModel {
+        var model = QueueModel(source: "test")
+        var events = [
+            RequestEvent(time: 0, operationID: "a", attempt: 1, payload: .queued(method: "GET", url: "http://api.test:8080/flaky", headers: [:], maxAttempts: 2)),
+        ]
+        if stopped { events.append(RequestEvent(time: 0.1, operationID: "a", attempt: 1, payload: .breakpoint(id: 1, rule: "path:/flaky", by: "monitor"))) }
+        model.apply(events)
+        return model
+    }
+
+    private func type(_ text: String, _ state: inout MonitorState, _ context: MonitorUpdate.Context) -> [MonitorEffect] {
+        for character in text { _ = MonitorUpdate.update(&state, .promptInput(.character(character)), context) }
+        return MonitorUpdate.update(&state, .promptInput(.enter), context)
+    }
+
+    func testBSetsABreakpointFromTheFilterAndEmptyRemovesYours() {
+        let model = model(stopped: false)
+        var state = MonitorState()
+        state.filter = "path:/flaky"
+        let context = MonitorUpdate.Context(visible: ["a"], pageSize: 20, model: model, canCommand: true, canCancel: true)
+        XCTAssertEqual(MonitorUpdate.update(&state, .startBreakpoint, context), [])
+        XCTAssertEqual(state.commandPrompt, CommandPrompt(kind: .breakpoint, text: "path:/flaky"))
+        XCTAssertEqual(KeyMap.action(for: .character("x"), in: state), .promptInput(.character("x")), "typing goes to the prompt")
+        XCTAssertEqual(type(" method:GET", &state, context), [.command(.queue(.addBreakpoint(match: "path:/flaky method:GET")))])
+        XCTAssertNil(state.commandPrompt)
+
+        _ = MonitorUpdate.update(&state, .startBreakpoint, context)
+        _ = MonitorUpdate.update(&state, .promptInput(.character("\u{15}")), context)
+        XCTAssertEqual(type("colour:red", &state, context), [])
+        XCTAssert(state.flash?.hasPrefix("not a breakpoint: \"colour:\" is not a term for requests") == true, state.flash ?? "")
+
+        state.filter = ""
+        _ = MonitorUpdate.update(&state, .startBreakpoint, context)
+        XCTAssertEqual(MonitorUpdate.update(&state, .promptInput(.enter), context), [.command(.queue(.clearBreakpoints))])
+
+        let replay = MonitorUpdate.Context(visible: ["a"], pageSize: 20, model: model, canCommand: true, canCancel: false)
+        XCTAssertEqual(MonitorUpdate.update(&state, .startBreakpoint, replay), [])
+        XCTAssertEqual(state.flash, "a replay has no breakpoints: it shows what happened")
+    }
+
+    func testAStoppedOperationIsSentAnsweredFailedOrEdited() {
+        let model = model(stopped: true)
+        XCTAssertEqual(model.row("a")?.heldBy, .breakpoint(id: 1, rule: "path:/flaky"))
+        XCTAssertEqual(model.row("a")?.heldByShort, "break")
+        var state = MonitorState()
+        state.selectedID = "a"
+        let context = MonitorUpdate.Context(visible: ["a"], pageSize: 20, model: model, canCommand: true, canCancel: true)
+        XCTAssertEqual(MonitorUpdate.update(&state, .sendAtBreakpoint, context),
+                       [.command(.queue(.resolveBreakpoint(operation: "a", resolution: .proceed)))])
+        XCTAssertEqual(MonitorUpdate.update(&state, .failAtBreakpoint, context),
+                       [.command(.queue(.resolveBreakpoint(operation: "a", resolution: .fail(.networkConnectionLost))))])
+        XCTAssertEqual(MonitorUpdate.update(&state, .startAnswer, context), [])
+        XCTAssertEqual(state.commandPrompt?.text, "503")
+        _ = MonitorUpdate.update(&state, .promptInput(.backspace), context)
+        _ = MonitorUpdate.update(&state, .promptInput(.backspace), context)
+        _ = MonitorUpdate.update(&state, .promptInput(.backspace), context)
+        XCTAssertEqual(type(#"200 {"ok":true}"#, &state, context), [.command(.queue(.resolveBreakpoint(
+            operation: "a", resolution: .respond(status: 200, headers: ["Content-Type": "application/json"], body: Data(#"{"ok":true}"#.utf8)))))])
+        _ = MonitorUpdate.update(&state, .startAnswer, context)
+        XCTAssertEqual(type("x", &state, context), [])
+        XCTAssertEqual(state.flash, "not a status: \"503x\" (a number from 100 to 599, then the body if any)")
+        guard case .edit(let id, _, atBreakpoint: true)? = MonitorUpdate.update(&state, .editRequest, context).first else {
+            return XCTFail("e on a stopped operation edits the attempt itself")
+        }
+        XCTAssertEqual(id, "a")
+
+        let running = self.model(stopped: false)
+        let plain = MonitorUpdate.Context(visible: ["a"], pageSize: 20, model: running, canCommand: true, canCancel: true)
+        XCTAssertEqual(MonitorUpdate.update(&state, .sendAtBreakpoint, plain), [])
+        XCTAssertEqual(state.flash, "a is not stopped at a breakpoint (B sets one)")
+    }
+}
