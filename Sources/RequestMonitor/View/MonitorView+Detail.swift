@@ -123,7 +123,7 @@ extension MonitorView {
             "\(method) \(url)" + (body.map { " (" + Self.bodySize($0) + ")" } ?? "")
         case .started, .other: ""
         case .sent: "request written"
-        case .injected(let fault, let rule, let by): "INJECTED \(fault) (rule \"\(rule)\", set by \(by)): not the server's"
+        case .injected(let fault, let rule, let by): "INJECTED \(fault) (" + (rule.isEmpty ? "" : "rule \"\(rule)\", ") + "set by \(by)): not the server's"
         case .breakpoint(let id, let rule, let by): "STOPPED at breakpoint \(id) (\"\(rule)\", set by \(by)) before sending"
         case .breakpointResolved(let how, let by): "breakpoint: \(how) by \(by)"
         case .connection(let id, let reused, let proxy):
