@@ -1,0 +1,96 @@
+import Foundation
+import Synchronization
+
+/// Answers the fault server gives from a script instead of its routes: what `reqtop serve
+/// --from REC` builds from a recording, so each request is answered the way its upstream
+/// answered at that moment of the run.
+///
+/// A request is matched by method, path and query (and by host where the script has several
+/// for one path: the `X-Reqtop-Host` header names the recorded `host:port`, else the first).
+/// A request that names its operation and attempt (`X-Reqtop-Operation`, `X-Reqtop-Attempt`,
+/// as `reqtop whatif` sends them) gets that attempt's recorded answer; others get the Nth
+/// recorded answer for their key on their Nth hit. Past the recorded attempts, the answer
+/// recorded last before that moment of the run (time runs from the first request), so a run
+/// that retries more than the recorded one meets the upstream as it was then — an outage
+/// that had ended answers as it did after.
+public final class ScriptedAnswers: Sendable {
+    /// How one recorded attempt ended.
+    public struct Answer: Sendable, Equatable {
+        public enum Outcome: Sendable, Equatable {
+            /// A response: status, headers, body (as far as recorded).
+            case response(status: Int, headers: [(String, String)], body: [UInt8])
+            /// The connection closed without an answer (refused, lost).
+            case close
+            /// The connection reset.
+            case reset
+            /// No answer at all (the recorded attempt timed out).
+            case hang
+
+            public static func == (lhs: Outcome, rhs: Outcome) -> Bool {
+                switch (lhs, rhs) {
+                case (.response(let a, let ah, let ab), .response(let b, let bh, let bb)):
+                    a == b && ab == bb && ah.map { "\($0.0):\($0.1)" } == bh.map { "\($0.0):\($0.1)" }
+                case (.close, .close), (.reset, .reset), (.hang, .hang): true
+                default: false
+                }
+            }
+        }
+
+        /// The recorded operation and attempt it answered.
+        public var operation: String
+        public var attempt: Int
+        /// When the attempt was sent, seconds after the run's first request.
+        public var at: TimeInterval
+        /// How long the upstream took to answer.
+        public var latency: TimeInterval
+        public var outcome: Outcome
+
+        public init(operation: String, attempt: Int, at: TimeInterval, latency: TimeInterval, outcome: Outcome) {
+            (self.operation, self.attempt, self.at, self.latency, self.outcome) = (operation, attempt, at, latency, outcome)
+        }
+    }
+
+    /// `METHOD path?query` and the recorded host.
+    public struct Key: Sendable, Hashable {
+        public var method: String
+        public var target: String
+        public init(method: String, target: String) {
+            (self.method, self.target) = (method.uppercased(), target)
+        }
+    }
+
+    private let answers: [Key: [(host: String, answer: Answer)]]
+    private let hits = Mutex<[String: Int]>([:])
+    private let start = Mutex<Date?>(nil)
+
+    /// `answers`: per key, each recorded attempt's host and answer, in the order they were sent.
+    public init(_ answers: [Key: [(host: String, answer: Answer)]]) {
+        self.answers = answers
+    }
+
+    public var isEmpty: Bool { answers.isEmpty }
+    public var count: Int { answers.values.reduce(0) { $0 + $1.count } }
+
+    /// The answer for a request, or nil when the recording has none for it.
+    public func answer(method: String, target: String, host: String?, operation: String? = nil, attempt: Int? = nil) -> Answer? {
+        guard let all = answers[Key(method: method, target: target)], !all.isEmpty else { return nil }
+        let hosts = Set(all.map(\.host))
+        let chosenHost = host.flatMap { hosts.contains($0) ? $0 : nil } ?? all[0].host
+        let mine = all.filter { $0.host == chosenHost }.map(\.answer)
+        let now = start.withLock { start -> TimeInterval in
+            if start == nil { start = Date() }
+            return Date().timeIntervalSince(start!)
+        }
+        if let operation, let attempt {
+            if let exact = mine.first(where: { $0.operation == operation && $0.attempt == attempt }) { return exact }
+            return mine.last { $0.at <= now } ?? mine.first
+        }
+        let index = hits.withLock { hits -> Int in
+            let key = "\(method) \(chosenHost) \(target)"
+            defer { hits[key, default: 0] += 1 }
+            return hits[key, default: 0]
+        }
+        if index < mine.count { return mine[index] }
+        return mine.last { $0.at <= now } ?? mine.first
+    }
+}
