@@ -19,7 +19,11 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// already served one.
     private var answered = 0
 
-    init(counters: FaultCounters, logger: Logger) {
+    /// Answers from a recording instead of the routes (`reqtop serve --from`).
+    let script: ScriptedAnswers?
+
+    init(counters: FaultCounters, logger: Logger, script: ScriptedAnswers? = nil) {
+        self.script = script
         self.counters = counters
         self.logger = logger
     }
@@ -46,7 +50,11 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
             for (name, value) in head.headers { headers[name.lowercased()] = value }
             counters.recordHit(path, .init(method: head.method.rawValue, uri: head.uri, headers: headers, body: Data(body.readableBytesView)))
             defer { answered += 1 }
-            serve(FaultRoute.parse(head.uri), head: head, context: context)
+            if let script {
+                serve(script, head: head, context: context)
+            } else {
+                serve(FaultRoute.parse(head.uri), head: head, context: context)
+            }
         }
     }
 
@@ -231,13 +239,13 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
         encoder.writeAndFlush(NIOAny(buffer)).whenComplete { _ in bound.value.close(promise: nil) }
     }
 
-    private func respond(_ context: ChannelHandlerContext, status: Int, headers: [(String, String)] = [], body: String, keepAlive: Bool) {
+    func respond(_ context: ChannelHandlerContext, status: Int, headers: [(String, String)] = [], body: String, keepAlive: Bool) {
         var buffer = context.channel.allocator.buffer(capacity: body.utf8.count)
         buffer.writeString(body)
         respond(context, status: status, headers: [("Content-Type", "text/plain; charset=utf-8")] + headers, buffer: buffer, keepAlive: keepAlive)
     }
 
-    private func respond(_ context: ChannelHandlerContext, status: Int, headers: [(String, String)], buffer: ByteBuffer, keepAlive: Bool) {
+    func respond(_ context: ChannelHandlerContext, status: Int, headers: [(String, String)], buffer: ByteBuffer, keepAlive: Bool) {
         var head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status))
         for (name, value) in headers { head.headers.add(name: name, value: value) }
         head.headers.add(name: "Content-Length", value: "\(buffer.readableBytes)")
@@ -281,7 +289,7 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func reset(_ context: ChannelHandlerContext) {
+    func reset(_ context: ChannelHandlerContext) {
         // SO_LINGER with a zero timeout makes close() send RST instead of FIN.
         guard let provider = context.channel as? SocketOptionProvider else {
             context.close(promise: nil)

@@ -37,7 +37,7 @@ public final class FaultServer: Sendable {
     /// - Parameter clientCertificates: with `tls`, require every client to show a certificate
     ///   from this authority (mTLS): ``TestCertificates/caFile`` of the same or another set.
     public static func start(port: Int = 0, tls: TestCertificates? = nil, clientCertificates: TestCertificates? = nil,
-                             counters: FaultCounters = FaultCounters(),
+                             counters: FaultCounters = FaultCounters(), script: ScriptedAnswers? = nil,
                              logger: Logger = Logger(label: "reqtop.fault-server")) throws -> FaultServer {
         let connections = OpenConnections()
         let context = try tls.map { tls in
@@ -50,7 +50,7 @@ public final class FaultServer: Sendable {
             }
             return try NIOSSLContext(configuration: configuration)
         }
-        let channel = try bootstrap(counters: counters, logger: logger, connections: connections, tls: context)
+        let channel = try bootstrap(counters: counters, logger: logger, connections: connections, tls: context, script: script)
             .bind(host: "127.0.0.1", port: port).wait()
         guard let boundPort = channel.localAddress?.port else {
             try? channel.close().wait()
@@ -76,7 +76,7 @@ public final class FaultServer: Sendable {
     }
 
     private static func bootstrap(counters: FaultCounters, logger: Logger, connections: OpenConnections,
-                                  tls: NIOSSLContext? = nil) -> ServerBootstrap {
+                                  tls: NIOSSLContext? = nil, script: ScriptedAnswers? = nil) -> ServerBootstrap {
         ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -89,7 +89,7 @@ public final class FaultServer: Sendable {
                     }
                     if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(FaultHandler(counters: counters, logger: logger))
+                    try channel.pipeline.syncOperations.addHandler(FaultHandler(counters: counters, logger: logger, script: script))
                 }
             }
     }

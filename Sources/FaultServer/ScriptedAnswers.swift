@@ -44,9 +44,12 @@ public final class ScriptedAnswers: Sendable {
         /// How long the upstream took to answer.
         public var latency: TimeInterval
         public var outcome: Outcome
+        /// The connection was refused: said again by not listening over the same span where
+        /// the server can (`reqtop whatif`); an answer of its own only where nothing else is.
+        public var refused: Bool
 
-        public init(operation: String, attempt: Int, at: TimeInterval, latency: TimeInterval, outcome: Outcome) {
-            (self.operation, self.attempt, self.at, self.latency, self.outcome) = (operation, attempt, at, latency, outcome)
+        public init(operation: String, attempt: Int, at: TimeInterval, latency: TimeInterval, outcome: Outcome, refused: Bool = false) {
+            (self.operation, self.attempt, self.at, self.latency, self.outcome, self.refused) = (operation, attempt, at, latency, outcome, refused)
         }
     }
 
@@ -68,6 +71,16 @@ public final class ScriptedAnswers: Sendable {
         self.answers = answers
     }
 
+    /// Sets the moment the run began (by default: the first request this script answers),
+    /// so answers chosen by time line up with a run that sends at the recorded times.
+    public func begin(at date: Date) {
+        start.withLock { $0 = date }
+    }
+
+    /// How far after its recorded time an answer is still taken as the one for now (a run
+    /// re-sent at the recorded times arrives a little late).
+    static let lateness: TimeInterval = 0.25
+
     public var isEmpty: Bool { answers.isEmpty }
     public var count: Int { answers.values.reduce(0) { $0 + $1.count } }
 
@@ -76,14 +89,17 @@ public final class ScriptedAnswers: Sendable {
         guard let all = answers[Key(method: method, target: target)], !all.isEmpty else { return nil }
         let hosts = Set(all.map(\.host))
         let chosenHost = host.flatMap { hosts.contains($0) ? $0 : nil } ?? all[0].host
-        let mine = all.filter { $0.host == chosenHost }.map(\.answer)
+        let recorded = all.filter { $0.host == chosenHost }.map(\.answer)
+        // A listening server is a host that connects: its refusals stand only where it never answered.
+        let answered = recorded.filter { !$0.refused }
+        let mine = answered.isEmpty ? recorded : answered
         let now = start.withLock { start -> TimeInterval in
             if start == nil { start = Date() }
             return Date().timeIntervalSince(start!)
         }
         if let operation, let attempt {
             if let exact = mine.first(where: { $0.operation == operation && $0.attempt == attempt }) { return exact }
-            return mine.last { $0.at <= now } ?? mine.first
+            return mine.last { $0.at <= now + Self.lateness } ?? mine.first
         }
         let index = hits.withLock { hits -> Int in
             let key = "\(method) \(chosenHost) \(target)"
@@ -91,6 +107,6 @@ public final class ScriptedAnswers: Sendable {
             return hits[key, default: 0]
         }
         if index < mine.count { return mine[index] }
-        return mine.last { $0.at <= now } ?? mine.first
+        return mine.last { $0.at <= now + Self.lateness } ?? mine.first
     }
 }

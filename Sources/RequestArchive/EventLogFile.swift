@@ -7,6 +7,8 @@ public struct EventLogFile: Sendable {
     public var startedAt: Date?
     /// Whether the recording says its secrets were redacted (`nil` when it does not say).
     public var redacted: Bool?
+    /// The queue's settings the header gives (a JSON object's text, in plan terms), if any.
+    public var settings: String?
     public var events: [RequestEvent]
     /// Set when the last line was cut off (a recording whose writer was killed): what was
     /// read stops before it.
@@ -48,7 +50,9 @@ public struct EventLogFile: Sendable {
             }
         }
         try lines.finish()
-        return EventLogFile(startedAt: lines.startedAt, redacted: lines.redacted, events: events, tornLastLine: lines.tornLastLine)
+        var file = EventLogFile(startedAt: lines.startedAt, redacted: lines.redacted, events: events, tornLastLine: lines.tornLastLine)
+        file.settings = lines.settings
+        return file
     }
 
     /// Whether `bytes` are UTF-8: ASCII (nearly every line) is checked eight bytes at a time,

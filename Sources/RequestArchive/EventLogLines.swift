@@ -11,6 +11,8 @@ struct EventLogLines {
     let file: String
     private(set) var startedAt: Date?
     private(set) var redacted: Bool?
+    /// The header's `settings`, as JSON text.
+    private(set) var settings: String?
     private(set) var sawHeader = false
     /// The number of the last line taken.
     private(set) var number = 0
@@ -77,6 +79,9 @@ struct EventLogLines {
             startedAt = HARDate.parse(started)
         }
         redacted = object["redacted"] as? Bool
+        if let object = object["settings"] as? [String: Any], let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
+            settings = String(decoding: data, as: UTF8.self)
+        }
         sawHeader = true
     }
 }

@@ -12,10 +12,12 @@ public enum EventLog {
     public static let version = 1
 
     /// The first line of a log. `redacted` is written when known (recordings say whether
-    /// secrets were taken out).
-    public static func headerLine(startedAt: Date, redacted: Bool? = nil) -> String {
+    /// secrets were taken out); `settings` (added), a JSON object of the queue's settings in
+    /// a plan's top-level terms (`maxConcurrent`, `retryBudgetPerHost`, `circuitBreaker`, …),
+    /// which `reqtop whatif` starts from.
+    public static func headerLine(startedAt: Date, redacted: Bool? = nil, settings: String? = nil) -> String {
         "{\"event\":\"session\",\"version\":\(version),\"startedAt\":\(JSONText.quote(iso8601(startedAt)))"
-            + (redacted.map { ",\"redacted\":\($0)" } ?? "") + "}"
+            + (redacted.map { ",\"redacted\":\($0)" } ?? "") + (settings.map { ",\"settings\":\($0)" } ?? "") + "}"
     }
 
     /// A date as the log writes it: ISO 8601 with milliseconds, in UTC.

@@ -68,7 +68,8 @@ struct DemoCommand: ParsableCommand, RunsASession {
                                  instruments: (exporters?.instruments ?? []) + (scraped.map { [$0.instrument] } ?? []))
         let demo = try DemoRunner(queue: queue)
         defer { demo.stopServers() }
-        let recorder = try recording.start(queue.events)
+        let recorder = try recording.start(queue.events, settings: QueueSettings(maxConcurrent: maxConcurrent, retryBudgetPerHost: DemoScenario.retryBudget,
+                                                                               circuitBreaker: DemoScenario.circuitBreaker))
         let listening = try endpoint.start(queue, name: "reqtop demo", redactor: recording.redactor)
         defer { listening?.stop() }
         if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {

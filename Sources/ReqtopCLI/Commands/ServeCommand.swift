@@ -8,9 +8,17 @@ import RequestMonitor
 struct ServeCommand: ParsableCommand, RunsASession {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the fault server on 127.0.0.1 until interrupted.",
-        discussion: "Prints the URL it listens on, then its routes. Stop it with Ctrl-C."
+        abstract: "Run the fault server on 127.0.0.1 until interrupted, or serve a recording's answers (--from).",
+        discussion: """
+        Prints the URL it listens on, then its routes. Stop it with Ctrl-C. With --from, every \
+        request is answered the way its upstream answered it in the recording (status, headers, \
+        body as recorded, latency, closed and reset connections, timeouts), matched by method, \
+        path and query, in attempt order; see docs/whatif.md.
+        """
     )
+
+    @Option(name: .customLong("from"), help: ArgumentHelp("A recording (JSON lines or HAR) whose answers to serve.", valueName: "recording"))
+    var from: String?
 
     @Option(parsing: .unconditional, help: "The port to listen on (0 picks a free one).")
     var port = 0
@@ -22,9 +30,19 @@ struct ServeCommand: ParsableCommand, RunsASession {
     }
 
     func run() throws {
+        var script: ScriptedAnswers?
+        if let from {
+            let built = RecordedUpstream.build(try DiffCommand.events(from))
+            guard built.attempts > 0 else {
+                throw InputError(message: "\(from): no recorded answers to serve (no attempt that reached an upstream was recorded)")
+            }
+            script = built.answers
+            ReqtopMain.printError("reqtop: serving \(built.attempts) recorded answers from \(from)"
+                                  + (built.skipped > 0 ? " (\(built.skipped) attempts left out: injected, cancelled or never answered)" : ""))
+        }
         let server: FaultServer
         do {
-            server = try FaultServer.start(port: port)
+            server = try FaultServer.start(port: port, script: script)
         } catch {
             throw InputError(message: "cannot listen on 127.0.0.1:\(port) (\(error))")
         }
@@ -33,7 +51,8 @@ struct ServeCommand: ParsableCommand, RunsASession {
         // Announced only once the signal handlers are in place, so a script that stops
         // the server as soon as it reads this line gets a clean exit. Written straight to the file handle: a script waiting for this line must not wait
         // for a block-buffered stdout to fill.
-        FileHandle.standardOutput.write(Data("reqtop fault server listening on \(server.baseURL.absoluteString)\n\(FaultRoute.routeList)".utf8))
+        let listing = script == nil ? FaultRoute.routeList : "answering as recorded in \(from ?? "")\n"
+        FileHandle.standardOutput.write(Data("reqtop fault server listening on \(server.baseURL.absoluteString)\n\(listing)".utf8))
         stop.wait()
         sources.forEach { $0.cancel() }
         server.stop()

@@ -31,13 +31,15 @@ struct RunDigest: Equatable {
     var operations: [String: Operation] = [:]
     var hosts: [String: Host] = [:]
 
-    init(events: [RequestEvent]) {
+    /// `overrides`: operation → the host to count it under, where its URL names another (a
+    /// what-if run sent to the recording's server counts as the recorded upstream).
+    init(events: [RequestEvent], countingUnder overrides: [String: String] = [:]) {
         var hostOf: [String: String] = [:]
         for event in events where !event.operationID.isEmpty {
             let id = event.operationID
             switch event.payload {
             case .queued(_, let url, _, _, _, _), .built(_, let url, _, _):
-                let host = URL(string: url).map { url in url.host.map { "\($0)\(url.port.map { ":\($0)" } ?? "")" } ?? "(no host)" } ?? "(no host)"
+                let host = overrides[id] ?? URL(string: url).map { url in url.host.map { "\($0)\(url.port.map { ":\($0)" } ?? "")" } ?? "(no host)" } ?? "(no host)"
                 if hostOf[id] == nil { hosts[host, default: Host()].operations += 1 }
                 hostOf[id] = host
                 if operations[id] == nil { operations[id] = Operation(outcome: nil, status: nil, attempts: 0, duration: nil) }

@@ -1,0 +1,82 @@
+import ArgumentParser
+import FaultServer
+import Foundation
+import RequestArchive
+import RequestOperations
+
+/// `reqtop whatif REC --set KEY=VALUE …`: the incident again, with other settings.
+struct WhatIfCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "whatif",
+        abstract: "Re-run a recording against its upstreams as they answered then, with other settings, and compare.",
+        discussion: """
+        Starts a fault server that answers each recorded request the way its upstream did \
+        (status, headers, body as recorded, latency, closed and reset connections, timeouts), \
+        sends the recorded requests again at their recorded start times through the engine \
+        with the recorded settings changed by --set (any plan option: retry.maxAttempts=6, \
+        budget.percent=0.1, breaker.consecutiveFailures=3, circuitBreaker=false, timeout=2), \
+        records the new run, and prints how it compares (as `reqtop diff` does).
+        """
+    )
+
+    @Argument(help: "The recording (JSON lines, or HAR).")
+    var recording: String
+
+    @Option(name: .customLong("set"), help: ArgumentHelp("A plan option to change, as KEY=VALUE (repeat for more).", valueName: "key=value"))
+    var sets: [String] = []
+
+    @Option(name: .customLong("record"), help: ArgumentHelp("Where the new run is recorded (JSON lines). Default: beside the recording, NAME.whatif.jsonl.", valueName: "file"))
+    var output: String?
+
+    @Flag(name: .customLong("json"), help: "Print the comparison as JSON.")
+    var json = false
+
+    @OptionGroup var transport: TransportOption
+
+    func run() throws {
+        var settings = try WhatIfSettings(sets)
+        let (events, header) = try Self.read(recording)
+        if let header, let object = (try? JSONSerialization.jsonObject(with: Data(header.utf8))) as? [String: Any] {
+            settings.recordedQueue = object
+        } else {
+            ReqtopMain.printError("reqtop: \(recording) does not say its queue's settings (recorded before they were, or HAR): the plan's defaults stand in")
+        }
+        let run = WhatIfRun(events: events, settings: settings)
+        let upstream = RecordedUpstream.build(events, origin: run.origin)
+        guard upstream.attempts > 0 else {
+            throw InputError(message: "\(recording): no recorded answers to serve (no attempt that reached an upstream was recorded)")
+        }
+        // Checked before anything is sent: a wrong --set gets the plan's message now.
+        _ = try settings.plan(recorded: run.recorded.values.first?.options)
+        let output = self.output ?? Self.defaultOutput(for: recording)
+        let carrier = transport.transport ?? .platformDefault
+        ReqtopMain.printError("reqtop: re-running \(recording) (\(upstream.attempts) recorded answers) with \(sets.isEmpty ? "its own settings" : sets.joined(separator: " ")); recording to \(output)")
+        let (after, skipped) = try run.run(upstream: upstream, transport: try transport.make(carrier), output: output)
+        for item in skipped { ReqtopMain.printError("reqtop: \(item.id) not sent again: \(item.reason)") }
+        let diff = RunDiff(a: RunDigest(events: events), b: RunDigest(events: after, countingUnder: run.recorded.mapValues(\.host)))
+        if json {
+            let data = try JSONSerialization.data(withJSONObject: diff.json(), options: [.prettyPrinted, .sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print(diff.report(names: (URL(fileURLWithPath: recording).lastPathComponent, URL(fileURLWithPath: output).lastPathComponent)),
+                  terminator: "")
+        }
+    }
+
+    /// The recording's events and its header's settings (HAR has none).
+    static func read(_ path: String) throws -> ([RequestEvent], String?) {
+        guard !path.lowercased().hasSuffix(".har") else { return (try DiffCommand.events(path), nil) }
+        do {
+            let file = try EventLogFile.read(path: path)
+            return (file.events, file.settings)
+        } catch let error as ArchiveError {
+            throw InputError(message: error.description)
+        }
+    }
+
+    /// `incident.jsonl` → `incident.whatif.jsonl`, beside it.
+    static func defaultOutput(for recording: String) -> String {
+        let url = URL(fileURLWithPath: recording)
+        return url.deletingPathExtension().path + ".whatif.jsonl"
+    }
+}

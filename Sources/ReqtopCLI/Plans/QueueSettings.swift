@@ -1,0 +1,46 @@
+import Foundation
+import RequestEventFormat
+import RequestOperations
+
+/// A queue's settings in a plan's top-level terms: what a recording's header says the run
+/// had (`settings`), so `reqtop whatif` starts from them rather than from the defaults.
+struct QueueSettings {
+    var maxConcurrent: Int
+    var maxConcurrentPerHost: Int?
+    var retryBudgetPerHost: RatioRetryBudget.Options?
+    var circuitBreaker: HostCircuitBreaker.Options?
+    var rateLimitPushback: Bool
+
+    init(plan: Plan) {
+        self.init(maxConcurrent: plan.maxConcurrent, maxConcurrentPerHost: plan.maxConcurrentPerHost,
+                  retryBudgetPerHost: plan.retryBudgetPerHost, circuitBreaker: plan.circuitBreaker, rateLimitPushback: plan.rateLimitPushback)
+    }
+
+    init(maxConcurrent: Int, maxConcurrentPerHost: Int? = nil, retryBudgetPerHost: RatioRetryBudget.Options? = .init(),
+         circuitBreaker: HostCircuitBreaker.Options? = .init(), rateLimitPushback: Bool = true) {
+        (self.maxConcurrent, self.maxConcurrentPerHost, self.retryBudgetPerHost, self.circuitBreaker, self.rateLimitPushback)
+            = (maxConcurrent, maxConcurrentPerHost, retryBudgetPerHost, circuitBreaker, rateLimitPushback)
+    }
+
+    /// As a plan's top-level members.
+    var object: [String: Any] {
+        var object: [String: Any] = ["maxConcurrent": maxConcurrent, "rateLimitPushback": rateLimitPushback]
+        if let maxConcurrentPerHost { object["maxConcurrentPerHost"] = maxConcurrentPerHost }
+        object["retryBudgetPerHost"] = retryBudgetPerHost.map { budget -> Any in
+            ["percent": budget.percent * 100, "window": budget.window, "minPerSecond": budget.minRetriesPerSecond]
+        } ?? false
+        object["circuitBreaker"] = circuitBreaker.map { breaker -> Any in
+            var members: [String: Any] = ["window": breaker.window, "minimumRequests": breaker.minimumRequests,
+                                          "failureRatio": breaker.failureRatio * 100, "consecutiveFailures": breaker.consecutiveConnectionFailures,
+                                          "openFor": breaker.openFor, "maxOpenFor": breaker.maxOpenFor, "failFast": breaker.failFast]
+            members["maxWait"] = breaker.maxWait.map { $0 as Any } ?? false
+            return members
+        } ?? false
+        return object
+    }
+
+    /// The object as JSON text, for a recording's header.
+    var json: String {
+        String(decoding: (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8), as: UTF8.self)
+    }
+}

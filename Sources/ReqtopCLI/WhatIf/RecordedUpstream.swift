@@ -1,0 +1,148 @@
+import FaultServer
+import Foundation
+import RequestOperations
+
+/// What a recording says each upstream answered, as the fault server's script
+/// (``ScriptedAnswers``): per attempt sent, when it went (from the run's first request), how
+/// long the upstream took and what it said — a response (status, headers, the body as far as
+/// recorded), a closed or reset connection, or nothing (the attempt timed out).
+///
+/// Attempts reqtop answered itself (`injected`) and hedged copies cancelled by another are
+/// left out: they are not what the upstream said. Cancelled attempts tell nothing either.
+enum RecordedUpstream {
+    /// The script, and how many attempts it holds and left out.
+    struct Built {
+        var answers: ScriptedAnswers
+        var attempts: Int
+        var skipped: Int
+        /// Per recorded host (`host:port`): its own script, and when it refused connections
+        /// (seconds from `origin`; an open end: until the run's end).
+        var hosts: [String: Host] = [:]
+    }
+
+    struct Host: Sendable {
+        var answers: ScriptedAnswers
+        var refused: [(from: TimeInterval, to: TimeInterval?)]
+    }
+
+    /// Headers the server makes itself for the body it sends (which is the decoded body, as
+    /// far as recorded): the recorded ones would lie about it.
+    private static let framing: Set<String> = ["content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"]
+
+    /// `origin`: the run time that counts as 0 (by default the first request's sending).
+    static func build(_ events: [RequestEvent], origin: TimeInterval? = nil) -> Built {
+        struct Attempt {
+            var operation: String
+            var number: Int
+            var method = "GET"
+            var url: URL?
+            var sentAt: TimeInterval?
+            var status: Int?
+            var headers: [(String, String)] = []
+            var answeredAt: TimeInterval?
+            var body: [UInt8] = []
+            var error: TransportError?
+            var injected = false
+            var ended = false
+        }
+        var methods: [String: String] = [:]
+        var attempts: [String: Attempt] = [:]
+        var order: [String] = []
+        for event in events where !event.operationID.isEmpty {
+            let id = event.operationID, key = "\(id)#\(event.attempt)"
+            switch event.payload {
+            case .queued(let method, _, _, _, _, _), .built(let method, _, _, _):
+                methods[id] = method
+            case .taskCreated(_, let url, _):
+                var attempt = Attempt(operation: id, number: event.attempt)
+                attempt.method = methods[id] ?? "GET"
+                attempt.url = URL(string: url)
+                attempt.sentAt = event.time
+                attempts[key] = attempt
+                order.append(key)
+            case .injected:
+                attempts[key]?.injected = true
+            case .response(let status, let headers, _, _):
+                attempts[key]?.status = status
+                attempts[key]?.answeredAt = event.time
+                attempts[key]?.headers = headers.filter { !framing.contains($0.key.lowercased()) }.sorted { $0.key < $1.key }
+            case .responseBody(.bytes(let data), _, _, _):
+                attempts[key]?.body = Array(data)
+            case .taskCompleted(let error):
+                attempts[key]?.error = error
+                attempts[key]?.ended = true
+                if attempts[key]?.answeredAt == nil { attempts[key]?.answeredAt = event.time }
+            default:
+                break
+            }
+        }
+        let start = origin ?? order.compactMap { attempts[$0]?.sentAt }.min() ?? 0
+        var script: [ScriptedAnswers.Key: [(host: String, answer: ScriptedAnswers.Answer)]] = [:]
+        var kept = 0, skipped = 0
+        // Per host, each attempt's time and whether its connection was refused.
+        var tries: [String: [(at: TimeInterval, refused: Bool)]] = [:]
+        for key in order {
+            if let attempt = attempts[key], let url = attempt.url, let sentAt = attempt.sentAt, attempt.ended, !attempt.injected {
+                let host = "\(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")"
+                let refused = attempt.status == nil && attempt.error.map { URLError.Code(rawValue: $0.code) == .cannotConnectToHost } == true
+                let cancelled = attempt.status == nil && attempt.error.map { URLError.Code(rawValue: $0.code) == .cancelled } == true
+                if !cancelled { tries[host, default: []].append((sentAt - start, refused)) }
+            }
+            guard let attempt = attempts[key], let url = attempt.url, let sentAt = attempt.sentAt,
+                  let outcome = outcome(of: attempt.status, attempt.headers, attempt.body, attempt.error), !attempt.injected else {
+                skipped += 1
+                continue
+            }
+            let target = url.path.isEmpty ? "/" : url.path
+            let full = target + (url.query.map { "?\($0)" } ?? "")
+            let host = "\(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")"
+            let refused = attempt.status == nil && attempt.error.map { URLError.Code(rawValue: $0.code) == .cannotConnectToHost } == true
+            let answer = ScriptedAnswers.Answer(operation: attempt.operation, attempt: attempt.number, at: sentAt - start,
+                                                latency: max(0, (attempt.answeredAt ?? sentAt) - sentAt), outcome: outcome, refused: refused)
+            script[ScriptedAnswers.Key(method: attempt.method, target: full), default: []].append((host, answer))
+            kept += 1
+        }
+        var hosts: [String: Host] = [:]
+        for (host, list) in tries {
+            let mine = script.mapValues { $0.filter { $0.host == host } }.filter { !$0.value.isEmpty }
+            hosts[host] = Host(answers: ScriptedAnswers(mine), refused: refusals(list.sorted { $0.at < $1.at }))
+        }
+        return Built(answers: ScriptedAnswers(script), attempts: kept, skipped: skipped, hosts: hosts)
+    }
+
+    /// The spans a host refused connections: from its first refused attempt after a
+    /// connected one (from 0 when it never connected before) to its next connected attempt.
+    private static func refusals(_ tries: [(at: TimeInterval, refused: Bool)]) -> [(from: TimeInterval, to: TimeInterval?)] {
+        var spans: [(from: TimeInterval, to: TimeInterval?)] = []
+        var open: TimeInterval?
+        var connectedBefore = false
+        for attempt in tries {
+            if attempt.refused {
+                if open == nil { open = connectedBefore ? attempt.at : 0 }
+            } else {
+                if let from = open { spans.append((from, attempt.at)) }
+                open = nil
+                connectedBefore = true
+            }
+        }
+        if let from = open { spans.append((from, nil)) }
+        return spans
+    }
+
+    /// How an attempt ended, as the server can say it again; nil when it tells nothing of the
+    /// upstream (cancelled here, a hedged copy that lost, refused before sending).
+    private static func outcome(of status: Int?, _ headers: [(String, String)], _ body: [UInt8], _ error: TransportError?) -> ScriptedAnswers.Answer.Outcome? {
+        if let status { return .response(status: status, headers: headers, body: body) }
+        // Ended with no word from the transport (the operation was cancelled meanwhile): the
+        // upstream had not answered.
+        guard let error else { return .hang }
+        guard !error.cancelledByHedge else { return nil }
+        switch URLError.Code(rawValue: error.code) {
+        // No answer before the attempt gave up or was cancelled: the upstream was silent.
+        case .timedOut, .cancelled: return .hang
+        case .networkConnectionLost: return error.message.lowercased().contains("reset") ? .reset : .close
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .secureConnectionFailed, .badServerResponse: return .close
+        default: return nil
+        }
+    }
+}

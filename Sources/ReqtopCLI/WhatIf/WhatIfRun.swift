@@ -1,0 +1,110 @@
+import FaultServer
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import RequestArchive
+import RequestOperations
+
+/// One what-if run: the recorded requests sent again, each at its recorded start time, each
+/// to a fault server of its own host's that answers as that upstream did
+/// (``RecordedUpstreamServers``), through a queue with other settings; recorded to a file
+/// like any run.
+struct WhatIfRun {
+    /// What the recording says of each operation: when it was queued, where it went, and
+    /// the options it ran with.
+    struct Recorded {
+        var start: TimeInterval
+        var host: String
+        var options: RecordedOptions?
+        /// When the program cancelled it, and who (a person at the monitor, the program's own
+        /// code): done again at the same moment. A dependency's cancel is not: it follows.
+        var cancelled: (at: TimeInterval, by: String)?
+    }
+
+    let events: [RequestEvent]
+    let settings: WhatIfSettings
+
+    /// The recorded run's 0: when its first request was queued.
+    var origin: TimeInterval {
+        events.first { if case .queued = $0.payload { true } else { false } }?.time ?? 0
+    }
+
+    /// Per operation, in the order they were queued.
+    var recorded: [String: Recorded] {
+        var found: [String: Recorded] = [:]
+        let first = origin
+        for event in events {
+            if case .cancelled(let by) = event.payload, by != "dependency", found[event.operationID]?.cancelled == nil {
+                found[event.operationID]?.cancelled = (event.time - first, by)
+            }
+            guard case .queued(_, let url, _, _, _, let options) = event.payload, found[event.operationID] == nil else { continue }
+            let parsed = URL(string: url)
+            found[event.operationID] = Recorded(start: event.time - first,
+                                                host: "\(parsed?.host ?? "")\(parsed?.port.map { ":\($0)" } ?? "")", options: options)
+        }
+        return found
+    }
+
+    /// Runs it against `upstream` on `transport`, recording to `output`; returns the new
+    /// run's events and the requests that could not be sent again.
+    func run(upstream: RecordedUpstream.Built, transport: RequestTransport, output: String) throws -> (events: [RequestEvent], skipped: [Resend.Skipped]) {
+        let recorded = self.recorded
+        let resend = Resend(events: events, target: nil)
+        let servers: RecordedUpstreamServers
+        do {
+            servers = try RecordedUpstreamServers(upstream.hosts)
+        } catch {
+            throw InputError(message: "cannot start the recording's servers: \(error)")
+        }
+        defer { servers.stop() }
+        let base = try settings.plan(recorded: recorded.values.first?.options)
+        let queue = RequestQueue(maxConcurrentRequests: base.maxConcurrent, maxConcurrentRequestsPerHost: base.maxConcurrentPerHost,
+                                 transport: transport, retryBudget: base.retryBudgetPerHost, circuitBreaker: base.circuitBreaker,
+                                 rateLimits: base.rateLimitPushback, instruments: [AttemptTagging(hosts: recorded.mapValues(\.host))])
+        let writer: EventLogWriter
+        do {
+            writer = try EventLogWriter(path: output, hub: queue.events, redact: true, inputs: [], settings: QueueSettings(plan: base).json)
+        } catch let error as ArchiveError {
+            throw InputError(message: error.description)
+        }
+        // The same recorded options give the same plan: parsed once each.
+        var plans: [(options: RecordedOptions?, plan: Plan)] = []
+        var operations: [(at: TimeInterval, operation: RequestOperation)] = []
+        for request in resend.requests {
+            let options = recorded[request.id]?.options
+            let plan = try plans.first { $0.options == options }?.plan ?? settings.plan(recorded: options)
+            if !plans.contains(where: { $0.options == options }) { plans.append((options, plan)) }
+            var item = PlanFlow(plan: plan, faultServer: nil, queue: queue).item(plan.requests[0])
+            item.options.responseBodyCap = RequestOptions.defaultResponseBodyCap
+            var sent = request.request
+            if let host = recorded[request.id]?.host, let port = servers.ports[host], let url = sent.url,
+               var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+                (components.scheme, components.host, components.port) = ("http", "127.0.0.1", port)
+                sent.url = components.url
+            }
+            operations.append((recorded[request.id]?.start ?? 0,
+                               RequestOperation(request: sent, id: request.id, options: item.options, environment: queue.environment)))
+        }
+        servers.start(upstream.hosts)
+        // Each at its recorded moment of the run, and cancelled at it where the program did.
+        var timeline: [(at: TimeInterval, act: () -> Void)] = operations.map { item in (item.at, { queue.add(item.operation) }) }
+        for item in operations {
+            guard let cancel = recorded[item.operation.id]?.cancelled else { continue }
+            timeline.append((cancel.at, { item.operation.cancel(by: cancel.by) }))
+        }
+        let begun = Date()
+        for (at, act) in timeline.sorted(by: { $0.at < $1.at }) {
+            let wait = at - Date().timeIntervalSince(begun)
+            if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+            act()
+        }
+        queue.waitUntilAllOperationsAreFinished()
+        do {
+            try writer.finish(hub: queue.events)
+            return (try EventLogFile.read(path: output).events, resend.skipped)
+        } catch let error as ArchiveError {
+            throw InputError(message: error.description)
+        }
+    }
+}
