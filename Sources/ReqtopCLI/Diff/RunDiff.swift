@@ -49,7 +49,8 @@ struct RunDiff {
         for host in Set(a.hosts.keys).union(b.hosts.keys).sorted() {
             let x = a.hosts[host] ?? RunDigest.Host(), y = b.hosts[host] ?? RunDigest.Host()
             func p(_ value: TimeInterval?) -> String { value.map { String(format: "%.2fs", $0) } ?? "-" }
-            lines.append("  \(host): attempts \(x.attempts) → \(y.attempts) (×\(String(format: "%.2f", x.amplification)) → ×\(String(format: "%.2f", y.amplification)) per operation), "
+            lines.append("  \(host): attempts \(x.attempts) → \(y.attempts) (×\(String(format: "%.2f", x.amplification)) → ×\(String(format: "%.2f", y.amplification)) per operation, "
+                         + "peak \(x.peak) → \(y.peak) a second), "
                          + "failures \(x.failures) → \(y.failures), p50 \(p(x.percentile(0.5))) → \(p(y.percentile(0.5))), p95 \(p(x.percentile(0.95))) → \(p(y.percentile(0.95)))")
         }
         lines.append(summary(names: names))
@@ -61,8 +62,13 @@ struct RunDiff {
         let attempts = (a.hosts.values.reduce(0) { $0 + $1.attempts }, b.hosts.values.reduce(0) { $0 + $1.attempts })
         let failures = (a.operations.values.filter { $0.outcome == .failure }.count, b.operations.values.filter { $0.outcome == .failure }.count)
         let ratio = attempts.0 == 0 ? "" : String(format: " (×%.2f)", Double(attempts.1) / Double(attempts.0))
-        return "summary: attempts sent upstream \(attempts.0) → \(attempts.1)\(ratio), failed operations \(failures.0) → \(failures.1), "
-            + "\(changes.count) operation\(changes.count == 1 ? "" : "s") ended differently (\(names.0) → \(names.1))"
+        // The busiest host's busiest second, each run's own: where an outage's load is.
+        let peaks = (a.hosts.values.map(\.peak).max() ?? 0, b.hosts.values.map(\.peak).max() ?? 0)
+        let p95 = (a.hosts.values.compactMap { $0.percentile(0.95) }.max(), b.hosts.values.compactMap { $0.percentile(0.95) }.max())
+        var said = "summary: attempts sent upstream \(attempts.0) → \(attempts.1)\(ratio), at the peak \(peaks.0) → \(peaks.1) a second, "
+            + "failed operations \(failures.0) → \(failures.1)"
+        if let before = p95.0, let after = p95.1 { said += String(format: ", slowest host's p95 %.2fs → %.2fs", before, after) }
+        return said + ", \(changes.count) operation\(changes.count == 1 ? "" : "s") ended differently (\(names.0) → \(names.1))"
     }
 
     /// The same as JSON, for scripts.
@@ -79,7 +85,7 @@ struct RunDiff {
         for host in Set(a.hosts.keys).union(b.hosts.keys).sorted() {
             let x = a.hosts[host] ?? RunDigest.Host(), y = b.hosts[host] ?? RunDigest.Host()
             func value(_ seconds: TimeInterval?) -> Any { seconds.map { $0 as Any } ?? NSNull() }
-            hosts[host] = ["attempts": [x.attempts, y.attempts], "failures": [x.failures, y.failures],
+            hosts[host] = ["attempts": [x.attempts, y.attempts], "failures": [x.failures, y.failures], "peakPerSecond": [x.peak, y.peak],
                            "p50": [value(x.percentile(0.5)), value(y.percentile(0.5))],
                            "p95": [value(x.percentile(0.95)), value(y.percentile(0.95))]] as [String: Any]
         }

@@ -18,6 +18,11 @@ struct RunDigest: Equatable {
         var attempts = 0
         var failures = 0
         var durations: [TimeInterval] = []
+        /// Attempts sent in each whole second of the run: the load over time.
+        var perSecond: [Int: Int] = [:]
+
+        /// The most attempts sent in one second: the load at the peak.
+        var peak: Int { perSecond.values.max() ?? 0 }
 
         /// Attempts per operation: what the retries cost the upstream.
         var amplification: Double { operations == 0 ? 0 : Double(attempts) / Double(operations) }
@@ -44,7 +49,10 @@ struct RunDigest: Equatable {
                 hostOf[id] = host
                 if operations[id] == nil { operations[id] = Operation(outcome: nil, status: nil, attempts: 0, duration: nil) }
             case .taskCreated:
-                if let host = hostOf[id] { hosts[host, default: Host()].attempts += 1 }
+                if let host = hostOf[id] {
+                    hosts[host, default: Host()].attempts += 1
+                    hosts[host, default: Host()].perSecond[Int(event.time), default: 0] += 1
+                }
             case .finished(let outcome, let status, let attempts, let duration, _):
                 operations[id] = Operation(outcome: outcome, status: status, attempts: attempts, duration: duration)
                 if let host = hostOf[id] {
