@@ -64,6 +64,7 @@ final class EventLogTests: XCTestCase {
             .reactorWaiting(name: "auth"), .reactorFinished(name: "auth", outcome: .failure("no token")),
             .requeued(by: "auth", reason: "after auth ran"), .missed(count: 4),
             .injected(fault: "status 503", rule: "host:h:80", by: "plan"),
+            .breakpoint(id: 2, rule: "path:/v1", by: "monitor"), .breakpointResolved(how: "continued", by: "monitor"),
             .finished(outcome: .failure, status: nil, attempts: 3, duration: 4.5, reason: "retries exhausted"),
             .finished(outcome: .success, status: 200, attempts: 1, duration: 0.25, reason: nil),
         ]
