@@ -122,7 +122,7 @@ public final class EndpointClient: Sendable {
     }
 
     /// Sends `command` and waits up to `timeout` for the program's outcome of it; a
-    /// ``QueueCommandOutcome/notCarriedOut(reason:)`` when none came.
+    /// `QueueCommandOutcome/notCarriedOut(reason:)` when none came.
     public func request(_ command: QueueCommand, timeout: TimeInterval = 3) -> QueueCommandOutcome {
         let id = nextID.withLock { $0 += 1; return $0 }
         pending.withLock { $0[id] = .some(nil) }

@@ -13,14 +13,14 @@ import RequestOperations
 /// - `{"event":"missed","count":N}`: the monitor fell behind and N events were dropped; a
 ///   fresh snapshot follows (the monitor starts again from it)
 /// - `{"event":"reply","id":N,"ok":true,"message":"cancelled w1-x","outcome":{"cancelled":{"operation":"w1-x"}}}`:
-///   the answer to a command; `outcome` is the typed ``QueueCommandOutcome`` in its `Codable`
+///   the answer to a command; `outcome` is the typed `QueueCommandOutcome` in its `Codable`
 ///   form (the case's name, then its labelled values), `message` its words for scripts
 /// - `{"event":"error","message":..}`: a line the program could not take
 /// - `{"event":"suspended","value":true}`: the queue was paused or resumed (by any monitor)
 /// - `{"event":"faults","count":N}`: a monitor injected or removed faults; N are set now
 ///   (the hello says `faults`, the count then, and `acceptsFaults`, whether monitors may)
 ///
-/// Monitor → program: a ``QueueCommand`` as `{"id":N,"command":"cancel","op":"w1-x"}` (every
+/// Monitor → program: a `QueueCommand` as `{"id":N,"command":"cancel","op":"w1-x"}` (every
 /// command and its fields: QueueCommand+Wire.swift).
 public enum EndpointProtocol {
     public static let version = 1

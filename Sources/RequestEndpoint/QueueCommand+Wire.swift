@@ -2,7 +2,7 @@ import Foundation
 import RequestEventFormat
 import RequestOperations
 
-/// A ``QueueCommand`` as a line of the endpoint's protocol, both ways: the monitor writes
+/// A `QueueCommand` as a line of the endpoint's protocol, both ways: the monitor writes
 /// it with ``EndpointProtocol/line(for:id:)`` and the program reads it back with
 /// ``EndpointProtocol/parse(_:)``, so the command arrives as it was given.
 ///

@@ -43,7 +43,7 @@ extension QueueCommandOutcome {
 }
 
 extension RequestEntry {
-    /// The entry as the edited request a ``QueueCommand/resend(operation:edited:)`` sends.
+    /// The entry as the edited request a `QueueCommand/resend(operation:edited:)` sends.
     public var edited: EditedRequest {
         EditedRequest(request: urlRequest, attemptTimeout: timeout, deadline: deadline)
     }
