@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOHTTP2
 import NIOSSL
 import Synchronization
 
@@ -36,7 +37,9 @@ public final class FaultServer: Sendable {
     ///   ``baseURL`` is then `https://127.0.0.1:PORT`.
     /// - Parameter clientCertificates: with `tls`, require every client to show a certificate
     ///   from this authority (mTLS): ``TestCertificates/caFile`` of the same or another set.
-    public static func start(port: Int = 0, tls: TestCertificates? = nil, clientCertificates: TestCertificates? = nil,
+    /// - Parameter http2: with `tls`, offer HTTP/2 by ALPN (and HTTP/1.1 to a client that
+    ///   wants it): every route the same, each request on a stream of its own.
+    public static func start(port: Int = 0, tls: TestCertificates? = nil, clientCertificates: TestCertificates? = nil, http2: Bool = false,
                              counters: FaultCounters = FaultCounters(), script: ScriptedAnswers? = nil,
                              logger: Logger = Logger(label: "reqtop.fault-server")) throws -> FaultServer {
         let connections = OpenConnections()
@@ -48,9 +51,11 @@ public final class FaultServer: Sendable {
                 configuration.certificateVerification = .noHostnameVerification
                 configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(clientCertificates.caFile))
             }
+            if http2 { configuration.applicationProtocols = ["h2", "http/1.1"] }
             return try NIOSSLContext(configuration: configuration)
         }
-        let channel = try bootstrap(counters: counters, logger: logger, connections: connections, tls: context, script: script)
+        let channel = try bootstrap(counters: counters, logger: logger, connections: connections, tls: context, http2: http2 && tls != nil,
+                                    script: script)
             .bind(host: "127.0.0.1", port: port).wait()
         guard let boundPort = channel.localAddress?.port else {
             try? channel.close().wait()
@@ -76,20 +81,35 @@ public final class FaultServer: Sendable {
     }
 
     private static func bootstrap(counters: FaultCounters, logger: Logger, connections: OpenConnections,
-                                  tls: NIOSSLContext? = nil, script: ScriptedAnswers? = nil) -> ServerBootstrap {
+                                  tls: NIOSSLContext? = nil, http2: Bool = false, script: ScriptedAnswers? = nil) -> ServerBootstrap {
         ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 connections.add(channel)
-                return channel.eventLoop.makeCompletedFuture {
+                let secured = channel.eventLoop.makeCompletedFuture {
                     // TCP_NODELAY where the socket is TCP (a Unix socket has no such option).
                     if channel.localAddress?.protocol != .unix {
                         try channel.syncOptions?.setOption(.socketOption(.tcp_nodelay), value: 1)
                     }
                     if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(FaultHandler(counters: counters, logger: logger, script: script))
+                }
+                @Sendable func http1(_ channel: Channel) -> EventLoopFuture<Void> {
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                        try channel.pipeline.syncOperations.addHandler(FaultHandler(counters: counters, logger: logger, script: script))
+                    }
+                }
+                guard http2 else { return secured.flatMap { http1(channel) } }
+                return secured.flatMap {
+                    channel.configureHTTP2SecureUpgrade(h2ChannelConfigurator: { channel in
+                        channel.configureHTTP2Pipeline(mode: .server) { stream in
+                            stream.eventLoop.makeCompletedFuture {
+                                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                                try stream.pipeline.syncOperations.addHandler(FaultHandler(counters: counters, logger: logger, script: script))
+                            }
+                        }.map { _ in }
+                    }, http1ChannelConfigurator: http1)
                 }
             }
     }
