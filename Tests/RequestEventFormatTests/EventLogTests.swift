@@ -25,6 +25,8 @@ final class EventLogTests: XCTestCase {
                     options: RecordedOptions(retry: RetrySettings(maxAttempts: 3, baseDelay: 0.5, multiplier: 2, maxDelay: 30,
                                                                   jitter: .equal, retryNonIdempotent: false, retryBudget: 60))),
             .queued(method: "POST", url: "http://h/", headers: [:], maxAttempts: nil, body: .omitted(bytes: nil, reason: "a stream")),
+            .queued(method: "PUT", url: "http://h/", headers: [:], maxAttempts: nil, body: .omitted(bytes: nil, reason: "a stream"),
+                    options: { var files = RecordedOptions(); (files.saveTo, files.bodyFile) = ("/tmp/a b.bin", "/tmp/up.bin"); return files }()),
             .built(method: "GET", url: "http://h/items/7", headers: ["Authorization": "[redacted]"], body: nil),
             .built(method: "POST", url: "http://h/items", headers: [:], body: .bytes(Data("id=7".utf8))),
             .started,

@@ -10,7 +10,8 @@ extension MonitorView {
         var x = grid.put(" \(row.id) ", x: 0, y: 2, style: CellGrid.Style(bold: true))
         x = grid.put("\(theme.glyph(row.state)) \(theme.word(row.state))", x: x, y: 2, style: theme.style(row.state))
         let attempts = row.maxAttempts.map { "\(row.attempt)/\($0)" } ?? "\(row.attempt)"
-        grid.put("  \(row.method) \(row.url)  status \(row.status.map(String.init) ?? "-")  attempt \(attempts)  \(Format.seconds(row.elapsed(at: now)))",
+        let transfer = row.transfer(at: now).map { "  \($0.text)" } ?? ""
+        grid.put("  \(row.method) \(row.url)  status \(row.status.map(String.init) ?? "-")\(transfer)  attempt \(attempts)  \(Format.seconds(row.elapsed(at: now)))",
                  x: x, y: 2)
         x = 1
         for candidate in MonitorState.DetailTab.allCases {
@@ -52,6 +53,8 @@ extension MonitorView {
         case .response:
             guard let status = row.status else { return [("no response yet", CellGrid.Style(dim: true))] }
             var lines: [(String, CellGrid.Style)] = [("status \(status)" + (row.httpVersion.map { " · \($0)" } ?? "") + "   \(Format.bytes(row.bytes)) received" + (row.expectedBytes.map { " of \(Format.bytes($0))" } ?? ""), CellGrid.Style(bold: true))]
+            if let transfer = row.transfer(at: now) { lines.append((transfer.text, .plain)) }
+            if let file = row.requestOptions?.saveTo { lines.append(("saved to \(file) (written under a temporary name until the answer is whole)", CellGrid.Style(dim: true))) }
             lines += row.responseHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
             if let error = row.lastError { lines.append(("last error: \(error)", theme.style(.failed))) }
             return lines
@@ -215,6 +218,8 @@ extension MonitorView {
         var parts: [String] = []
         if let timeout = options.attemptTimeout { parts.append("timeout \(exact(timeout))") }
         if let deadline = options.deadline { parts.append("deadline \(exact(deadline))") }
+        if let file = options.bodyFile { parts.append("body from \(file)") }
+        if let file = options.saveTo { parts.append("answer to \(file)") }
         if let retry = options.retry {
             var text = "retry \(retry.maxAttempts) attempt\(retry.maxAttempts == 1 ? "" : "s"), "
                 + "\(exact(retry.baseDelay))×\(retry.multiplier.formatted()) up to \(exact(retry.maxDelay)), "

@@ -7,7 +7,8 @@ import Foundation
 /// - options: `timeout`, `deadline`, `earlyRetry` (only when false), and the retry settings
 ///   `retryBaseDelay`, `retryMultiplier`, `retryMaxDelay`, `retryJitter`,
 ///   `retryNonIdempotent`, `retryBudget` (absent: no budget) beside `maxAttempts`; hedged
-///   reads `hedgeAfter` (seconds), `hedgeMax` (copies), absent when off.
+///   reads `hedgeAfter` (seconds), `hedgeMax` (copies), absent when off; `saveTo` and
+///   `bodyFile` (added), the files an answer goes to and a body comes from.
 extension RequestEvent.Payload {
     static func write<W: EventFieldWriter>(body: RecordedBody?, to w: inout W) {
         switch body {
@@ -34,6 +35,8 @@ extension RequestEvent.Payload {
             w.double("hedgeAfter", hedge.after)
             w.int("hedgeMax", hedge.max)
         }
+        if let saveTo = options.saveTo { w.string("saveTo", saveTo) }
+        if let bodyFile = options.bodyFile { w.string("bodyFile", bodyFile) }
         if let retry = options.retry {
             w.double("retryBaseDelay", retry.baseDelay)
             w.double("retryMultiplier", retry.multiplier)
@@ -85,7 +88,10 @@ extension RequestEvent.Payload {
             guard (0...100).contains(max) else { throw r.invalid("hedgeMax", expected: "a number of copies from 0 to 100", found: "\(max)") }
             hedge = HedgePolicy(after: after, max: max)
         }
-        guard timeout != nil || deadline != nil || earlyRetry != nil || retry != nil || hedge != nil else { return nil }
-        return RecordedOptions(attemptTimeout: timeout, deadline: deadline, retry: retry, earlyRetry: earlyRetry ?? true, hedge: hedge)
+        let saveTo = r.optionalString("saveTo"), bodyFile = r.optionalString("bodyFile")
+        guard timeout != nil || deadline != nil || earlyRetry != nil || retry != nil || hedge != nil || saveTo != nil || bodyFile != nil else { return nil }
+        var options = RecordedOptions(attemptTimeout: timeout, deadline: deadline, retry: retry, earlyRetry: earlyRetry ?? true, hedge: hedge)
+        (options.saveTo, options.bodyFile) = (saveTo, bodyFile)
+        return options
     }
 }

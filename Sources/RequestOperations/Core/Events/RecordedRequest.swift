@@ -48,6 +48,10 @@ public struct RecordedOptions: Sendable, Equatable {
     public var earlyRetry: Bool
     /// ``RequestOptions/hedge`` (`hedgeAfter`, `hedgeMax`; absent: no hedging).
     public var hedge: HedgePolicy?
+    /// ``RequestOptions/destination`` (`saveTo`, added) and ``RequestOptions/bodyFile``
+    /// (`bodyFile`, added): the files an answer goes to and a body comes from.
+    public var saveTo: String?
+    public var bodyFile: String?
 
     public init(attemptTimeout: TimeInterval? = nil, deadline: TimeInterval? = nil, retry: RetrySettings? = nil, earlyRetry: Bool = true,
                 hedge: HedgePolicy? = nil) {
@@ -62,6 +66,8 @@ public struct RecordedOptions: Sendable, Equatable {
         self.init(attemptTimeout: options.attemptTimeout, deadline: options.deadline,
                   retry: options.retryPolicy.settings,
                   earlyRetry: options.earlyRetryOnHostSuccess || options.earlyRetryOnProbe, hedge: options.hedge)
+        saveTo = options.destination?.path
+        bodyFile = options.bodyFile?.path
     }
 }
 
