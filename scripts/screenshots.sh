@@ -101,3 +101,22 @@ tmux send-keys -t "$session" g '!'
 sleep 4
 shot hosts-fault
 tmux send-keys -t "$session" Z q
+
+# Breakpoints: B on the stock requests' path stops each before it is sent (‖ held, WAIT
+# break) while the rest of the demo flows; the detail says where it stopped.
+tmux kill-session -t "$session" 2>/dev/null || true
+tmux new-session -d -s "$session" -x "$cols" -y "$rows" "env LANG=C.UTF-8 TERM=xterm-256color $binary demo"
+sleep 1
+tmux send-keys -t "$session" B
+tmux send-keys -t "$session" -l "path:/echo"
+tmux send-keys -t "$session" Enter
+sleep 3.5
+shot breakpoints
+tmux send-keys -t "$session" / C-u
+tmux send-keys -t "$session" -l "w1-stock-1"
+tmux send-keys -t "$session" Enter
+sleep 0.3
+tmux send-keys -t "$session" Enter
+sleep 0.5
+shot breakpoint-detail
+tmux send-keys -t "$session" Escape q

@@ -19,7 +19,7 @@ extension QueueCommandOutcome {
         case .faultsNotAccepted: "refused: this program takes no faults from an attached monitor (MonitorEndpoint.Options.acceptsFaults)"
         case .readOnly: "refused: this endpoint is read-only"
         case .breakpointSet(let id, let match):
-            "BREAK: breakpoint \(id) stops \(match.isEmpty ? "every request" : match) before sending (s send, e edit, a answer, f fail, X cancel; B and Enter on nothing removes yours)"
+            "BREAK: breakpoint \(id) stops \(match.isEmpty ? "every request" : match) before sending (on one: s send, e edit, a answer, f fail, X cancel)"
         case .badMatch(let reason): "not a breakpoint: \(reason)"
         case .breakpointsCleared(let count): count == 0 ? "no breakpoints of yours were set" : "removed \(count) breakpoint\(count == 1 ? "" : "s"): what they stopped goes on"
         case .breakpointResolved(let id, let how): "\(id): \(how)"

@@ -71,6 +71,9 @@ final class BreakpointKeysTests: XCTestCase {
             return XCTFail("e on a stopped operation edits the attempt itself")
         }
         XCTAssertEqual(id, "a")
+        XCTAssertEqual(KeyMap.barHints(detail: true, paused: false, held: true, stopped: true).map(\.key).filter { ["s", "a", "f"].contains($0) },
+                       ["s", "a", "f"], "the bar offers them on a stopped operation")
+        XCTAssert(KeyMap.barHints(detail: true, paused: false, held: true).allSatisfy { !["s", "a", "f"].contains($0.key) }, "and only there")
 
         let running = self.model(stopped: false)
         let plain = MonitorUpdate.Context(visible: ["a"], pageSize: 20, model: running, canCommand: true, canCancel: true)

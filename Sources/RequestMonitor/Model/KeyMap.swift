@@ -19,6 +19,8 @@ public enum KeyMap {
         public var screens: Screens
         /// Shown only while a request is held (the release key).
         public var onlyWhileHeld = false
+        /// Shown only on the detail of an operation stopped at a breakpoint.
+        public var onlyWhileStopped = false
         /// Shown on the Hosts screen too (which shows its own entries and these: keys that act
         /// on an operation, such as r and X, are not offered where no operation is shown).
         public var alsoOnHosts = false
@@ -34,8 +36,9 @@ public enum KeyMap {
     }
 
     private static func bar(_ key: String, _ label: String, _ screens: BarEntry.Screens = .both, paused: String? = nil,
-                            onlyWhileHeld: Bool = false, alsoOnHosts: Bool = false) -> BarEntry {
-        BarEntry(key: key, label: label, labelWhilePaused: paused, screens: screens, onlyWhileHeld: onlyWhileHeld, alsoOnHosts: alsoOnHosts)
+                            onlyWhileHeld: Bool = false, onlyWhileStopped: Bool = false, alsoOnHosts: Bool = false) -> BarEntry {
+        BarEntry(key: key, label: label, labelWhilePaused: paused, screens: screens, onlyWhileHeld: onlyWhileHeld,
+                 onlyWhileStopped: onlyWhileStopped, alsoOnHosts: alsoOnHosts)
     }
 
     public static let bindings: [Binding] = [
@@ -76,9 +79,10 @@ public enum KeyMap {
         Binding(keys: [.character("B")], label: "B", action: .startBreakpoint,
                 help: "breakpoint: stop matching requests (host: path: method: header:) before sending", bar: bar("B", "Break", .table)),
         Binding(keys: [.character("s")], label: "s a f", action: .sendAtBreakpoint,
-                help: "at a breakpoint: send it / answer it yourself / fail it (-1005) without sending"),
-        Binding(keys: [.character("a")], label: "", action: .startAnswer, help: ""),
-        Binding(keys: [.character("f")], label: "", action: .failAtBreakpoint, help: ""),
+                help: "at a breakpoint: send it / answer it yourself / fail it (-1005) without sending",
+                bar: bar("s", "Send", .detail, onlyWhileStopped: true)),
+        Binding(keys: [.character("a")], label: "", action: .startAnswer, help: "", bar: bar("a", "Answer", .detail, onlyWhileStopped: true)),
+        Binding(keys: [.character("f")], label: "", action: .failAtBreakpoint, help: "", bar: bar("f", "Fail", .detail, onlyWhileStopped: true)),
         Binding(keys: [.character("=")], label: "=", action: .compare,
                 help: "compare: mark this operation, then = on another shows both side by side", bar: bar("=", "Compare", .detail)),
         Binding(keys: [.character("b")], label: "b", action: .releaseBatches, help: "release every held batch now",
@@ -161,7 +165,7 @@ public enum KeyMap {
     }
 
     /// The function bar's key and label pairs for the screen showing.
-    public static func barHints(detail: Bool, paused: Bool, held: Bool, hosts: Bool = false) -> [(key: String, label: String)] {
+    public static func barHints(detail: Bool, paused: Bool, held: Bool, hosts: Bool = false, stopped: Bool = false) -> [(key: String, label: String)] {
         bindings.compactMap(\.bar).filter { entry in
             let onScreen = switch entry.screens {
             case .both: !hosts || entry.alsoOnHosts
@@ -169,7 +173,7 @@ public enum KeyMap {
             case .detail: detail || hosts && entry.alsoOnHosts
             case .hosts: hosts
             }
-            return onScreen && (held || !entry.onlyWhileHeld)
+            return onScreen && (held || !entry.onlyWhileHeld) && (stopped || !entry.onlyWhileStopped)
         }.map { entry in (entry.key, paused ? entry.labelWhilePaused ?? entry.label : entry.label) }
     }
 

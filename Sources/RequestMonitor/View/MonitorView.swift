@@ -314,8 +314,10 @@ public struct MonitorView {
             return
         }
         let detail = switch state.screen { case .detail, .compare: true; default: false }
+        var stopped = false
+        if case .detail(let id, _) = state.screen, case .breakpoint? = model.row(id)?.heldBy { stopped = true }
         let hints = KeyMap.barHints(detail: detail, paused: state.paused, held: model.counts[.held, default: 0] > 0,
-                                    hosts: state.screen == .hosts)
+                                    hosts: state.screen == .hosts, stopped: stopped)
         var x = 0
         for (key, label) in hints {
             guard x + key.count + label.count <= grid.width else { break }  // whole hints only
