@@ -67,6 +67,7 @@ final class EventLogTests: XCTestCase {
             .requeued(by: "auth", reason: "after auth ran"), .missed(count: 4),
             .injected(fault: "status 503", rule: "host:h:80", by: "plan"),
             .breakpoint(id: 2, rule: "path:/v1", by: "monitor"), .breakpointResolved(how: "continued", by: "monitor"),
+            .breakpoint(id: 3, rule: "", by: "library", afterResponse: true),
             .finished(outcome: .failure, status: nil, attempts: 3, duration: 4.5, reason: "retries exhausted"),
             .finished(outcome: .success, status: 200, attempts: 1, duration: 0.25, reason: nil),
         ]

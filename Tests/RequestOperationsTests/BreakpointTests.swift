@@ -112,3 +112,43 @@ struct BreakpointTests {
 final class Completions: Sendable {
     let count = Atomic<Int>(0)
 }
+
+/// A stop after the answer, before the retry decision (the person chooses the stage).
+@Suite("Breakpoints after the answer, on each transport", .serialized)
+struct AfterResponseBreakpointTests {
+    private func until(_ what: String, _ condition: () -> Bool) async throws {
+        for _ in 0..<1000 {
+            if condition() { return }
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        Issue.record("timed out waiting for \(what)")
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func theAnswerWaitsWithoutASlotThenGoesOnToTheDecision(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(maxConcurrentRequests: 1, transport: kind.make(), earlyRetry: nil, circuitBreaker: nil, rateLimits: false)
+        let recorder = EventRecorder(queue.events)
+        queue.breakpoints.add(try Breakpoint(parsing: "after path:/flaky", setBy: "test"))
+        let options = RequestOptions(retryPolicy: quickPolicy(maxAttempts: 3, baseDelay: 0.01))
+        let key = "after-\(kind)-\(UUID().uuidString.prefix(6))"
+        let operation = queue.add(URLRequest(url: server.url("/flaky/\(key)?failures=1&status=503")), id: "flaky", options: options)
+        try await until("the 503 to stop") { operation.breakpointStage == .afterResponse }
+        #expect(server.counters.hits("/flaky/\(key)") == 1, "sent once, answered, stopped")
+        #expect(operation.attempt == 1, "no retry decided yet")
+        let other = try await queue.response(for: URLRequest(url: server.url("/status/200")), id: "other")
+        #expect(other.status == 200, "the stopped answer holds no slot")
+        #expect(!operation.resolveBreakpoint(.respond(status: 200, headers: [:], body: Data())), "an answer made up applies before sending only")
+        #expect(operation.resolveBreakpoint(.proceed, by: "person"))
+        // On to the retry policy: the retry stops again after its (200) answer.
+        try await until("the retry's answer to stop") { operation.breakpointStage == .afterResponse && operation.attempt == 2 }
+        #expect(operation.resolveBreakpoint(.fail(.timedOut), by: "person"), "a good answer failed by hand: the policy retries")
+        try await until("the third attempt to stop") { operation.breakpointStage == .afterResponse && operation.attempt == 3 }
+        #expect(operation.resolveBreakpoint(.proceed))
+        try await until("the end") { operation.result != nil }
+        #expect(operation.result?.status == 200 && operation.result?.attempts.count == 3)
+        let stops = recorder.events(of: "flaky").filter { if case .breakpoint(_, _, _, true) = $0.payload { true } else { false } }
+        #expect(stops.count == 3)
+    }
+}

@@ -8,8 +8,9 @@ public enum HoldReason: Sendable, Equatable {
     case rateLimit
     /// This reactor runs (it started the run, or the reactor holds new requests meanwhile).
     case reactor(String)
-    /// Stopped before its attempt was sent, at this breakpoint, until a person resolves it.
-    case breakpoint(id: Int, rule: String)
+    /// Stopped at this breakpoint (before its attempt was sent, or after its answer), until
+    /// a person resolves it.
+    case breakpoint(id: Int, rule: String, afterResponse: Bool = false)
 
     /// What the detail view says: "held: waiting for …".
     public var description: String {
@@ -18,7 +19,9 @@ public enum HoldReason: Sendable, Equatable {
         case .circuit: "circuit"
         case .rateLimit: "rate limit"
         case .reactor(let name): name
-        case .breakpoint(let id, let rule): "you: breakpoint \(id) (\(rule.isEmpty ? "every request" : rule)) — s send, e edit, a answer, f fail, X cancel"
+        case .breakpoint(let id, let rule, false): "you: breakpoint \(id) (\(rule.isEmpty ? "every request" : rule)) — s send, e edit, a answer, f fail, X cancel"
+        case .breakpoint(let id, let rule, true):
+            "you: breakpoint \(id) (after the answer, \(rule.isEmpty ? "every request" : rule)) — s on to the retry decision, f fail it instead, X cancel"
         }
     }
 

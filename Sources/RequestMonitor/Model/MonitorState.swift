@@ -112,7 +112,7 @@ public struct CommandPrompt: Sendable, Equatable {
     /// The hint after the text.
     var hint: String {
         switch kind {
-        case .breakpoint: "(Enter set, empty Enter removes yours, Esc cancel; host: path: method: header:)"
+        case .breakpoint: "(Enter set; \"after …\" stops after the answer; empty removes yours; Esc cancel)"
         case .answer: "(Enter answer without sending, Esc cancel; e.g. 503, or 200 {\"ok\":true})"
         }
     }

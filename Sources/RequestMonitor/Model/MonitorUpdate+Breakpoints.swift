@@ -21,6 +21,10 @@ extension MonitorUpdate {
             case .sendAtBreakpoint: return [.command(.queue(.resolveBreakpoint(operation: id, resolution: .proceed)))]
             case .failAtBreakpoint: return [.command(.queue(.resolveBreakpoint(operation: id, resolution: .fail(.networkConnectionLost))))]
             default:
+                if case .breakpoint(_, _, afterResponse: true)? = context.model.row(id)?.heldBy {
+                    state.flash = "\(id) stopped after its answer: s sends it on to the retry decision, f fails it, X cancels it"
+                    return []
+                }
                 state.commandPrompt = CommandPrompt(kind: .answer(operation: id), text: "503")
                 return []
             }
@@ -51,7 +55,7 @@ extension MonitorUpdate {
         case .breakpoint:
             guard !text.isEmpty else { return [.command(.queue(.clearBreakpoints))] }
             do {
-                _ = try RequestMatch(text)
+                _ = try Breakpoint(parsing: text, setBy: "monitor")
             } catch {
                 state.flash = "not a breakpoint: \(error)"
                 return []

@@ -145,7 +145,7 @@ public enum MonitorUpdate {
             switch CopiedRequest.entry(row) {
             case .success(let entry):
                 // Stopped at a breakpoint: the edit is what goes on, not a copy sent beside it.
-                if case .breakpoint? = row.heldBy { return [.edit(id: id, entry: entry, atBreakpoint: true)] }
+                if case .breakpoint(_, _, afterResponse: false)? = row.heldBy { return [.edit(id: id, entry: entry, atBreakpoint: true)] }
                 return [.edit(id: id, entry: entry, atBreakpoint: false)]
             case .failure(let why):
                 state.flash = why.message

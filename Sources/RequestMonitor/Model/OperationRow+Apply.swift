@@ -37,10 +37,10 @@ extension OperationRow {
             updateAttempt(number: event.attempt) { $0.sentAt = t }
         case .injected(let fault, _, _):
             updateAttempt(number: event.attempt) { $0.injected = fault }
-        case .breakpoint(let id, let rule, _):
+        case .breakpoint(let id, let rule, _, let afterResponse):
             closeSegment(at: t)
             state = .held
-            live[0].heldBy = .breakpoint(id: id, rule: rule)
+            live[0].heldBy = .breakpoint(id: id, rule: rule, afterResponse: afterResponse)
             segments.append(Segment(kind: .wait, start: t))
         case .breakpointResolved(let how, let by):
             closeSegment(at: t)

@@ -127,7 +127,8 @@ extension MonitorView {
         case .started, .other: ""
         case .sent: "request written"
         case .injected(let fault, let rule, let by): "INJECTED \(fault) (" + (rule.isEmpty ? "" : "rule \"\(rule)\", ") + "set by \(by)): not the server's"
-        case .breakpoint(let id, let rule, let by): "STOPPED at breakpoint \(id) (\"\(rule)\", set by \(by)) before sending"
+        case .breakpoint(let id, let rule, let by, let afterResponse):
+            "STOPPED at breakpoint \(id) (\"\(rule)\", set by \(by)) " + (afterResponse ? "after the answer, before the retry decision" : "before sending")
         case .breakpointResolved(let how, let by): "breakpoint: \(how) by \(by)"
         case .connection(let id, let reused, let proxy):
             (reused ? "connection #\(id), reused" : "new connection #\(id)") + (proxy.map { " via proxy \($0)" } ?? "")

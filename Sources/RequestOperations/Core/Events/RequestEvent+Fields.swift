@@ -40,10 +40,11 @@ extension RequestEvent.Payload {
             w.string("rule", rule)
             w.string("by", by)
             return "injected"
-        case .breakpoint(let id, let rule, let by):
+        case .breakpoint(let id, let rule, let by, let afterResponse):
             w.int("id", id)
             w.string("rule", rule)
             w.string("by", by)
+            if afterResponse { w.string("stage", Breakpoint.Stage.afterResponse.rawValue) }
             return "breakpoint"
         case .breakpointResolved(let how, let by):
             w.string("how", how)
@@ -188,7 +189,9 @@ extension RequestEvent.Payload {
         case "started": self = .started
         case "sent": self = .sent
         case "injected": self = .injected(fault: try r.string("fault"), rule: r.optionalString("rule") ?? "", by: r.optionalString("by") ?? "")
-        case "breakpoint": self = .breakpoint(id: try r.int("id"), rule: r.optionalString("rule") ?? "", by: r.optionalString("by") ?? "")
+        case "breakpoint":
+            self = .breakpoint(id: try r.int("id"), rule: r.optionalString("rule") ?? "", by: r.optionalString("by") ?? "",
+                               afterResponse: r.optionalString("stage") == Breakpoint.Stage.afterResponse.rawValue)
         case "breakpointResolved": self = .breakpointResolved(how: try r.string("how"), by: r.optionalString("by") ?? "")
         case "connection":
             self = .connection(id: try r.int("connection"), reused: try r.bool("reused"), proxy: r.optionalString("proxy"))

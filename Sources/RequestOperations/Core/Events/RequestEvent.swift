@@ -55,8 +55,9 @@ public struct RequestEvent: Sendable, Equatable {
         /// doing, not the server's (``FaultRules``).
         case injected(fault: String, rule: String, by: String)
         /// `breakpoint` (added): `id` (the breakpoint's number), `rule` (its match), `by` (who
-        /// set it). The attempt stopped before it was sent, holding no slot, until resolved.
-        case breakpoint(id: Int, rule: String, by: String)
+        /// set it). The attempt stopped before it was sent, holding no slot, until resolved;
+        /// with `stage: "afterResponse"`, after its answer and before the retry decision.
+        case breakpoint(id: Int, rule: String, by: String, afterResponse: Bool = false)
         /// `breakpointResolved` (added): `how` (`continued`, `edited and continued`, `answered
         /// 503 without sending (0 bytes)`, `failed with -1005 … without sending`, `cancelled`),
         /// `by`. An answer or failure made here is followed by `injected` on the attempt.

@@ -19,29 +19,73 @@ extension RequestOperation {
         }
     }
 
+    /// Stops the attempt `token` after its answer if a breakpoint at that stage picks its
+    /// request: the slot goes back now, the answer waits for the person. True when stopped.
+    func stopsAfterResponse(_ failure: AttemptFailure?, token: UInt64, taskError: TransportError?) -> Bool {
+        let points = environment.breakpoints
+        guard points.isActive else { return false }
+        let request = state.withLock { $0.sent ?? $0.outgoing ?? $0.request }
+        guard let entry = points.pick(for: request, at: .afterResponse) else { return false }
+        let slot = ifCurrent(token) { state -> (held: Bool, host: String?)? in
+            state.phase = .stoppedAtBreakpoint(entry.id)
+            state.current.stoppedAfter = (failure, taskError)
+            defer { state.current.slotHeld = false }
+            publish(&state, .breakpoint(id: entry.id, rule: entry.breakpoint.match.description, by: entry.breakpoint.setBy, afterResponse: true))
+            return (state.current.slotHeld, state.current.slotHost)
+        }
+        guard let slot else { return false }
+        if slot.held { environment.gate?.release(host: slot.host) }
+        return true
+    }
+
+    /// Where the operation is stopped, if it is: before sending or after an answer.
+    public var breakpointStage: Breakpoint.Stage? {
+        state.withLock { state in
+            guard state.result == nil, case .stoppedAtBreakpoint = state.phase else { return nil }
+            return state.current.stoppedAfter == nil ? .beforeSend : .afterResponse
+        }
+    }
+
     /// Resolves the stop at a breakpoint: the attempt goes on (as it is, edited, or answered
-    /// or failed in the server's place), or the operation is cancelled. False when the
-    /// operation is not stopped at one.
+    /// or failed in the server's place), or the operation is cancelled. After an answer, only
+    /// `.proceed` (on to reactors and the retry decision), `.fail` (the attempt fails with that
+    /// error instead) and `.cancel` apply. False when the operation is not stopped at one, or
+    /// the resolution does not apply where it is.
     @discardableResult
     public func resolveBreakpoint(_ resolution: BreakpointResolution, by actor: String = "library") -> Bool {
         let needsAdmission = !options.interceptors.isEmpty || options.reactors.contains { $0.options.holdNewRequests }
-        let token = state.withLock { state -> UInt64? in
+        enum Next { case cancel, proceed(UInt64), decide(UInt64, AttemptFailure?, TransportError?) }
+        let next = state.withLock { state -> Next? in
             guard state.result == nil, case .stoppedAtBreakpoint = state.phase else { return nil }
+            if let stopped = state.current.stoppedAfter {
+                switch resolution {
+                case .proceed, .fail, .cancel: break
+                case .edit, .respond: return nil
+                }
+                publish(&state, .breakpointResolved(how: resolution.summary, by: actor))
+                state.current.stoppedAfter = nil
+                state.phase = .inFlight
+                if case .cancel = resolution { return .cancel }
+                if case .fail(let code) = resolution {
+                    return .decide(state.token, .transport(code), TransportError(code: code.rawValue, message: "\(TransportError.describe(code)) (failed at a breakpoint by \(actor))"))
+                }
+                return .decide(state.token, stopped.failure, stopped.taskError)
+            }
             publish(&state, .breakpointResolved(how: resolution.summary, by: actor))
-            if case .cancel = resolution { return state.token }
+            if case .cancel = resolution { return .cancel }
             if case .edit(let edited) = resolution {
                 state.request = edited.request
                 state.outgoing = nil
             }
             state.current.forcedFault = resolution.fault(by: actor)
             state.phase = needsAdmission ? .intercepting : .waitingForSlot
-            return state.token
+            return .proceed(state.token)
         }
-        guard let token else { return false }
-        if case .cancel = resolution {
-            cancel(by: actor)
-        } else {
-            proceed(token, needsAdmission: needsAdmission)
+        switch next {
+        case nil: return false
+        case .cancel?: cancel(by: actor)
+        case .proceed(let token)?: proceed(token, needsAdmission: needsAdmission)
+        case .decide(let token, let failure, let error)?: attemptCompleted(failure, token: token, taskError: error, breakpoints: false)
         }
         return true
     }

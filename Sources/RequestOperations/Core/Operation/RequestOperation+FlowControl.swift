@@ -136,7 +136,7 @@ extension RequestOperation {
                     requeue(token: token, by: reactor.name, reason: "after \(reactor.name) ran (\(trigger))",
                             reintercept: reactor.options.reinterceptOnRequeue)
                 } else {
-                    attemptCompleted(failure, token: token, taskError: taskError, askReactors: false)
+                    attemptCompleted(failure, token: token, taskError: taskError, askReactors: false, breakpoints: false)
                 }
             }
             keep(work, ifCurrent: token) { $0.waiting = $1 }

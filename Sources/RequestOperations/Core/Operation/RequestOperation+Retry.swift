@@ -7,8 +7,10 @@ import FoundationNetworking
 /// policy (schedule the next attempt, or end). Early retry shortens a scheduled wait.
 extension RequestOperation {
     /// After an attempt: reactors first, then success or the retry policy.
-    func attemptCompleted(_ failure: AttemptFailure?, token: UInt64, taskError: TransportError?, askReactors: Bool = true) {
+    func attemptCompleted(_ failure: AttemptFailure?, token: UInt64, taskError: TransportError?, askReactors: Bool = true,
+                          breakpoints: Bool = true) {
         tellHostGuards(failure, token: token)
+        if breakpoints, stopsAfterResponse(failure, token: token, taskError: taskError) { return }
         if askReactors, !options.reactors.isEmpty, let input = ifCurrent(token, { state in
             ReactorInput(operationID: id, request: state.sent ?? state.request, status: state.answer.status,
                          headers: state.answer.headers, failure: failure)

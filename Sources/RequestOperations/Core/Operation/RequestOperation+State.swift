@@ -134,6 +134,8 @@ extension RequestOperation {
         var hedgeTimer: ScheduledTimer?
         /// The answer or failure a person chose at a breakpoint, made in the server's place.
         var forcedFault: FaultRule?
+        /// Stopped after the answer at a breakpoint: how the attempt had ended, to go on with.
+        var stoppedAfter: (failure: AttemptFailure?, taskError: TransportError?)?
     }
 
     /// A hedged copy of the attempt's request in flight, racing the lead for a response.

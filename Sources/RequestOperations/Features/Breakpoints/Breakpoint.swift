@@ -1,17 +1,41 @@
 import Foundation
 
-/// Stops the operations a match picks before an attempt is sent, so a person can look,
-/// edit, answer it themselves, fail it, or let it go (``BreakpointResolution``). A stopped
-/// operation holds no slot; the others keep flowing. Set on ``RequestQueue/breakpoints``.
+/// Stops the operations a match picks before an attempt is sent, or after its answer and
+/// before the retry decision, so a person can look, edit, answer it themselves, fail it, or
+/// let it go (``BreakpointResolution``). A stopped operation holds no slot; the others keep
+/// flowing. Set on ``RequestQueue/breakpoints``.
 public struct Breakpoint: Sendable, Equatable {
+    /// Where an operation stops.
+    public enum Stage: String, Sendable, Equatable {
+        /// Before the attempt takes a slot and is sent: send, edit, answer, fail or cancel it.
+        case beforeSend
+        /// After the attempt's answer (or failure), before reactors and the retry policy see
+        /// it: let it go on to the decision, fail it instead, or cancel.
+        case afterResponse
+    }
+
     /// Which requests (the monitor's filter language: `host:`, `path:`, `method:`, `header:`).
     public var match: RequestMatch
+    public var stage: Stage
     /// Who set it (`library`, `monitor`, `attached monitor N`), for the events.
     public var setBy: String
 
-    public init(match: RequestMatch, setBy: String = "library") {
+    public init(match: RequestMatch, stage: Stage = .beforeSend, setBy: String = "library") {
         self.match = match
+        self.stage = stage
         self.setBy = setBy
+    }
+
+    /// Reads what a person types: a match, after `after` for a stop after the answer
+    /// (`after path:/flaky`); `before` may be said too.
+    public init(parsing text: String, setBy: String) throws {
+        var words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        var stage = Stage.beforeSend
+        if let first = words.first?.lowercased(), first == "after" || first == "before" {
+            stage = first == "after" ? .afterResponse : .beforeSend
+            words.removeFirst()
+        }
+        self.init(match: try RequestMatch(words.joined(separator: " ")), stage: stage, setBy: setBy)
     }
 }
 
@@ -38,6 +62,14 @@ public enum BreakpointResolution: Sendable, Equatable {
         case .respond(let status, _, let body): "answered \(status) without sending (\(body.count) bytes)"
         case .fail(let code): "failed with \(code.rawValue) (\(TransportError.describe(code))) without sending"
         case .cancel: "cancelled"
+        }
+    }
+
+    /// Edit and answer change what is sent: they apply only to a stop before sending.
+    public var appliesOnlyBeforeSending: Bool {
+        switch self {
+        case .edit, .respond: true
+        case .proceed, .fail, .cancel: false
         }
     }
 

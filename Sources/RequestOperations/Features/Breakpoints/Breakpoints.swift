@@ -83,10 +83,10 @@ public final class Breakpoints: Sendable {
     /// Whether any breakpoint is on (the monitor's `BREAK` in the header).
     public var isActive: Bool { active.load(ordering: .acquiring) > 0 }
 
-    /// The first enabled breakpoint whose match holds for `request`.
-    func pick(for request: URLRequest) -> Entry? {
+    /// The first enabled breakpoint at `stage` whose match holds for `request`.
+    func pick(for request: URLRequest, at stage: Breakpoint.Stage = .beforeSend) -> Entry? {
         guard isActive else { return nil }
-        return entries.withLock { $0.list }.first { $0.enabled && $0.breakpoint.match.matches(request) }
+        return entries.withLock { $0.list }.first { $0.enabled && $0.breakpoint.stage == stage && $0.breakpoint.match.matches(request) }
     }
 
     /// Whether breakpoint `id` is still there and on.

@@ -52,14 +52,17 @@ public struct QueueControl: Sendable {
         case .clearFaults: return Answer(outcome: .faultsCleared(count: queue.faults.removeAll()))
         case .addBreakpoint(let text):
             do {
-                let match = try RequestMatch(text)
-                return Answer(outcome: .breakpointSet(id: queue.breakpoints.add(Breakpoint(match: match, setBy: faultOwner)), match: text))
+                let breakpoint = try Breakpoint(parsing: text, setBy: faultOwner)
+                return Answer(outcome: .breakpointSet(id: queue.breakpoints.add(breakpoint), match: text))
             } catch {
                 return Answer(outcome: .badMatch(reason: "\(error)"))
             }
         case .clearBreakpoints:
             return Answer(outcome: .breakpointsCleared(count: queue.breakpoints.removeAll(setBy: faultOwner)))
         case .resolveBreakpoint(let id, let resolution):
+            if operation?.breakpointStage == .afterResponse, resolution.appliesOnlyBeforeSending {
+                return Answer(outcome: .notCarriedOut(reason: "\(id) stopped after its answer: s sends it on to the retry decision, f fails it, X cancels it (e and a apply before sending)"))
+            }
             guard let operation, operation.resolveBreakpoint(resolution, by: actor) else { return Answer(outcome: .notStopped(operation: id)) }
             return Answer(outcome: .breakpointResolved(operation: id, how: resolution.summary))
         }
