@@ -16,12 +16,14 @@ import RequestOperations
 /// | `isolate`, `closeCircuit`, `toggleFault` | `host`: `host:port` |
 /// | `addBreakpoint` | `match`: the filter-language match (empty: every request) |
 /// | `clearBreakpoints` | none |
+/// | `setBreakpointEnabled` | `breakpoint`: its number, `enabled`: true or false |
+/// | `removeBreakpoint` | `breakpoint`: its number |
 /// | `resolveBreakpoint` | `op`, and `how`: `proceed`, `cancel`, `fail` (with `code`, a URLError code), `respond` (with `status`, `headers`, `body` as text), or `edit` (with `entry`) |
 extension EndpointProtocol {
     /// The command names on the wire.
     public enum CommandName: String, Sendable, CaseIterable {
         case retry, cancel, cancelAll, suspend, resume, releaseBatches, isolate, closeCircuit, resend, toggleFault, clearFaults
-        case addBreakpoint, clearBreakpoints, resolveBreakpoint
+        case addBreakpoint, clearBreakpoints, resolveBreakpoint, setBreakpointEnabled, removeBreakpoint
 
         public init(_ command: QueueCommand) {
             self = switch command {
@@ -38,6 +40,8 @@ extension EndpointProtocol {
             case .addBreakpoint: .addBreakpoint
             case .clearBreakpoints: .clearBreakpoints
             case .resolveBreakpoint: .resolveBreakpoint
+            case .setBreakpointEnabled: .setBreakpointEnabled
+            case .removeBreakpoint: .removeBreakpoint
             }
         }
 
@@ -67,6 +71,8 @@ extension EndpointProtocol {
             case .edit(let edited):
                 (object["how"], object["entry"]) = ("edit", RequestEntry(edited: edited, id: operation).json)
             }
+        case .setBreakpointEnabled(let id, let enabled): (object["breakpoint"], object["enabled"]) = (id, enabled)
+        case .removeBreakpoint(let id): object["breakpoint"] = id
         case .cancelAll, .setSuspended, .releaseBatches, .clearFaults, .clearBreakpoints: break
         }
         return line(object)
@@ -89,7 +95,14 @@ extension EndpointProtocol {
         case .addBreakpoint: .addBreakpoint(match: object["match"] as? String ?? "")
         case .clearBreakpoints: .clearBreakpoints
         case .resolveBreakpoint: .resolveBreakpoint(operation: operation, resolution: try resolution(object, entry: entry))
+        case .setBreakpointEnabled: .setBreakpointEnabled(id: try breakpointNumber(object), enabled: object["enabled"] as? Bool ?? true)
+        case .removeBreakpoint: .removeBreakpoint(id: try breakpointNumber(object))
         }
+    }
+
+    private static func breakpointNumber(_ object: [String: Any]) throws -> Int {
+        guard let id = JSONText.integer(object["breakpoint"]) else { throw EndpointError("needs \"breakpoint\", the breakpoint's number") }
+        return id
     }
 
     /// How a `resolveBreakpoint` line says to go on.

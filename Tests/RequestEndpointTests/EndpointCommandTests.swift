@@ -47,11 +47,12 @@ final class EndpointCommandTests: XCTestCase {
             .resolveBreakpoint(operation: "w1-d", resolution: .fail(.timedOut)),
             .resolveBreakpoint(operation: "w1-d", resolution: .respond(status: 503, headers: ["Retry-After": "2"], body: Data("busy".utf8))),
             .resolveBreakpoint(operation: "w1-d", resolution: .edit(EditedRequest(request: edited, attemptTimeout: 2, deadline: 30))),
+            .setBreakpointEnabled(id: 3, enabled: false), .setBreakpointEnabled(id: 3, enabled: true), .removeBreakpoint(id: 4),
         ]
         for command in commands {
             switch command {
             case .retry, .cancel, .cancelAll, .setSuspended, .releaseBatches, .isolate, .closeCircuit, .resend, .toggleFault, .clearFaults,
-                 .addBreakpoint, .clearBreakpoints, .resolveBreakpoint: break
+                 .addBreakpoint, .clearBreakpoints, .resolveBreakpoint, .setBreakpointEnabled, .removeBreakpoint: break
             }
         }
         return commands
@@ -92,6 +93,7 @@ final class EndpointCommandTests: XCTestCase {
             .noCircuitBreaker, .faultSet(host: "h:1", effect: "status 503"), .faultRemoved(host: "h:1"), .faultsCleared(count: 1),
             .faultsNotAccepted, .readOnly, .notCarriedOut(reason: "why"), .breakpointSet(id: 2, match: "path:/x"), .badMatch(reason: "why"),
             .breakpointsCleared(count: 2), .breakpointResolved(operation: "a", how: "continued"), .notStopped(operation: "a"),
+            .breakpointEnabled(id: 1, enabled: false), .breakpointRemoved(id: 1), .unknownBreakpoint(id: 9),
         ]
         for outcome in outcomes {
             let line = EndpointProtocol.reply(id: 4, outcome)

@@ -68,6 +68,8 @@ final class EventLogTests: XCTestCase {
             .injected(fault: "status 503", rule: "host:h:80", by: "plan"),
             .breakpoint(id: 2, rule: "path:/v1", by: "monitor"), .breakpointResolved(how: "continued", by: "monitor"),
             .breakpoint(id: 3, rule: "", by: "library", afterResponse: true),
+            .breakpointSet(id: 3, rule: "path:/v1", by: "attached monitor 7", enabled: false, afterResponse: true),
+            .breakpointSet(id: 4, rule: "", by: "library", enabled: true, afterResponse: false), .breakpointRemoved(id: 3),
             .finished(outcome: .failure, status: nil, attempts: 3, duration: 4.5, reason: "retries exhausted"),
             .finished(outcome: .success, status: 200, attempts: 1, duration: 0.25, reason: nil),
         ]

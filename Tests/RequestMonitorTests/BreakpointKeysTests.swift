@@ -81,3 +81,39 @@ final class BreakpointKeysTests: XCTestCase {
         XCTAssertEqual(state.flash, "a is not stopped at a breakpoint (B sets one)")
     }
 }
+
+/// The Breakpoints screen (`L`): every breakpoint from its events, what each holds; Enter
+/// turns one off or on, `d` removes it.
+final class BreakpointListTests: XCTestCase {
+    func testTheListShowsEachBreakpointAndItsKeysChangeThem() {
+        var model = QueueModel(source: "test")
+        model.apply([
+            RequestEvent(time: 0, operationID: "", attempt: 0, payload: .breakpointSet(id: 1, rule: "path:/flaky", by: "monitor", enabled: true, afterResponse: false)),
+            RequestEvent(time: 0, operationID: "", attempt: 0, payload: .breakpointSet(id: 2, rule: "method:POST", by: "library", enabled: true, afterResponse: true)),
+            RequestEvent(time: 0.1, operationID: "a", attempt: 1, payload: .queued(method: "GET", url: "http://h:80/flaky", headers: [:], maxAttempts: 2)),
+            RequestEvent(time: 0.2, operationID: "a", attempt: 1, payload: .breakpoint(id: 1, rule: "path:/flaky", by: "monitor")),
+            RequestEvent(time: 0.3, operationID: "", attempt: 0, payload: .breakpointSet(id: 2, rule: "method:POST", by: "library", enabled: false, afterResponse: true)),
+        ])
+        XCTAssertEqual(model.breakpoints.keys.sorted(), [1, 2])
+        var state = MonitorState()
+        let context = MonitorUpdate.Context(visible: ["a"], pageSize: 20, model: model, canCommand: true, canCancel: true)
+        XCTAssertEqual(KeyMap.action(for: .character("L"), in: state), .toggleBreakpoints)
+        _ = MonitorUpdate.update(&state, .toggleBreakpoints, context)
+        XCTAssertEqual(state.screen, .breakpoints)
+        let text = MonitorView(model: model, state: state, visible: [0], theme: Theme(), now: 1).render(width: 120, height: 20).text
+        let first = text.split(separator: "\n").first { $0.contains("path:/flaky") } ?? ""
+        XCTAssert(first.contains("before sending") && first.contains("on") && first.contains("1  monitor"), "\(first)\n\(text)")
+        let second = text.split(separator: "\n").first { $0.contains("method:POST") } ?? ""
+        XCTAssert(second.contains("after the answer") && second.contains("off"), "\(second)")
+
+        XCTAssertEqual(MonitorUpdate.update(&state, .open, context), [.command(.queue(.setBreakpointEnabled(id: 1, enabled: false)))])
+        _ = MonitorUpdate.update(&state, .down, context)
+        XCTAssertEqual(state.selectedBreakpoint, 2)
+        XCTAssertEqual(MonitorUpdate.update(&state, .open, context), [.command(.queue(.setBreakpointEnabled(id: 2, enabled: true)))])
+        XCTAssertEqual(MonitorUpdate.update(&state, .removeBreakpoint, context), [.command(.queue(.removeBreakpoint(id: 2)))])
+        _ = MonitorUpdate.update(&state, .back, context)
+        XCTAssertEqual(state.screen, .table)
+        model.apply([RequestEvent(time: 1, operationID: "", attempt: 0, payload: .breakpointRemoved(id: 2))])
+        XCTAssertEqual(model.breakpoints.keys.sorted(), [1])
+    }
+}

@@ -30,6 +30,8 @@ struct Answerer {
         case .queue(.addBreakpoint(let match)): CommandAnswer("breakpoint on \(match)")
         case .queue(.clearBreakpoints): CommandAnswer("breakpoints removed")
         case .queue(.resolveBreakpoint(let id, let how)): CommandAnswer("\(id): \(how.summary)")
+        case .queue(.setBreakpointEnabled(let id, let enabled)): CommandAnswer("breakpoint \(id) \(enabled)")
+        case .queue(.removeBreakpoint(let id)): CommandAnswer("removed \(id)")
         }
     }
 }

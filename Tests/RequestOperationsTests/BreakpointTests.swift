@@ -102,9 +102,18 @@ struct BreakpointTests {
         #expect(first.result?.status == 200 && second.result?.status == 200)
         #expect(!queue.breakpoints.isActive)
         // Off, a breakpoint stops nothing; on again, it does.
+        let recorder = EventRecorder(queue.events)
         let later = queue.breakpoints.add(Breakpoint(match: try RequestMatch("path:/echo")))
         queue.breakpoints.setEnabled(later, false)
         #expect(try await queue.response(for: URLRequest(url: server.url("/echo")), id: "through").status == 200)
+        queue.breakpoints.remove(later)
+        // Each change is said, for the monitor's list.
+        try await until("the changes to be said") { recorder.events(of: "").count >= 3 }
+        #expect(recorder.events(of: "").map(\.payload) == [
+            .breakpointSet(id: later, rule: "path:/echo", by: "library", enabled: true, afterResponse: false),
+            .breakpointSet(id: later, rule: "path:/echo", by: "library", enabled: false, afterResponse: false),
+            .breakpointRemoved(id: later),
+        ])
     }
 }
 

@@ -26,6 +26,8 @@ public enum MonitorAction: Sendable, Equatable {
     case sendAtBreakpoint, startAnswer, failAtBreakpoint
     /// A key typed into the breakpoint or answer prompt.
     case promptInput(FilterKey)
+    /// Open or close the Breakpoints screen (`L`); on it, remove the selected one (`d`).
+    case toggleBreakpoints, removeBreakpoint
     /// Open the "go to time" prompt of a replay.
     case startTimeJump
     /// A key typed into the "go to time" prompt.

@@ -10,6 +10,8 @@ public struct MonitorState: Sendable, Equatable {
         case hosts
         /// Two operations side by side (`=` on one, then on another).
         case compare(left: String, right: String)
+        /// Every breakpoint set (`L`): on, off, removed here.
+        case breakpoints
     }
 
     public enum DetailTab: String, Sendable, CaseIterable {
@@ -38,6 +40,8 @@ public struct MonitorState: Sendable, Equatable {
     /// The host selected on the Hosts screen (nil: the first). Kept by name, as the table
     /// keeps its row by id, so a host that moves in the busiest-first order stays selected.
     public var selectedHost: String?
+    /// The breakpoint selected on the Breakpoints screen (by number).
+    public var selectedBreakpoint: Int?
     /// The first visible row of the table.
     public var scroll = 0
     public var filter = ""

@@ -7,7 +7,14 @@ import RequestOperations
 extension MonitorUpdate {
     /// What `action` does if it is a breakpoint key; nil otherwise.
     static func breakpoints(_ state: inout MonitorState, _ action: MonitorAction, _ context: Context) -> [MonitorEffect]? {
+        if state.screen == .breakpoints, let effects = listScreen(&state, action, context) { return effects }
         switch action {
+        case .toggleBreakpoints:
+            state.screen = state.screen == .breakpoints ? .table : .breakpoints
+            return []
+        case .removeBreakpoint:
+            state.flash = "d removes a breakpoint on the Breakpoints screen (L)"
+            return []
         case .startBreakpoint:
             guard context.canCommand, context.canCancel else {
                 state.flash = "a replay has no breakpoints: it shows what happened"
@@ -46,6 +53,37 @@ extension MonitorUpdate {
         default:
             return nil
         }
+    }
+
+    /// The Breakpoints screen's keys: move, Enter turns the selected one off or on, `d`
+    /// removes it; nil for keys that act as anywhere (B, Esc, p, q).
+    private static func listScreen(_ state: inout MonitorState, _ action: MonitorAction, _ context: Context) -> [MonitorEffect]? {
+        let marks = context.model.breakpoints.values.sorted { $0.id < $1.id }
+        let index = marks.firstIndex { $0.id == state.selectedBreakpoint } ?? 0
+        func select(_ position: Int) {
+            guard !marks.isEmpty else { return }
+            state.selectedBreakpoint = marks[max(0, min(marks.count - 1, position))].id
+        }
+        switch action {
+        case .down: select(index + 1)
+        case .up: select(index - 1)
+        case .top: select(0)
+        case .bottom: select(marks.count - 1)
+        case .open, .removeBreakpoint:
+            guard marks.indices.contains(index) else {
+                state.flash = "no breakpoints: B sets one"
+                return []
+            }
+            guard context.canCommand, context.canCancel else {
+                state.flash = "a replay has no breakpoints: it shows what happened"
+                return []
+            }
+            let mark = marks[index]
+            return [.command(.queue(action == .open ? .setBreakpointEnabled(id: mark.id, enabled: !mark.enabled) : .removeBreakpoint(id: mark.id)))]
+        default:
+            return nil
+        }
+        return []
     }
 
     /// The command a prompt's Enter sends, or the words for why not.

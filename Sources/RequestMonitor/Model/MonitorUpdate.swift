@@ -83,7 +83,7 @@ public enum MonitorUpdate {
         switch action {
         case .isolateHost, .closeCircuit, .toggleFault, .clearFaults:
             return [] // the Hosts screen's: hosts(_:_:_:)
-        case .startBreakpoint, .sendAtBreakpoint, .startAnswer, .failAtBreakpoint, .promptInput:
+        case .startBreakpoint, .sendAtBreakpoint, .startAnswer, .failAtBreakpoint, .promptInput, .toggleBreakpoints, .removeBreakpoint:
             return [] // breakpoints(_:_:_:)
         case .down:
             state.follow = false

@@ -138,7 +138,7 @@ extension OperationRow {
             updateAttempt(number: event.attempt - 1) {
                 $0.decision = ($0.decision ?? "") + String(format: "; held %.1fs: %@ asked every client to slow down", max(0, until - t), host)
             }
-        case .circuitOpened, .circuitHalfOpen, .circuitClosed, .rateLimited, .retryBudget:
+        case .circuitOpened, .circuitHalfOpen, .circuitClosed, .rateLimited, .retryBudget, .breakpointSet, .breakpointRemoved:
             break
         case .reactorStarted(let name, _), .reactorWaiting(let name):
             closeSegment(at: t)

@@ -17,6 +17,8 @@ public struct QueueModel: Sendable {
     public private(set) var hosts: [String: HostTally] = [:]
     /// Each host's circuit breaker, from the host-level events (`op` empty).
     public private(set) var circuits: [String: CircuitMark] = [:]
+    /// The breakpoints set now, by number (`breakpointSet`, `breakpointRemoved`): the `L` screen.
+    public private(set) var breakpoints: [Int: BreakpointMark] = [:]
     /// Until when (session time) each host asked every client to pause (`rateLimited`).
     public private(set) var rateLimitedUntil: [String: TimeInterval] = [:]
     /// Retries each host's retry budget allowed at its latest retry (`retryBudget`).
@@ -97,6 +99,16 @@ public struct QueueModel: Sendable {
             }
             if let (host, mark) = CircuitMark.from(event) {
                 circuits[host] = mark
+            }
+            switch event.payload {
+            case .breakpointSet(let id, let rule, let by, let enabled, let afterResponse):
+                breakpoints[id] = BreakpointMark(id: id, rule: rule, by: by, enabled: enabled, afterResponse: afterResponse)
+                version += 1
+            case .breakpointRemoved(let id):
+                breakpoints[id] = nil
+                version += 1
+            default:
+                break
             }
             if event.payload.host != nil {
                 eventCount += 1

@@ -31,7 +31,8 @@ public final class ReplayCommands: QueueCommands {
         case .isolate, .closeCircuit: "a replay cannot change a circuit breaker: it shows what happened"
         case .resend: "a replay cannot send: reqtop replay --send re-sends a recording"
         case .toggleFault, .clearFaults: "nothing is injected into a replay: it shows what happened"
-        case .addBreakpoint, .clearBreakpoints, .resolveBreakpoint: "a replay has no breakpoints: it shows what happened"
+        case .addBreakpoint, .clearBreakpoints, .resolveBreakpoint, .setBreakpointEnabled, .removeBreakpoint:
+            "a replay has no breakpoints: it shows what happened"
         case .setSuspended: "a replay pauses its player"
         }
     }

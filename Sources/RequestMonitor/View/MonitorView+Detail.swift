@@ -130,6 +130,8 @@ extension MonitorView {
         case .breakpoint(let id, let rule, let by, let afterResponse):
             "STOPPED at breakpoint \(id) (\"\(rule)\", set by \(by)) " + (afterResponse ? "after the answer, before the retry decision" : "before sending")
         case .breakpointResolved(let how, let by): "breakpoint: \(how) by \(by)"
+        case .breakpointSet(let id, let rule, let by, let enabled, _): "breakpoint \(id) \(enabled ? "on" : "off"): \(rule) (\(by))"
+        case .breakpointRemoved(let id): "breakpoint \(id) removed"
         case .connection(let id, let reused, let proxy):
             (reused ? "connection #\(id), reused" : "new connection #\(id)") + (proxy.map { " via proxy \($0)" } ?? "")
         case .missed(let count): "\(count) events missed"

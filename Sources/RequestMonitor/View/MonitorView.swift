@@ -65,6 +65,8 @@ public struct MonitorView {
             if let row = model.row(id) { drawDetail(&grid, row: row.expanded(), tab: tab) }
         case .hosts:
             drawHosts(&grid)
+        case .breakpoints:
+            drawBreakpoints(&grid)
         case .compare(let left, let right):
             if let a = model.row(left), let b = model.row(right) { drawCompare(&grid, left: a, right: b) }
         }

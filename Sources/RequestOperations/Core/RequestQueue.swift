@@ -20,7 +20,7 @@ public struct RequestEnvironment: Sendable {
     /// Failures injected into this environment's requests (none until some are added).
     public let faults: FaultRules
     /// Where operations stop before an attempt is sent (none until some are added).
-    public let breakpoints = Breakpoints()
+    public let breakpoints: Breakpoints
     /// Caps retries per host; `nil`: no cap but the retry policy's.
     public let retryBudget: RetryBudget?
     /// Stops sending to failing hosts; `nil`: no breakers.
@@ -48,6 +48,7 @@ public struct RequestEnvironment: Sendable {
         let faults = FaultRules(random: random)
         self.faults = faults
         self.transport = FaultInjectingTransport(base: transport ?? session, rules: faults, clock: events.clock)
+        self.breakpoints = Breakpoints(events: events)
         self.events = events
         self.clock = events.clock
         self.gate = gate

@@ -2,7 +2,7 @@
 /// for a kind names a case the compiler checks, not a string.
 public enum EventKind: String, Sendable, CaseIterable {
     case queued, built, started, sent, connection, preparationFailed, taskCreated, redirect, response, data, responseBody
-    case taskCompleted, validationFailed, retryScheduled, retryDenied, hedged, injected, breakpoint, breakpointResolved
+    case taskCompleted, validationFailed, retryScheduled, retryDenied, hedged, injected, breakpoint, breakpointResolved, breakpointSet, breakpointRemoved
     case circuitWaiting, circuitOpened, circuitHalfOpen, circuitClosed, rateLimitWaiting, rateLimited, retryBudget
     case earlyRetry, intercepted, held, released, reactorStarted, reactorWaiting, reactorFinished, requeued
     case cancelled, finished, missed
@@ -31,6 +31,8 @@ extension RequestEvent.Payload {
         case .injected: .injected
         case .breakpoint: .breakpoint
         case .breakpointResolved: .breakpointResolved
+        case .breakpointSet: .breakpointSet
+        case .breakpointRemoved: .breakpointRemoved
         case .circuitWaiting: .circuitWaiting
         case .circuitOpened: .circuitOpened
         case .circuitHalfOpen: .circuitHalfOpen

@@ -50,6 +50,16 @@ extension RequestEvent.Payload {
             w.string("how", how)
             w.string("by", by)
             return "breakpointResolved"
+        case .breakpointSet(let id, let rule, let by, let enabled, let afterResponse):
+            w.int("id", id)
+            w.string("rule", rule)
+            w.string("by", by)
+            w.bool("enabled", enabled)
+            if afterResponse { w.string("stage", Breakpoint.Stage.afterResponse.rawValue) }
+            return "breakpointSet"
+        case .breakpointRemoved(let id):
+            w.int("id", id)
+            return "breakpointRemoved"
         case .connection(let id, let reused, let proxy):
             w.int("connection", id)
             w.bool("reused", reused)
@@ -193,6 +203,11 @@ extension RequestEvent.Payload {
             self = .breakpoint(id: try r.int("id"), rule: r.optionalString("rule") ?? "", by: r.optionalString("by") ?? "",
                                afterResponse: r.optionalString("stage") == Breakpoint.Stage.afterResponse.rawValue)
         case "breakpointResolved": self = .breakpointResolved(how: try r.string("how"), by: r.optionalString("by") ?? "")
+        case "breakpointSet":
+            self = .breakpointSet(id: try r.int("id"), rule: r.optionalString("rule") ?? "", by: r.optionalString("by") ?? "",
+                                  enabled: try r.optionalBool("enabled") ?? true,
+                                  afterResponse: r.optionalString("stage") == Breakpoint.Stage.afterResponse.rawValue)
+        case "breakpointRemoved": self = .breakpointRemoved(id: try r.int("id"))
         case "connection":
             self = .connection(id: try r.int("connection"), reused: try r.bool("reused"), proxy: r.optionalString("proxy"))
         case "preparationFailed": self = .preparationFailed(reason: try r.string("reason"))

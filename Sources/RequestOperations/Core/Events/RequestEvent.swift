@@ -62,6 +62,11 @@ public struct RequestEvent: Sendable, Equatable {
         /// 503 without sending (0 bytes)`, `failed with -1005 … without sending`, `cancelled`),
         /// `by`. An answer or failure made here is followed by `injected` on the attempt.
         case breakpointResolved(how: String, by: String)
+        /// `breakpointSet` (added, no operation): `id`, `rule`, `by`, `enabled`, `stage`
+        /// (`afterResponse`; absent: before sending): a breakpoint was set, or turned off or on.
+        case breakpointSet(id: Int, rule: String, by: String, enabled: Bool, afterResponse: Bool)
+        /// `breakpointRemoved` (added, no operation): `id`; what it stopped goes on.
+        case breakpointRemoved(id: Int)
         /// `sent`: the request (head and body) was written whole. From transports that can
         /// tell (NIO); URLSession on Linux cannot. Splits an attempt's time into send and wait.
         case sent

@@ -24,32 +24,44 @@ public final class Breakpoints: Sendable {
     private let active = Atomic<Int>(0)
     /// Told when a breakpoint is removed or turned off, so operations stopped at it go on.
     private let released = Mutex<[@Sendable (Int) -> Void]>([])
+    /// Where each change is said (`breakpointSet`, `breakpointRemoved`): the monitor's list.
+    private let events: EventHub?
 
-    public init() {}
+    public init(events: EventHub? = nil) {
+        self.events = events
+    }
+
+    private func announce(_ entry: Entry) {
+        events?.publish(operation: "", attempt: 0, .breakpointSet(id: entry.id, rule: entry.breakpoint.match.description, by: entry.breakpoint.setBy,
+                                                                   enabled: entry.enabled, afterResponse: entry.breakpoint.stage == .afterResponse))
+    }
 
     @discardableResult
     public func add(_ breakpoint: Breakpoint) -> Int {
-        entries.withLock { entries in
+        let entry = entries.withLock { entries in
             let id = entries.next
             entries.next += 1
             entries.list.append(Entry(id: id, breakpoint: breakpoint, enabled: true))
             count(entries.list)
-            return id
+            return entries.list[entries.list.count - 1]
         }
+        announce(entry)
+        return entry.id
     }
 
     /// Turns breakpoint `id` off or on; false when there is none. Turning it off lets the
     /// operations stopped at it go on, as they are.
     @discardableResult
     public func setEnabled(_ id: Int, _ enabled: Bool) -> Bool {
-        let found = entries.withLock { entries -> Bool in
-            guard let index = entries.list.firstIndex(where: { $0.id == id }) else { return false }
+        let found = entries.withLock { entries -> Entry? in
+            guard let index = entries.list.firstIndex(where: { $0.id == id }) else { return nil }
             entries.list[index].enabled = enabled
             count(entries.list)
-            return true
+            return entries.list[index]
         }
-        if found, !enabled { release(id) }
-        return found
+        if let found { announce(found) }
+        if found != nil, !enabled { release(id) }
+        return found != nil
     }
 
     /// Removes breakpoint `id`; the operations stopped at it go on. False when there is none.
@@ -61,7 +73,10 @@ public final class Breakpoints: Sendable {
             count(entries.list)
             return entries.list.count < before
         }
-        if removed { release(id) }
+        if removed {
+            events?.publish(operation: "", attempt: 0, .breakpointRemoved(id: id))
+            release(id)
+        }
         return removed
     }
 
@@ -74,7 +89,10 @@ public final class Breakpoints: Sendable {
             count(entries.list)
             return gone
         }
-        removed.forEach(release)
+        for id in removed {
+            events?.publish(operation: "", attempt: 0, .breakpointRemoved(id: id))
+            release(id)
+        }
         return removed.count
     }
 

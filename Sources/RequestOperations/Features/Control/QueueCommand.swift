@@ -35,6 +35,10 @@ public enum QueueCommand: Sendable, Equatable {
     case addBreakpoint(match: String)
     /// Remove the breakpoints this person set; the operations stopped at them go on.
     case clearBreakpoints
+    /// Turn breakpoint N off (what it stopped goes on) or on again.
+    case setBreakpointEnabled(id: Int, enabled: Bool)
+    /// Remove breakpoint N; what it stopped goes on.
+    case removeBreakpoint(id: Int)
     /// Resolve an operation stopped at a breakpoint.
     case resolveBreakpoint(operation: String, resolution: BreakpointResolution)
 
@@ -50,7 +54,7 @@ public enum QueueCommand: Sendable, Equatable {
     /// an attached monitor may only do where the program opted in).
     public var touchesFaults: Bool {
         switch self {
-        case .toggleFault, .clearFaults, .addBreakpoint, .clearBreakpoints, .resolveBreakpoint: true
+        case .toggleFault, .clearFaults, .addBreakpoint, .clearBreakpoints, .resolveBreakpoint, .setBreakpointEnabled, .removeBreakpoint: true
         default: false
         }
     }

@@ -42,6 +42,10 @@ public enum QueueCommandOutcome: Sendable, Equatable, Codable {
     case breakpointResolved(operation: String, how: String)
     /// The operation is not stopped at a breakpoint.
     case notStopped(operation: String)
+    case breakpointEnabled(id: Int, enabled: Bool)
+    case breakpointRemoved(id: Int)
+    /// No breakpoint with this number.
+    case unknownBreakpoint(id: Int)
     /// The program's endpoint takes no commands (`--read-only`).
     case readOnly
     /// The command never reached the queue: the line was refused (its reason), or no answer
@@ -52,7 +56,7 @@ public enum QueueCommandOutcome: Sendable, Equatable, Codable {
     public var ok: Bool {
         switch self {
         case .notWaitingToRetry, .alreadyEnded, .unknownOperation, .circuitAlreadyClosed, .noCircuitBreaker, .faultsNotAccepted,
-             .readOnly, .notCarriedOut, .badMatch, .notStopped: false
+             .readOnly, .notCarriedOut, .badMatch, .notStopped, .unknownBreakpoint: false
         default: true
         }
     }

@@ -57,6 +57,10 @@ public struct QueueControl: Sendable {
             } catch {
                 return Answer(outcome: .badMatch(reason: "\(error)"))
             }
+        case .setBreakpointEnabled(let id, let enabled):
+            return Answer(outcome: queue.breakpoints.setEnabled(id, enabled) ? .breakpointEnabled(id: id, enabled: enabled) : .unknownBreakpoint(id: id))
+        case .removeBreakpoint(let id):
+            return Answer(outcome: queue.breakpoints.remove(id) ? .breakpointRemoved(id: id) : .unknownBreakpoint(id: id))
         case .clearBreakpoints:
             return Answer(outcome: .breakpointsCleared(count: queue.breakpoints.removeAll(setBy: faultOwner)))
         case .resolveBreakpoint(let id, let resolution):
