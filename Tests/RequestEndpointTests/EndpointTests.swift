@@ -166,7 +166,7 @@ final class EndpointTests: XCTestCase {
         XCTAssertEqual(errors, [
             #"not a JSON object: expected {"id": N, "command": "cancel", "op": "ID"}"#,
             "line too long: a command is at most 65536 bytes",
-            "refused: unknown command \"explode\"; expected one of retry, cancel, cancelAll, suspend, resume, releaseBatches, isolate, closeCircuit, resend, toggleFault, clearFaults, addBreakpoint, clearBreakpoints, resolveBreakpoint",
+            "refused: unknown command \"explode\"; expected one of retry, cancel, cancelAll, suspend, resume, releaseBatches, isolate, closeCircuit, resend, toggleFault, clearFaults, addBreakpoint, clearBreakpoints, resolveBreakpoint, setBreakpointEnabled, removeBreakpoint",
             "refused: cancel needs \"op\", the operation's id",
             "\"id\" must be a whole number of at most 15 digits, found 1e+300",
             "refused: isolate: \"host\" must be a host name or address and a port, found \"docker.sock\\n:80\"",
