@@ -120,3 +120,21 @@ tmux send-keys -t "$session" Enter
 sleep 0.5
 shot breakpoint-detail
 tmux send-keys -t "$session" Escape q
+
+# Two runs on one time axis: the demo's outage recorded, re-run with a 10 % retry budget,
+# and replayed together (each operation's what-if row under its original).
+shots_dir="$(mktemp -d)"
+"$binary" demo --once --no-tui --record "$shots_dir/incident.jsonl" > /dev/null 2>&1 || true  # it has failures: status 1
+"$binary" whatif "$shots_dir/incident.jsonl" --set budget.percent=10 --record "$shots_dir/budget10.jsonl" > /dev/null 2>&1 || true
+tmux kill-session -t "$session" 2>/dev/null || true
+tmux new-session -d -s "$session" -x "$cols" -y "$rows" "env LANG=C.UTF-8 TERM=xterm-256color $binary replay $shots_dir/incident.jsonl --against $shots_dir/budget10.jsonl --speed 16"
+sleep 2
+tmux send-keys -t "$session" '>'
+sleep 0.5
+tmux send-keys -t "$session" / C-u
+tmux send-keys -t "$session" -l "stock"
+tmux send-keys -t "$session" Enter g
+sleep 0.5
+shot two-runs
+tmux send-keys -t "$session" q
+rm -rf "$shots_dir"

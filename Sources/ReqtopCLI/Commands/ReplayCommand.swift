@@ -53,7 +53,13 @@ struct ReplayCommand: ParsableCommand {
     @Flag(help: "A HAR entry that cannot be read is an error (exit 2); without it such entries are skipped, named, and the exit status is 1.")
     var strict = false
 
+    @Option(name: .customLong("against"), help: ArgumentHelp("A second recording (a what-if run, another day) shown on the same time axis: each of its operations as ID@NAME under the first's.", valueName: "recording"))
+    var against: String?
+
     func validate() throws {
+        if against != nil, send {
+            throw ValidationError("--against shows two runs; --send sends one: use them apart")
+        }
         if target != nil || yes || transport.transport != nil, !send {
             throw ValidationError("--target, --yes and --transport go with --send")
         }
@@ -73,6 +79,7 @@ struct ReplayCommand: ParsableCommand {
     private var isHAR: Bool { file.lowercased().hasSuffix(".har") || file.lowercased().hasSuffix(".harp") }
 
     func run() throws {
+        if let against { try playTwoRuns(against) }
         if !isHAR, !send {
             let mode = OutputMode.choose(noTUI: noTUI, noColor: noColor)
             if mode == .headless { try printStreaming() }
@@ -225,6 +232,21 @@ struct ReplayCommand: ParsableCommand {
         }
         let summary = ReplaySummary(tally: outcome.tally)
         ReqtopMain.printError(summary.line)
+        throw ExitCode(summary.exitStatus)
+    }
+
+    /// Two recordings on one time axis: the second's operations under the first's.
+    private func playTwoRuns(_ second: String) throws -> Never {
+        let name = URL(fileURLWithPath: second).deletingPathExtension().lastPathComponent
+        let merged = TwoRuns.merge(try DiffCommand.events(file), try DiffCommand.events(second), name: name)
+        let summary = ReplaySummary(merged)
+        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
+            try playInMonitor(ReplayEvents(merged), color: color)
+        } else {
+            printHeader(startedAt: nil, redacted: nil)
+            printLines(merged)
+        }
+        ReqtopMain.printError(summary.line + " (both runs: \(URL(fileURLWithPath: file).lastPathComponent) and, as ID@\(name), \(URL(fileURLWithPath: second).lastPathComponent))")
         throw ExitCode(summary.exitStatus)
     }
 

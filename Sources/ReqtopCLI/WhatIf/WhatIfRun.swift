@@ -70,7 +70,9 @@ struct WhatIfRun {
         }
         // The same recorded options give the same plan: parsed once each.
         var plans: [(options: RecordedOptions?, plan: Plan)] = []
-        var operations: [(at: TimeInterval, operation: RequestOperation)] = []
+        // What to make at each moment: an operation is made (its `queued` event) when the
+        // recording made it, so the two runs line up on one time axis.
+        var planned: [(id: String, at: TimeInterval, request: URLRequest, options: RequestOptions)] = []
         for request in resend.requests {
             let options = recorded[request.id]?.options
             let plan = try plans.first { $0.options == options }?.plan ?? settings.plan(recorded: options)
@@ -83,15 +85,17 @@ struct WhatIfRun {
                 (components.scheme, components.host, components.port) = ("http", "127.0.0.1", port)
                 sent.url = components.url
             }
-            operations.append((recorded[request.id]?.start ?? 0,
-                               RequestOperation(request: sent, id: request.id, options: item.options, environment: queue.environment)))
+            planned.append((request.id, recorded[request.id]?.start ?? 0, sent, item.options))
         }
         servers.start(upstream.hosts)
         // Each at its recorded moment of the run, and cancelled at it where the program did.
-        var timeline: [(at: TimeInterval, act: () -> Void)] = operations.map { item in (item.at, { queue.add(item.operation) }) }
-        for item in operations {
-            guard let cancel = recorded[item.operation.id]?.cancelled else { continue }
-            timeline.append((cancel.at, { item.operation.cancel(by: cancel.by) }))
+        var made: [String: RequestOperation] = [:]
+        var timeline: [(at: TimeInterval, act: () -> Void)] = planned.map { item in
+            (item.at, { made[item.id] = queue.add(item.request, id: item.id, options: item.options) })
+        }
+        for item in planned {
+            guard let cancel = recorded[item.id]?.cancelled else { continue }
+            timeline.append((cancel.at, { made[item.id]?.cancel(by: cancel.by) }))
         }
         let begun = Date()
         for (at, act) in timeline.sorted(by: { $0.at < $1.at }) {
