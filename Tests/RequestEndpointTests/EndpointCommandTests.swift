@@ -105,6 +105,33 @@ final class EndpointCommandTests: XCTestCase {
         }
     }
 
+    /// A monitor's breakpoint stops the program's request; when the monitor dies, the
+    /// breakpoint goes and the request goes on: nothing is left holding it.
+    func testABreakpointFromAnAttachedMonitorHoldsUntilItIsResolvedOrTheMonitorGoes() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(earlyRetry: nil)
+        let (endpoint, notices) = try start(queue, acceptsFaults: true)
+        let monitor = ClientReader(try EndpointClient.connect(path: endpoint.path))
+        guard case .breakpointSet(let id, "after path:/echo")? = Optional(monitor.client.request(.addBreakpoint(match: "after path:/echo"))) else {
+            return XCTFail("the breakpoint was not set")
+        }
+        waitFor("the list to hear of it") {
+            monitor.events.contains { if case .breakpointSet(id, "path:/echo", _, true, true) = $0.payload { true } else { false } }
+        }
+        let first = queue.add(URLRequest(url: server.url("/echo")), id: "first")
+        waitFor("it to stop after its answer") { first.breakpointStage == .afterResponse }
+        XCTAssertEqual(monitor.client.request(.resolveBreakpoint(operation: "first", resolution: .respond(status: 202, headers: [:], body: Data()))),
+                       .breakpointResolved(operation: "first", how: "answered 202 by hand (0 bytes)"))
+        waitFor("the made-up answer to end it") { first.result?.status == 202 }
+        let second = queue.add(URLRequest(url: server.url("/echo")), id: "second")
+        waitFor("the second to stop") { second.breakpointStage == .afterResponse }
+        monitor.client.close()
+        waitFor("the dead monitor's breakpoint to go and the request with it") { second.result?.status == 200 }
+        XCTAssertFalse(queue.breakpoints.isActive)
+        XCTAssert(notices.all.contains("removed 1 fault set by a monitor that detached"), "\(notices.all)")
+    }
+
     /// Safety (#33): a program takes faults from an attached monitor only when it opted in,
     /// never read-only; a monitor's faults are its own, and go when it goes.
     func testFaultsFromAnAttachedMonitorNeedTheProgramsConsentAndLeaveWithIt() throws {

@@ -140,7 +140,7 @@ struct AfterResponseBreakpointTests {
         let queue = RequestQueue(maxConcurrentRequests: 1, transport: kind.make(), earlyRetry: nil, circuitBreaker: nil, rateLimits: false)
         let recorder = EventRecorder(queue.events)
         queue.breakpoints.add(try Breakpoint(parsing: "after path:/flaky", setBy: "test"))
-        let options = RequestOptions(retryPolicy: quickPolicy(maxAttempts: 3, baseDelay: 0.01))
+        let options = RequestOptions(retryPolicy: quickPolicy(maxAttempts: 4, baseDelay: 0.01))
         let key = "after-\(kind)-\(UUID().uuidString.prefix(6))"
         let operation = queue.add(URLRequest(url: server.url("/flaky/\(key)?failures=1&status=503")), id: "flaky", options: options)
         try await until("the 503 to stop") { operation.breakpointStage == .afterResponse }
@@ -148,16 +148,31 @@ struct AfterResponseBreakpointTests {
         #expect(operation.attempt == 1, "no retry decided yet")
         let other = try await queue.response(for: URLRequest(url: server.url("/status/200")), id: "other")
         #expect(other.status == 200, "the stopped answer holds no slot")
-        #expect(!operation.resolveBreakpoint(.respond(status: 200, headers: [:], body: Data())), "an answer made up applies before sending only")
+        #expect(!operation.resolveBreakpoint(.edit(EditedRequest(request: URLRequest(url: server.url("/echo"))))), "the request went: no edit")
+        // Continue: on to the retry policy, which retries the 503.
         #expect(operation.resolveBreakpoint(.proceed, by: "person"))
-        // On to the retry policy: the retry stops again after its (200) answer.
         try await until("the retry's answer to stop") { operation.breakpointStage == .afterResponse && operation.attempt == 2 }
-        #expect(operation.resolveBreakpoint(.fail(.timedOut), by: "person"), "a good answer failed by hand: the policy retries")
+        // Fail a good answer by hand: the policy retries.
+        #expect(operation.resolveBreakpoint(.fail(.timedOut), by: "person"))
         try await until("the third attempt to stop") { operation.breakpointStage == .afterResponse && operation.attempt == 3 }
-        #expect(operation.resolveBreakpoint(.proceed))
+        // Answer instead of the server (a 503): judged as the server's would be, so retried.
+        #expect(operation.resolveBreakpoint(.respond(status: 503, headers: [:], body: Data("busy".utf8)), by: "person"))
+        try await until("the fourth attempt to stop") { operation.breakpointStage == .afterResponse && operation.attempt == 4 }
+        // And a good answer of one's own ends it.
+        #expect(operation.resolveBreakpoint(.respond(status: 201, headers: ["X-Mock": "1"], body: Data("mocked".utf8))))
         try await until("the end") { operation.result != nil }
-        #expect(operation.result?.status == 200 && operation.result?.attempts.count == 3)
+        #expect(operation.result?.status == 201 && operation.result?.data == Data("mocked".utf8) && operation.result?.attempts.count == 4)
+        #expect(operation.result?.headers["X-Mock"] == "1")
+        #expect(server.counters.hits("/flaky/\(key)") == 4, "every attempt was sent; two answers were replaced")
         let stops = recorder.events(of: "flaky").filter { if case .breakpoint(_, _, _, true) = $0.payload { true } else { false } }
-        #expect(stops.count == 3)
+        #expect(stops.count == 4)
+        #expect(recorder.events(of: "flaky").filter { if case .injected = $0.payload { true } else { false } }.count == 2)
+
+        // Cancel after the answer.
+        let cancelled = queue.add(URLRequest(url: server.url("/flaky/\(key)-c?failures=0")), id: "cancel", options: options)
+        try await until("it to stop") { cancelled.breakpointStage == .afterResponse }
+        #expect(cancelled.resolveBreakpoint(.cancel, by: "person"))
+        try await until("the cancel") { cancelled.result != nil }
+        #expect(cancelled.result?.outcome == .cancelled)
     }
 }

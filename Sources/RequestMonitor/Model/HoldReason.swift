@@ -21,7 +21,7 @@ public enum HoldReason: Sendable, Equatable {
         case .reactor(let name): name
         case .breakpoint(let id, let rule, false): "you: breakpoint \(id) (\(rule.isEmpty ? "every request" : rule)) — s send, e edit, a answer, f fail, X cancel"
         case .breakpoint(let id, let rule, true):
-            "you: breakpoint \(id) (after the answer, \(rule.isEmpty ? "every request" : rule)) — s on to the retry decision, f fail it instead, X cancel"
+            "you: breakpoint \(id) (after the answer, \(rule.isEmpty ? "every request" : rule)) — s on to the retry decision, a answer instead, f fail it, X cancel"
         }
     }
 

@@ -28,10 +28,6 @@ extension MonitorUpdate {
             case .sendAtBreakpoint: return [.command(.queue(.resolveBreakpoint(operation: id, resolution: .proceed)))]
             case .failAtBreakpoint: return [.command(.queue(.resolveBreakpoint(operation: id, resolution: .fail(.networkConnectionLost))))]
             default:
-                if case .breakpoint(_, _, afterResponse: true)? = context.model.row(id)?.heldBy {
-                    state.flash = "\(id) stopped after its answer: s sends it on to the retry decision, f fails it, X cancels it"
-                    return []
-                }
                 state.commandPrompt = CommandPrompt(kind: .answer(operation: id), text: "503")
                 return []
             }

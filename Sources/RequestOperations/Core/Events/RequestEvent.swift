@@ -59,7 +59,7 @@ public struct RequestEvent: Sendable, Equatable {
         /// with `stage: "afterResponse"`, after its answer and before the retry decision.
         case breakpoint(id: Int, rule: String, by: String, afterResponse: Bool = false)
         /// `breakpointResolved` (added): `how` (`continued`, `edited and continued`, `answered
-        /// 503 without sending (0 bytes)`, `failed with -1005 … without sending`, `cancelled`),
+        /// 503 by hand (0 bytes)`, `failed with -1005 … by hand`, `cancelled`),
         /// `by`. An answer or failure made here is followed by `injected` on the attempt.
         case breakpointResolved(how: String, by: String)
         /// `breakpointSet` (added, no operation): `id`, `rule`, `by`, `enabled`, `stage`

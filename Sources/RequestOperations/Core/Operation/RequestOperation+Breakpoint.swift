@@ -38,6 +38,27 @@ extension RequestOperation {
         return true
     }
 
+    /// Puts a person's answer in place of the server's (stopped after it), says so, and
+    /// judges it as the server's would be; returns how the attempt failed, if it did.
+    private func answerInstead(_ state: inout State, status: Int, headers: [String: String], body: Data, by actor: String) -> AttemptFailure? {
+        publish(&state, .injected(fault: "answer \(status) (\(body.count) bytes) instead of the server's", rule: "", by: "breakpoint (\(actor))"))
+        let url = state.answer.url ?? state.sent?.url ?? URL(string: "http://injected.invalid/")!
+        var fields = headers.map { ($0.key, $0.value) }
+        fields.append(("X-Reqtop-Injected", "true"))
+        state.answer.take(TransportResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", fields: fields))
+        state.answer.body = body
+        state.answer.file?.discard()
+        state.answer.file = nil
+        state.answer.savedTo = nil
+        state.record.status = status
+        publish(&state, .response(status: status, headers: state.answer.headers, expectedBytes: body.count))
+        guard let failure = options.validator.validate(status: status, headers: state.answer.headers, response: { state.answer.httpURLResponse() }) else {
+            return nil
+        }
+        publish(&state, .validationFailed(reason: failure.summary))
+        return failure
+    }
+
     /// Where the operation is stopped, if it is: before sending or after an answer.
     public var breakpointStage: Breakpoint.Stage? {
         state.withLock { state in
@@ -47,9 +68,10 @@ extension RequestOperation {
     }
 
     /// Resolves the stop at a breakpoint: the attempt goes on (as it is, edited, or answered
-    /// or failed in the server's place), or the operation is cancelled. After an answer, only
-    /// `.proceed` (on to reactors and the retry decision), `.fail` (the attempt fails with that
-    /// error instead) and `.cancel` apply. False when the operation is not stopped at one, or
+    /// or failed in the server's place), or the operation is cancelled. After an answer,
+    /// `.proceed` goes on to reactors and the retry decision with it, `.respond` puts the
+    /// person's answer in its place, `.fail` fails the attempt with that error instead; `.edit`
+    /// does not apply (the request went). False when the operation is not stopped at one, or
     /// the resolution does not apply where it is.
     @discardableResult
     public func resolveBreakpoint(_ resolution: BreakpointResolution, by actor: String = "library") -> Bool {
@@ -58,18 +80,19 @@ extension RequestOperation {
         let next = state.withLock { state -> Next? in
             guard state.result == nil, case .stoppedAtBreakpoint = state.phase else { return nil }
             if let stopped = state.current.stoppedAfter {
-                switch resolution {
-                case .proceed, .fail, .cancel: break
-                case .edit, .respond: return nil
-                }
+                if case .edit = resolution { return nil }
                 publish(&state, .breakpointResolved(how: resolution.summary, by: actor))
                 state.current.stoppedAfter = nil
                 state.phase = .inFlight
-                if case .cancel = resolution { return .cancel }
-                if case .fail(let code) = resolution {
+                switch resolution {
+                case .cancel: return .cancel
+                case .fail(let code):
                     return .decide(state.token, .transport(code), TransportError(code: code.rawValue, message: "\(TransportError.describe(code)) (failed at a breakpoint by \(actor))"))
+                case .respond(let status, let headers, let body):
+                    return .decide(state.token, answerInstead(&state, status: status, headers: headers, body: body, by: actor), nil)
+                case .proceed, .edit:
+                    return .decide(state.token, stopped.failure, stopped.taskError)
                 }
-                return .decide(state.token, stopped.failure, stopped.taskError)
             }
             publish(&state, .breakpointResolved(how: resolution.summary, by: actor))
             if case .cancel = resolution { return .cancel }

@@ -10,7 +10,7 @@ public struct Breakpoint: Sendable, Equatable {
         /// Before the attempt takes a slot and is sent: send, edit, answer, fail or cancel it.
         case beforeSend
         /// After the attempt's answer (or failure), before reactors and the retry policy see
-        /// it: let it go on to the decision, fail it instead, or cancel.
+        /// it: let it go on to the decision, answer it yourself instead, fail it, or cancel.
         case afterResponse
     }
 
@@ -59,18 +59,16 @@ public enum BreakpointResolution: Sendable, Equatable {
         switch self {
         case .proceed: "continued"
         case .edit: "edited and continued"
-        case .respond(let status, _, let body): "answered \(status) without sending (\(body.count) bytes)"
-        case .fail(let code): "failed with \(code.rawValue) (\(TransportError.describe(code))) without sending"
+        case .respond(let status, _, let body): "answered \(status) by hand (\(body.count) bytes)"
+        case .fail(let code): "failed with \(code.rawValue) (\(TransportError.describe(code))) by hand"
         case .cancel: "cancelled"
         }
     }
 
-    /// Edit and answer change what is sent: they apply only to a stop before sending.
+    /// An edit changes what is sent: it applies only to a stop before sending.
     public var appliesOnlyBeforeSending: Bool {
-        switch self {
-        case .edit, .respond: true
-        case .proceed, .fail, .cancel: false
-        }
+        if case .edit = self { return true }
+        return false
     }
 
     /// The fault that answers the attempt in the server's place, for `respond` and `fail`.

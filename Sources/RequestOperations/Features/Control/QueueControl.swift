@@ -65,7 +65,7 @@ public struct QueueControl: Sendable {
             return Answer(outcome: .breakpointsCleared(count: queue.breakpoints.removeAll(setBy: faultOwner)))
         case .resolveBreakpoint(let id, let resolution):
             if operation?.breakpointStage == .afterResponse, resolution.appliesOnlyBeforeSending {
-                return Answer(outcome: .notCarriedOut(reason: "\(id) stopped after its answer: s sends it on to the retry decision, f fails it, X cancels it (e and a apply before sending)"))
+                return Answer(outcome: .notCarriedOut(reason: "\(id) stopped after its answer: s sends it on to the retry decision, a answers instead, f fails it, X cancels it (e applies before sending)"))
             }
             guard let operation, operation.resolveBreakpoint(resolution, by: actor) else { return Answer(outcome: .notStopped(operation: id)) }
             return Answer(outcome: .breakpointResolved(operation: id, how: resolution.summary))
