@@ -47,4 +47,30 @@ final class FaultPlanTests: XCTestCase {
             XCTAssertTrue(bad.stderr.contains(message), "\(message): \(bad.stderr)")
         }
     }
+
+    /// A chaos run: 30 % of 200 requests answered 503 by a rule; the host's retry budget
+    /// (20 % of its requests) holds the load under 1.25× — without it, the retries would add
+    /// over 40 %.
+    func testThirtyPercentInjected503sAndTheRetryBudgetHoldsTheLoad() throws {
+        let folder = NSTemporaryDirectory() + "chaos-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let plan = folder + "/plan.json"
+        let requests = (1...200).map { #"{"id": "r\#($0)", "url": "{{fault}}/status/200"}"# }.joined(separator: ", ")
+        func amplification(budget: String) throws -> Double {
+            try """
+            {"retry": {"maxAttempts": 5, "baseDelay": 0.005, "maxDelay": 0.02}, "rateLimitPushback": false, "circuitBreaker": false,
+             "maxConcurrent": 20, "retryBudgetPerHost": \(budget),
+             "faults": [{"match": "path:/status", "status": 503, "rate": 0.3}], "requests": [\(requests)]}
+            """.write(toFile: plan, atomically: true, encoding: .utf8)
+            let run = try reqtop(["run", plan, "--no-tui", "--body-cap", "0"])
+            let attempts = run.events.filter { $0["event"] as? String == "taskCreated" }.count
+            XCTAssertGreaterThan(run.events.filter { $0["event"] as? String == "injected" }.count, 20, "the rule injected")
+            return Double(attempts) / 200
+        }
+        let held = try amplification(budget: #"{"percent": 20, "window": 60, "minPerSecond": 0}"#)
+        XCTAssertLessThanOrEqual(held, 1.25, "the budget holds the load: \(held)×")
+        let unbounded = try amplification(budget: "false")
+        XCTAssertGreaterThan(unbounded, held, "without a budget the retries add more: \(unbounded)× against \(held)×")
+    }
 }
