@@ -14,8 +14,7 @@ final class AttachedFaultsEndToEndTests: TerminalTestCase {
         XCTAssert(program.stderr().contains("(takes faults)"), program.stderr())
 
         let binary = CommandLineTests.binary.path
-        try tmux(["new-session", "-d", "-s", session, "-x", "160", "-y", "40", "env", "LANG=C.UTF-8", "XDG_RUNTIME_DIR=\(directory)",
-                  "bash", "--norc", "--noprofile"])
+        try openShell(width: 160, height: 40, environment: ["XDG_RUNTIME_DIR=\(directory)"])
         try keys("\(binary) attach; echo \"exit\"\"-status-$?\"", "Enter")
         try waitForScreen("the program's rows") { $0.contains("ATTACHED reqtop demo") && $0.contains("w1-profile") }
         try keys("H")

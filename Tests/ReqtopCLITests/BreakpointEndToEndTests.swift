@@ -17,7 +17,7 @@ final class BreakpointEndToEndTests: TerminalTestCase {
         try "#!/bin/sh\nsed -i 's/t-1/t-at-the-breakpoint/' \"$1\"\n".write(toFile: editor, atomically: true, encoding: .utf8)
         chmod(editor, 0o755)
         let binary = CommandLineTests.binary.path
-        try tmux(["new-session", "-d", "-s", session, "-x", "160", "-y", "40", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try openShell(width: 160, height: 40)
         try keys("EDITOR=\(editor) \(binary) run \(plan); echo \"exit\"\"-status-$?\"", "Enter")
         try waitForScreen("the run") { $0.contains("first") }
         try keys("B")

@@ -19,7 +19,7 @@ final class MonitorEndToEndTests: TerminalTestCase {
     func testTheDemoInTheMonitor() throws {
         let binary = CommandLineTests.binary.path
         // A shell, so that after quitting we can check the terminal still works.
-        try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "36", "env", "LANG=C.UTF-8", "TERM=screen-256color", "bash", "--norc", "--noprofile"])
+        try openShell(width: 120, height: 36, environment: ["TERM=screen-256color"])
         // The markers are split in the typed command ("exit""-status") so that only the output matches.
         try keys("\(binary) demo --once; echo \"exit\"\"-status-$?\"", "Enter")
 
@@ -87,7 +87,7 @@ final class MonitorEndToEndTests: TerminalTestCase {
 
     func testCtrlCAndSIGTERMRestoreTheTerminal() throws {
         let binary = CommandLineTests.binary.path
-        try tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try openShell(width: 100, height: 30)
         try keys("\(binary) demo --scenario quick; echo \"exit\"\"-status-$?\"", "Enter")
         try waitForScreen("the monitor") { $0.contains("w1-profile") }
         try keys("C-c")
@@ -116,7 +116,7 @@ final class MonitorEndToEndTests: TerminalTestCase {
     /// and it types `fg` only when the process is stopped, so no key can go astray.
     func testCtrlZSuspendsAndFgResumesEveryTime() throws {
         let binary = CommandLineTests.binary.path
-        try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try openShell(width: 120, height: 30)
         try keys("\(binary) demo; echo \"exit\"\"-status-$?\"", "Enter")
         try waitForScreen("the monitor") { $0.contains("w1-profile") }
         let pid = try XCTUnwrap(demoProcess(binary), "the demo's process")
@@ -174,7 +174,7 @@ final class MonitorEndToEndTests: TerminalTestCase {
         XCTAssertEqual(live.status, 1)
 
         let binary = CommandLineTests.binary.path
-        try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "30", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try openShell(width: 120, height: 30)
         try keys("\(binary) replay \(recording) --speed 0.25; echo \"exit\"\"-status-$?\"", "Enter")
         try waitForScreen("the replay") { $0.contains("REPLAY 0.25×") && $0.contains("w1-profile") }
         try keys(">")
@@ -206,8 +206,7 @@ final class MonitorEndToEndTests: TerminalTestCase {
         try AttachTests.waitForSocket(in: directory)
 
         let binary = CommandLineTests.binary.path
-        try tmux(["new-session", "-d", "-s", session, "-x", "130", "-y", "40", "env", "LANG=C.UTF-8", "XDG_RUNTIME_DIR=\(directory)",
-                  "bash", "--norc", "--noprofile"])
+        try openShell(width: 130, height: 40, environment: ["XDG_RUNTIME_DIR=\(directory)"])
         try keys("\(binary) attach; echo \"exit\"\"-status-$?\"", "Enter")
         try waitForScreen("the program's rows") { $0.contains("ATTACHED reqtop demo") && $0.contains("w1-profile") }
 
@@ -255,7 +254,7 @@ extension MonitorEndToEndTests {
             .write(to: URL(fileURLWithPath: plan))
         defer { try? FileManager.default.removeItem(atPath: plan) }
         let binary = CommandLineTests.binary.path
-        try tmux(["new-session", "-d", "-s", session, "-x", "120", "-y", "20", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try openShell(width: 120, height: 20)
         try keys("\(binary) run \(plan); echo \"exit\"\"-status-$?\"", "Enter")
         let ended = try waitForScreen("ENDED in the header") { $0.contains("ENDED: every operation finished, q quits") }
         let header = ended.split(separator: "\n").prefix(2).joined(separator: "\n")
@@ -282,7 +281,7 @@ extension MonitorEndToEndTests {
             .write(to: URL(fileURLWithPath: plan))
         defer { try? FileManager.default.removeItem(atPath: plan) }
         let binary = CommandLineTests.binary.path
-        try tmux(["new-session", "-d", "-s", session, "-x", "160", "-y", "40", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try openShell(width: 160, height: 40)
         try keys("\(binary) run \(plan); echo \"exit\"\"-status-$?\"", "Enter")
         try waitForScreen("the run's end") { $0.contains("ENDED: every operation finished") }
         try keys("Enter")
@@ -332,7 +331,7 @@ extension MonitorEndToEndTests {
         try "#!/bin/sh\nsed -i 's/\"method\"/method/' \"$1\"\n".write(toFile: breaker, atomically: true, encoding: .utf8)
         for script in [editor, breaker] { chmod(script, 0o755) }
         let binary = CommandLineTests.binary.path
-        try tmux(["new-session", "-d", "-s", session, "-x", "160", "-y", "40", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try openShell(width: 160, height: 40)
         try keys("EDITOR=\(breaker) \(binary) run \(plan); echo \"exit\"\"-status-$?\"", "Enter")
         try waitForScreen("the run's end") { $0.contains("ENDED: every operation finished") }
         try keys("e")
@@ -358,7 +357,7 @@ extension MonitorEndToEndTests {
     /// INJECTED column counts them; `Z` clears it.
     func testInjectAFaultFromTheHostsViewAndWatchTheBreakerOpen() throws {
         let binary = CommandLineTests.binary.path
-        try tmux(["new-session", "-d", "-s", session, "-x", "160", "-y", "40", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try openShell(width: 160, height: 40)
         try keys("\(binary) demo; echo \"exit\"\"-status-$?\"", "Enter")
         try waitForScreen("the demo") { $0.contains("w1-profile") }
         try keys("H")
@@ -382,7 +381,7 @@ extension MonitorEndToEndTests {
         try Data(#"{"requests": [{"id": "a", "url": "{{fault}}/echo"}]}"#.utf8).write(to: URL(fileURLWithPath: plan))
         defer { try? FileManager.default.removeItem(atPath: plan) }
         let binary = CommandLineTests.binary.path
-        try tmux(["new-session", "-d", "-s", session, "-x", "200", "-y", "30", "env", "LANG=C.UTF-8", "bash", "--norc", "--noprofile"])
+        try openShell(width: 200, height: 30)
         try keys("TERM=xterm-bogus \(binary) run \(plan) > /dev/tty; echo \"exit\"\"-status-$?\"", "Enter")
         let screen = try waitForScreen("the fallback") { $0.contains("exit-status-") }
         XCTAssert(screen.contains("reqtop: TERM=xterm-bogus is a terminal ncurses does not know (no terminfo entry); printing events as JSON lines instead"), screen)

@@ -61,6 +61,13 @@ class TerminalTestCase: XCTestCase {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// Opens this test's terminal, `width`×`height`, running a plain bash with UTF-8 and the
+    /// extra `environment` (`NAME=value`), for `keys` to type into.
+    func openShell(width: Int, height: Int, environment: [String] = []) throws {
+        try tmux(["new-session", "-d", "-s", session, "-x", "\(width)", "-y", "\(height)", "env", "LANG=C.UTF-8"] + environment
+                 + ["bash", "--norc", "--noprofile"])
+    }
+
     func screen() throws -> String {
         try tmux(["capture-pane", "-t", session, "-p"])
     }

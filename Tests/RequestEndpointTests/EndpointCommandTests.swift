@@ -12,26 +12,7 @@ import XCTest
 /// The one command vocabulary over the wire: every ``QueueCommand`` arrives as it was sent,
 /// every ``QueueCommandOutcome`` comes back as it was made, and faults from an attached
 /// monitor only where the program opted in, gone when the monitor is.
-final class EndpointCommandTests: XCTestCase {
-    private var directory = ""
-
-    override func setUp() {
-        directory = NSTemporaryDirectory() + "reqtop-command-test-\(UUID().uuidString.prefix(8))"
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    private func start(_ queue: RequestQueue, readOnly: Bool = false, acceptsFaults: Bool = false) throws -> (MonitorEndpoint, Notices) {
-        let notices = Notices()
-        var options = MonitorEndpoint.Options(readOnly: readOnly, acceptsFaults: acceptsFaults, directory: directory, name: "command-test")
-        options.notice = { text in notices.add(text) }
-        let endpoint = try queue.startMonitorEndpoint(options: options)
-        addTeardownBlock { endpoint.stop() }
-        return (endpoint, notices)
-    }
-
+final class EndpointCommandTests: EndpointTestCase {
     /// One of each command; the switch fails to compile when a case is added without one.
     static let everyCommand: [QueueCommand] = {
         var edited = URLRequest(url: URL(string: "http://127.0.0.1:9/echo?a=1")!)
@@ -111,7 +92,7 @@ final class EndpointCommandTests: XCTestCase {
         let server = try FaultServer.start()
         defer { server.stop() }
         let queue = RequestQueue(earlyRetry: nil)
-        let (endpoint, notices) = try start(queue, acceptsFaults: true)
+        let endpoint = try start(queue, acceptsFaults: true)
         let monitor = ClientReader(try EndpointClient.connect(path: endpoint.path))
         guard case .breakpointSet(let id, "after path:/echo")? = Optional(monitor.client.request(.addBreakpoint(match: "after path:/echo"))) else {
             return XCTFail("the breakpoint was not set")
@@ -140,7 +121,7 @@ final class EndpointCommandTests: XCTestCase {
         let host = "127.0.0.1:\(server.port)"
 
         let closed = RequestQueue(earlyRetry: nil)
-        let (closedEndpoint, _) = try start(closed)
+        let closedEndpoint = try start(closed)
         let refused = ClientReader(try EndpointClient.connect(path: closedEndpoint.path))
         XCTAssertEqual(refused.client.request(.toggleFault(host: host)), .faultsNotAccepted)
         XCTAssertEqual(refused.client.request(.clearFaults), .faultsNotAccepted)
@@ -149,7 +130,7 @@ final class EndpointCommandTests: XCTestCase {
 
         let queue = RequestQueue(earlyRetry: nil)
         let planRule = queue.faults.add(FaultRule(match: try RequestMatch("path:/never"), effect: .reset, setBy: "plan"))
-        let (endpoint, notices) = try start(queue, acceptsFaults: true)
+        let endpoint = try start(queue, acceptsFaults: true)
         let first = ClientReader(try EndpointClient.connect(path: endpoint.path))
         let second = ClientReader(try EndpointClient.connect(path: endpoint.path))
         waitFor("both monitors") { endpoint.connectionCount == 2 }
@@ -182,16 +163,9 @@ final class EndpointCommandTests: XCTestCase {
         XCTAssertEqual(queue.faults.list.map(\.rule.setBy), ["plan"], "a program that stops listening keeps no monitor's faults")
 
         let readOnly = RequestQueue(earlyRetry: nil)
-        let (readOnlyEndpoint, _) = try start(readOnly, readOnly: true, acceptsFaults: true)
+        let readOnlyEndpoint = try start(readOnly, readOnly: true, acceptsFaults: true)
         let watcher = ClientReader(try EndpointClient.connect(path: readOnlyEndpoint.path))
         XCTAssertEqual(watcher.client.request(.toggleFault(host: host)), .readOnly)
         XCTAssertFalse(readOnly.faults.isActive)
     }
-}
-
-/// What the endpoint said on its own.
-final class Notices: Sendable {
-    private let lines = Mutex<[String]>([])
-    func add(_ line: String) { lines.withLock { $0.append(line) } }
-    var all: [String] { lines.withLock { $0 } }
 }

@@ -12,24 +12,7 @@ import RequestOperations
 import Synchronization
 import XCTest
 
-final class EndpointTests: XCTestCase {
-    private var directory = ""
-
-    override func setUp() {
-        directory = NSTemporaryDirectory() + "reqtop-endpoint-test-\(UUID().uuidString.prefix(8))"
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    private func start(_ queue: RequestQueue, readOnly: Bool = false, bufferLimit: Int = 1 << 20) throws -> MonitorEndpoint {
-        let endpoint = try queue.startMonitorEndpoint(options: MonitorEndpoint.Options(
-            readOnly: readOnly, directory: directory, name: "endpoint-test", bufferLimit: bufferLimit))
-        addTeardownBlock { endpoint.stop() }
-        return endpoint
-    }
-
+final class EndpointTests: EndpointTestCase {
     func testTheSocketIsPrivateAndNamedByThePidAndGoneAfterStop() throws {
         let queue = RequestQueue(earlyRetry: nil)
         let endpoint = try start(queue)

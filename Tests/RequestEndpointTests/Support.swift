@@ -45,3 +45,35 @@ extension XCTestCase {
         XCTAssertTrue(condition(), "timed out waiting for \(what)")
     }
 }
+
+/// An endpoint test: its own socket folder, removed after; endpoints started here are
+/// stopped after the test, and what they say on their own is kept in `notices`.
+class EndpointTestCase: XCTestCase {
+    var directory = ""
+    let notices = Notices()
+
+    override func setUp() {
+        directory = NSTemporaryDirectory() + "reqtop-endpoint-test-\(UUID().uuidString.prefix(8))"
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func start(_ queue: RequestQueue, readOnly: Bool = false, acceptsFaults: Bool = false, bufferLimit: Int = 1 << 20) throws -> MonitorEndpoint {
+        var options = MonitorEndpoint.Options(readOnly: readOnly, acceptsFaults: acceptsFaults, directory: directory, name: "endpoint-test",
+                                              bufferLimit: bufferLimit)
+        let notices = self.notices
+        options.notice = { text in notices.add(text) }
+        let endpoint = try queue.startMonitorEndpoint(options: options)
+        addTeardownBlock { endpoint.stop() }
+        return endpoint
+    }
+}
+
+/// What an endpoint said on its own.
+final class Notices: Sendable {
+    private let lines = Mutex<[String]>([])
+    func add(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}

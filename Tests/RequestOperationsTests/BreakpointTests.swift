@@ -12,15 +12,6 @@ import Testing
 /// edited, answered or failed in the server's place, or cancelled — completing exactly once.
 @Suite("Breakpoints on each transport", .serialized)
 struct BreakpointTests {
-    /// Polls until `condition` holds (real time, wide bound).
-    private func until(_ what: String, _ condition: () -> Bool) async throws {
-        for _ in 0..<1000 {
-            if condition() { return }
-            try await Task.sleep(nanoseconds: 5_000_000)
-        }
-        Issue.record("timed out waiting for \(what)")
-    }
-
     /// Starts `id` on `path` with a completion counter, and waits until it stops.
     private func stopped(_ queue: RequestQueue, _ server: FaultServer, _ id: String, path: String = "/echo",
                          options: RequestOptions = RequestOptions(retryPolicy: .never)) async throws -> (RequestOperation, Completions) {
@@ -125,14 +116,6 @@ final class Completions: Sendable {
 /// A stop after the answer, before the retry decision (the person chooses the stage).
 @Suite("Breakpoints after the answer, on each transport", .serialized)
 struct AfterResponseBreakpointTests {
-    private func until(_ what: String, _ condition: () -> Bool) async throws {
-        for _ in 0..<1000 {
-            if condition() { return }
-            try await Task.sleep(nanoseconds: 5_000_000)
-        }
-        Issue.record("timed out waiting for \(what)")
-    }
-
     @Test(arguments: TransportKind.allCases)
     func theAnswerWaitsWithoutASlotThenGoesOnToTheDecision(_ kind: TransportKind) async throws {
         let server = try FaultServer.start()
@@ -175,4 +158,13 @@ struct AfterResponseBreakpointTests {
         try await until("the cancel") { cancelled.result != nil }
         #expect(cancelled.result?.outcome == .cancelled)
     }
+}
+
+/// Polls until `condition` holds (real time, wide bound: 5 s).
+func until(_ what: String, _ condition: () -> Bool) async throws {
+    for _ in 0..<1000 {
+        if condition() { return }
+        try await Task.sleep(nanoseconds: 5_000_000)
+    }
+    Issue.record("timed out waiting for \(what)")
 }

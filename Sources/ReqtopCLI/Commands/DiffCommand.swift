@@ -27,13 +27,7 @@ struct DiffCommand: ParsableCommand {
 
     func run() throws {
         let diff = RunDiff(a: RunDigest(events: try Self.events(first)), b: RunDigest(events: try Self.events(second)))
-        if json {
-            let data = try JSONSerialization.data(withJSONObject: diff.json(), options: [.prettyPrinted, .sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
-        } else {
-            print(diff.report(names: (URL(fileURLWithPath: first).lastPathComponent, URL(fileURLWithPath: second).lastPathComponent)),
-                  terminator: "")
-        }
+        try diff.print(json: json, files: (first, second))
         if !diff.isEmpty { throw ExitCode(1) }
     }
 

@@ -54,13 +54,7 @@ struct WhatIfCommand: ParsableCommand {
         let (after, skipped) = try run.run(upstream: upstream, transport: try transport.make(carrier), output: output)
         for item in skipped { ReqtopMain.printError("reqtop: \(item.id) not sent again: \(item.reason)") }
         let diff = RunDiff(a: RunDigest(events: events), b: RunDigest(events: after, countingUnder: run.recorded.mapValues(\.host)))
-        if json {
-            let data = try JSONSerialization.data(withJSONObject: diff.json(), options: [.prettyPrinted, .sortedKeys])
-            print(String(decoding: data, as: UTF8.self))
-        } else {
-            print(diff.report(names: (URL(fileURLWithPath: recording).lastPathComponent, URL(fileURLWithPath: output).lastPathComponent)),
-                  terminator: "")
-        }
+        try diff.print(json: json, files: (recording, output))
     }
 
     /// The recording's events and its header's settings (HAR has none).

@@ -34,6 +34,17 @@ struct RunDiff {
         return "\(operation.outcome?.rawValue ?? "unfinished") \(operation.status.map(String.init) ?? "-") · \(operation.attempts) attempt\(operation.attempts == 1 ? "" : "s") · \(duration)"
     }
 
+    /// Prints the comparison of the runs recorded in `files`: as JSON, or the report.
+    func print(json: Bool, files: (String, String)) throws {
+        if json {
+            let data = try JSONSerialization.data(withJSONObject: self.json(), options: [.prettyPrinted, .sortedKeys])
+            Swift.print(String(decoding: data, as: UTF8.self))
+        } else {
+            Swift.print(report(names: (URL(fileURLWithPath: files.0).lastPathComponent, URL(fileURLWithPath: files.1).lastPathComponent)),
+                        terminator: "")
+        }
+    }
+
     /// The report for a person.
     func report(names: (String, String)) -> String {
         var lines: [String] = []
