@@ -65,6 +65,25 @@ final class WhatIfTests: XCTestCase {
         XCTAssertEqual(object["same"] as? Bool, true, "\(object)")
     }
 
+    /// "What if there were no breaker?": against a dead host, the breaker had stopped the
+    /// attempts after two refusals; without it the re-run sends measurably more.
+    func testWithTheBreakerOffTheDeadHostGetsMoreAttempts() throws {
+        let plan = folder + "/dead.json", recording = folder + "/dead.jsonl"
+        let dead = try deadPort()
+        let requests = (1...8).map { #"{"id": "d\#($0)", "url": "http://127.0.0.1:\#(dead)/x\#($0)"}"# }.joined(separator: ", ")
+        try #"""
+            {"retry": {"maxAttempts": 3, "baseDelay": 0.05, "jitter": "none"}, "deadline": 2,
+             "circuitBreaker": {"consecutiveFailures": 2, "openFor": 30, "failFast": true}, "requests": [\#(requests)]}
+            """#.write(toFile: plan, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try reqtop(["run", plan, "--no-tui", "--record", recording]).status, 1)
+        let off = try reqtop(["whatif", recording, "--set", "circuitBreaker=false", "--json", "--record", folder + "/off.jsonl"])
+        XCTAssertEqual(off.status, 0, off.stderr)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(off.stdout.utf8)) as? [String: Any], off.stdout)
+        let host = try XCTUnwrap((object["hosts"] as? [String: Any])?["127.0.0.1:\(dead)"] as? [String: Any], "\(object)")
+        let attempts = try XCTUnwrap(host["attempts"] as? [Int])
+        XCTAssertGreaterThan(attempts[1], attempts[0] + 4, "without the breaker: \(attempts[0]) → \(attempts[1]) attempts to the dead host")
+    }
+
     func testBadInputGetsThePlansMessagesAndExit2() throws {
         let recording = try record()
         for (set, message) in [("retry.maxAtempts=6", #"--set: retry.maxAtempts: unknown field (did you mean "maxAttempts"?)"#),
