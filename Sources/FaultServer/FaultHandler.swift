@@ -146,6 +146,9 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
         case .closeMidBody(let bytes):
             closeMidBody(context, bytes: bytes)
+        case .overlong(let bytes, let extra):
+            writeRaw(context, "HTTP/1.1 200 OK\r\nContent-Length: \(bytes)\r\nContent-Type: text/plain\r\n\r\n"
+                     + String(repeating: "x", count: bytes) + String(repeating: "!", count: extra))
         case .reset:
             reset(context)
         case .hang:

@@ -15,6 +15,7 @@ import Foundation
 /// | `/echo-auth` | 401 that copies the request's `Authorization` into `WWW-Authenticate`, `X-Echo-Auth`, a `Location` query and the body (a careless server; secrets must not come back out in the clear) |
 /// | `/redirect-to` | one redirect to `?url=U` as given (another host, another scheme: for the redirect-safety tests), `?status=` (302) |
 /// | `/flaky/{key}` | fails the first `?failures=N` hits on `key` with `?status=` (a code, `drop` or `reset`; `?retry-after=` adds the header), then 200; `status=slow` answers those hits 200 `slow hit N` instead, `status=cut` cuts their answer off after 32 of 64 promised bytes; `ms=MS` delays the failing answers and `ok-ms=MS` the later ones (slow or racing copies, for hedged reads) |
+/// | `/overlong` | promises `?bytes=N` (1024) and sends `?extra=M` (64) bytes more, then closes: a server that says less than it sends |
 /// | `/close-mid-body` | promises `?bytes=N` and closes the connection after half |
 /// | `/reset` | resets the connection (TCP RST) without answering |
 /// | `/hang` | never answers |
@@ -38,6 +39,7 @@ public enum FaultRoute: Equatable, Sendable {
     case setCookie(name: String, value: String, attributes: String, redirect: String?)
     case flaky(key: String, failures: Int, failure: FlakyFailure, retryAfter: String?, delay: Delays = Delays())
     case closeMidBody(bytes: Int)
+    case overlong(bytes: Int, extra: Int)
     case reset
     case hang
     case dropReused
@@ -153,6 +155,8 @@ public enum FaultRoute: Equatable, Sendable {
             }
             return .flaky(key: parts[1], failures: max(0, int("failures", 1)), failure: failure, retryAfter: query["retry-after"],
                           delay: Delays(failing: max(0, int("ms", 0)), succeeding: max(0, int("ok-ms", 0))))
+        case ("overlong", 1):
+            return .overlong(bytes: max(0, min(int("bytes", 1024), 1 << 20)), extra: max(1, min(int("extra", 64), 1 << 20)))
         case ("close-mid-body", 1):
             return .closeMidBody(bytes: max(2, int("bytes", 1024)))
         case ("reset", 1):

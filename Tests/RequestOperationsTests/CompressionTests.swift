@@ -51,3 +51,25 @@ struct CompressionTests {
         }
     }
 }
+
+/// A server that sends more than its `Content-Length` (#32's bad input): the answer is what
+/// the length said, on both transports, and the bytes after it never become the next answer.
+@Suite("A body longer than its Content-Length, on each transport", .serialized)
+struct OverlongBodyTests {
+    @Test(arguments: TransportKind.allCases)
+    func theAnswerIsWhatItsLengthSaidAndTheRestIsDropped(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(maxConcurrentRequests: 1, transport: kind.make(), earlyRetry: nil)
+        let recorder = EventRecorder(queue.events)
+        let answer = try await queue.response(for: URLRequest(url: server.url("/overlong?bytes=1000&extra=500")), id: "overlong",
+                                              options: RequestOptions(retryPolicy: .never))
+        #expect(answer.status == 200)
+        #expect(answer.data == Data(repeating: UInt8(ascii: "x"), count: 1000), "\(answer.data.count) bytes")
+        // The extra bytes are not taken for the next answer on that connection.
+        let next = try await queue.response(for: URLRequest(url: server.url("/echo")), id: "next")
+        #expect(next.status == 200 && String(decoding: next.data, as: UTF8.self).contains(#""path""#))
+        #expect(recorder.events(of: "overlong").contains { if case .finished(.success, 200, _, _, _) = $0.payload { true } else { false } },
+                "the event stream says how it ended")
+    }
+}
