@@ -105,6 +105,12 @@ final class WhatIfTests: XCTestCase {
         let servedNone = try reqtop(["serve", "--from", empty])
         XCTAssertEqual(servedNone.status, 2)
         XCTAssert(servedNone.stderr.contains("no recorded answers to serve"), servedNone.stderr)
+        // The new run never goes over the recording it re-runs.
+        let before = try Data(contentsOf: URL(fileURLWithPath: recording))
+        let over = try reqtop(["whatif", recording, "--record", recording])
+        XCTAssertEqual(over.status, 2)
+        XCTAssert(over.stderr.contains("writing it would destroy what is being read"), over.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: recording)), before, "the recording is as it was")
         let missing = try reqtop(["whatif", folder + "/nothing.jsonl"])
         XCTAssertEqual(missing.status, 2)
         XCTAssert(missing.stderr.contains("nothing.jsonl"), missing.stderr)

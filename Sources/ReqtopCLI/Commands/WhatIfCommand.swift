@@ -51,7 +51,7 @@ struct WhatIfCommand: ParsableCommand {
         let output = self.output ?? Self.defaultOutput(for: recording)
         let carrier = transport.transport ?? .platformDefault
         ReqtopMain.printError("reqtop: re-running \(recording) (\(upstream.attempts) recorded answers) with \(sets.isEmpty ? "its own settings" : sets.joined(separator: " ")); recording to \(output)")
-        let (after, skipped) = try run.run(upstream: upstream, transport: try transport.make(carrier), output: output)
+        let (after, skipped) = try run.run(upstream: upstream, transport: try transport.make(carrier), output: output, input: recording)
         for item in skipped { ReqtopMain.printError("reqtop: \(item.id) not sent again: \(item.reason)") }
         let diff = RunDiff(a: RunDigest(events: events), b: RunDigest(events: after, countingUnder: run.recorded.mapValues(\.host)))
         try diff.print(json: json, files: (recording, output))
@@ -62,6 +62,9 @@ struct WhatIfCommand: ParsableCommand {
         guard !path.lowercased().hasSuffix(".har") else { return (try DiffCommand.events(path), nil) }
         do {
             let file = try EventLogFile.read(path: path)
+            if let torn = file.tornLastLine {
+                ReqtopMain.printError("reqtop: \(path): line \(torn) is incomplete (the recording was cut off); attempts in flight then have no answer to serve")
+            }
             return (file.events, file.settings)
         } catch let error as ArchiveError {
             throw InputError(message: error.description)

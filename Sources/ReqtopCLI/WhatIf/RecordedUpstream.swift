@@ -46,6 +46,9 @@ enum RecordedUpstream {
             var ended = false
         }
         var methods: [String: String] = [:]
+        /// Operations the program cancelled: an attempt of theirs that never ended was one the
+        /// upstream had not answered. Without a cancel (a recording cut off) it tells nothing.
+        var cancelled: Set<String> = []
         var attempts: [String: Attempt] = [:]
         var order: [String] = []
         for event in events where !event.operationID.isEmpty {
@@ -62,6 +65,8 @@ enum RecordedUpstream {
                 order.append(key)
             case .injected:
                 attempts[key]?.injected = true
+            case .cancelled:
+                cancelled.insert(id)
             case .response(let status, let headers, _, _):
                 attempts[key]?.status = status
                 attempts[key]?.answeredAt = event.time
@@ -89,6 +94,7 @@ enum RecordedUpstream {
                 if !cancelled { tries[host, default: []].append((sentAt - start, refused)) }
             }
             guard let attempt = attempts[key], let url = attempt.url, let sentAt = attempt.sentAt,
+                  attempt.ended || cancelled.contains(attempt.operation),
                   let outcome = outcome(of: attempt.status, attempt.headers, attempt.body, attempt.error), !attempt.injected else {
                 skipped += 1
                 continue

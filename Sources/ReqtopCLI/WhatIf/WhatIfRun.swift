@@ -48,7 +48,8 @@ struct WhatIfRun {
 
     /// Runs it against `upstream` on `transport`, recording to `output`; returns the new
     /// run's events and the requests that could not be sent again.
-    func run(upstream: RecordedUpstream.Built, transport: RequestTransport, output: String) throws -> (events: [RequestEvent], skipped: [Resend.Skipped]) {
+    /// `input`: the recording, which `output` must not overwrite.
+    func run(upstream: RecordedUpstream.Built, transport: RequestTransport, output: String, input: String) throws -> (events: [RequestEvent], skipped: [Resend.Skipped]) {
         let recorded = self.recorded
         let resend = Resend(events: events, target: nil)
         let servers: RecordedUpstreamServers
@@ -64,7 +65,7 @@ struct WhatIfRun {
                                  rateLimits: base.rateLimitPushback, instruments: [AttemptTagging(hosts: recorded.mapValues(\.host))])
         let writer: EventLogWriter
         do {
-            writer = try EventLogWriter(path: output, hub: queue.events, redact: true, inputs: [], settings: QueueSettings(plan: base).json)
+            writer = try EventLogWriter(path: output, hub: queue.events, redact: true, inputs: [input], settings: QueueSettings(plan: base).json)
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
         }
@@ -73,18 +74,23 @@ struct WhatIfRun {
         // What to make at each moment: an operation is made (its `queued` event) when the
         // recording made it, so the two runs line up on one time axis.
         var planned: [(id: String, at: TimeInterval, request: URLRequest, options: RequestOptions)] = []
+        var skipped = resend.skipped
         for request in resend.requests {
             let options = recorded[request.id]?.options
             let plan = try plans.first { $0.options == options }?.plan ?? settings.plan(recorded: options)
             if !plans.contains(where: { $0.options == options }) { plans.append((options, plan)) }
             var item = PlanFlow(plan: plan, faultServer: nil, queue: queue).item(plan.requests[0])
             item.options.responseBodyCap = RequestOptions.defaultResponseBodyCap
+            // Only ever to the recording's own server for its host: a host the recording has no
+            // answer from is not sent to at all (it could be a real upstream).
             var sent = request.request
-            if let host = recorded[request.id]?.host, let port = servers.ports[host], let url = sent.url,
-               var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
-                (components.scheme, components.host, components.port) = ("http", "127.0.0.1", port)
-                sent.url = components.url
+            guard let host = recorded[request.id]?.host, let port = servers.ports[host], let url = sent.url,
+                  var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+                skipped.append(Resend.Skipped(id: request.id, reason: "the recording has no answer from its host to serve"))
+                continue
             }
+            (components.scheme, components.host, components.port) = ("http", "127.0.0.1", port)
+            sent.url = components.url
             planned.append((request.id, recorded[request.id]?.start ?? 0, sent, item.options))
         }
         servers.start(upstream.hosts)
@@ -106,7 +112,7 @@ struct WhatIfRun {
         queue.waitUntilAllOperationsAreFinished()
         do {
             try writer.finish(hub: queue.events)
-            return (try EventLogFile.read(path: output).events, resend.skipped)
+            return (try EventLogFile.read(path: output).events, skipped)
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
         }
