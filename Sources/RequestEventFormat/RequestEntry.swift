@@ -101,3 +101,19 @@ public struct RequestEntry: Sendable, Equatable {
         return request
     }
 }
+
+extension RequestEntry {
+    /// The entry as the edited request a `QueueCommand/resend(operation:edited:)` sends.
+    public var edited: EditedRequest {
+        EditedRequest(request: urlRequest, attemptTimeout: timeout, deadline: deadline)
+    }
+
+    /// An edited request as a plan entry again: how an attached monitor's `resend` carries
+    /// it over the endpoint.
+    public init(edited: EditedRequest, id: String = "edited") {
+        let request = edited.request
+        self.init(id: id, method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "",
+                  headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody,
+                  timeout: edited.attemptTimeout, deadline: edited.deadline)
+    }
+}

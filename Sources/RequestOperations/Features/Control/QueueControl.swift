@@ -33,10 +33,8 @@ public struct QueueControl: Sendable {
     /// know (the endpoint's journal can tell "ended long ago" from "never was").
     public func perform(_ command: QueueCommand,
                         missing: (String) -> QueueCommandOutcome = { .unknownOperation(operation: $0) }) -> Answer {
-        if let id = command.operation, queue.operation(withID: id) == nil {
-            return Answer(outcome: missing(id))
-        }
         let operation = command.operation.flatMap(queue.operation(withID:))
+        if let id = command.operation, operation == nil { return Answer(outcome: missing(id)) }
         switch command {
         case .retry: return retry(operation!)
         case .cancel: return cancel(operation!)

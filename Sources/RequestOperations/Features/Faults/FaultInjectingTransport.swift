@@ -100,27 +100,12 @@ final class FaultInjectingTransport: RequestTransport {
     private func answer(_ task: TransportTask, rule: FaultRule, request: URLRequest, handler: TransportCallbacks) {
         switch rule.effect {
         case .status(let status, let retryAfter):
-            let body = Data("\(status) injected by reqtop (rule: \(rule.match))\n".utf8)
-            var fields = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", "\(body.count)"), ("X-Reqtop-Injected", "true")]
+            var fields = [("Content-Type", "text/plain; charset=utf-8")]
             if let retryAfter { fields.append(("Retry-After", "\(Int(retryAfter.rounded(.up)))")) }
-            let response = TransportResponse(url: request.url ?? URL(string: "http://injected.invalid/")!, statusCode: status,
-                                             httpVersion: "HTTP/1.1", fields: fields)
-            guard handler.task(task.identifier, didReceive: response) == .allow else {
-                return handler.task(task.identifier, didCompleteWithError: URLError(.cancelled))
-            }
-            handler.task(task.identifier, didReceive: body)
-            handler.task(task.identifier, didCompleteWithError: nil)
+            respond(task, to: request, status: status, fields: fields, body: Data("\(status) injected by reqtop (rule: \(rule.match))\n".utf8),
+                    handler: handler)
         case .respond(let status, let headers, let body):
-            var fields = headers.map { ($0.key, $0.value) }
-            if !headers.keys.contains(where: { $0.lowercased() == "content-length" }) { fields.append(("Content-Length", "\(body.count)")) }
-            fields.append(("X-Reqtop-Injected", "true"))
-            let response = TransportResponse(url: request.url ?? URL(string: "http://injected.invalid/")!, statusCode: status,
-                                             httpVersion: "HTTP/1.1", fields: fields)
-            guard handler.task(task.identifier, didReceive: response) == .allow else {
-                return handler.task(task.identifier, didCompleteWithError: URLError(.cancelled))
-            }
-            if !body.isEmpty { handler.task(task.identifier, didReceive: body) }
-            handler.task(task.identifier, didCompleteWithError: nil)
+            respond(task, to: request, status: status, fields: headers.map { ($0.key, $0.value) }, body: body, handler: handler)
         case .fail(let code):
             handler.task(task.identifier, didCompleteWithError: URLError(
                 code, userInfo: [NSLocalizedDescriptionKey: "\(TransportError.describe(code)) (injected by reqtop: \(rule.setBy))"]))
@@ -134,6 +119,22 @@ final class FaultInjectingTransport: RequestTransport {
         case .delay, .truncate:
             break
         }
+    }
+
+    /// An answer made here: its head (with its length, where not given, and the mark that it
+    /// is reqtop's), its body, its end.
+    private func respond(_ task: TransportTask, to request: URLRequest, status: Int, fields: [(String, String)], body: Data,
+                         handler: TransportCallbacks) {
+        var fields = fields
+        if !fields.contains(where: { $0.0.lowercased() == "content-length" }) { fields.append(("Content-Length", "\(body.count)")) }
+        fields.append(("X-Reqtop-Injected", "true"))
+        let response = TransportResponse(url: request.url ?? URL(string: "http://injected.invalid/")!, statusCode: status,
+                                         httpVersion: "HTTP/1.1", fields: fields)
+        guard handler.task(task.identifier, didReceive: response) == .allow else {
+            return handler.task(task.identifier, didCompleteWithError: URLError(.cancelled))
+        }
+        if !body.isEmpty { handler.task(task.identifier, didReceive: body) }
+        handler.task(task.identifier, didCompleteWithError: nil)
     }
 
     func cancel(_ task: TransportTask) {
