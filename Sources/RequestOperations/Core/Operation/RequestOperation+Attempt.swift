@@ -14,35 +14,35 @@ extension RequestOperation {
     /// the interceptors made for the last attempt.
     func beginAttempt(ifCurrent expected: UInt64? = nil, reintercept: Bool = true) {
         let needsAdmission = !options.interceptors.isEmpty || options.reactors.contains { $0.options.holdNewRequests }
-        let begun = state.withLock { state -> (UInt64, Teardown)? in
+        let begun = state.withLock { state -> (UInt64, Teardown, AttemptStateMachine.Action)? in
             guard state.result == nil else { return nil }
             if let expected, state.token != expected { return nil }
+            let next = state.machine.apply(.begin(needsAdmission: needsAdmission))
             // The last attempt was closed already; anything it still held is undone here.
             var teardown = Teardown(closing: state.current)
             teardown.merge(Teardown(timers: [state.retryTimer], observation: state.observation))
             state.token += 1
             state.current = AttemptState()
-            state.phase = needsAdmission ? .intercepting : .waitingForSlot
             state.retryTimer = nil
             state.observation = nil
             if reintercept { state.outgoing = nil }
             state.records.append(AttemptRecord(number: state.attempt, queuedAt: environment.clock.now()))
-            return (state.token, teardown)
+            return (state.token, teardown, next)
         }
-        guard let (token, teardown) = begun else { return }
+        guard let (token, teardown, next) = begun else { return }
         tearDown(teardown)
         if stopsAtBreakpoint(token) { return }
-        proceed(token, needsAdmission: needsAdmission)
+        proceed(token, next)
     }
 
-    /// On from the attempt's start: admission (interceptors, holding reactors), or straight
-    /// to a slot.
-    func proceed(_ token: UInt64, needsAdmission: Bool) {
-        guard needsAdmission else {
-            acquireSlot(token)
-            return
+    /// On from the attempt's start, as the state machine said: admission (interceptors,
+    /// holding reactors), or straight to a slot.
+    func proceed(_ token: UInt64, _ next: AttemptStateMachine.Action) {
+        switch next {
+        case .admit: keep(Task { [self] in await admit(token) }, ifCurrent: token) { $0.waiting = $1 }
+        case .acquireSlot: acquireSlot(token)
+        default: assertionFailure("an attempt does not begin with \(next)")
         }
-        keep(Task { [self] in await admit(token) }, ifCurrent: token) { $0.waiting = $1 }
     }
 
     /// Asks the host's rate-limit pause and circuit breaker, then the gate for a slot; the
@@ -87,10 +87,11 @@ extension RequestOperation {
         guard let limits = environment.rateLimits, let (until, _) = limits.waitUntil(host) else { return true }
         let clock = environment.clock, events = environment.events
         let stale = ifCurrent(token) { state -> ScheduledTimer?? in
+            let entered = state.machine.apply(.rateLimitPause(host: host, until: until))
+            guard entered != .refuse else { return nil }
             let old = state.current.rateLimitTimer
             state.current.rateLimitTimer = clock.schedule(at: until) { [weak self] in self?.rateLimitPauseOver(token) }
-            if state.phase != .waitingForRateLimit(host: host, until: until) {
-                state.phase = .waitingForRateLimit(host: host, until: until)
+            if entered == .announce {
                 publish(&state, .rateLimitWaiting(host: host, until: events.elapsed() + (until - clock.now())))
             }
             return .some(old)
@@ -135,8 +136,7 @@ extension RequestOperation {
                         self?.circuitWaitTooLong(host: host, waited: maxWait, token: token)
                     }
                 }
-                guard state.phase != .waitingForCircuit(host: host) else { return }
-                state.phase = .waitingForCircuit(host: host)
+                guard state.machine.apply(.circuitWait(host: host)) == .announce else { return }
                 publish(&state, .circuitWaiting(host: host))
             }
             if !kept { wait.cancel() }
@@ -162,11 +162,10 @@ extension RequestOperation {
         // Asked outside the operation's lock: the breaker's lock is never taken under it.
         guard let (pass, host) = admitted, !breaker.isClosed(host) else { return false }
         let back = ifCurrent(token) { state -> (slot: Bool, slotHost: String?)? in
-            guard state.current.circuitPass === pass else { return nil }
+            guard state.current.circuitPass === pass, state.machine.apply(.slotReturned) == .acquireSlot else { return nil }
             state.current.circuitPass = nil
             let held = slotFromGate || state.current.slotHeld
             state.current.slotHeld = false
-            state.phase = .waitingForSlot
             return (held, state.current.slotHost)
         }
         guard let back else { return false }
@@ -178,9 +177,8 @@ extension RequestOperation {
 
     /// The breaker kept the attempt waiting for its longest wait: the operation fails.
     private func circuitWaitTooLong(host: String, waited: TimeInterval, token: UInt64) {
-        guard ifCurrent(token, { state -> Bool? in
-            if case .waitingForCircuit = state.phase { return true } else { return nil }
-        }) != nil else { return }
+        guard ifCurrent(token, { state in state.machine.apply(.circuitWaitExpired) == .failWaitingForCircuit ? true : nil }) != nil
+        else { return }
         let reason = "circuit for \(host) still open after waiting \(DurationText.format(waited))"
         fail(token, .circuitOpen(host: host, reason: reason), reason: reason)
     }
@@ -188,10 +186,11 @@ extension RequestOperation {
     private func slotGranted(_ token: UInt64) {
         // The slot is the gate's until `slotHeld` is set below: given back here if the attempt waits again.
         if waitsAgainForCircuit(token, slotFromGate: true) { return }
-        let granted = ifCurrent(token) { state -> (URLRequest, Int, Bool) in
+        let prepares = options.preparer != nil
+        let granted = ifCurrent(token) { state -> (URLRequest, Int, Bool)? in
+            guard state.machine.apply(.slotGranted(prepares: prepares)) != .refuse else { return nil }
             state.current.slotHeld = true
             state.current.ticket = nil
-            state.phase = .preparing
             state.record.startedAt = environment.clock.now()
             let first = state.firstAttemptAt == nil
             if first { state.firstAttemptAt = environment.clock.now() }
@@ -253,11 +252,11 @@ extension RequestOperation {
         let task = forced.flatMap { rule in
             (transport as? FaultInjectingTransport)?.makeTask(for: prepared, handler: self, injecting: rule)
         } ?? transport.makeTask(for: prepared, handler: self)
-        let started = withCurrent(token) { state in
+        let started = ifCurrent(token) { state -> Bool? in
+            guard state.machine.apply(.sent) == .announce else { return nil }
             state.current.preparation = nil
             state.current.task = task
             state.sent = prepared
-            state.phase = .inFlight
             state.answer = Answer()
             state.record.sentAt = environment.clock.now()
             publish(&state, .taskCreated(taskIdentifier: task.identifier, url: prepared.url?.absoluteString ?? "",
@@ -278,7 +277,8 @@ extension RequestOperation {
             // it after it started; resume() only schedules work and calls back nothing.
             transport.resume(task)
             armHedge(&state, token: token, request: prepared)
-        }
+            return true
+        } ?? false
         if !started { transport.discard(task) }
     }
 

@@ -13,10 +13,11 @@ extension RequestOperation {
         guard points.isActive else { return false }
         let request = state.withLock { $0.outgoing ?? $0.request }
         guard let entry = points.pick(for: request) else { return false }
-        return withCurrent(token) { state in
-            state.phase = .stoppedAtBreakpoint(entry.id)
+        return ifCurrent(token) { state -> Bool? in
+            guard state.machine.apply(.stopAtBreakpoint(entry.id, afterAnswer: false)) == .announce else { return nil }
             publish(&state, .breakpoint(id: entry.id, rule: entry.breakpoint.match.description, by: entry.breakpoint.setBy))
-        }
+            return true
+        } ?? false
     }
 
     /// Stops the attempt `token` after its answer if a breakpoint at that stage picks its
@@ -27,8 +28,8 @@ extension RequestOperation {
         let request = state.withLock { $0.sent ?? $0.outgoing ?? $0.request }
         guard let entry = points.pick(for: request, at: .afterResponse) else { return false }
         let slot = ifCurrent(token) { state -> (held: Bool, host: String?)? in
-            state.phase = .stoppedAtBreakpoint(entry.id)
-            state.current.stoppedAfter = (failure, taskError)
+            guard state.machine.apply(.stopAtBreakpoint(entry.id, afterAnswer: true)) == .announce else { return nil }
+            state.current.stoppedAnswer = (failure, taskError)
             defer { state.current.slotHeld = false }
             publish(&state, .breakpoint(id: entry.id, rule: entry.breakpoint.match.description, by: entry.breakpoint.setBy, afterResponse: true))
             return (state.current.slotHeld, state.current.slotHost)
@@ -61,10 +62,7 @@ extension RequestOperation {
 
     /// Where the operation is stopped, if it is: before sending or after an answer.
     public var breakpointStage: Breakpoint.Stage? {
-        state.withLock { state in
-            guard state.result == nil, case .stoppedAtBreakpoint = state.phase else { return nil }
-            return state.current.stoppedAfter == nil ? .beforeSend : .afterResponse
-        }
+        state.withLock { state in state.result == nil ? state.machine.breakpointStage : nil }
     }
 
     /// Resolves the stop at a breakpoint: the attempt goes on (as it is, edited, or answered
@@ -76,38 +74,35 @@ extension RequestOperation {
     @discardableResult
     public func resolveBreakpoint(_ resolution: BreakpointResolution, by actor: String = "library") -> Bool {
         let needsAdmission = !options.interceptors.isEmpty || options.reactors.contains { $0.options.holdNewRequests }
-        enum Next { case cancel, proceed(UInt64), decide(UInt64, AttemptFailure?, TransportError?) }
+        enum Next { case cancel, proceed(UInt64, AttemptStateMachine.Action), decide(UInt64, AttemptFailure?, TransportError?) }
         let next = state.withLock { state -> Next? in
-            guard state.result == nil, case .stoppedAtBreakpoint = state.phase else { return nil }
-            if let stopped = state.current.stoppedAfter {
-                if case .edit = resolution { return nil }
-                publish(&state, .breakpointResolved(how: resolution.summary, by: actor))
-                state.current.stoppedAfter = nil
-                state.phase = .inFlight
+            guard state.result == nil, let stage = state.machine.breakpointStage else { return nil }
+            if stage == .afterResponse, case .edit = resolution { return nil }
+            publish(&state, .breakpointResolved(how: resolution.summary, by: actor))
+            if case .cancel = resolution { return .cancel }
+            let action = state.machine.apply(.resolveBreakpoint(needsAdmission: needsAdmission))
+            if action == .decide, let stopped = state.current.stoppedAnswer {
+                state.current.stoppedAnswer = nil
                 switch resolution {
-                case .cancel: return .cancel
                 case .fail(let code):
                     return .decide(state.token, .transport(code), TransportError(code: code.rawValue, message: "\(TransportError.describe(code)) (failed at a breakpoint by \(actor))"))
                 case .respond(let status, let headers, let body):
                     return .decide(state.token, answerInstead(&state, status: status, headers: headers, body: body, by: actor), nil)
-                case .proceed, .edit:
+                case .proceed, .edit, .cancel:
                     return .decide(state.token, stopped.failure, stopped.taskError)
                 }
             }
-            publish(&state, .breakpointResolved(how: resolution.summary, by: actor))
-            if case .cancel = resolution { return .cancel }
             if case .edit(let edited) = resolution {
                 state.request = edited.request
                 state.outgoing = nil
             }
             state.current.forcedFault = resolution.fault(by: actor)
-            state.phase = needsAdmission ? .intercepting : .waitingForSlot
-            return .proceed(state.token)
+            return .proceed(state.token, action)
         }
         switch next {
         case nil: return false
         case .cancel?: cancel(by: actor)
-        case .proceed(let token)?: proceed(token, needsAdmission: needsAdmission)
+        case .proceed(let token, let action)?: proceed(token, action)
         case .decide(let token, let failure, let error)?: attemptCompleted(failure, token: token, taskError: error, breakpoints: false)
         }
         return true

@@ -14,7 +14,7 @@ extension RequestOperation {
         for reactor in options.reactors where reactor.options.holdNewRequests {
             guard let run = reactor.currentRun else { continue }
             if let error = await waitForReactor(reactor, run: run, token: token, announce: .reactorWaiting(name: reactor.name),
-                                                then: .intercepting) {
+                                                beforeSending: true) {
                 fail(token, error, reason: "\(error)")
                 return
             }
@@ -25,10 +25,11 @@ extension RequestOperation {
             guard let intercepted = await runInterceptors(token) else { return }
             request = intercepted
         }
-        guard withCurrent(token, { state in
+        guard ifCurrent(token, { state -> Bool? in
+            guard state.machine.apply(.intercepted) == .acquireSlot else { return nil }
             state.outgoing = request
-            state.phase = .waitingForSlot
-        }) else { return }
+            return true
+        }) != nil else { return }
         acquireSlot(token)
     }
 
@@ -40,7 +41,7 @@ extension RequestOperation {
         let context = InterceptionContext(operationID: id, attempt: attempt, userInfo: options.userInfo, clock: environment.clock) {
             [weak self] reactor, run in
             guard let self else { return .cancelled(by: "caller") }
-            return await waitForReactor(reactor, run: run, token: token, announce: .reactorWaiting(name: reactor.name), then: .intercepting)
+            return await waitForReactor(reactor, run: run, token: token, announce: .reactorWaiting(name: reactor.name), beforeSending: true)
         }
         chain: for interceptor in options.interceptors {
             let interception: Interception
@@ -64,15 +65,17 @@ extension RequestOperation {
                     reason: "discarded by \(interceptor.name): \(reason)", cancelledBy: interceptor.name)
                 return nil
             case .hold(let batch):
-                guard withCurrent(token, { state in
-                    state.phase = .held(batch: batch.name)
+                guard ifCurrent(token, { state -> Bool? in
+                    guard state.machine.apply(.hold(batch: batch.name)) == .announce else { return nil }
                     publish(&state, .held(batch: batch.name))
-                }) else { return nil }
+                    return true
+                }) != nil else { return nil }
                 let size = await batch.hold(clock: environment.clock)
-                guard size > 0, withCurrent(token, { state in
-                    state.phase = .intercepting
+                guard size > 0, ifCurrent(token, { state -> Bool? in
+                    guard state.machine.apply(.released) == .announce else { return nil }
                     publish(&state, .released(batch: batch.name, size: size))
-                }) else { return nil }
+                    return true
+                }) != nil else { return nil }
             }
         }
         return request
@@ -80,18 +83,19 @@ extension RequestOperation {
 
     /// Shows the operation held by `reactor` (`announce`: it started the run, or waits for
     /// it), waits for `run` to end and says how it ended. Returns nil when the run succeeded
-    /// (the phase is then `phase`, if given); else the error to fail with (a cancellation
-    /// error when the operation ended meanwhile).
+    /// (`beforeSending`: the attempt then goes back to intercepting); else the error to fail
+    /// with (a cancellation error when the operation ended meanwhile).
     func waitForReactor(_ reactor: RequestReactor, run: UInt64, token: UInt64, announce: RequestEvent.Payload,
-                        then phase: RequestPhase?) async -> RequestError.Reason? {
-        guard withCurrent(token, { state in
-            state.phase = .waitingForReactor(reactor.name)
+                        beforeSending: Bool) async -> RequestError.Reason? {
+        guard ifCurrent(token, { state -> Bool? in
+            guard state.machine.apply(.waitForReactor(reactor.name)) == .announce else { return nil }
             publish(&state, announce)
-        }) else { return .cancelled(by: "caller") }
+            return true
+        }) != nil else { return .cancelled(by: "caller") }
         let error = await reactor.outcome(of: run)
         let current = withCurrent(token) { state in
             publish(&state, .reactorFinished(name: reactor.name, outcome: error.map { .failure("\($0)") } ?? .success))
-            if error == nil, let phase { state.phase = phase }
+            if error == nil { _ = state.machine.apply(.reactorFinished(beforeSending: beforeSending)) }
         }
         return current ? error : (error ?? .cancelled(by: "caller"))
     }
@@ -128,7 +132,7 @@ extension RequestOperation {
                 (run, announce) = (joined, .reactorWaiting(name: reactor.name))
             }
             let work = Task { [self] in
-                if let error = await waitForReactor(reactor, run: run, token: token, announce: announce, then: nil) {
+                if let error = await waitForReactor(reactor, run: run, token: token, announce: announce, beforeSending: false) {
                     fail(token, error, reason: "\(error)")
                     return
                 }

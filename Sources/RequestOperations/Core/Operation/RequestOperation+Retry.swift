@@ -93,10 +93,16 @@ extension RequestOperation {
                 teardown.merge(endLocked(&state, outcome: .failure, error: error, reason: reason, cancelledBy: nil))
                 return (teardown, nil)
             case .retry(let delay, let reason, let fromServer):
+                guard state.machine.apply(.retryScheduled(until: now + delay)) == .announce else {
+                    // An attempt ended in a phase no attempt ends in: a defect, caught by the
+                    // tests' assertion; in a release build the operation ends rather than hang.
+                    assertionFailure("an attempt failed in phase \(state.phase)")
+                    teardown.merge(endLocked(&state, outcome: .failure, error: RequestError.Reason(failure), reason: verdict.reason, cancelledBy: nil))
+                    return (teardown, nil)
+                }
                 state.records[failedRecord].retryDelay = delay
                 state.lastDelay = delay
                 state.attempt += 1
-                state.phase = .waitingToRetry(until: now + delay)
                 publish(&state, .retryScheduled(delay: delay, reason: reason), attempt: failed)
                 return (teardown, ScheduledRetry(until: now + delay, fromServer: fromServer, failure: failure))
             }
@@ -147,7 +153,7 @@ extension RequestOperation {
             }
         }
         let kept = ifCurrent(token) { state -> Bool? in
-            guard case .waitingToRetry = state.phase else { return nil }
+            guard state.machine.isWaitingToRetry else { return nil }
             state.retryTimer = timer
             state.observation = observation
             return true
@@ -168,10 +174,8 @@ extension RequestOperation {
         /// The timer the early one replaces.
         struct Replaced { let old: ScheduledTimer? }
         let replaced = ifCurrent(token) { state -> Replaced? in
-            guard case .waitingToRetry(let until) = state.phase else { return nil }
             let now = clock.now()
-            guard now + delay < until else { return nil }
-            state.phase = .waitingToRetry(until: now + delay)
+            guard state.machine.apply(.retrySooner(until: now + delay)) == .announce else { return nil }
             state.observation = nil
             publish(&state, .earlyRetry(trigger: trigger, delay: delay))
             let old = state.retryTimer

@@ -12,7 +12,9 @@ extension RequestOperation {
         let createdAt: TimeInterval
         var startedAt: TimeInterval?
         var firstAttemptAt: TimeInterval?
-        var phase = RequestPhase.pending
+        /// Where the attempts are: the phase changes only through it (AttemptStateMachine.swift).
+        var machine = AttemptStateMachine()
+        var phase: RequestPhase { machine.phase }
         var attempt = 1
         /// Bumped for each attempt, so late timers and callbacks of an earlier one are ignored.
         var token: UInt64 = 0
@@ -135,7 +137,7 @@ extension RequestOperation {
         /// The answer or failure a person chose at a breakpoint, made in the server's place.
         var forcedFault: FaultRule?
         /// Stopped after the answer at a breakpoint: how the attempt had ended, to go on with.
-        var stoppedAfter: (failure: AttemptFailure?, taskError: TransportError?)?
+        var stoppedAnswer: (failure: AttemptFailure?, taskError: TransportError?)?
     }
 
     /// A hedged copy of the attempt's request in flight, racing the lead for a response.

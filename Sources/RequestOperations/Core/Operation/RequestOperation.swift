@@ -18,7 +18,9 @@ import Synchronization
 /// concept: `+Attempt` (slot, preparation, sending: the transport seam), `+TransportCallbacks`
 /// (what the transport reports), `+Retry` (after an attempt: success or the retry policy),
 /// `+FlowControl` (interceptors, batches, reactors), `+State` (the locked state and the
-/// guards every step uses).
+/// guards every step uses). Which phase the operation is in, and which moves between phases
+/// are allowed, is ``AttemptStateMachine``'s alone; the extensions give it inputs and perform
+/// the actions it returns.
 ///
 /// Every state change and every transport callback is published on the environment's
 /// ``EventHub``. The operation ends exactly once, as success, failure or cancelled, and then
@@ -91,7 +93,7 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
     @discardableResult
     public func retryNow() -> Bool {
         let token = state.withLock { state -> UInt64? in
-            guard case .waitingToRetry = state.phase, state.result == nil else { return nil }
+            guard state.result == nil, state.machine.apply(.retryNow) == .beginNext else { return nil }
             publish(&state, .earlyRetry(trigger: "manual", delay: 0))
             return state.token
         }
@@ -241,7 +243,7 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
                                    data: state.answer.body, error: error, attempts: state.records, duration: duration)
         result.file = outcome == .success ? state.answer.savedTo : nil
         state.result = result
-        state.phase = .finished(outcome)
+        _ = state.machine.apply(.finish(outcome))
         if let cancelledBy { publish(&state, .cancelled(by: cancelledBy), attempt: deciding) }
         publish(&state, .finished(outcome: outcome, status: status, attempts: attempts, duration: duration, reason: reason), attempt: deciding)
         teardown.result = result
