@@ -93,6 +93,12 @@ final class HARImportTests: XCTestCase {
                        #"x.har: $.log.entries[0].startedDateTime: "yesterday" is not an ISO 8601 date"#)
         XCTAssertEqual(error(#"{"log": {"entries": [{"startedDateTime": "2023-01-01T00:00:00Z", "request": {"method": "GET", "url": "http://a/"}, "response": {"status": "200"}}]}}"#),
                        "x.har: $.log.entries[0].response.status: expected a number, found a string")
+        // What was found is read from the document, not from DecodingError's words.
+        XCTAssertEqual(error(#"{"log": {"entries": [{"startedDateTime": "2023-01-01T00:00:00Z", "request": {"method": true, "url": "http://a/"}, "response": {"status": 200}}]}}"#),
+                       "x.har: $.log.entries[0].request.method: expected a string, found a boolean")
+        XCTAssertEqual(error(#"{"log": {"entries": [{"startedDateTime": "2023-01-01T00:00:00Z", "request": {"method": "GET", "url": ["http://a/"]}, "response": {"status": 200}}]}}"#),
+                       "x.har: $.log.entries[0].request.url: expected a string, found an array")
+        XCTAssertEqual(error(#"{"log": 7}"#), #"x.har: $.log: expected an object with "entries", found a number"#)
         XCTAssertEqual(error(#"{"log": {"entries": [{"startedDateTime": "2023-01-01T00:00:00Z", "request": {"url": "http://a/"}, "response": {"status": 200}}]}}"#),
                        "x.har: $.log.entries[0].request.method: missing; expected a string")
         // Numbers out of range are bad input where they are read (1e19 trapped the import).

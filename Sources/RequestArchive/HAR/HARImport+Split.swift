@@ -68,21 +68,20 @@ extension HARSplitDecoder {
     }
 }
 
-
 extension Readable where Element == HAREntry {
     /// With its error's path as decoding the whole file gives it: `$.log.entries[index]...`
     /// (decoded in a slice, the path starts at the slice's own index).
     func placed(at index: Int) -> Readable {
-        guard case .unreadable(let error) = self else { return self }
+        guard case .unreadable(let error, let found) = self else { return self }
         func place(_ context: DecodingError.Context) -> DecodingError.Context {
             DecodingError.Context(codingPath: [PathKey("log"), PathKey("entries"), PathKey(index: index)] + context.codingPath.dropFirst(),
                                   debugDescription: context.debugDescription, underlyingError: context.underlyingError)
         }
         switch error {
-        case .typeMismatch(let type, let context): return .unreadable(.typeMismatch(type, place(context)))
-        case .valueNotFound(let type, let context): return .unreadable(.valueNotFound(type, place(context)))
-        case .keyNotFound(let key, let context): return .unreadable(.keyNotFound(key, place(context)))
-        case .dataCorrupted(let context): return .unreadable(.dataCorrupted(place(context)))
+        case .typeMismatch(let type, let context): return .unreadable(.typeMismatch(type, place(context)), found: found)
+        case .valueNotFound(let type, let context): return .unreadable(.valueNotFound(type, place(context)), found: found)
+        case .keyNotFound(let key, let context): return .unreadable(.keyNotFound(key, place(context)), found: found)
+        case .dataCorrupted(let context): return .unreadable(.dataCorrupted(place(context)), found: found)
         @unknown default: return self
         }
     }

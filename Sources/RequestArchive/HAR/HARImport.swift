@@ -128,7 +128,9 @@ public enum HARImport {
                         throw ArchiveError(file: file, message: "not valid JSON (\(StrictJSONReader.describe(jsonError: error, in: Data(bytes))))")
                     }
                 }
-                throw ArchiveError(file: file, message: HARDecodingError.message(error))
+                var found: JSONKind?
+                if case .typeMismatch(_, let context) = error { found = JSONKind.at(context.codingPath, in: Data(bytes)) }
+                throw ArchiveError(file: file, message: HARDecodingError.message(error, found: found))
             }
         }
 
@@ -198,7 +200,7 @@ public enum HARImport {
             let entry: HAREntry
             switch readable {
             case .read(let read): entry = read
-            case .unreadable(let error): throw ArchiveError(file: file, message: HARDecodingError.message(error))
+            case .unreadable(let error, let found): throw ArchiveError(file: file, message: HARDecodingError.message(error, found: found))
             }
             try checkNumbers(entry, at: index, file: file)
             guard let start = HARDate.parse(entry.startedDateTime) else {

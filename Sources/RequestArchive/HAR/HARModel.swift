@@ -15,13 +15,18 @@ struct HARLog: Decodable, Sendable {
 /// whole file (the others are imported and the bad one is named).
 enum Readable<Element: Decodable & Sendable>: Decodable, Sendable {
     case read(Element)
-    case unreadable(DecodingError)
+    /// The error, and for a value of the wrong type what the entry holds there instead.
+    case unreadable(DecodingError, found: JSONKind?)
 
     init(from decoder: Decoder) throws {
         do {
             self = .read(try Element(from: decoder))
         } catch let error as DecodingError {
-            self = .unreadable(error)
+            var found: JSONKind?
+            if case .typeMismatch(_, let context) = error {
+                found = JSONKind.at(Array(context.codingPath.dropFirst(decoder.codingPath.count)), under: decoder)
+            }
+            self = .unreadable(error, found: found)
         }
     }
 }
@@ -159,11 +164,12 @@ enum HARDecodingError {
         "request": "an object", "response": "an object", "name": "a string",
     ]
 
-    static func message(_ error: DecodingError) -> String {
+    /// - Parameter found: what the document holds where a value of another type was expected.
+    static func message(_ error: DecodingError, found: JSONKind?) -> String {
         switch error {
         case .typeMismatch(let type, let context):
             let path = path(context.codingPath)
-            return "\(path): expected \(expected(path, type: type)), found \(found(context.debugDescription))"
+            return "\(path): expected \(expected(path, type: type)), found \(found?.said ?? "something else")"
         case .keyNotFound(let key, let context):
             let path = path(context.codingPath + [key])
             return "\(path): missing; expected \(expected(path, type: nil))"
@@ -198,15 +204,5 @@ enum HARDecodingError {
             let name = "\(type)"
             return name.hasPrefix("Array") ? "an array" : name.hasPrefix("Dictionary") ? "an object" : "a value"
         }
-    }
-
-    /// "Expected to decode Double but found a string instead." → "a string".
-    private static func found(_ description: String) -> String {
-        let lower = description.lowercased()
-        for (word, said) in [("string", "a string"), ("dictionary", "an object"), ("array", "an array"), ("bool", "a boolean"),
-                             ("number", "a number"), ("null", "null")] where lower.contains("found a \(word)") || lower.contains("found an \(word)") || lower.contains("found \(word)") {
-            return said
-        }
-        return "something else"
     }
 }
