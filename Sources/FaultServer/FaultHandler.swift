@@ -85,12 +85,18 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
             var buffer = context.channel.allocator.buffer(capacity: count)
             buffer.writeBytes(FaultServer.expectedBytes(count: count, seed: seed))
             respond(context, status: 200, headers: [("Content-Type", "application/octet-stream")], buffer: buffer, keepAlive: keepAlive)
-        case .gzip(let count, let seed, let broken):
-            let plain = FaultServer.expectedBytes(count: count, seed: seed)
-            var buffer = context.channel.allocator.buffer(capacity: count + 64)
-            buffer.writeBytes(broken ? plain : StoredGzip.encode(plain))
+        case .gzip(let count, let seed, let broken, let zeros, let chunked):
+            let body: [UInt8]
+            if zeros {
+                body = ZerosGzip.encode(count: count)
+            } else {
+                let plain = FaultServer.expectedBytes(count: count, seed: seed)
+                body = broken ? plain : StoredGzip.encode(plain)
+            }
+            var buffer = context.channel.allocator.buffer(capacity: body.count)
+            buffer.writeBytes(body)
             respond(context, status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "gzip")],
-                    buffer: buffer, keepAlive: keepAlive)
+                    buffer: buffer, keepAlive: keepAlive, withLength: !chunked)
         case .drip(let bytes, let duration, let chunks):
             drip(context, bytes: bytes, durationMilliseconds: duration, chunks: chunks, keepAlive: keepAlive)
         case .redirect(let remaining, let status):
@@ -248,10 +254,12 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
         respond(context, status: status, headers: [("Content-Type", "text/plain; charset=utf-8")] + headers, buffer: buffer, keepAlive: keepAlive)
     }
 
-    func respond(_ context: ChannelHandlerContext, status: Int, headers: [(String, String)], buffer: ByteBuffer, keepAlive: Bool) {
+    /// - Parameter withLength: false: no `Content-Length` (the encoder then sends it chunked).
+    func respond(_ context: ChannelHandlerContext, status: Int, headers: [(String, String)], buffer: ByteBuffer, keepAlive: Bool,
+                 withLength: Bool = true) {
         var head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status))
         for (name, value) in headers { head.headers.add(name: name, value: value) }
-        head.headers.add(name: "Content-Length", value: "\(buffer.readableBytes)")
+        if withLength { head.headers.add(name: "Content-Length", value: "\(buffer.readableBytes)") }
         if !keepAlive { head.headers.add(name: "Connection", value: "close") }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if buffer.readableBytes > 0 {

@@ -21,7 +21,7 @@ import Foundation
 /// | `/hang` | never answers |
 /// | `/drop-reused` | on a connection that already served a request, reads the whole request and closes the connection without answering (a kept-alive connection the server gave up on); on a fresh connection answers 200 `{"bodyBytes":N}` |
 /// | `/echo` | the request as JSON: method, path, query, headers, body |
-/// | `/gzip/{n}` | `n` bytes of `/bytes/{n}?seed=S` sent `Content-Encoding: gzip` (stored blocks: every decoder reads them); `?broken=1`: the same header on bytes that are not gzip |
+/// | `/gzip/{n}` | `n` bytes of `/bytes/{n}?seed=S` sent `Content-Encoding: gzip` (stored blocks: every decoder reads them); `?broken=1`: the same header on bytes that are not gzip; `?zeros=1`: `n` zero bytes in about `n`/159 on the wire (a decompression bomb, up to 1 GiB); `?chunked=1`: without `Content-Length` |
 /// | `/sink` | reads the request's body without keeping it and answers `{"bodyBytes":N,"fnv1a":"HEX"}` (its length and 64-bit FNV-1a): for uploads larger than memory |
 /// | `/auth/token` | POST `{"username":U,"password":"secret"}` → `{"token":T,"expiresIn":S}`; a new token replaces that user's last one; `?ttl=S` (default 3600), `?delay=MS`, `?status=C` to fail; wrong password → 403 |
 /// | `/auth/expire` | expires the current token now |
@@ -45,7 +45,7 @@ public enum FaultRoute: Equatable, Sendable {
     case dropReused
     case echo
     case sink
-    case gzip(count: Int, seed: UInt64, broken: Bool)
+    case gzip(count: Int, seed: UInt64, broken: Bool, zeros: Bool = false, chunked: Bool = false)
     case authToken(ttl: Double, delayMilliseconds: Int, failStatus: Int?)
     case authExpire
     case authResource(name: String, delayMilliseconds: Int)
@@ -170,8 +170,10 @@ public enum FaultRoute: Equatable, Sendable {
         case ("sink", 1):
             return .sink
         case ("gzip", 2):
-            guard let count = Int(parts[1]), count >= 0, count <= 64 << 20 else { return .notFound(path) }
-            return .gzip(count: count, seed: query["seed"].flatMap { UInt64($0) } ?? 0, broken: query["broken"] == "1")
+            let zeros = query["zeros"] == "1"
+            guard let count = Int(parts[1]), count >= 0, count <= (zeros ? 1 << 30 : 64 << 20) else { return .notFound(path) }
+            return .gzip(count: count, seed: query["seed"].flatMap { UInt64($0) } ?? 0, broken: query["broken"] == "1", zeros: zeros,
+                         chunked: query["chunked"] == "1")
         case ("auth", 2) where parts[1] == "token":
             return .authToken(ttl: query["ttl"].flatMap { Double($0) } ?? 3600, delayMilliseconds: max(0, int("delay", 0)),
                               failStatus: query["status"].flatMap { Int($0) })

@@ -28,6 +28,15 @@ enum StoredGzip {
         return crc
     }
 
+    /// The CRC-32 of `count` zero bytes, without making them.
+    static func crc32(zeros count: Int) -> UInt32 {
+        var crc: UInt32 = 0xffff_ffff
+        table.withUnsafeBufferPointer { table in
+            for _ in 0..<count { crc = table[Int(crc & 0xff)] ^ (crc >> 8) }
+        }
+        return crc ^ 0xffff_ffff
+    }
+
     static func crc32(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xffff_ffff
         for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xff)] ^ (crc >> 8) }

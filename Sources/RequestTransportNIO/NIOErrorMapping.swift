@@ -25,7 +25,10 @@ public enum NIOErrorMapping {
                                                  TLSFailure.userInfoKey: tls.rawValue])
         }
         let code = code(for: error)
-        var info: [String: Any] = [NSLocalizedDescriptionKey: "\(TransportError.describe(code)) (\(error))"]
+        let words = isDecompressionLimit(error)
+            ? "the decoded answer grew past the NIO transport's limit on how many times its size on the wire it may grow (a decompression bomb?)"
+            : "\(TransportError.describe(code)) (\(error))"
+        var info: [String: Any] = [NSLocalizedDescriptionKey: words]
         if let timeout = timeoutKind(error) { info[TimeoutKind.userInfoKey] = timeout.rawValue }
         return URLError(code, userInfo: info)
     }
@@ -47,6 +50,18 @@ public enum NIOErrorMapping {
         default:
             return nil
         }
+    }
+
+    /// AsyncHTTPClient's decoder failed. Told by its type's name: naming the type would make
+    /// swift-nio-extras a dependency of ours.
+    static func isDecompressionError(_ error: Error) -> Bool {
+        String(reflecting: type(of: error)).hasSuffix("NIOHTTPDecompression.DecompressionError")
+    }
+
+    /// The decoder stopped a body that grew past ``NIOTransport``'s `maxDecodedRatio`
+    /// (`DecompressionError.limit`, the one case without a value).
+    static func isDecompressionLimit(_ error: Error) -> Bool {
+        isDecompressionError(error) && "\(error)" == "limit"
     }
 
     static func code(for error: Error) -> URLError.Code {
@@ -82,7 +97,9 @@ public enum NIOErrorMapping {
             // The connection closed before the body its length promised: what URLSession
             // reports as -1005 ("transfer closed with N bytes remaining"), so it is retried alike.
             return error == .invalidEOFState ? .networkConnectionLost : .badServerResponse
-        case _ where String(reflecting: type(of: error)).hasSuffix("NIOHTTPDecompression.DecompressionError"):
+        case _ where isDecompressionLimit(error):
+            return .dataLengthExceedsMaximum
+        case _ where isDecompressionError(error):
             // AsyncHTTPClient's decoder: a body that is not what its Content-Encoding says, as
             // libcurl's CURLE_BAD_CONTENT_ENCODING. Told by its type (naming the type would make
             // swift-nio-extras a dependency of ours).

@@ -58,11 +58,16 @@ public final class NIOTransport: RequestTransport {
     ///     so a request gives the same body on both; the engine's body limit counts decoded bytes).
     ///   - proxies: which requests go through which HTTP proxy; by default the environment's,
     ///     read as curl (and so the URLSession transport) reads it.
+    ///   - maxDecodedRatio: a decoded body that grows past this many times what came on the
+    ///     wire ends the attempt with -1103 (a decompression bomb), counted by the decoder as
+    ///     it reads — also for answers without a `Content-Length`, which the engine's own
+    ///     check (``RequestOptions/maxDecodedRatio``) cannot judge. nil: no limit.
     public init(configuration: HTTPClient.Configuration = HTTPClient.Configuration(),
-                proxies: ProxySettings = .fromEnvironment()) {
+                proxies: ProxySettings = .fromEnvironment(),
+                maxDecodedRatio: Int? = RequestOptions.defaultMaxDecodedRatio) {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
-        configuration.decompression = .enabled(limit: .none)
+        configuration.decompression = .enabled(limit: maxDecodedRatio.map { .ratio(max(1, $0)) } ?? .none)
         configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(
             idleTimeout: configuration.connectionPool.idleTimeout, concurrentHTTP1ConnectionsPerHostSoftLimit: 512)
         // A connection that cannot be made fails the attempt at once, as with URLSession: the

@@ -84,4 +84,17 @@ final class RetryJudgeTests: XCTestCase {
         XCTAssertNil(RetryJudge(policy: policy, budget: budget, deadline: nil).judge(input(host: nil)).askedBudget,
                      "no host, no budget to ask")
     }
+
+    func testTheTransportsWordsForAFailureGoIntoTheCallersError() {
+        let cut = AttemptFailure.transport(.dataLengthExceedsMaximum)
+        var asked = input(failure: cut)
+        asked.taskError = TransportError(code: URLError.Code.dataLengthExceedsMaximum.rawValue, message: "grew past 200× (a decompression bomb?)")
+        let verdict = RetryJudge(policy: .never, budget: nil, deadline: nil).judge(asked)
+        guard case .stop(_, .transport(let error)) = verdict.next else { return XCTFail("\(verdict)") }
+        XCTAssertEqual(error.message, "grew past 200× (a decompression bomb?)")
+        // Words for another code than the attempt failed with are not taken for it.
+        asked.taskError = TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out")
+        let other = RetryJudge(policy: .never, budget: nil, deadline: nil).judge(asked)
+        XCTAssertEqual(other.next, .stop(reason: other.reason, error: RequestError.Reason(cut)))
+    }
 }

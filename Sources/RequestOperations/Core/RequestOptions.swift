@@ -72,6 +72,18 @@ public struct RequestOptions: Sendable {
     public var readTimeout: TimeInterval? = RequestOptions.defaultReadTimeout
     /// ``readTimeout``'s default.
     public static let defaultReadTimeout: TimeInterval = 60
+    /// An answer sent with a `Content-Encoding` (gzip, deflate) may decode to at most this
+    /// many times its `Content-Length` on the wire; past it (and past 1 MiB) the attempt ends
+    /// with -1103 — a decompression bomb fills neither the memory nor a ``destination``'s disk.
+    /// 200 by default: text and JSON compress 3–20×, gzip's most is about 1,030×. An encoded
+    /// answer without a `Content-Length` is judged by the transport: the NIO transport's
+    /// decoder counts the wire as it reads (``RequestOptions/defaultMaxDecodedRatio`` unless
+    /// made otherwise); FoundationNetworking does not tell the wire size, so on the URLSession
+    /// transport such an answer is held only by ``maxResponseBytes`` in memory and is
+    /// unlimited to a file. nil: no limit.
+    public var maxDecodedRatio: Int? = RequestOptions.defaultMaxDecodedRatio
+    /// ``maxDecodedRatio``'s default.
+    public static let defaultMaxDecodedRatio = 200
     /// ``maxResponseBytes``'s default: 64 MiB.
     public static let defaultMaxResponseBytes = 64 << 20
 

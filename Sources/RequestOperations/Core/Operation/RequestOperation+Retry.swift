@@ -84,7 +84,7 @@ extension RequestOperation {
             }
             let verdict = judge.judge(RetryJudge.Input(
                 failure: failure, retryable: retryable, context: retryContext(after: failure, state: state, now: now),
-                attempt: state.attempt, now: now, startedAt: state.startedAt, host: budgetHost))
+                attempt: state.attempt, now: now, startedAt: state.startedAt, host: budgetHost, taskError: taskError))
             if let host = verdict.askedBudget, let budget = environment.retryBudget { publishBudget(budget, host: host) }
             if let refusal = verdict.budgetRefusal { publish(&state, .retryDenied(reason: refusal), attempt: failed) }
             state.records[failedRecord].decision = verdict.reason

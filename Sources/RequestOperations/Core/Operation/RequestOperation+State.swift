@@ -117,6 +117,9 @@ extension RequestOperation {
         /// response, a byte).
         var lastProgress: TimeInterval = 0
         var readTimedOut = false
+        /// The answer's size on the wire when it came encoded (gzip, deflate) with a
+        /// `Content-Length`: what ``RequestOptions/maxDecodedRatio`` judges its decoded bytes by.
+        var encodedLength: Int?
         /// What the host's circuit breaker let through (told how the attempt went).
         var circuitPass: CircuitPass?
         /// Waiting for the host's circuit breaker.

@@ -178,6 +178,7 @@ extension RequestOperation {
         state.record.responseAt = now
         state.record.status = status
         state.record.bytes = 0
+        state.current.encodedLength = Self.encodedLength(headers: state.answer.headers, expectedBytes: expectedBytes)
         if let jar = environment.cookies, let url = state.answer.url ?? state.sent?.url {
             jar.store(responseHeaders: state.answer.headers, for: url)
         }
@@ -193,6 +194,14 @@ extension RequestOperation {
         return state.current.task
     }
 
+    /// The wire size of an answer that came encoded, when its `Content-Length` says it.
+    static func encodedLength(headers: [String: String], expectedBytes: Int?) -> Int? {
+        guard let expectedBytes,
+              let encoding = headers.first(where: { $0.key.caseInsensitiveCompare("Content-Encoding") == .orderedSame })?.value,
+              !encoding.isEmpty, encoding.caseInsensitiveCompare("identity") != .orderedSame else { return nil }
+        return expectedBytes
+    }
+
     public func task(_ task: Int, didReceive data: Data) {
         let stop = state.withLock { state -> TransportTask? in
             guard state.isCurrent(task: task), state.current.redirectRefused == nil, state.current.localFailure == nil else { return nil }
@@ -201,6 +210,15 @@ extension RequestOperation {
             }
             state.record.bytes += data.count
             if options.readTimeout != nil { state.current.lastProgress = environment.clock.now() }
+            if let wire = state.current.encodedLength, let ratio = options.maxDecodedRatio,
+               case let (cap, overflow) = wire.multipliedReportingOverflow(by: max(1, ratio)),
+               !overflow, state.record.bytes > max(1 << 20, cap) {
+                // Before the bytes are kept or written: a bomb fills neither memory nor disk.
+                state.current.localFailure = TransportError(
+                    code: URLError.Code.dataLengthExceedsMaximum.rawValue,
+                    message: "the decoded answer grew past \(ratio)× its \(wire) bytes on the wire (a decompression bomb?; RequestOptions.maxDecodedRatio)")
+                return state.current.task
+            }
             publish(&state, .data(bytes: data.count))
             if let file = state.answer.file {
                 do {

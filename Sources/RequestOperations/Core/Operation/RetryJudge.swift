@@ -25,6 +25,9 @@ struct RetryJudge {
         var startedAt: TimeInterval?
         /// `host:port` the retry would go to, for the budget.
         var host: String?
+        /// What the transport or the engine said of a failure to get an answer: its words
+        /// (which timeout, which limit) go into the error the caller gets.
+        var taskError: TransportError? = nil
     }
 
     struct Verdict: Equatable {
@@ -51,7 +54,8 @@ struct RetryJudge {
 
     func judge(_ input: Input) -> Verdict {
         let failure = input.failure
-        let last = RequestError.Reason(failure)
+        var last = RequestError.Reason(failure)
+        if case .transport(let code) = failure, let said = input.taskError, said.code == code.rawValue { last = .transport(said) }
         let exhausted = input.attempt > 1 ? RequestError.Reason.retriesExhausted(attempts: input.attempt, last: last) : last
         guard input.retryable else {
             return Verdict(next: .stop(reason: "\(failure.summary); not retried: the request itself cannot be sent", error: exhausted))
