@@ -36,6 +36,9 @@ final class NIOExchange: Sendable {
         var completed = false
         /// The last hop whose connection was reported (once per hop).
         var connectionReported = -1
+        /// Body bytes written for hop `bodyHop` (a redirect that re-sends the body counts anew).
+        var bodySent = 0
+        var bodyHop = -1
     }
 
     let identifier: Int
@@ -164,6 +167,17 @@ final class NIOExchange: Sendable {
         handler.taskDidSendRequest(identifier)
     }
 
+    /// `count` more bytes of the hop's request body were written.
+    func sentBody(_ count: Int, hop: Int) {
+        guard isCurrent(hop) else { return }
+        let sent = state.withLock { state -> Int in
+            if state.bodyHop != hop { (state.bodySent, state.bodyHop) = (0, hop) }
+            state.bodySent += count
+            return state.bodySent
+        }
+        handler.task(identifier, didSendBodyBytes: sent)
+    }
+
     func received(_ data: Data, hop: Int) {
         guard isCurrent(hop) else { return }
         handler.task(identifier, didReceive: data)
@@ -243,6 +257,10 @@ final class NIOHopDelegate: HTTPClientResponseDelegate, Sendable {
 
     func didSendRequest(task: HTTPClient.Task<Void>) {
         exchange.sentRequest(hop: hop)
+    }
+
+    func didSendRequestPart(task: HTTPClient.Task<Void>, _ part: IOData) {
+        exchange.sentBody(part.readableBytes, hop: hop)
     }
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {

@@ -43,6 +43,8 @@ final class EventLogTests: XCTestCase {
             .response(status: 200, headers: [:], expectedBytes: nil),
             .response(status: 200, headers: [:], expectedBytes: 5, httpVersion: "HTTP/2.0"),
             .data(bytes: 1024),
+            .uploaded(bytes: 65_536, totalBytes: 1_048_576),
+            .uploaded(bytes: 2_097_152, totalBytes: nil),
             .responseBody(body: .bytes(Data("{\"ok\":true}".utf8)), totalBytes: 11, truncated: false, mediaType: "application/json"),
             .responseBody(body: .bytes(Data([0, 1, 2])), totalBytes: 70_000, truncated: true, mediaType: nil),
             .responseBody(body: .omitted(bytes: 12, reason: "not JSON"), totalBytes: 12, truncated: false, mediaType: "application/json"),

@@ -31,4 +31,40 @@ final class TransferViewTests: XCTestCase {
         XCTAssert(request.contains("body from /tmp/upload.bin") && request.contains("answer to /tmp/report.bin"), request)
         XCTAssertNil(model.row("dl")?.transfer(at: 0.5), "nothing before the response")
     }
+
+    /// A gzip answer's bytes are decoded ones and its length is the wire's: no "of", no time
+    /// left (it showed `↓ 40.0M of 1.0M`).
+    func testAnEncodedDownloadSaysDecodedAndTheWireSize() {
+        var model = QueueModel(source: "test")
+        model.apply([
+            RequestEvent(time: 0, operationID: "gz", attempt: 1, payload: .queued(method: "GET", url: "http://h:80/logs", headers: [:], maxAttempts: 1)),
+            RequestEvent(time: 0, operationID: "gz", attempt: 1, payload: .started),
+            RequestEvent(time: 0.1, operationID: "gz", attempt: 1, payload: .taskCreated(taskIdentifier: 1, url: "http://h:80/logs")),
+            RequestEvent(time: 1, operationID: "gz", attempt: 1, payload: .response(status: 200, headers: ["content-encoding": "gzip"], expectedBytes: 1 << 20)),
+            RequestEvent(time: 2, operationID: "gz", attempt: 1, payload: .data(bytes: 8 << 20)),
+        ])
+        let transfer = model.row("gz")?.transfer(at: 2)
+        XCTAssertEqual(transfer?.text, "↓ 8.0M decoded · gzip, 1.0M on the wire · 8.0M/s")
+        XCTAssertNil(transfer?.left)
+    }
+
+    /// A body going up before any answer: `↑` with its rate and time left, on the Request tab
+    /// and in the header (a 50 MB upload showed only `running`).
+    func testARunningUploadShowsItsProgressUntilTheAnswerBegins() {
+        var model = QueueModel(source: "test")
+        model.apply([
+            RequestEvent(time: 0, operationID: "up", attempt: 1, payload: .queued(method: "PUT", url: "http://h:80/files", headers: [:], maxAttempts: 1)),
+            RequestEvent(time: 0, operationID: "up", attempt: 1, payload: .started),
+            RequestEvent(time: 1, operationID: "up", attempt: 1, payload: .taskCreated(taskIdentifier: 1, url: "http://h:80/files")),
+            RequestEvent(time: 3, operationID: "up", attempt: 1, payload: .uploaded(bytes: 10 << 20, totalBytes: 50 << 20)),
+        ])
+        var state = MonitorState()
+        state.selectedID = "up"
+        state.screen = .detail(id: "up", tab: .request)
+        let visible = VisibleRows.compute(model, filter: "", sort: .arrival, now: 3)
+        let text = MonitorView(model: model, state: state, visible: visible, theme: Theme(), now: 3).render(width: 160, height: 20).text
+        XCTAssert(text.contains("↑ 10.0M of 50.0M · 5.0M/s · 8.0s left"), text)
+        model.apply([RequestEvent(time: 4, operationID: "up", attempt: 1, payload: .response(status: 201, headers: [:], expectedBytes: 0))])
+        XCTAssertEqual(model.row("up")?.transfer(at: 4)?.direction, .down, "the answer began: the upload is over")
+    }
 }

@@ -31,6 +31,6 @@ final class DeadlineTests: XCTestCase {
         XCTAssert((0.4...1.5).contains(elapsed), "\(elapsed)")
         XCTAssertEqual(operation.attempts.map(\.failure), [.transport(.timedOut), .transport(.timedOut)])
         XCTAssertEqual(operation.result?.error,
-                       .retriesExhausted(attempts: 2, last: .transport(TransportError(code: -1001, message: "timed out"))))
+                       .retriesExhausted(attempts: 2, last: .transport(TransportError(code: -1001, message: "timed out (attempt timeout)", timeout: .attempt))))
     }
 }

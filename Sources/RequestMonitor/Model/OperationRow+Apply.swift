@@ -58,6 +58,7 @@ extension OperationRow {
             updateAttempt(number: racing) { $0.decision = "hedged by attempt \(event.attempt)" }
         case .taskCreated(_, let url, _):
             updateAttempt(number: event.attempt) { $0.taskAt = $0.taskAt ?? t }
+            (live[0].uploadedBytes, live[0].uploadTotal) = (0, nil)
             state = .running
             // A dependent request is built from its parents' results: show what was sent.
             if !url.isEmpty, url != self.url { setURL(url) }
@@ -75,6 +76,9 @@ extension OperationRow {
             }
         case .data(let count):
             bytes += count
+        case .uploaded(let sent, let total):
+            live[0].uploadedBytes = sent
+            live[0].uploadTotal = total
         case .responseBody(let body, let total, let truncated, let mediaType):
             live[0].responseBody = ResponseBody(attempt: event.attempt, body: body, totalBytes: total, truncated: truncated, mediaType: mediaType)
         case .taskCompleted(let error):

@@ -18,6 +18,9 @@ extension OperationRow {
         var responseBody: ResponseBody?
         var httpVersion: String?
         var expectedBytes: Int?
+        /// The request body sent so far by the attempt under way, and its length when known.
+        var uploadedBytes = 0
+        var uploadTotal: Int?
         var retryAt: TimeInterval?
         var lastError: String?
         var reason: String?
@@ -41,6 +44,8 @@ extension OperationRow {
     /// The last answer's body as the `responseBody` event carried it (nil: none came).
     public var responseBody: ResponseBody? { detail(\.responseBody) }
     public var expectedBytes: Int? { detail(\.expectedBytes) }
+    public var uploadedBytes: Int { detail(\.uploadedBytes) }
+    public var uploadTotal: Int? { detail(\.uploadTotal) }
     public var lastError: String? { detail(\.lastError) }
     /// The `finished` event's reason, or the last retry's.
     public var reason: String? { detail(\.reason) }

@@ -49,6 +49,7 @@ extension MonitorView {
             lines += row.requestHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
             if row.requestHeaders.isEmpty { lines.append(("(no headers set by the caller)", CellGrid.Style(dim: true))) }
             if let options = row.requestOptions { lines.append((Self.describe(options, maxAttempts: row.maxAttempts), CellGrid.Style(dim: true))) }
+            if let upload = row.transfer(at: now), upload.direction == .up { lines.append((upload.text, .plain)) }
             return lines + Self.bodyLines(row.requestBody)
         case .response:
             guard let status = row.status else { return [("no response yet", CellGrid.Style(dim: true))] }
@@ -143,6 +144,7 @@ extension MonitorView {
         case .response(let status, _, let expected, let version):
             "status \(status)" + (version.map { " over \($0)" } ?? "") + (expected.map { ", \($0) bytes expected" } ?? "")
         case .data(let bytes): "\(bytes) bytes"
+        case .uploaded(let bytes, let total): "\(Format.bytes(bytes))" + (total.map { " of \(Format.bytes($0))" } ?? "") + " sent"
         case .responseBody(let body, let total, let truncated, let type):
             "\(Format.bytes(total))" + (type.map { " \($0)" } ?? "") + (truncated ? ", first \(Self.bodySize(body)) kept" : "")
                 + (body.isOmitted ? " (\(Self.bodySize(body)))" : "")

@@ -1,7 +1,7 @@
 /// Every kind of event, by its `event` name: the one list of the names, so code that asks
 /// for a kind names a case the compiler checks, not a string.
 public enum EventKind: String, Sendable, CaseIterable {
-    case queued, built, started, sent, connection, preparationFailed, taskCreated, redirect, response, data, responseBody
+    case queued, built, started, sent, connection, preparationFailed, taskCreated, redirect, response, data, responseBody, uploaded
     case taskCompleted, validationFailed, retryScheduled, retryDenied, hedged, injected, breakpoint, breakpointResolved, breakpointSet, breakpointRemoved
     case circuitWaiting, circuitOpened, circuitHalfOpen, circuitClosed, rateLimitWaiting, rateLimited, retryBudget
     case earlyRetry, intercepted, held, released, reactorStarted, reactorWaiting, reactorFinished, requeued
@@ -22,6 +22,7 @@ extension RequestEvent.Payload {
         case .redirect: .redirect
         case .response: .response
         case .data: .data
+        case .uploaded: .uploaded
         case .responseBody: .responseBody
         case .taskCompleted: .taskCompleted
         case .validationFailed: .validationFailed

@@ -88,6 +88,10 @@ extension RequestEvent.Payload {
         case .data(let bytes):
             w.int("bytes", bytes)
             return "data"
+        case .uploaded(let bytes, let total):
+            w.int("bytes", bytes)
+            if let total { w.int("totalBytes", total) }
+            return "uploaded"
         case .responseBody(let body, let total, let truncated, let mediaType):
             Self.write(body: body, to: &w)
             w.int("totalBytes", total)
@@ -221,6 +225,7 @@ extension RequestEvent.Payload {
             self = .response(status: try r.int("status"), headers: r.headers("headers"), expectedBytes: r.optionalInt("expectedBytes"),
                              httpVersion: r.optionalString("httpVersion"))
         case "data": self = .data(bytes: try r.int("bytes"))
+        case "uploaded": self = .uploaded(bytes: try r.int("bytes"), totalBytes: r.optionalInt("totalBytes"))
         case "responseBody":
             let total = try r.int("totalBytes")
             if total < 0 { throw r.invalid("totalBytes", expected: "a size of 0 or more", found: "\(total)") }

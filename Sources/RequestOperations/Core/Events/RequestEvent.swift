@@ -86,6 +86,10 @@ public struct RequestEvent: Sendable, Equatable {
         case response(status: Int, headers: [String: String], expectedBytes: Int?, httpVersion: String? = nil)
         /// `data`: `bytes` in this chunk.
         case data(bytes: Int)
+        /// `uploaded` (added): the request's body on its way: `bytes` sent so far in this
+        /// attempt, `totalBytes` when its length is known. Published about every hundredth of
+        /// the body (at least 64 KiB apart, 1 MiB without a length) and when it is all sent.
+        case uploaded(bytes: Int, totalBytes: Int?)
         /// `responseBody` (added): what the server answered, once per attempt that got a
         /// response, before `taskCompleted`: the body fields as `queued` has them (`body` as
         /// text or `bodyBase64`, `bodyBytes` carried; `bodyOmitted` with why), `totalBytes`

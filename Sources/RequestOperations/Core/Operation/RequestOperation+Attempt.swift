@@ -247,6 +247,7 @@ extension RequestOperation {
             prepared.timeoutInterval = Self.transportTimeout(attemptTimeout: options.attemptTimeout, deadline: options.deadline)
         }
         let transport = environment.transport
+        let uploadTotal = Self.bodyLength(of: prepared, file: options.bodyFile)
         // A person at a breakpoint chose the answer or the failure: made here, not sent.
         let forced = state.withLock { state in state.isCurrent(token: token) ? state.current.forcedFault : nil }
         let task = forced.flatMap { rule in
@@ -256,6 +257,7 @@ extension RequestOperation {
             guard state.machine.apply(.sent) == .announce else { return nil }
             state.current.preparation = nil
             state.current.task = task
+            state.current.uploadTotal = uploadTotal
             state.sent = prepared
             state.answer = Answer()
             state.record.sentAt = environment.clock.now()
@@ -280,6 +282,13 @@ extension RequestOperation {
             return true
         } ?? false
         if !started { transport.discard(task) }
+    }
+
+    /// How long the request's body is, when that can be known before it is sent.
+    static func bodyLength(of request: URLRequest, file: URL?) -> Int? {
+        if let body = request.httpBody { return body.count }
+        if let file { return try? BodyFile.size(of: file) }
+        return request.value(forHTTPHeaderField: "Content-Length").flatMap { Int($0) }
     }
 
     /// The request as the instruments make it (a trace's `traceparent`), for attempt `attempt`.

@@ -120,6 +120,10 @@ extension RequestOperation {
         /// The answer's size on the wire when it came encoded (gzip, deflate) with a
         /// `Content-Length`: what ``RequestOptions/maxDecodedRatio`` judges its decoded bytes by.
         var encodedLength: Int?
+        /// The request body's length, when known, and how much of it the last `uploaded`
+        /// event said was sent.
+        var uploadTotal: Int?
+        var uploadAnnounced = 0
         /// What the host's circuit breaker let through (told how the attempt went).
         var circuitPass: CircuitPass?
         /// Waiting for the host's circuit breaker.

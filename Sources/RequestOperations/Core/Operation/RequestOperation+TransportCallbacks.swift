@@ -105,6 +105,19 @@ extension RequestOperation {
         }
     }
 
+    public func task(_ task: Int, didSendBodyBytes sent: Int) {
+        state.withLock { state in
+            guard state.isCurrent(task: task) else { return }
+            if options.readTimeout != nil { state.current.lastProgress = environment.clock.now() }
+            let total = state.current.uploadTotal
+            // About a hundred events for a body of any size, none closer than 64 KiB.
+            let step = total.map { max(64 << 10, $0 / 100) } ?? (1 << 20)
+            guard sent - state.current.uploadAnnounced >= step || (total == sent && sent > state.current.uploadAnnounced) else { return }
+            state.current.uploadAnnounced = sent
+            publish(&state, .uploaded(bytes: sent, totalBytes: total))
+        }
+    }
+
     public func task(_ task: Int, didUseConnection connection: Int, reused: Bool) {
         self.task(task, didUseConnection: connection, reused: reused, via: nil)
     }

@@ -100,6 +100,9 @@ public protocol TransportCallbacks: AnyObject, Sendable {
     /// The request was written whole (head and body), before its response; for transports
     /// that can tell. Optional: the default does nothing.
     func taskDidSendRequest(_ task: Int)
+    /// `sent` bytes of the request's body are on their way (counted from the start of the
+    /// task's request). Optional: the default does nothing.
+    func task(_ task: Int, didSendBodyBytes sent: Int)
     /// The request was given a connection: `connection` names it (unique in the process),
     /// `reused` says whether an earlier request had it. Before the request is sent, again
     /// for each redirect followed; for transports that can tell. Optional: the default does nothing.
@@ -117,6 +120,7 @@ extension TransportCallbacks {
         self.task(task, didReceive: response.httpURLResponse() as URLResponse)
     }
     public func taskDidSendRequest(_ task: Int) {}
+    public func task(_ task: Int, didSendBodyBytes sent: Int) {}
     public func task(_ task: Int, didUseConnection connection: Int, reused: Bool) {}
     public func task(_ task: Int, didUseConnection connection: Int, reused: Bool, via proxy: String?) {
         self.task(task, didUseConnection: connection, reused: reused)

@@ -211,6 +211,11 @@ final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked 
         completionHandler(nil)
     }
 
+    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+                    totalBytesExpectedToSend: Int64) {
+        handler(for: task, in: session)?.task(task.taskIdentifier, didSendBodyBytes: Int(totalBytesSent))
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         let id = key(session, task)
         guard let route = routes.withLock({ $0.removeValue(forKey: id) }) else { return }

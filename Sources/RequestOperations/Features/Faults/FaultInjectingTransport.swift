@@ -224,6 +224,10 @@ final class TruncatingCallbacks: TransportCallbacks, Sendable {
         handler.taskDidSendRequest(task)
     }
 
+    func task(_ task: Int, didSendBodyBytes sent: Int) {
+        handler.task(task, didSendBodyBytes: sent)
+    }
+
     func task(_ task: Int, didUseConnection connection: Int, reused: Bool, via proxy: String?) {
         handler.task(task, didUseConnection: connection, reused: reused, via: proxy)
     }
