@@ -39,6 +39,9 @@ final class NIOExchange: Sendable {
         /// Body bytes written for hop `bodyHop` (a redirect that re-sends the body counts anew).
         var bodySent = 0
         var bodyHop = -1
+        /// Reading waits for the engine's room (see ``received(_:hop:on:)``).
+        var waitingForRoom: EventLoopPromise<Void>?
+        var roomSignalled = false
     }
 
     let identifier: Int
@@ -80,6 +83,9 @@ final class NIOExchange: Sendable {
             if let running {
                 // The client reports the cancellation through didReceiveError.
                 running.cancel()
+                // Reading that waited for the engine's room waits no more (a promise is
+                // never left unfulfilled).
+                self.resumeReading()
             } else {
                 // Not sent yet (or between hops): report it here.
                 self.complete(hop: nil, URLError(.cancelled))
@@ -178,9 +184,36 @@ final class NIOExchange: Sendable {
         handler.task(identifier, didSendBodyBytes: sent)
     }
 
-    func received(_ data: Data, hop: Int) {
-        guard isCurrent(hop) else { return }
-        handler.task(identifier, didReceive: data)
+    /// A part of the body; nil to read on, or a future the connection's reading waits for
+    /// (the engine's stream is full: AsyncHTTPClient reads no more until it completes, when
+    /// the engine calls ``resumeReading()``).
+    func received(_ data: Data, hop: Int, on loop: EventLoop) -> EventLoopFuture<Void>? {
+        guard isCurrent(hop), !handler.task(identifier, didReceivePaced: data) else { return nil }
+        let room = loop.makePromise(of: Void.self)
+        let already = state.withLock { state -> Bool in
+            // The reader may have made room between the `false` and here.
+            if state.roomSignalled {
+                state.roomSignalled = false
+                return true
+            }
+            state.waitingForRoom = room
+            return false
+        }
+        if already { room.succeed() }
+        return room.futureResult
+    }
+
+    /// The engine has room for more of the answer: the connection's reading goes on.
+    func resumeReading() {
+        let room = state.withLock { state -> EventLoopPromise<Void>? in
+            guard let room = state.waitingForRoom else {
+                state.roomSignalled = true
+                return nil
+            }
+            state.waitingForRoom = nil
+            return room
+        }
+        room?.succeed()
     }
 
     /// The hop ended (error nil: the exchange completed).
@@ -192,6 +225,7 @@ final class NIOExchange: Sendable {
             return true
         }
         guard finish else { return }
+        resumeReading()
         handler.task(identifier, didCompleteWithError: error)
     }
 
@@ -271,8 +305,7 @@ final class NIOHopDelegate: HTTPClientResponseDelegate, Sendable {
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         // NIOFoundationCompat copies the bytes at once; Data's generic init from the buffer's
         // view first tried dynamic casts (half its cost).
-        exchange.received(Data(buffer: buffer), hop: hop)
-        return task.eventLoop.makeSucceededVoidFuture()
+        exchange.received(Data(buffer: buffer), hop: hop, on: task.eventLoop) ?? task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveError(task: HTTPClient.Task<Void>, _ error: Error) {

@@ -115,4 +115,10 @@ public final class NIOTransport: RequestTransport {
     }
 
     public func discard(_ task: TransportTask) {}
+
+    /// The connection's reads wait while an operation's body stream is full (its parts come
+    /// through `didReceivePaced`).
+    public func resumeReading(_ task: TransportTask) {
+        (task.handle as? NIOExchange)?.resumeReading()
+    }
 }

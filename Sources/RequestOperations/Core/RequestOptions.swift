@@ -82,6 +82,9 @@ public struct RequestOptions: Sendable {
     /// transport such an answer is held only by ``maxResponseBytes`` in memory and is
     /// unlimited to a file. nil: no limit.
     public var maxDecodedRatio: Int? = RequestOptions.defaultMaxDecodedRatio
+    /// Where a valid answer's body goes instead of memory: set by
+    /// ``RequestQueue/stream(for:id:options:)``.
+    var bodyStream: ResponseBodyStream?
     /// ``maxDecodedRatio``'s default.
     public static let defaultMaxDecodedRatio = 200
     /// ``maxResponseBytes``'s default: 64 MiB.

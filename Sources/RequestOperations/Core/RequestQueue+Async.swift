@@ -39,6 +39,37 @@ extension RequestQueue {
         }
     }
 
+    /// Runs `request` and returns as soon as a valid answer began, its body to be read part
+    /// by part as it arrives — for a program that processes as it reads, in flat memory
+    /// (see ``ResponseBodyStream`` for how a slow reader holds the connection back).
+    ///
+    /// ```swift
+    /// let answer = try await queue.stream(for: request)
+    /// for try await part in answer.body { try sink.write(part) }
+    /// ```
+    ///
+    /// Retries happen as for ``response(for:id:options:)`` until a valid answer began; from
+    /// then on a failure (the connection lost mid-body) is not retried — the reader had part
+    /// of it — and the body's iteration throws ``RequestError``. It throws like
+    /// ``response(for:id:options:)`` when no valid answer came. Breaking out of the loop, or
+    /// cancelling the Task that reads, cancels the request. ``RequestOptions/destination`` is
+    /// not used here.
+    public func stream(for request: URLRequest, id: String? = nil, options: RequestOptions = RequestOptions()) async throws -> StreamedResponse {
+        let body = ResponseBodyStream()
+        var options = options
+        options.destination = nil
+        options.bodyStream = body
+        let operation = RequestOperation(request: request, id: id, options: options, environment: environment)
+        body.onCancel { [weak operation] in operation?.cancel(by: Self.taskCanceller) }
+        let head = try await withTaskCancellationHandler {
+            add(operation)
+            return try await body.head()
+        } onCancel: {
+            operation.cancel(by: Self.taskCanceller)
+        }
+        return StreamedResponse(status: head.0, headers: head.1, body: body, operation: operation)
+    }
+
     /// Adds `operation`, awaits its end, and turns the end into a return or a throw.
     func run(_ operation: RequestOperation) async throws -> RequestResult {
         // A Task cancelled before the call sends nothing; the operation still shows, cancelled.

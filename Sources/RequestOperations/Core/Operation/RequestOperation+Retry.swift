@@ -78,13 +78,15 @@ extension RequestOperation {
             // With hedges, the attempt that failed need not be the newest one.
             let failedRecord = state.current.leadRecord ?? state.records.count - 1
             let failed = state.records[failedRecord].number
+            let handedOver = state.current.streaming
             var teardown = closeAttempt(&state, failure: failure, at: now)
             if case .preparation(let reason) = failure {
                 publish(&state, .preparationFailed(reason: reason), attempt: failed)
             }
             let verdict = judge.judge(RetryJudge.Input(
                 failure: failure, retryable: retryable, context: retryContext(after: failure, state: state, now: now),
-                attempt: state.attempt, now: now, startedAt: state.startedAt, host: budgetHost, taskError: taskError))
+                attempt: state.attempt, now: now, startedAt: state.startedAt, host: budgetHost, taskError: taskError,
+                handedOver: handedOver))
             if let host = verdict.askedBudget, let budget = environment.retryBudget { publishBudget(budget, host: host) }
             if let refusal = verdict.budgetRefusal { publish(&state, .retryDenied(reason: refusal), attempt: failed) }
             state.records[failedRecord].decision = verdict.reason

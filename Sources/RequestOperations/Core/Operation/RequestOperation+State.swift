@@ -124,6 +124,9 @@ extension RequestOperation {
         /// event said was sent.
         var uploadTotal: Int?
         var uploadAnnounced = 0
+        /// The answer was valid and its body goes to the caller's ``ResponseBodyStream``: the
+        /// attempt is committed (a failure from here is not retried: parts were handed over).
+        var streaming = false
         /// What the host's circuit breaker let through (told how the attempt went).
         var circuitPass: CircuitPass?
         /// Waiting for the host's circuit breaker.

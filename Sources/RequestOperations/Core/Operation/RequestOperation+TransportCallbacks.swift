@@ -198,6 +198,10 @@ extension RequestOperation {
         publish(&state, .response(status: status, headers: state.answer.headers, expectedBytes: expectedBytes, httpVersion: state.answer.httpVersion))
         let headers = state.answer.headers
         guard let failure = options.validator.validate(status: status, headers: headers, response: { state.answer.httpURLResponse() }) else {
+            if let stream = options.bodyStream, state.answer.file == nil {
+                state.current.streaming = true
+                stream.deliverHead(status: status, headers: headers)
+            }
             return nil
         }
         state.current.invalid = failure
@@ -216,6 +220,17 @@ extension RequestOperation {
     }
 
     public func task(_ task: Int, didReceive data: Data) {
+        _ = receive(task, data, paced: false)
+    }
+
+    public func task(_ task: Int, didReceivePaced data: Data) -> Bool {
+        receive(task, data, paced: true)
+    }
+
+    /// A part of the answer's body. `paced`: the transport can wait — false asks it to read
+    /// no more until ``RequestTransport/resumeReading(_:)`` (the caller's stream is full).
+    private func receive(_ task: Int, _ data: Data, paced: Bool) -> Bool {
+        var goOn = true
         let stop = state.withLock { state -> TransportTask? in
             guard state.isCurrent(task: task), state.current.redirectRefused == nil, state.current.localFailure == nil else { return nil }
             if state.record.firstByteAt == nil {
@@ -233,6 +248,22 @@ extension RequestOperation {
                 return state.current.task
             }
             publish(&state, .data(bytes: data.count))
+            if state.current.streaming, let stream = options.bodyStream, let running = state.current.task {
+                let transport = environment.transport
+                var room: (@Sendable () -> Void)?
+                if paced { room = { transport.resumeReading(running) } }
+                goOn = stream.push(data, whenRoom: room)
+                if !goOn, !paced, let limit = options.maxResponseBytes, stream.buffered > limit {
+                    // A transport that cannot wait (URLSession): a reader far behind would
+                    // fill the memory instead.
+                    state.current.localFailure = TransportError(
+                        code: URLError.Code.dataLengthExceedsMaximum.rawValue,
+                        message: "the stream's reader fell more than \(limit) bytes behind (this transport cannot wait for it; RequestOptions.maxResponseBytes)")
+                    return state.current.task
+                }
+                if !paced { goOn = true }
+                return nil
+            }
             if let file = state.answer.file {
                 do {
                     try file.write(data)
@@ -252,7 +283,11 @@ extension RequestOperation {
             state.answer.body.append(data)
             return nil
         }
-        if let stop { environment.transport.cancel(stop) }
+        if let stop {
+            environment.transport.cancel(stop)
+            return true
+        }
+        return goOn
     }
 
     public func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
@@ -306,7 +341,11 @@ extension RequestOperation {
             state.record.endedAt = environment.clock.now()
             // Only when someone reads events: the body is for people and files, and a queue
             // nobody watches (a service at full speed) is spared making it.
-            if state.answer.status != nil, environment.events.subscriberCount > 0,
+            if state.current.streaming, environment.events.subscriberCount > 0 {
+                publish(&state, .responseBody(body: .omitted(bytes: state.record.bytes, reason: "streamed to the caller"),
+                                              totalBytes: state.record.bytes, truncated: false,
+                                              mediaType: state.answer.headers.first { $0.key.lowercased() == "content-type" }?.value))
+            } else if state.answer.status != nil, environment.events.subscriberCount > 0,
                let body = Self.responseBody(state.answer.body, headers: state.answer.headers, cap: options.responseBodyCap) {
                 publish(&state, body)
             }

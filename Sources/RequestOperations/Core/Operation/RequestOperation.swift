@@ -196,7 +196,16 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
     /// calls the completion handler.
     func tearDown(_ teardown: Teardown) {
         teardown.perform(transport: environment.transport, gate: environment.gate)
-        if let result = teardown.result { completed(result) }
+        guard let result = teardown.result else { return }
+        if let stream = options.bodyStream {
+            // Outside the lock: telling the transport there is room may read on at once.
+            switch (result.outcome, result.error) {
+            case (.success, _): stream.finish(.whole)
+            case (_, .cancelled(by: RequestQueue.taskCanceller)?): stream.finish(.failed(CancellationError()))
+            case (_, let error): stream.finish(.failed(RequestError(reason: error ?? .cancelled(by: "unknown"), result: result)))
+            }
+        }
+        completed(result)
     }
 
     /// Ends the current attempt's own part under the lock (its timer, task and slot) and

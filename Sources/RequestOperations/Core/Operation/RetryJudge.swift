@@ -28,6 +28,9 @@ struct RetryJudge {
         /// What the transport or the engine said of a failure to get an answer: its words
         /// (which timeout, which limit) go into the error the caller gets.
         var taskError: TransportError? = nil
+        /// Part of the answer's body had gone to the caller's stream: going again would hand
+        /// it the same bytes twice.
+        var handedOver = false
     }
 
     struct Verdict: Equatable {
@@ -57,6 +60,9 @@ struct RetryJudge {
         var last = RequestError.Reason(failure)
         if case .transport(let code) = failure, let said = input.taskError, said.code == code.rawValue { last = .transport(said) }
         let exhausted = input.attempt > 1 ? RequestError.Reason.retriesExhausted(attempts: input.attempt, last: last) : last
+        if input.handedOver {
+            return Verdict(next: .stop(reason: "\(failure.summary); not retried: its body had begun reaching the caller's stream", error: exhausted))
+        }
         guard input.retryable else {
             return Verdict(next: .stop(reason: "\(failure.summary); not retried: the request itself cannot be sent", error: exhausted))
         }

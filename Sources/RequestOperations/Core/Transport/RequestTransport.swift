@@ -54,6 +54,12 @@ public protocol RequestTransport: Sendable {
     /// size). False: the transport chunks every stream and would send both headers, which a
     /// server must refuse (FoundationNetworking did: 400 from every strict server).
     var sendsLengthWithStreams: Bool { get }
+
+    /// Reading of `task`'s answer may go on, after a `false` from
+    /// ``TransportCallbacks/task(_:didReceivePaced:)``: a transport that can hold its reading
+    /// back (NIO: the connection's reads wait) delivers parts that way; one that cannot
+    /// (URLSession) uses ``TransportCallbacks/task(_:didReceive:)`` and ignores this.
+    func resumeReading(_ task: TransportTask)
 }
 
 /// Runs an operation's start somewhere of the transport's choosing, later, never inline.
@@ -66,6 +72,7 @@ extension RequestTransport {
     public var usesRequestTimeoutInterval: Bool { false }
     public var resendsBodyOnRedirect: Bool { true }
     public var sendsLengthWithStreams: Bool { true }
+    public func resumeReading(_ task: TransportTask) {}
 }
 
 /// One request handed to a transport. `identifier` names it in every callback, so a handler
@@ -94,6 +101,10 @@ public protocol TransportCallbacks: AnyObject, Sendable {
     /// `HTTPURLResponse` (the NIO one). Optional: the default makes one and passes it on.
     func task(_ task: Int, didReceive response: TransportResponse) -> URLSession.ResponseDisposition
     func task(_ task: Int, didReceive data: Data)
+    /// The same from a transport that can hold its reading back: false asks it to read no
+    /// more of this answer until ``RequestTransport/resumeReading(_:)``. Optional: the default
+    /// takes the part and returns true.
+    func task(_ task: Int, didReceivePaced data: Data) -> Bool
     func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?)
     /// The last callback of a task: `error` is nil when the exchange completed.
     func task(_ task: Int, didCompleteWithError error: Error?)
@@ -120,6 +131,10 @@ extension TransportCallbacks {
         self.task(task, didReceive: response.httpURLResponse() as URLResponse)
     }
     public func taskDidSendRequest(_ task: Int) {}
+    public func task(_ task: Int, didReceivePaced data: Data) -> Bool {
+        self.task(task, didReceive: data)
+        return true
+    }
     public func task(_ task: Int, didSendBodyBytes sent: Int) {}
     public func task(_ task: Int, didUseConnection connection: Int, reused: Bool) {}
     public func task(_ task: Int, didUseConnection connection: Int, reused: Bool, via proxy: String?) {

@@ -40,6 +40,7 @@ final class FaultInjectingTransport: RequestTransport {
     var usesRequestTimeoutInterval: Bool { base.usesRequestTimeoutInterval }
     var resendsBodyOnRedirect: Bool { base.resendsBodyOnRedirect }
     var sendsLengthWithStreams: Bool { base.sendsLengthWithStreams }
+    func resumeReading(_ task: TransportTask) { base.resumeReading(task) }
 
     func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
         guard let rule = rules.pick(for: request) else { return base.makeTask(for: request, handler: handler) }

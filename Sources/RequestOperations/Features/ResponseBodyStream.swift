@@ -1,0 +1,204 @@
+import Foundation
+import Synchronization
+
+/// A successful answer's body as it arrives, for a program that processes as it reads
+/// (``RequestQueue/stream(for:id:options:)``): an `AsyncSequence` of the parts the transport
+/// received, held in a small buffer. When the buffer is full a transport that can wait (NIO)
+/// reads no more from the connection until the reader takes a part — the memory stays flat
+/// however large the body and however slow the reader. The URLSession transport cannot be
+/// told to wait: there a reader that falls more than ``RequestOptions/maxResponseBytes``
+/// behind ends the request with -1103.
+///
+/// The sequence ends when the body did; it throws ``RequestError`` when the request failed
+/// after the body began (a part already read is never sent again: such a failure is not
+/// retried). A reader that stops early (breaks out of its loop, or its Task is cancelled)
+/// cancels the request.
+public final class ResponseBodyStream: AsyncSequence, Sendable {
+    public typealias Element = Data
+
+    /// Bytes the buffer holds before it asks the transport to wait.
+    public let capacity: Int
+    private let state = Mutex(Buffer())
+    /// Cancels the request (set once the operation exists).
+    private let cancelRequest = Mutex<(@Sendable () -> Void)?>(nil)
+
+    private struct Buffer {
+        var parts: [Data] = []
+        var bytes = 0
+        /// Set once: the body ended whole (nil error) or the request failed.
+        var end: End?
+        var reader: CheckedContinuation<Data?, Error>?
+        /// The transport waiting for room.
+        var onRoom: (@Sendable () -> Void)?
+        var head: HeadState = .waiting([])
+    }
+
+    enum End {
+        case whole
+        case failed(Error)
+
+        var error: Error? {
+            if case .failed(let error) = self { return error }
+            return nil
+        }
+    }
+
+    /// The answer's status and headers: what ``RequestQueue/stream(for:id:options:)`` returns with.
+    enum HeadState {
+        case waiting([CheckedContinuation<(Int, [String: String]), Error>])
+        case arrived(Int, [String: String])
+        case failed(Error)
+    }
+
+    init(capacity: Int = 1 << 20) {
+        self.capacity = Swift.max(1, capacity)
+    }
+
+    func onCancel(_ cancel: @escaping @Sendable () -> Void) {
+        cancelRequest.withLock { $0 = cancel }
+    }
+
+    // MARK: - The engine's side
+
+    /// The answer the body belongs to arrived: the caller waiting for it goes on.
+    func deliverHead(status: Int, headers: [String: String]) {
+        let waiting = state.withLock { state -> [CheckedContinuation<(Int, [String: String]), Error>] in
+            guard case .waiting(let waiting) = state.head else { return [] }
+            state.head = .arrived(status, headers)
+            return waiting
+        }
+        waiting.forEach { $0.resume(returning: (status, headers)) }
+    }
+
+    /// A part of the body. False when the buffer is now full: a transport that can wait
+    /// reads no more until `whenRoom` is called (once).
+    func push(_ data: Data, whenRoom: (@Sendable () -> Void)? = nil) -> Bool {
+        let (reader, full) = state.withLock { state -> (CheckedContinuation<Data?, Error>?, Bool) in
+            guard state.end == nil else { return (nil, false) }
+            if let reader = state.reader {
+                state.reader = nil
+                return (reader, false)
+            }
+            state.parts.append(data)
+            state.bytes += data.count
+            let full = state.bytes >= capacity
+            if full { state.onRoom = whenRoom }
+            return (nil, full)
+        }
+        reader?.resume(returning: data)
+        return !full
+    }
+
+    /// Bytes read from the transport and not yet taken by the reader.
+    var buffered: Int { state.withLock { $0.bytes } }
+
+    /// The body ended whole, or the request failed: the reader, and a caller still waiting
+    /// for the answer, are told. Never called under the operation's lock: telling the
+    /// transport there is room may run its reading at once.
+    func finish(_ end: End) {
+        typealias HeadWaiter = CheckedContinuation<(Int, [String: String]), Error>
+        let (reader, waiting, room) = state.withLock { state -> (CheckedContinuation<Data?, Error>?, [HeadWaiter], (@Sendable () -> Void)?) in
+            guard state.end == nil else { return (nil, [], nil) }
+            state.end = end
+            var waiting: [HeadWaiter] = []
+            if case .waiting(let list) = state.head {
+                waiting = list
+                state.head = .failed(end.error ?? CancellationError())
+            }
+            defer { (state.reader, state.onRoom) = (nil, nil) }
+            return (state.parts.isEmpty ? state.reader : nil, waiting, state.onRoom)
+        }
+        room?()
+        if let reader {
+            if let error = end.error { reader.resume(throwing: error) } else { reader.resume(returning: nil) }
+        }
+        waiting.forEach { $0.resume(throwing: end.error ?? CancellationError()) }
+    }
+
+    /// Waits for the answer's status and headers; throws when the request ended without one.
+    func head() async throws -> (Int, [String: String]) {
+        try await withCheckedThrowingContinuation { continuation in
+            let now = state.withLock { state -> Result<(Int, [String: String]), Error>? in
+                switch state.head {
+                case .arrived(let status, let headers): return .success((status, headers))
+                case .failed(let error): return .failure(error)
+                case .waiting(var list):
+                    list.append(continuation)
+                    state.head = .waiting(list)
+                    return nil
+                }
+            }
+            if let now { continuation.resume(with: now) }
+        }
+    }
+
+    // MARK: - The reader's side
+
+    private func next() async throws -> Data? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data?, Error>) in
+                let (answer, room) = state.withLock { state -> (Result<Data?, Error>?, (@Sendable () -> Void)?) in
+                    if !state.parts.isEmpty {
+                        let part = state.parts.removeFirst()
+                        state.bytes -= part.count
+                        var room: (@Sendable () -> Void)?
+                        if state.bytes < capacity { (room, state.onRoom) = (state.onRoom, nil) }
+                        return (.success(part), room)
+                    }
+                    if let end = state.end { return (end.error.map { .failure($0) } ?? .success(nil), nil) }
+                    state.reader = continuation
+                    return (nil, nil)
+                }
+                room?()
+                if let answer { continuation.resume(with: answer) }
+            }
+        } onCancel: {
+            stop()
+        }
+    }
+
+    /// The reader stopped before the end: the request is cancelled.
+    fileprivate func stop() {
+        let ended = state.withLock { $0.end != nil }
+        guard !ended else { return }
+        cancelRequest.withLock { $0 }?()
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let stream: ResponseBodyStream
+        /// Tells the stream when the last copy of the iterator goes without reading to the end.
+        private let watch: ReaderWatch
+
+        init(stream: ResponseBodyStream) {
+            self.stream = stream
+            watch = ReaderWatch(stream: stream)
+        }
+
+        public mutating func next() async throws -> Data? {
+            try await stream.next()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(stream: self)
+    }
+
+    /// Cancels the request when the reader's iterator is dropped before the body ended (a
+    /// `break` out of `for try await`).
+    private final class ReaderWatch: Sendable {
+        let stream: ResponseBodyStream
+        init(stream: ResponseBodyStream) { self.stream = stream }
+        deinit { stream.stop() }
+    }
+}
+
+/// What ``RequestQueue/stream(for:id:options:)`` returns once a successful answer began.
+public struct StreamedResponse: Sendable {
+    public let status: Int
+    public let headers: [String: String]
+    /// The body, part by part as it arrives.
+    public let body: ResponseBodyStream
+    /// The operation: its ``RequestOperation/finished`` result (attempts, timings) once the
+    /// body ended.
+    public let operation: RequestOperation
+}
