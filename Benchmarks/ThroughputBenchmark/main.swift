@@ -24,6 +24,7 @@
 // With --memory-only, the memory a queue keeps per finished operation (MemoryCost.swift).
 //
 //   swift run -c release reqtop-bench [--requests N] [--rounds R] [--endpoint-only | --async-only | --transport nio | --memory-only | --resilience-only | --instruments-only]
+//   swift run -c release reqtop-bench --bulk http://127.0.0.1:PORT/zeros/1073741824 [--rounds R]  (BulkCost.swift)
 import FaultServer
 import Foundation
 #if canImport(FoundationNetworking)
@@ -175,6 +176,7 @@ let parts: Set<Part> = {
     if arguments.contains("--instruments-only") { return [.instruments] }
     if let index = arguments.firstIndex(of: "--transport"), index + 1 < arguments.count, arguments[index + 1] == "nio" { return [.nio] }
     if arguments.contains("--profile-nio") || arguments.contains("--profile-raw") || arguments.contains("--profile-endpoint") { return [] }
+    if arguments.contains("--bulk") { return [] }
     return [.operations, .endpoint, .async]
 }()
 // Warm URLSession up for the parts that time it (a profile of the NIO transport must not
@@ -208,6 +210,12 @@ for inFlight in parts.contains(.endpoint) ? [1, 8] : [] {
     }
     print(String(format: "endpoint, in flight %d: no endpoint %.0f req/s | endpoint, no monitor %.0f req/s (%.2f) | one monitor attached %.0f req/s (%.2f)",
                  inFlight, best.none, best.endpoint, best.endpoint / best.none, best.monitor, best.monitor / best.none))
+}
+if let index = CommandLine.arguments.firstIndex(of: "--bulk"), index + 1 < CommandLine.arguments.count,
+   let bulk = URL(string: CommandLine.arguments[index + 1]) {
+    // One large body from a server in another process (`reqtop serve`'s /zeros/{n}).
+    BulkCost.report(url: bulk, rounds: rounds)
+    exit(0)
 }
 if parts.contains(.resilience) { ResilienceCost.report(requests: requests, rounds: rounds, url: url) }
 if parts.contains(.instruments) { InstrumentCost.report(requests: requests, rounds: rounds, url: url) }

@@ -85,6 +85,8 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
             var buffer = context.channel.allocator.buffer(capacity: count)
             buffer.writeBytes(FaultServer.expectedBytes(count: count, seed: seed))
             respond(context, status: 200, headers: [("Content-Type", "application/octet-stream")], buffer: buffer, keepAlive: keepAlive)
+        case .zeros(let count):
+            sendZeros(context, count: count, keepAlive: keepAlive)
         case .gzip(let count, let seed, let broken, let zeros, let chunked):
             let body: [UInt8]
             if zeros {
@@ -217,6 +219,32 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
         var buffer = context.channel.allocator.buffer(capacity: data.count)
         buffer.writeBytes(data)
         respond(context, status: status, headers: [("Content-Type", "application/json")] + headers, buffer: buffer, keepAlive: keepAlive)
+    }
+
+    /// `count` zero bytes as slices of one 1 MiB buffer (they share its storage), the next
+    /// megabyte written only when the last was flushed: fast, and flat in memory.
+    private func sendZeros(_ context: ChannelHandlerContext, count: Int, keepAlive: Bool) {
+        var head = HTTPResponseHead(version: .http1_1, status: .ok)
+        head.headers.add(name: "Content-Type", value: "application/octet-stream")
+        head.headers.add(name: "Content-Length", value: "\(count)")
+        if !keepAlive { head.headers.add(name: "Connection", value: "close") }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        var block = context.channel.allocator.buffer(capacity: 1 << 20)
+        block.writeRepeatingByte(0, count: 1 << 20)
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        func send(_ left: Int) {
+            let context = bound.value
+            guard left > 0 else {
+                let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+                if !keepAlive { done.assumeIsolated().whenComplete { _ in bound.value.close(promise: nil) } }
+                return
+            }
+            let piece = block.getSlice(at: 0, length: min(left, block.readableBytes))!
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(piece)))).assumeIsolated().whenComplete { result in
+                if case .success = result { send(left - piece.readableBytes) }
+            }
+        }
+        send(count)
     }
 
     /// Promises `bytes`, sends half, closes the connection.

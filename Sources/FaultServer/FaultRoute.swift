@@ -8,6 +8,7 @@ import Foundation
 /// | `/status/{code}` | answers with that status; `?retry-after=S`, `?retry-after-date=S` (an HTTP-date S seconds ahead), `?www-authenticate=SCHEME` add headers |
 /// | `/delay/{ms}` | answers 200 after `ms` milliseconds (`?status=` to change it) |
 /// | `/bytes/{n}` | `n` bytes; `?seed=S` picks the byte stream (see `FaultServer.expectedBytes`) |
+/// | `/zeros/{n}` | `n` zero bytes, sent from one shared buffer: as fast as the server can write, for bulk-transfer benchmarks |
 /// | `/drip` | `?bytes=N&duration=MS&chunks=K`: N bytes in K pieces spread over MS milliseconds |
 /// | `/redirect/{n}` | a chain of `n` redirects (`?status=301/302/307/308`) ending at 200 |
 /// | `/raw-status/{ddd}` | a head with that status line as written (`000`, `050`, `150`: statuses no HTTP library will encode), then `?body=N` bytes (0) and a close |
@@ -31,6 +32,7 @@ public enum FaultRoute: Equatable, Sendable {
     case status(Int, retryAfter: String?, retryAfterDate: Double?, wwwAuthenticate: String?)
     case delay(milliseconds: Int, status: Int)
     case bytes(count: Int, seed: UInt64)
+    case zeros(count: Int)
     case drip(bytes: Int, durationMilliseconds: Int, chunks: Int)
     case redirect(remaining: Int, status: Int)
     case redirectTo(location: String, status: Int)
@@ -85,6 +87,7 @@ public enum FaultRoute: Equatable, Sendable {
       /status/{code}[?retry-after=S][&retry-after-date=S][&www-authenticate=SCHEME]
       /delay/{ms}[?status=C]
       /bytes/{n}[?seed=S]
+      /zeros/{n}  (fast: for bulk-transfer benchmarks)
       /drip?bytes=N&duration=MS[&chunks=K]
       /redirect/{n}[?status=302]
       /redirect-to?url=U[&status=302]
@@ -127,6 +130,9 @@ public enum FaultRoute: Equatable, Sendable {
         case ("bytes", 2):
             guard let count = Int(parts[1]), count >= 0 else { return .notFound(path) }
             return .bytes(count: count, seed: query["seed"].flatMap { UInt64($0) } ?? 0)
+        case ("zeros", 2):
+            guard let count = Int(parts[1]), count >= 0, count <= 1 << 40 else { return .notFound(path) }
+            return .zeros(count: count)
         case ("drip", 1):
             return .drip(bytes: max(0, int("bytes", 1024)), durationMilliseconds: max(0, int("duration", 1000)),
                          chunks: max(1, int("chunks", 10)))

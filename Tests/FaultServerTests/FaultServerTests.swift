@@ -77,6 +77,13 @@ final class FaultServerTests: XCTestCase {
         XCTAssertNotEqual(FaultServer.expectedBytes(count: 64, seed: 7), FaultServer.expectedBytes(count: 64, seed: 8))
     }
 
+    func testZerosAreSentWholeAcrossTheSharedBuffersEdges() {
+        let reply = get("/zeros/3145729")
+        XCTAssertEqual(reply.status, 200)
+        XCTAssertEqual(reply.body.count, 3_145_729, "three whole megabytes and one byte")
+        XCTAssert(reply.body.allSatisfy { $0 == 0 })
+    }
+
     func testDripSpreadsTheBodyOverTime() {
         let start = Date()
         let reply = get("/drip?bytes=3000&duration=400&chunks=4")
