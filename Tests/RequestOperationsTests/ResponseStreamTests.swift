@@ -87,7 +87,7 @@ struct ResponseStreamTests {
         defer { server.stop() }
         let queue = RequestQueue(transport: TransportKind.nio.make(), earlyRetry: nil)
         let size = 48 << 20
-        let answer = try await queue.stream(for: URLRequest(url: server.url("/bytes/\(size)?seed=1")), id: "slow")
+        let answer = try await queue.stream(for: URLRequest(url: server.url("/bytes/\(size)?seed=1")), id: "slow", bufferSize: 1 << 20)
         var iterator = answer.body.makeAsyncIterator()
         var total = try await iterator.next()?.count ?? 0
         try await Task.sleep(for: .milliseconds(600))

@@ -83,7 +83,7 @@ public struct RequestOptions: Sendable {
     /// unlimited to a file. nil: no limit.
     public var maxDecodedRatio: Int? = RequestOptions.defaultMaxDecodedRatio
     /// Where a valid answer's body goes instead of memory: set by
-    /// ``RequestQueue/stream(for:id:options:)``.
+    /// ``RequestQueue/stream(for:id:options:bufferSize:)``.
     var bodyStream: ResponseBodyStream?
     /// ``maxDecodedRatio``'s default.
     public static let defaultMaxDecodedRatio = 200

@@ -54,8 +54,11 @@ extension RequestQueue {
     /// ``response(for:id:options:)`` when no valid answer came. Breaking out of the loop, or
     /// cancelling the Task that reads, cancels the request. ``RequestOptions/destination`` is
     /// not used here.
-    public func stream(for request: URLRequest, id: String? = nil, options: RequestOptions = RequestOptions()) async throws -> StreamedResponse {
-        let body = ResponseBodyStream()
+    /// - Parameter bufferSize: bytes read ahead of the reader before the connection waits
+    ///   (``ResponseBodyStream/defaultCapacity``, 4 MiB).
+    public func stream(for request: URLRequest, id: String? = nil, options: RequestOptions = RequestOptions(),
+                       bufferSize: Int = ResponseBodyStream.defaultCapacity) async throws -> StreamedResponse {
+        let body = ResponseBodyStream(capacity: bufferSize)
         var options = options
         options.destination = nil
         options.bodyStream = body

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// A successful answer's body as it arrives, for a program that processes as it reads
-/// (``RequestQueue/stream(for:id:options:)``): an `AsyncSequence` of the parts the transport
+/// (``RequestQueue/stream(for:id:options:bufferSize:)``): an `AsyncSequence` of the parts the transport
 /// received, held in a small buffer. When the buffer is full a transport that can wait (NIO)
 /// reads no more from the connection until the reader takes a part — the memory stays flat
 /// however large the body and however slow the reader. The URLSession transport cannot be
@@ -43,14 +43,19 @@ public final class ResponseBodyStream: AsyncSequence, Sendable {
         }
     }
 
-    /// The answer's status and headers: what ``RequestQueue/stream(for:id:options:)`` returns with.
+    /// The answer's status and headers: what ``RequestQueue/stream(for:id:options:bufferSize:)`` returns with.
     enum HeadState {
         case waiting([CheckedContinuation<(Int, [String: String]), Error>])
         case arrived(Int, [String: String])
         case failed(Error)
     }
 
-    init(capacity: Int = 1 << 20) {
+    /// ``RequestQueue/stream(for:id:options:bufferSize:)``'s default buffer: 4 MiB. At 1 MiB
+    /// the connection paused and resumed so often that a loopback download ran at 0.3 of raw
+    /// AsyncHTTPClient's rate; at 4 MiB 0.45–0.66 (docs/benchmarks.md).
+    public static let defaultCapacity = 4 << 20
+
+    init(capacity: Int = ResponseBodyStream.defaultCapacity) {
         self.capacity = Swift.max(1, capacity)
     }
 
@@ -192,7 +197,7 @@ public final class ResponseBodyStream: AsyncSequence, Sendable {
     }
 }
 
-/// What ``RequestQueue/stream(for:id:options:)`` returns once a successful answer began.
+/// What ``RequestQueue/stream(for:id:options:bufferSize:)`` returns once a successful answer began.
 public struct StreamedResponse: Sendable {
     public let status: Int
     public let headers: [String: String]

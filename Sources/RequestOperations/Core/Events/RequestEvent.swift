@@ -84,7 +84,8 @@ public struct RequestEvent: Sendable, Equatable {
         /// `response`: `status`, `headers`, `expectedBytes` (absent when unknown); `httpVersion`
         /// (added: `HTTP/1.1`, `HTTP/2.0`, from transports that can tell: NIO).
         case response(status: Int, headers: [String: String], expectedBytes: Int?, httpVersion: String? = nil)
-        /// `data`: `bytes` in this chunk.
+        /// `data`: `bytes` that came since the attempt's last `data` event: one for the first
+        /// part, then one per 256 KiB or 100 ms, and the rest before `taskCompleted`.
         case data(bytes: Int)
         /// `uploaded` (added): the request's body on its way: `bytes` sent so far in this
         /// attempt, `totalBytes` when its length is known. Published about every hundredth of

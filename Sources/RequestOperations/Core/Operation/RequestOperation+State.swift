@@ -127,6 +127,9 @@ extension RequestOperation {
         /// The answer was valid and its body goes to the caller's ``ResponseBodyStream``: the
         /// attempt is committed (a failure from here is not retried: parts were handed over).
         var streaming = false
+        /// Body bytes not yet told in a `data` event, and when the last one was published.
+        var unannouncedBytes = 0
+        var lastDataEventAt: TimeInterval = -.infinity
         /// What the host's circuit breaker let through (told how the attempt went).
         var circuitPass: CircuitPass?
         /// Waiting for the host's circuit breaker.

@@ -211,6 +211,18 @@ extension RequestOperation {
         return state.current.task
     }
 
+    /// A `data` event is published once this many bytes came since the last one…
+    static let dataEventBytes = 256 << 10
+    /// …or this long after the last one (so a slow answer still shows progress).
+    static let dataEventInterval: TimeInterval = 0.1
+
+    /// Publishes the bytes that came since the last `data` event.
+    private func announceData(_ state: inout State, at now: TimeInterval) {
+        publish(&state, .data(bytes: state.current.unannouncedBytes))
+        state.current.unannouncedBytes = 0
+        state.current.lastDataEventAt = now
+    }
+
     /// The wire size of an answer that came encoded, when its `Content-Length` says it.
     static func encodedLength(headers: [String: String], expectedBytes: Int?) -> Int? {
         guard let expectedBytes,
@@ -237,7 +249,8 @@ extension RequestOperation {
                 state.record.firstByteAt = environment.clock.now()
             }
             state.record.bytes += data.count
-            if options.readTimeout != nil { state.current.lastProgress = environment.clock.now() }
+            let now = environment.clock.now()
+            if options.readTimeout != nil { state.current.lastProgress = now }
             if let wire = state.current.encodedLength, let ratio = options.maxDecodedRatio,
                case let (cap, overflow) = wire.multipliedReportingOverflow(by: max(1, ratio)),
                !overflow, state.record.bytes > max(1 << 20, cap) {
@@ -247,7 +260,12 @@ extension RequestOperation {
                     message: "the decoded answer grew past \(ratio)× its \(wire) bytes on the wire (a decompression bomb?; RequestOptions.maxDecodedRatio)")
                 return state.current.task
             }
-            publish(&state, .data(bytes: data.count))
+            // One `data` event per 256 KiB or 100 ms, not per part: a bulk download is tens
+            // of thousands of parts, and an event each halved its rate while watched.
+            state.current.unannouncedBytes += data.count
+            if state.current.unannouncedBytes >= Self.dataEventBytes || now - state.current.lastDataEventAt >= Self.dataEventInterval {
+                announceData(&state, at: now)
+            }
             if state.current.streaming, let stream = options.bodyStream, let running = state.current.task {
                 let transport = environment.transport
                 var room: (@Sendable () -> Void)?
@@ -311,6 +329,7 @@ extension RequestOperation {
                 return nil
             }
             guard state.isCurrent(task: task) else { return nil }
+            if state.current.unannouncedBytes > 0 { announceData(&state, at: environment.clock.now()) }
             // A download goes into place only when this attempt succeeded; else it goes.
             if let file = state.answer.file {
                 state.answer.file = nil
