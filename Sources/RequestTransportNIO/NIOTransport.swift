@@ -61,7 +61,7 @@ public final class NIOTransport: RequestTransport {
     ///   - maxDecodedRatio: a decoded body that grows past this many times what came on the
     ///     wire ends the attempt with -1103 (a decompression bomb), counted by the decoder as
     ///     it reads — also for answers without a `Content-Length`, which the engine's own
-    ///     check (``RequestOptions/maxDecodedRatio``) cannot judge. nil: no limit.
+    ///     check (`RequestOptions.maxDecodedRatio`) cannot judge. nil: no limit.
     public init(configuration: HTTPClient.Configuration = HTTPClient.Configuration(),
                 proxies: ProxySettings = .fromEnvironment(),
                 maxDecodedRatio: Int? = RequestOptions.defaultMaxDecodedRatio) {

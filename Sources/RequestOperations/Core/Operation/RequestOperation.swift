@@ -19,7 +19,7 @@ import Synchronization
 /// (what the transport reports), `+Retry` (after an attempt: success or the retry policy),
 /// `+FlowControl` (interceptors, batches, reactors), `+State` (the locked state and the
 /// guards every step uses). Which phase the operation is in, and which moves between phases
-/// are allowed, is ``AttemptStateMachine``'s alone; the extensions give it inputs and perform
+/// are allowed, is `AttemptStateMachine`'s alone; the extensions give it inputs and perform
 /// the actions it returns.
 ///
 /// Every state change and every transport callback is published on the environment's
