@@ -1,4 +1,5 @@
 import Foundation
+import RequestOperations
 
 /// A running request's progress: its body going up, then its answer coming down — what
 /// moved, how fast, and what is left — for the detail's header and its Request and Response
@@ -31,7 +32,7 @@ extension OperationRow {
         guard let began = attempts.last(where: { $0.responseAt != nil && $0.end == nil })?.responseAt, now >= began else { return nil }
         let elapsed = now - began
         let rate = bytes > 0 && elapsed > 0 ? Double(bytes) / elapsed : nil
-        let declared = responseHeaders.first(where: { $0.key.caseInsensitiveCompare("Content-Encoding") == .orderedSame })?.value
+        let declared = responseHeaders.value(forHTTPHeader: "Content-Encoding")
         let encoding = declared.flatMap { $0.isEmpty || $0.caseInsensitiveCompare("identity") == .orderedSame ? nil : $0 }
         let left = encoding != nil ? nil : expectedBytes.flatMap { expected in rate.map { max(0, Double(expected - bytes)) / $0 } }
         return Transfer(bytes: bytes, expected: expectedBytes, rate: rate, left: left, encoding: encoding)
