@@ -303,9 +303,13 @@ final class NIOHopDelegate: HTTPClientResponseDelegate, Sendable {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        // NIOFoundationCompat copies the bytes at once; Data's generic init from the buffer's
-        // view first tried dynamic casts (half its cost).
-        exchange.received(Data(buffer: buffer), hop: hop, on: task.eventLoop) ?? task.eventLoop.makeSucceededVoidFuture()
+        // A large part is handed over without a copy (the Data keeps the buffer's storage);
+        // a small one is copied, so a trickle of tiny parts held in a stream cannot each pin
+        // a larger read buffer. Data's generic init from the buffer's view first tried
+        // dynamic casts (half its cost).
+        let strategy: ByteBuffer.ByteTransferStrategy = buffer.readableBytes >= 16 << 10 ? .noCopy : .copy
+        let data = Data(buffer: buffer, byteTransferStrategy: strategy)
+        return exchange.received(data, hop: hop, on: task.eventLoop) ?? task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveError(task: HTTPClient.Task<Void>, _ error: Error) {
