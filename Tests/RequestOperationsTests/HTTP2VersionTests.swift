@@ -39,5 +39,14 @@ struct HTTP2VersionTests {
             if case .response(_, _, _, let version) = event.payload { version } else { nil }
         }
         #expect(!versions.isEmpty && versions.allSatisfy { $0 == "HTTP/2.0" }, "\(versions)")
+
+        // The documented refusal: AsyncHTTPClient does not say which connection an HTTP/2
+        // stream runs on (its HTTP/1.1 handler puts `ahc-connection-id` on the request's
+        // logger; its HTTP/2 handler does not), so no `connection` event is made up. Should
+        // a release start saying it, this fails and the event format's row can change.
+        let connections = ["echo", "flaky", "moved"].flatMap(recorder.events(of:)).filter { event in
+            if case .connection = event.payload { true } else { false }
+        }
+        #expect(connections.isEmpty, "\(connections)")
     }
 }
