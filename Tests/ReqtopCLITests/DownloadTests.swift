@@ -24,6 +24,21 @@ final class DownloadTests: XCTestCase {
             XCTAssertEqual(bad.status, 2, bad.stderr)
             XCTAssertTrue(bad.stderr.contains("requests[0].saveTo") && bad.stderr.contains(message), bad.stderr)
         }
+
+        // A limit on the file: an answer over it fails by name and leaves nothing.
+        try #"{"requests": [{"id": "capped", "url": "{{fault}}/bytes/250000", "saveTo": "out/capped.bin", "maxFileBytes": 100000}]}"#
+            .write(toFile: plan, atomically: true, encoding: .utf8)
+        let capped = try reqtop(["run", plan, "--no-tui"])
+        XCTAssertNotEqual(capped.status, 0, capped.stderr)
+        XCTAssertTrue((capped.stdout + capped.stderr).contains("100000-byte limit for its file"), capped.stdout.suffix(800) + capped.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/out/capped.bin"))
+        for (member, message) in [(#""maxFileBytes": 10"#, "a limit for the file \"saveTo\" names"),
+                                  (#""saveTo": "out/x.bin", "maxFileBytes": 0"#, "maxFileBytes")] {
+            try #"{"requests": [{"url": "{{fault}}/echo", \#(member)}]}"#.write(toFile: plan, atomically: true, encoding: .utf8)
+            let bad = try reqtop(["run", plan, "--no-tui"])
+            XCTAssertEqual(bad.status, 2, bad.stderr)
+            XCTAssertTrue(bad.stderr.contains("requests[0].maxFileBytes") && bad.stderr.contains(message), bad.stderr)
+        }
     }
 
     func testAPlanUploadsAFileAndRefusesOneItCannotSend() throws {

@@ -76,4 +76,36 @@ struct ResponseFileTests {
         // The default is 64 MiB.
         #expect(RequestOptions().maxResponseBytes == 64 << 20)
     }
+
+    @Test(arguments: TransportKind.allCases)
+    func aFileOverItsLimitEndsByNameAndLeavesNothing(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil)
+        var options = RequestOptions(retryPolicy: .never)
+        options.destination = URL(fileURLWithPath: folder + "/big.bin")
+        options.maxFileBytes = 100_000
+        #expect(RequestOptions().maxFileBytes == nil, "a file has no limit unless one is set")
+
+        // With a length: refused at the answer's head. Without one (chunked): when the bytes
+        // pass the limit.
+        for (id, path) in [("length", "/bytes/500000"), ("chunked", "/gzip/300000?chunked=1")] {
+            do {
+                _ = try await queue.response(for: URLRequest(url: server.url(path)), id: id, options: options)
+                Issue.record("\(id): an answer over the file's limit must fail")
+            } catch let error as RequestError {
+                let last = try #require(error.result.attempts.last)
+                #expect(last.failure == .transport(.dataLengthExceedsMaximum), "\(id): \(String(describing: last.failure))")
+                #expect("\(error)".contains("maxFileBytes"), "\(id): \(error)")
+                #expect(last.bytes <= 100_000 + 65_536, "\(id): stopped near the limit, not at the end (\(last.bytes))")
+            }
+            #expect(!FileManager.default.fileExists(atPath: folder + "/big.bin"))
+            #expect(leftovers(folder).isEmpty, "\(leftovers(folder))")
+        }
+        // Within the limit, as before.
+        _ = try await queue.response(for: URLRequest(url: server.url("/bytes/90000")), id: "small", options: options)
+        #expect((try? Data(contentsOf: URL(fileURLWithPath: folder + "/big.bin")))?.count == 90_000)
+    }
 }

@@ -97,6 +97,8 @@ struct PlannedRequest: Equatable {
     /// Where a successful answer is written as it arrives (`"saveTo"`, relative to the
     /// plan's folder), moved into place only when complete.
     var saveTo: String?
+    /// The most bytes that file may receive (`"maxFileBytes"`; none when absent).
+    var maxFileBytes: Int?
     /// A file sent as the body, read as it is sent (`"bodyFile"`, relative to the plan's folder).
     var bodyFile: String?
     /// Seconds without a byte before an attempt ends (`"readTimeout"`; `false` at the top: none).

@@ -40,6 +40,7 @@ struct PlanFlow {
         options.redirects = .follow(max: planned.maxRedirects)
         options.responseBodyCap = bodyCap
         options.destination = planned.saveTo.map { URL(fileURLWithPath: $0) }
+        options.maxFileBytes = planned.maxFileBytes
         options.bodyFile = planned.bodyFile.map { URL(fileURLWithPath: $0) }
         options.readTimeout = planned.readTimeout
         // Batch first, then the token: a request held for a while goes out with the token

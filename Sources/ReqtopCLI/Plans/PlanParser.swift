@@ -20,7 +20,8 @@ struct PlanParser {
                                                 "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker", "rateLimitPushback", "hedge",
                                                 "redirects", "tls", "proxy", "bodyCap", "readTimeout", "faults"]
     private static let requestKeys: Set<String> = ["id", "method", "url", "headers", "body", "retry", "timeout", "deadline",
-                                                   "dependsOn", "batch", "auth", "priority", "hedge", "redirects", "saveTo", "readTimeout", "bodyFile"]
+                                                   "dependsOn", "batch", "auth", "priority", "hedge", "redirects", "saveTo", "readTimeout", "bodyFile",
+                                                   "maxFileBytes"]
     private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
     private static let batchKeys: Set<String> = ["size", "timeLimit"]
     static let priorities: [String: Operation.QueuePriority] = ["veryLow": .veryLow, "low": .low, "normal": .normal, "high": .high,
@@ -102,6 +103,10 @@ struct PlanParser {
                 request.hedge = try hedgeSettings(object["hedge"], base: hedge, at: "requests[\(index)].hedge")
                 request.maxRedirects = try redirectSettings(object["redirects"], base: redirects, at: "requests[\(index)].redirects")
                 request.saveTo = try saveTo(object["saveTo"], at: "requests[\(index)].saveTo")
+                request.maxFileBytes = try json.integer(object["maxFileBytes"], at: "requests[\(index)].maxFileBytes", minimum: 1)
+                if request.maxFileBytes != nil, request.saveTo == nil {
+                    throw PlanError(file: file, path: "requests[\(index)].maxFileBytes", message: "a limit for the file \"saveTo\" names; this request has none")
+                }
                 request.bodyFile = try bodyFile(object["bodyFile"], at: "requests[\(index)].bodyFile")
                 if request.bodyFile != nil, object["body"] != nil {
                     throw PlanError(file: file, path: "requests[\(index)].bodyFile", message: "a request has \"body\" or \"bodyFile\", not both")

@@ -65,6 +65,11 @@ public struct RequestOptions: Sendable {
     /// (`dataLengthExceedsMaximum`), so no server can make the process run out of memory.
     /// A ``destination`` file has no limit. nil: none.
     public var maxResponseBytes: Int? = RequestOptions.defaultMaxResponseBytes
+    /// The most a ``destination`` file may receive; past it the attempt ends with -1103 and
+    /// nothing is left under the file's name. nil (the default): no limit — a report or an
+    /// image may well be gigabytes, and a disk is not the process's memory. Set it when the
+    /// server is not trusted with the disk (`"maxFileBytes"` beside `"saveTo"` in a plan).
+    public var maxFileBytes: Int?
     /// Seconds an attempt may go without a byte from the server (from the request's start,
     /// then between the response and each part of its body); past them it ends with -1001
     /// and `timeout: read`. A healthy long download is never cut by it, only a stalled one.

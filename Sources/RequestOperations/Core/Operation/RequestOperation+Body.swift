@@ -92,6 +92,12 @@ extension RequestOperation {
                 return nil
             }
             if let file = state.answer.file {
+                if let limit = options.maxFileBytes, state.record.bytes > limit {
+                    state.current.localFailure = TransportError(
+                        code: URLError.Code.dataLengthExceedsMaximum.rawValue,
+                        message: "the answer is over the \(limit)-byte limit for its file (RequestOptions.maxFileBytes)")
+                    return state.current.task
+                }
                 do {
                     try file.write(data)
                 } catch let error as ResponseFileError {

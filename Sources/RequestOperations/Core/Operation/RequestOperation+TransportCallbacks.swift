@@ -168,6 +168,13 @@ extension RequestOperation {
         guard take(&state.answer), let status = state.answer.status else { return nil }
         if options.readTimeout != nil { state.current.lastProgress = now }
         if let destination = options.destination, (200..<300).contains(status) {
+            if let limit = options.maxFileBytes, let expectedBytes, expectedBytes > limit {
+                // Said before a byte is written: no file is begun for it.
+                state.current.localFailure = TransportError(
+                    code: URLError.Code.dataLengthExceedsMaximum.rawValue,
+                    message: "the answer's \(expectedBytes) bytes are over the \(limit)-byte limit for its file (RequestOptions.maxFileBytes)")
+                return state.current.task
+            }
             do {
                 state.answer.file = try ResponseFile(destination: destination, attempt: state.record.number)
             } catch let error as ResponseFileError {
