@@ -216,6 +216,13 @@ final class NIOExchange: Sendable {
         room?.succeed()
     }
 
+    /// `work` after the parts the connection has read now were delivered: a task on the
+    /// hop's event loop runs when the loop's turn of reading is over.
+    func afterReads(_ work: @escaping @Sendable () -> Void) {
+        guard let loop = state.withLock({ $0.running?.eventLoop }) else { return work() }
+        loop.execute(work)
+    }
+
     /// The hop ended (error nil: the exchange completed).
     func complete(hop: Int?, _ error: URLError?) {
         let finish = state.withLock { state -> Bool in

@@ -121,4 +121,9 @@ public final class NIOTransport: RequestTransport {
     public func resumeReading(_ task: TransportTask) {
         (task.handle as? NIOExchange)?.resumeReading()
     }
+
+    public func afterReads(_ task: TransportTask, _ work: @escaping @Sendable () -> Void) {
+        guard let exchange = task.handle as? NIOExchange else { return work() }
+        exchange.afterReads(work)
+    }
 }

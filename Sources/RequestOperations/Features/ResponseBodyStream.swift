@@ -31,6 +31,8 @@ public final class ResponseBodyStream: AsyncSequence, Sendable {
         var reader: CheckedContinuation<[Data], Error>?
         /// The transport waiting for room.
         var onRoom: (@Sendable () -> Void)?
+        /// The waiting reader is to be woken later (`push`'s `wakeLater`).
+        var wakePending = false
         var head: HeadState = .waiting([])
     }
 
@@ -76,34 +78,61 @@ public final class ResponseBodyStream: AsyncSequence, Sendable {
         waiting.forEach { $0.resume(returning: (status, headers)) }
     }
 
+    /// Runs the work it is given later, once the transport delivered what it has read now.
+    typealias WakeScheduler = @Sendable (_ work: @escaping @Sendable () -> Void) -> Void
+
     /// A part of the body. False when the buffer is now full: a transport that can wait
-    /// reads no more until `whenRoom` is called (once).
-    func push(_ data: Data, whenRoom: (@Sendable () -> Void)? = nil) -> Bool {
-        let (reader, full) = state.withLock { state -> (CheckedContinuation<[Data], Error>?, Bool) in
-            guard state.end == nil else { return (nil, false) }
-            if let reader = state.reader {
-                state.reader = nil
-                return (reader, false)
+    /// reads no more until `whenRoom` is called (once). `wakeLater`: a reader waiting for
+    /// parts is woken through it rather than at once, so the parts a transport delivers in one
+    /// turn reach the reader together — one thread hop for them all (NIO: at the end of the
+    /// event loop's turn; AsyncHTTPClient's own async body wakes its reader the same way).
+    func push(_ data: Data, whenRoom: (@Sendable () -> Void)? = nil, wakeLater: WakeScheduler? = nil) -> Bool {
+        let (reader, parts, full, scheduleWake) = state.withLock { state -> (CheckedContinuation<[Data], Error>?, [Data], Bool, Bool) in
+            guard state.end == nil else { return (nil, [], false, false) }
+            if let reader = state.reader, wakeLater == nil {
+                let parts = state.parts + [data]
+                (state.reader, state.parts, state.bytes) = (nil, [], 0)
+                return (reader, parts, false, false)
             }
             state.parts.append(data)
             state.bytes += data.count
             let full = state.bytes >= capacity
             if full { state.onRoom = whenRoom }
-            return (nil, full)
+            let scheduleWake = state.reader != nil && !state.wakePending
+            if scheduleWake { state.wakePending = true }
+            return (nil, [], full, scheduleWake)
         }
-        reader?.resume(returning: [data])
+        reader?.resume(returning: parts)
+        if scheduleWake, let wakeLater { wakeLater { self.wakeReader() } }
         return !full
+    }
+
+    /// Hands the waiting reader every part buffered since it was scheduled.
+    private func wakeReader() {
+        let (reader, parts, room) = state.withLock { state -> (CheckedContinuation<[Data], Error>?, [Data], (@Sendable () -> Void)?) in
+            state.wakePending = false
+            guard let reader = state.reader, !state.parts.isEmpty else { return (nil, [], nil) }
+            let taken = (reader, state.parts, state.onRoom)
+            (state.reader, state.parts, state.bytes, state.onRoom) = (nil, [], 0, nil)
+            return taken
+        }
+        room?()
+        reader?.resume(returning: parts)
     }
 
     /// Bytes read from the transport and not yet taken by the reader.
     var buffered: Int { state.withLock { $0.bytes } }
+
+    /// The reader is suspended, waiting for parts (for tests).
+    var readerIsWaiting: Bool { state.withLock { $0.reader != nil } }
 
     /// The body ended whole, or the request failed: the reader, and a caller still waiting
     /// for the answer, are told. Never called under the operation's lock: telling the
     /// transport there is room may run its reading at once.
     func finish(_ end: End) {
         typealias HeadWaiter = CheckedContinuation<(Int, [String: String]), Error>
-        let (reader, waiting, room) = state.withLock { state -> (CheckedContinuation<[Data], Error>?, [HeadWaiter], (@Sendable () -> Void)?) in
+        typealias Reader = (CheckedContinuation<[Data], Error>, [Data])
+        let (reader, waiting, room) = state.withLock { state -> (Reader?, [HeadWaiter], (@Sendable () -> Void)?) in
             guard state.end == nil else { return (nil, [], nil) }
             state.end = end
             var waiting: [HeadWaiter] = []
@@ -111,12 +140,22 @@ public final class ResponseBodyStream: AsyncSequence, Sendable {
                 waiting = list
                 state.head = .failed(end.error ?? CancellationError())
             }
-            defer { (state.reader, state.onRoom) = (nil, nil) }
-            return (state.parts.isEmpty ? state.reader : nil, waiting, state.onRoom)
+            // A reader woken later (see `push`) may be waiting with parts already buffered:
+            // it gets them now, and the end on its next call.
+            let (reader, parts, room) = (state.reader, state.parts, state.onRoom)
+            (state.reader, state.onRoom) = (nil, nil)
+            if reader != nil { (state.parts, state.bytes) = ([], 0) }
+            return (reader.map { ($0, parts) }, waiting, room)
         }
         room?()
-        if let reader {
-            if let error = end.error { reader.resume(throwing: error) } else { reader.resume(returning: []) }
+        if let (reader, parts) = reader {
+            if !parts.isEmpty {
+                reader.resume(returning: parts)
+            } else if let error = end.error {
+                reader.resume(throwing: error)
+            } else {
+                reader.resume(returning: [])
+            }
         }
         waiting.forEach { $0.resume(throwing: end.error ?? CancellationError()) }
     }

@@ -78,8 +78,12 @@ extension RequestOperation {
             if state.current.streaming, let stream = options.bodyStream, let running = state.current.task {
                 let transport = environment.transport
                 var room: (@Sendable () -> Void)?
-                if paced { room = { transport.resumeReading(running) } }
-                goOn = stream.push(data, whenRoom: room)
+                var wakeLater: ResponseBodyStream.WakeScheduler?
+                if paced {
+                    room = { transport.resumeReading(running) }
+                    wakeLater = { work in transport.afterReads(running, work) }
+                }
+                goOn = stream.push(data, whenRoom: room, wakeLater: wakeLater)
                 if !goOn, !paced, let limit = options.maxResponseBytes, stream.buffered > limit {
                     // A transport that cannot wait (URLSession): a reader far behind would
                     // fill the memory instead.

@@ -41,6 +41,7 @@ final class FaultInjectingTransport: RequestTransport {
     var resendsBodyOnRedirect: Bool { base.resendsBodyOnRedirect }
     var sendsLengthWithStreams: Bool { base.sendsLengthWithStreams }
     func resumeReading(_ task: TransportTask) { base.resumeReading(task) }
+    func afterReads(_ task: TransportTask, _ work: @escaping @Sendable () -> Void) { base.afterReads(task, work) }
 
     func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
         guard let rule = rules.pick(for: request) else { return base.makeTask(for: request, handler: handler) }
