@@ -97,6 +97,30 @@ struct ResponseStreamTests {
         #expect(total == size)
     }
 
+    /// An injected cut (a fault rule) keeps the stream's back-pressure until it cuts, then
+    /// ends the reading after exactly the bytes it allowed.
+    @Test func aStreamUnderAnInjectedCutIsStillHeldBackAndEndsAtTheCut() async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(transport: TransportKind.nio.make(), earlyRetry: nil)
+        let allowed = 40 << 20
+        queue.faults.add(FaultRule(match: try RequestMatch("path:/bytes"), effect: .truncate(afterBytes: allowed)))
+        let answer = try await queue.stream(for: URLRequest(url: server.url("/bytes/\(48 << 20)?seed=1")), id: "cut",
+                                            options: RequestOptions(retryPolicy: .never), bufferSize: 1 << 20)
+        var iterator = answer.body.makeAsyncIterator()
+        var total = try await iterator.next()?.count ?? 0
+        try await Task.sleep(for: .milliseconds(600))
+        let readMeanwhile = answer.operation.attempts.last?.bytes ?? 0
+        #expect(readMeanwhile < 8 << 20, "read \(readMeanwhile) bytes while the reader slept: the fault's wrapper lost the pacing")
+        do {
+            while let part = try await iterator.next() { total += part.count }
+            Issue.record("the injected cut must end the reading with an error")
+        } catch let error as RequestError {
+            #expect(error.result.attempts.last?.failure == .transport(.networkConnectionLost), "\(error)")
+        }
+        #expect(total == allowed)
+    }
+
     /// URLSession cannot be told to wait: a reader more than `maxResponseBytes` behind ends it
     /// by name rather than filling the memory.
     @Test func aReaderFarBehindOnURLSessionEndsByName() async throws {

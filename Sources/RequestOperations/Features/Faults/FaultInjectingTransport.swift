@@ -193,6 +193,17 @@ final class TruncatingCallbacks: TransportCallbacks, Sendable {
     }
 
     func task(_ task: Int, didReceive data: Data) {
+        _ = pass(task, data, paced: false)
+    }
+
+    /// Paced parts stay paced (a stream under an injected cut keeps its back-pressure).
+    func task(_ task: Int, didReceivePaced data: Data) -> Bool {
+        pass(task, data, paced: true)
+    }
+
+    /// Passes the part on up to the limit, and cuts the body there; what the engine said
+    /// about room (true past a cut: nothing more is wanted).
+    private func pass(_ task: Int, _ data: Data, paced: Bool) -> Bool {
         let (pass, cutNow, real) = state.withLock { state -> (Data?, Bool, TransportTask?) in
             guard !state.cut else { return (nil, false, nil) }
             let room = limit - state.passed
@@ -204,12 +215,17 @@ final class TruncatingCallbacks: TransportCallbacks, Sendable {
             state.passed = limit
             return (room > 0 ? Data(data.prefix(room)) : nil, true, state.task)
         }
-        if let pass { handler.task(task, didReceive: pass) }
+        var goOn = true
+        if let pass {
+            if paced { goOn = handler.task(task, didReceivePaced: pass) } else { handler.task(task, didReceive: pass) }
+        }
         if cutNow {
             handler.task(task, didCompleteWithError: URLError(.networkConnectionLost, userInfo: [
                 NSLocalizedDescriptionKey: "connection lost after \(limit) bytes of the body (injected by reqtop)"]))
             if let real { transport.cancel(real) }
+            return true
         }
+        return goOn
     }
 
     func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
