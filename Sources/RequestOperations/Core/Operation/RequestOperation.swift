@@ -211,6 +211,9 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
     /// Ends the current attempt's own part under the lock (its timer, task and slot) and
     /// records how it ended; the rest of the operation goes on. What to undo is returned.
     func closeAttempt(_ state: inout State, failure: AttemptFailure?, at now: TimeInterval) -> Teardown {
+        // Bytes since the last `data` event are told before the attempt ends (its task's own
+        // completion, which would tell them, comes for a task no longer current).
+        if state.current.unannouncedBytes > 0 { announceData(&state, at: now) }
         let lead = state.current.leadRecord ?? state.records.count - 1
         let racers = closeRacers(&state, at: now, error: .hedgeEnded(with: state.records[lead].number))
         var teardown = Teardown(closing: state.current)
@@ -226,6 +229,7 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
         let now = environment.clock.now()
         // The attempt that decided the end: with hedges, the one that answered first.
         let deciding = state.leadAttempt
+        if state.current.unannouncedBytes > 0 { announceData(&state, at: now) }
         var teardown = Teardown(closing: state.current)
         teardown.merge(Teardown(timers: [state.retryTimer, state.deadlineTimer], observation: state.observation))
         teardown.waiting = state.waiting
