@@ -118,7 +118,7 @@ let package = Package(
             name: "reqtop-bench",
             dependencies: ["RequestOperations", "RequestEventFormat", "RequestEndpoint", "RequestTransportNIO", "FaultServer", "RequestTracing", "RequestMetrics",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                           .product(name: "NIOCore", package: "swift-nio")],
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
             path: "Benchmarks/ThroughputBenchmark"
         ),
         .executableTarget(

@@ -10,8 +10,22 @@ import RequestOperations
 enum MemoryCost {
     /// VmRSS of this process, in KiB.
     static func residentKiB() -> Int {
+        statusKiB("VmRSS:")
+    }
+
+    /// The resident memory's high-water mark since the last ``resetPeak()``, in KiB.
+    static func peakKiB() -> Int {
+        statusKiB("VmHWM:")
+    }
+
+    /// Starts the high-water mark again from the resident memory now (Linux's `clear_refs`).
+    static func resetPeak() {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+
+    private static func statusKiB(_ field: String) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
               let kib = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
         return kib
     }

@@ -24,7 +24,8 @@
 // With --memory-only, the memory a queue keeps per finished operation (MemoryCost.swift).
 //
 //   swift run -c release reqtop-bench [--requests N] [--rounds R] [--endpoint-only | --async-only | --transport nio | --memory-only | --resilience-only | --instruments-only]
-//   swift run -c release reqtop-bench --bulk http://127.0.0.1:PORT/zeros/1073741824 [--rounds R]  (BulkCost.swift)
+//   swift run -c release reqtop-bench --bulk http://127.0.0.1:PORT/zeros/1073741824 [--rounds R]  (BulkCost.swift: down to the
+//     caller, to a file, and up, each beside raw AsyncHTTPClient; pin server and client to separate cores with taskset)
 import FaultServer
 import Foundation
 #if canImport(FoundationNetworking)

@@ -16,6 +16,12 @@ public struct BodyDigest: Sendable, Equatable {
         self.count += count
     }
 
+    /// `bytes` more, counted and not hashed (`/sink?hash=0`: a benchmark's upload, where the
+    /// server's hashing, a byte at a time, would be the slowest part).
+    public mutating func count(_ bytes: Int) {
+        count += bytes
+    }
+
     /// The hash as 16 hex digits.
     public var hex: String {
         let digits = String(hash, radix: 16)

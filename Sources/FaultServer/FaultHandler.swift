@@ -15,6 +15,8 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var body = ByteBuffer()
     /// `/sink`: the body is counted and hashed as it arrives, never kept.
     private var sink: BodyDigest?
+    /// `/sink?hash=0`: the body is counted only.
+    private var sinkHashes = true
     /// Requests answered on this connection so far: `/drop-reused` drops a connection that
     /// already served one.
     private var answered = 0
@@ -35,10 +37,11 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
             body.clear()
             let path = URLComponents(string: head.uri)?.path ?? head.uri
             sink = path == "/sink" ? BodyDigest() : nil
+            sinkHashes = !head.uri.contains("hash=0")
             counters.recordHead(path)
         case .body(var chunk):
             if sink != nil {
-                sink?.add(chunk.readableBytesView)
+                if sinkHashes { sink?.add(chunk.readableBytesView) } else { sink?.count(chunk.readableBytes) }
             } else {
                 body.writeBuffer(&chunk)
             }
@@ -171,7 +174,8 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
             echo(context, head: head, keepAlive: keepAlive)
         case .sink:
             let digest = sink ?? BodyDigest()
-            json(context, status: 200, ["bodyBytes": digest.count, "fnv1a": digest.hex], keepAlive: keepAlive)
+            let answer: [String: Any] = sinkHashes ? ["bodyBytes": digest.count, "fnv1a": digest.hex] : ["bodyBytes": digest.count]
+            json(context, status: 200, answer, keepAlive: keepAlive)
         case .authToken(let ttl, let delay, let failStatus):
             let credentials = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any]
             after(delay, context) { [self] in

@@ -23,7 +23,7 @@ import Foundation
 /// | `/drop-reused` | on a connection that already served a request, reads the whole request and closes the connection without answering (a kept-alive connection the server gave up on); on a fresh connection answers 200 `{"bodyBytes":N}` |
 /// | `/echo` | the request as JSON: method, path, query, headers, body |
 /// | `/gzip/{n}` | `n` bytes of `/bytes/{n}?seed=S` sent `Content-Encoding: gzip` (stored blocks: every decoder reads them); `?broken=1`: the same header on bytes that are not gzip; `?zeros=1`: `n` zero bytes in about `n`/159 on the wire (a decompression bomb, up to 1 GiB); `?chunked=1`: without `Content-Length` |
-/// | `/sink` | reads the request's body without keeping it and answers `{"bodyBytes":N,"fnv1a":"HEX"}` (its length and 64-bit FNV-1a): for uploads larger than memory |
+/// | `/sink` | reads the request's body without keeping it and answers `{"bodyBytes":N,"fnv1a":"HEX"}` (its length and 64-bit FNV-1a): for uploads larger than memory; `?hash=0` counts only (`{"bodyBytes":N}`, for upload benchmarks) |
 /// | `/auth/token` | POST `{"username":U,"password":"secret"}` → `{"token":T,"expiresIn":S}`; a new token replaces that user's last one; `?ttl=S` (default 3600), `?delay=MS`, `?status=C` to fail; wrong password → 403 |
 /// | `/auth/expire` | expires the current token now |
 /// | `/auth/resource/{name}` | with `Authorization: Bearer <current token>`: 200 `{"resource":name,"user":U,"id":N}`; else 401 with `WWW-Authenticate: Bearer` (`?delay=MS` first; the token is checked after the delay) |

@@ -42,6 +42,11 @@ struct BodyFileTests {
         let sent = try sink(result.data)
         #expect(sent.bytes == digest.count)
         #expect(sent.hash == digest.hex)
+        // The benchmarks' count-only sink: the same length, no hash.
+        request.url = server.url("/sink?hash=0")
+        let counted = try sink(try await queue.response(for: request, id: "counted", options: options).data)
+        #expect(counted.bytes == digest.count)
+        #expect(counted.hash == "")
 
         // A retry sends the whole file again, from its first byte.
         options.retryPolicy = ExponentialBackoffRetryPolicy(maxAttempts: 2, baseDelay: 0.01)

@@ -54,8 +54,9 @@ public final class ResponseBodyStream: AsyncSequence, Sendable {
     }
 
     /// ``RequestQueue/stream(for:id:options:bufferSize:)``'s default buffer: 4 MiB. At 1 MiB
-    /// the connection paused and resumed so often that a loopback download ran at 0.3 of raw
-    /// AsyncHTTPClient's rate; at 4 MiB 0.45–0.66 (docs/benchmarks.md).
+    /// the connection paused and resumed every few parts (a loopback download ran at 0.3 of
+    /// raw AsyncHTTPClient's rate, measured before the reader took parts in batches); at
+    /// 4 MiB 0.69–0.83 (docs/benchmarks.md).
     public static let defaultCapacity = 4 << 20
 
     init(capacity: Int = ResponseBodyStream.defaultCapacity) {
