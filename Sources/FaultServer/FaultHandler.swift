@@ -85,11 +85,19 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
                 respond(context, status: status, body: "delayed \(milliseconds) ms\n", keepAlive: keepAlive)
             }
         case .bytes(let count, let seed):
-            var buffer = context.channel.allocator.buffer(capacity: count)
-            buffer.writeBytes(FaultServer.expectedBytes(count: count, seed: seed))
-            respond(context, status: 200, headers: [("Content-Type", "application/octet-stream")], buffer: buffer, keepAlive: keepAlive)
+            var bytes = SeededBytes(seed: seed)
+            let allocator = context.channel.allocator
+            sendInParts(context, count: count, partSize: 256 << 10, keepAlive: keepAlive) { size in
+                var part = allocator.buffer(capacity: size)
+                bytes.write(size, into: &part)
+                return part
+            }
         case .zeros(let count):
-            sendZeros(context, count: count, keepAlive: keepAlive)
+            var block = context.channel.allocator.buffer(capacity: 1 << 20)
+            block.writeRepeatingByte(0, count: 1 << 20)
+            sendInParts(context, count: count, partSize: block.readableBytes, keepAlive: keepAlive) { size in
+                block.getSlice(at: 0, length: size)!
+            }
         case .gzip(let count, let seed, let broken, let zeros, let chunked):
             let body: [UInt8]
             if zeros {
@@ -227,23 +235,24 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// `count` zero bytes as slices of one 1 MiB buffer (they share its storage), the next
     /// megabyte written only when the last was flushed: fast, and flat in memory.
-    private func sendZeros(_ context: ChannelHandlerContext, count: Int, keepAlive: Bool) {
+    /// A 200 of `count` bytes, sent part by part as the connection takes them: a body of any
+    /// size costs one part of memory. `part(n)` makes the next `n` bytes.
+    private func sendInParts(_ context: ChannelHandlerContext, count: Int, partSize: Int, keepAlive: Bool,
+                             part: @escaping (Int) -> ByteBuffer) {
         var head = HTTPResponseHead(version: .http1_1, status: .ok)
         head.headers.add(name: "Content-Type", value: "application/octet-stream")
         head.headers.add(name: "Content-Length", value: "\(count)")
         if !keepAlive { head.headers.add(name: "Connection", value: "close") }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        var block = context.channel.allocator.buffer(capacity: 1 << 20)
-        block.writeRepeatingByte(0, count: 1 << 20)
-        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let bound = NIOLoopBound((context, part), eventLoop: context.eventLoop)
         func send(_ left: Int) {
-            let context = bound.value
+            let (context, part) = bound.value
             guard left > 0 else {
                 let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-                if !keepAlive { done.assumeIsolated().whenComplete { _ in bound.value.close(promise: nil) } }
+                if !keepAlive { done.assumeIsolated().whenComplete { _ in bound.value.0.close(promise: nil) } }
                 return
             }
-            let piece = block.getSlice(at: 0, length: min(left, block.readableBytes))!
+            let piece = part(min(left, partSize))
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(piece)))).assumeIsolated().whenComplete { result in
                 if case .success = result { send(left - piece.readableBytes) }
             }

@@ -7,9 +7,9 @@ import Foundation
 /// | --- | --- |
 /// | `/status/{code}` | answers with that status; `?retry-after=S`, `?retry-after-date=S` (an HTTP-date S seconds ahead), `?www-authenticate=SCHEME` add headers |
 /// | `/delay/{ms}` | answers 200 after `ms` milliseconds (`?status=` to change it) |
-/// | `/bytes/{n}` | `n` bytes; `?seed=S` picks the byte stream (see `FaultServer.expectedBytes`) |
+/// | `/bytes/{n}` | `n` bytes (up to 1 TiB, made as they are sent); `?seed=S` picks the byte stream (see `SeededBytes`) |
 /// | `/zeros/{n}` | `n` zero bytes, sent from one shared buffer: as fast as the server can write, for bulk-transfer benchmarks |
-/// | `/drip` | `?bytes=N&duration=MS&chunks=K`: N bytes in K pieces spread over MS milliseconds |
+/// | `/drip` | `?bytes=N&duration=MS&chunks=K`: N bytes (at most 64 MiB) in K pieces spread over MS milliseconds |
 /// | `/redirect/{n}` | a chain of `n` redirects (`?status=301/302/307/308`) ending at 200 |
 /// | `/raw-status/{ddd}` | a head with that status line as written (`000`, `050`, `150`: statuses no HTTP library will encode), then `?body=N` bytes (0) and a close |
 /// | `/set-cookie` | `Set-Cookie: N=V` from `?name=N&value=V` (`?attrs=` appended as written: `; Path=/a; Secure`), 200, or 302 to `?redirect=U` |
@@ -17,7 +17,7 @@ import Foundation
 /// | `/redirect-to` | one redirect to `?url=U` as given (another host, another scheme: for the redirect-safety tests), `?status=` (302) |
 /// | `/flaky/{key}` | fails the first `?failures=N` hits on `key` with `?status=` (a code, `drop` or `reset`; `?retry-after=` adds the header), then 200; `status=slow` answers those hits 200 `slow hit N` instead, `status=cut` cuts their answer off after 32 of 64 promised bytes; `ms=MS` delays the failing answers and `ok-ms=MS` the later ones (slow or racing copies, for hedged reads) |
 /// | `/overlong` | promises `?bytes=N` (1024) and sends `?extra=M` (64) bytes more, then closes: a server that says less than it sends |
-/// | `/close-mid-body` | promises `?bytes=N` and closes the connection after half |
+/// | `/close-mid-body` | promises `?bytes=N` (at most 64 MiB) and closes the connection after half |
 /// | `/reset` | resets the connection (TCP RST) without answering |
 /// | `/hang` | never answers |
 /// | `/drop-reused` | on a connection that already served a request, reads the whole request and closes the connection without answering (a kept-alive connection the server gave up on); on a fresh connection answers 200 `{"bodyBytes":N}` |
@@ -128,13 +128,14 @@ public enum FaultRoute: Equatable, Sendable {
             guard let milliseconds = Int(parts[1]), milliseconds >= 0 else { return .notFound(path) }
             return .delay(milliseconds: milliseconds, status: int("status", 200))
         case ("bytes", 2):
-            guard let count = Int(parts[1]), count >= 0 else { return .notFound(path) }
+            guard let count = Int(parts[1]), count >= 0, count <= 1 << 40 else { return .notFound(path) }
             return .bytes(count: count, seed: query["seed"].flatMap { UInt64($0) } ?? 0)
         case ("zeros", 2):
             guard let count = Int(parts[1]), count >= 0, count <= 1 << 40 else { return .notFound(path) }
             return .zeros(count: count)
         case ("drip", 1):
-            return .drip(bytes: max(0, int("bytes", 1024)), durationMilliseconds: max(0, int("duration", 1000)),
+            // A piece is made whole: the size is held to 64 MiB.
+            return .drip(bytes: max(0, min(int("bytes", 1024), 64 << 20)), durationMilliseconds: max(0, int("duration", 1000)),
                          chunks: max(1, int("chunks", 10)))
         case ("redirect", 2):
             guard let remaining = Int(parts[1]), remaining >= 0 else { return .notFound(path) }
@@ -164,7 +165,7 @@ public enum FaultRoute: Equatable, Sendable {
         case ("overlong", 1):
             return .overlong(bytes: max(0, min(int("bytes", 1024), 1 << 20)), extra: max(1, min(int("extra", 64), 1 << 20)))
         case ("close-mid-body", 1):
-            return .closeMidBody(bytes: max(2, int("bytes", 1024)))
+            return .closeMidBody(bytes: max(2, min(int("bytes", 1024), 64 << 20)))
         case ("reset", 1):
             return .reset
         case ("hang", 1):

@@ -126,22 +126,11 @@ public final class FaultServer: Sendable {
         connections.closeAll()
     }
 
-    /// The bytes `/bytes/N?seed=S` sends: a SplitMix64 stream, different for every seed.
+    /// The bytes `/bytes/N?seed=S` sends: a SplitMix64 stream, different for every seed
+    /// (``SeededBytes``).
     public static func expectedBytes(count: Int, seed: UInt64) -> [UInt8] {
-        var state = seed
-        var out = [UInt8]()
-        out.reserveCapacity(count)
-        while out.count < count {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            z ^= z >> 31
-            for shift in stride(from: 0, to: 64, by: 8) where out.count < count {
-                out.append(UInt8(truncatingIfNeeded: z >> UInt64(shift)))
-            }
-        }
-        return out
+        var bytes = SeededBytes(seed: seed)
+        return bytes.next(count)
     }
 }
 

@@ -75,6 +75,57 @@ final class FaultServerTests: XCTestCase {
         let reply = get("/bytes/10000?seed=7")
         XCTAssertEqual(Array(reply.body), FaultServer.expectedBytes(count: 10000, seed: 7))
         XCTAssertNotEqual(FaultServer.expectedBytes(count: 64, seed: 7), FaultServer.expectedBytes(count: 64, seed: 8))
+        // Past one 256 KiB part, sent part by part: the same stream across the parts' edges.
+        let large = get("/bytes/600003?seed=3")
+        XCTAssertEqual(large.body.count, 600_003)
+        XCTAssertTrue(Array(large.body) == FaultServer.expectedBytes(count: 600_003, seed: 3))
+    }
+
+    /// The stream as it was first written, a byte at a time: made in parts of any size, it is
+    /// still these bytes (recordings and fixtures hold them).
+    func testTheSeededStreamInPartsIsTheOriginalStream() {
+        func original(count: Int, seed: UInt64) -> [UInt8] {
+            var state = seed
+            var out = [UInt8]()
+            while out.count < count {
+                state &+= 0x9E37_79B9_7F4A_7C15
+                var z = state
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                z ^= z >> 31
+                for shift in stride(from: 0, to: 64, by: 8) where out.count < count {
+                    out.append(UInt8(truncatingIfNeeded: z >> UInt64(shift)))
+                }
+            }
+            return out
+        }
+        for seed: UInt64 in [0, 5, 9] {
+            var stream = SeededBytes(seed: seed)
+            var made: [UInt8] = []
+            for size in [1, 7, 8, 3, 64, 13, 0, 1000] { made += stream.next(size) }
+            XCTAssertEqual(made, original(count: made.count, seed: seed), "seed \(seed)")
+        }
+    }
+
+    /// Sizes a request chooses no longer decide the server's memory: a huge `/bytes` streams
+    /// (its head comes at once), the routes that build a body whole are held to their caps.
+    func testAHugeBodyIsStreamedAndBuiltBodiesAreCapped() throws {
+        XCTAssertEqual(FaultRoute.parse("/bytes/4294967296"), .bytes(count: 4 << 30, seed: 0))
+        XCTAssertEqual(FaultRoute.parse("/bytes/2000000000000"), .notFound("/bytes/2000000000000"))
+        XCTAssertEqual(FaultRoute.parse("/close-mid-body?bytes=99999999999"), .closeMidBody(bytes: 64 << 20))
+        XCTAssertEqual(FaultRoute.parse("/drip?bytes=99999999999&chunks=1"), .drip(bytes: 64 << 20, durationMilliseconds: 1000, chunks: 1))
+        // 4 GiB asked for (it crashed the server, built whole), 1 MiB read by curl, the
+        // connection dropped: the server is still there.
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/bin/sh")
+        curl.arguments = ["-c", "curl -s '\(server.url("/bytes/4294967296").absoluteString)' | head -c 1048576 | wc -c"]
+        let output = Pipe()
+        curl.standardOutput = output
+        try curl.run()
+        curl.waitUntilExit()
+        let read = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(read.trimmingCharacters(in: .whitespacesAndNewlines), "1048576")
+        XCTAssertEqual(get("/bytes/10").status, 200, "the server survived")
     }
 
     func testZerosAreSentWholeAcrossTheSharedBuffersEdges() {
