@@ -31,7 +31,7 @@ struct OperationJournal {
                 continue
             }
             if events[event.operationID] == nil { order.append(event.operationID) }
-            events[event.operationID, default: []].append(event)
+            events[event.operationID, default: []].appendMergingData(event)
             if case .finished = event.payload {
                 events[event.operationID] = (events[event.operationID] ?? []).mergingDataRuns().events
                 finished.append(event.operationID)

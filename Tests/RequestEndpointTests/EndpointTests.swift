@@ -294,7 +294,9 @@ final class OperationJournalTests: XCTestCase {
         var journal = OperationJournal(finishedLimit: 2)
         journal.apply([event(0, "a", .queued(method: "GET", url: "http://h/", headers: [:], maxAttempts: 1)), event(0.1, "a", .started)]
                       + (1...100).map { event(0.1 + Double($0) / 1000, "a", .data(bytes: 10)) })
-        XCTAssertEqual(journal.events["a"]?.count, 102, "a live operation keeps every event")
+        XCTAssertEqual(journal.events["a"]?.map(\.payload.name), ["queued", "started", "data"],
+                       "a live operation's data events are one as they come")
+        XCTAssertEqual(journal.events["a"]?[2].payload, .data(bytes: 1000))
         journal.apply([event(1, "a", .finished(outcome: .success, status: 200, attempts: 1, duration: 1, reason: nil))])
         XCTAssertEqual(journal.events["a"]?.map(\.payload.name), ["queued", "started", "data", "finished"])
         XCTAssertEqual(journal.events["a"]?[2].payload, .data(bytes: 1000))

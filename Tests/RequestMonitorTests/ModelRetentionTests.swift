@@ -29,6 +29,29 @@ final class ModelRetentionTests: XCTestCase {
         XCTAssert(text.contains("499 data events merged"), text)
     }
 
+    /// While it runs too: a download's thousands of `data` events are one growing line, per
+    /// attempt (they filled the Events tab of a running 4 GiB download with 16,000 lines).
+    func testARunningDownloadsDataEventsAreOneLinePerRunAsTheyCome() {
+        var model = QueueModel(source: "test")
+        model.apply(RequestEvent(time: 1, operationID: "big", attempt: 1, payload: .queued(method: "GET", url: "http://api.test/big", headers: [:], maxAttempts: 3)))
+        model.apply(RequestEvent(time: 1, operationID: "big", attempt: 1, payload: .started))
+        model.apply(RequestEvent(time: 1, operationID: "big", attempt: 1, payload: .response(status: 200, headers: [:], expectedBytes: nil)))
+        for chunk in 0..<1_000 {
+            model.apply(RequestEvent(time: 1 + Double(chunk) * 0.001, operationID: "big", attempt: 1, payload: .data(bytes: 262_144)))
+        }
+        // A second attempt's bytes are their own line.
+        model.apply(RequestEvent(time: 3, operationID: "big", attempt: 2, payload: .started))
+        model.apply(RequestEvent(time: 3, operationID: "big", attempt: 2, payload: .data(bytes: 10)))
+        model.apply(RequestEvent(time: 3, operationID: "big", attempt: 2, payload: .data(bytes: 20)))
+        let row = model.row("big")!
+        XCTAssertEqual(row.state, .preparing)
+        XCTAssertEqual(row.events.map(\.payload.name), ["queued", "started", "response", "data", "started", "data"])
+        XCTAssertEqual(row.events[3].payload, .data(bytes: 262_144_000))
+        XCTAssertEqual(row.events[3].time, 1.999, accuracy: 1e-9, "the run's line carries its latest time")
+        XCTAssertEqual(row.events[5].payload, .data(bytes: 30))
+        XCTAssertEqual(row.mergedDataEvents, 1_000)
+    }
+
     func testPastTheLimitTheOldestFinishedRowsAreLetGoAndRunningOnesStay() {
         var model = QueueModel(source: "test", finishedLimit: 100)
         model.apply(RequestEvent(time: 0, operationID: "still-running", attempt: 1, payload: .queued(method: "GET", url: "http://api.test/slow", headers: [:], maxAttempts: 3)))

@@ -7,7 +7,7 @@ extension OperationRow {
     /// `finished` is rare: a user's retry of it).
     mutating func apply(_ event: RequestEvent) {
         if live.isEmpty { unpack() }
-        live[0].events.append(event)
+        keep(event)
         let t = event.time
         switch event.payload {
         case .queued(let method, let url, let headers, let maxAttempts, let body, let options):
@@ -183,6 +183,15 @@ extension OperationRow {
             dataEventsMerged += Int32(clamping: removed)
         case .other, .missed:
             break
+        }
+    }
+
+    /// Keeps the event for the detail view. A `data` event right after another of the same
+    /// attempt is merged into it as it comes: a download is thousands of them (16,000 a
+    /// 4 GiB file), which filled the Events tab and the row's memory while it ran.
+    private mutating func keep(_ event: RequestEvent) {
+        if live[0].events.appendMergingData(event) {
+            dataEventsMerged = dataEventsMerged == .max ? .max : dataEventsMerged + 1
         }
     }
 

@@ -99,7 +99,7 @@ public struct OperationRow: Sendable {
     /// Bumped when the text a filter searches changes (its id, host, path or method): the
     /// model keeps that text for every row (``SearchText``) and looks again when it moves.
     var searchTextVersion: UInt8 = 0
-    /// `data` events merged away when the operation finished (the Events tab says so).
+    /// `data` events merged into the one before them (the Events tab says so).
     /// 32 bits, so it shares a word with the two fields above.
     var dataEventsMerged: Int32 = 0
     public var mergedDataEvents: Int { Int(dataEventsMerged) }

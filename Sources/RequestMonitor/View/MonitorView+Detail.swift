@@ -38,7 +38,7 @@ extension MonitorView {
         switch tab {
         case .events:
             let merged: [(String, CellGrid.Style)] = row.mergedDataEvents == 0 ? [] : [
-                ("(\(row.mergedDataEvents) data events merged: one per run, kept since it finished)", CellGrid.Style(dim: true)),
+                ("(\(row.mergedDataEvents) data events merged: one line per run of them, its bytes summed)", CellGrid.Style(dim: true)),
             ]
             return merged + row.events.map { event in
                 let time = String(format: "%8.3f", event.time - row.queuedAt)
