@@ -9,11 +9,17 @@ enum Format {
         return "\(whole / 60)m" + String(format: "%02ds", whole % 60)
     }
 
-    /// `512B`, `12.3K`, `4.0M`.
+    /// At most 5 characters (the SIZE column is 6): `512B`, `12.3K`, `640K`, `4.0G`. A unit
+    /// goes on to the next at 1000 of it — `4096.0M` did not fit and was shown as `096.0M`.
     static func bytes(_ value: Int) -> String {
-        if value < 1024 { return "\(value)B" }
-        if value < 1024 * 1024 { return String(format: "%.1fK", Double(value) / 1024) }
-        return String(format: "%.1fM", Double(value) / 1024 / 1024)
+        if value < 1000 { return "\(value)B" }
+        var amount = Double(value) / 1024
+        for unit in ["K", "M", "G", "T"] {
+            if amount < 99.95 { return String(format: "%.1f", amount) + unit }
+            if amount < 999.5 || unit == "T" { return String(format: "%.0f", amount) + unit }
+            amount /= 1024
+        }
+        return "\(value)B"
     }
 
     /// Left-aligned in `width`, cut with `ellipsis` when too long.
