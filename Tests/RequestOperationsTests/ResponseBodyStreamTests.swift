@@ -26,15 +26,21 @@ struct ResponseBodyStreamTests {
         for _ in 0..<200 where !stream.readerIsWaiting { try? await Task.sleep(for: .milliseconds(5)) }
     }
 
-    @Test func partsPushedWhileAWakeIsPendingReachTheReaderTogetherAndInOrder() async throws {
-        let stream = ResponseBodyStream(capacity: 1 << 20)
-        let wakes = HeldWakes()
+    /// A task reading the whole stream, once it waits for parts.
+    private func waitingReader(_ stream: ResponseBodyStream) async -> Task<[Data], Error> {
         let reader = Task { () -> [Data] in
             var read: [Data] = []
             for try await part in stream { read.append(part) }
             return read
         }
         await untilWaiting(stream)
+        return reader
+    }
+
+    @Test func partsPushedWhileAWakeIsPendingReachTheReaderTogetherAndInOrder() async throws {
+        let stream = ResponseBodyStream(capacity: 1 << 20)
+        let wakes = HeldWakes()
+        let reader = await waitingReader(stream)
         let pushed = [part(1), part(2), part(3)].map { stream.push($0, wakeLater: wakes.scheduler) }
         #expect(pushed == [true, true, true])
         #expect(wakes.count == 1, "one wake for the three parts, not one each")
@@ -47,12 +53,7 @@ struct ResponseBodyStreamTests {
     @Test func theEndReachesAReaderWhoseWakeHadNotRunYet() async throws {
         let stream = ResponseBodyStream(capacity: 1 << 20)
         let wakes = HeldWakes()
-        let reader = Task { () -> [Data] in
-            var read: [Data] = []
-            for try await part in stream { read.append(part) }
-            return read
-        }
-        await untilWaiting(stream)
+        let reader = await waitingReader(stream)
         _ = stream.push(part(7), wakeLater: wakes.scheduler)
         stream.finish(.failed(URLError(.networkConnectionLost)))
         wakes.runAll()  // late: it finds nobody waiting and does nothing
