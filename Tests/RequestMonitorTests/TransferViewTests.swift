@@ -50,7 +50,7 @@ final class TransferViewTests: XCTestCase {
 
     /// A body going up before any answer: `↑` with its rate and time left, on the Request tab
     /// and in the header (a 50 MB upload showed only `running`).
-    func testARunningUploadShowsItsProgressUntilTheAnswerBegins() {
+    func testARunningUploadShowsItsProgressUntilTheAnswerBegins() throws {
         var model = QueueModel(source: "test")
         model.apply([
             RequestEvent(time: 0, operationID: "up", attempt: 1, payload: .queued(method: "PUT", url: "http://h:80/files", headers: [:], maxAttempts: 1)),
@@ -64,6 +64,12 @@ final class TransferViewTests: XCTestCase {
         let visible = VisibleRows.compute(model, filter: "", sort: .arrival, now: 3)
         let text = MonitorView(model: model, state: state, visible: visible, theme: Theme(), now: 3).render(width: 160, height: 20).text
         XCTAssert(text.contains("↑ 10.0M of 50.0M · 5.0M/s · 8.0s left"), text)
+        // The table's SIZE says it too (it showed nothing for a body going up).
+        let row = try XCTUnwrap(model.row("up"))
+        XCTAssertEqual(MonitorView.size(of: row, at: 3), "↑20%")
+        state.screen = .table
+        let table = MonitorView(model: model, state: state, visible: visible, theme: Theme(), now: 3).render(width: 160, height: 20).text
+        XCTAssert(table.contains("↑20%"), table)
         model.apply([RequestEvent(time: 4, operationID: "up", attempt: 1, payload: .response(status: 201, headers: [:], expectedBytes: 0))])
         XCTAssertEqual(model.row("up")?.transfer(at: 4)?.direction, .down, "the answer began: the upload is over")
     }

@@ -238,12 +238,7 @@ public struct MonitorView {
                 text = Format.right(row.countdown(at: now).map(Self.countdown) ?? row.heldByShort.map { fit($0, width, ellipsis: theme.ellipsis) } ?? "", width)
                 style = CellGrid.Style(color: theme.color ? .yellow : .normal, bold: true)
             case .duration: text = Format.right(Format.seconds(row.elapsed(at: now)), width)
-            case .size:
-                if row.state == .running, let expected = row.expectedBytes, expected > 0 {
-                    text = Format.right("\(min(100, row.bytes * 100 / expected))%", width)
-                } else {
-                    text = Format.right(row.bytes > 0 ? Format.bytes(row.bytes) : "", width)
-                }
+            case .size: text = Format.right(Self.size(of: row, at: now), width)
             case .timeline:
                 drawTimeline(&grid, row: row, x: x, y: y, width: width)
                 x += width + 1
@@ -348,5 +343,19 @@ public struct MonitorView {
             grid.put(line, x: left + 2, y: top + 1 + gap + offset, limit: width - 3)
         }
         grid.put(fit(" Esc or ? closes this help", width), x: left, y: top + height - 1, style: frame)
+    }
+}
+
+extension MonitorView {
+    /// The SIZE column: a transfer under way as its share (`40%`; `↑40%` for a body going up,
+    /// which showed nothing), or its bytes when no length says the whole (`↑1.2G`, and a
+    /// compressed answer, whose length is the wire's); else the body's size.
+    static func size(of row: OperationRow, at now: TimeInterval) -> String {
+        guard let transfer = row.transfer(at: now) else { return row.bytes > 0 ? Format.bytes(row.bytes) : "" }
+        let arrow = transfer.direction == .up ? "↑" : ""
+        if transfer.encoding == nil, let expected = transfer.expected, expected > 0 {
+            return arrow + "\(min(100, transfer.bytes * 100 / expected))%"
+        }
+        return arrow + Format.bytes(transfer.bytes)
     }
 }
