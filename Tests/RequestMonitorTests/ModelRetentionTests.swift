@@ -50,6 +50,11 @@ final class ModelRetentionTests: XCTestCase {
         XCTAssertEqual(row.events[3].time, 1.999, accuracy: 1e-9, "the run's line carries its latest time")
         XCTAssertEqual(row.events[5].payload, .data(bytes: 30))
         XCTAssertEqual(row.mergedDataEvents, 1_000)
+
+        var state = MonitorState()
+        state.screen = .detail(id: "big", tab: .events)
+        let text = MonitorView(model: model, state: state, visible: [0], theme: Theme(), now: 3).render(width: 120, height: 30).text
+        XCTAssert(text.contains("data             250M (262144000 bytes)"), text)
     }
 
     func testPastTheLimitTheOldestFinishedRowsAreLetGoAndRunningOnesStay() {

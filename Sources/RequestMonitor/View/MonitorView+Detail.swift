@@ -142,8 +142,9 @@ extension MonitorView {
             "\(status) \(theme.arrow) \(location)" + (dropped.isEmpty ? "" : " (another origin: dropped \(dropped.joined(separator: ", ")))")
                 + (refused.map { " refused: \($0)" } ?? "")
         case .response(let status, _, let expected, let version):
-            "status \(status)" + (version.map { " over \($0)" } ?? "") + (expected.map { ", \($0) bytes expected" } ?? "")
-        case .data(let bytes): "\(bytes) bytes"
+            "status \(status)" + (version.map { " over \($0)" } ?? "")
+                + (expected.map { $0 < 1000 ? ", \($0) bytes expected" : ", \(Format.bytes($0)) (\($0) bytes) expected" } ?? "")
+        case .data(let bytes): bytes < 1000 ? "\(bytes) bytes" : "\(Format.bytes(bytes)) (\(bytes) bytes)"
         case .uploaded(let bytes, let total): "\(Format.bytes(bytes))" + (total.map { " of \(Format.bytes($0))" } ?? "") + " sent"
         case .responseBody(let body, let total, let truncated, let type):
             "\(Format.bytes(total))" + (type.map { " \($0)" } ?? "") + (truncated ? ", first \(Self.bodySize(body)) kept" : "")
