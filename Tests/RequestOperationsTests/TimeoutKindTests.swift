@@ -33,11 +33,13 @@ struct TimeoutKindTests {
         #expect(stalled?.message == "no byte for 300 ms (read timeout)" || stalled?.message.contains("read timeout") == true)
         #expect(took >= 0.25 && took < 5, "\(took)")
 
-        // Twenty bytes over 2.4 s, one every 120 ms: each byte resets the read timeout (1.2 s
-        // here: ten gaps' worth, as URLSession's callbacks arrive late on a loaded machine).
+        // Twenty bytes over 5 s, one every 250 ms: each byte resets the read timeout (2.5 s
+        // here: ten gaps' worth, and half the whole — URLSession's callbacks come late on a
+        // loaded machine: at 1.2 s against 120 ms gaps this failed in a clean CI run, beside
+        // the parallel suites' large bodies).
         var patient = read
-        patient.readTimeout = 1.2
-        let dripping = try await queue.response(for: URLRequest(url: server.url("/drip?bytes=20&duration=2400&chunks=20")), id: "drip", options: patient)
+        patient.readTimeout = 2.5
+        let dripping = try await queue.response(for: URLRequest(url: server.url("/drip?bytes=20&duration=5000&chunks=20")), id: "drip", options: patient)
         #expect(dripping.status == 200 && dripping.data.count == 20)
 
         var attempt = RequestOptions(retryPolicy: .never, attemptTimeout: 0.3)
