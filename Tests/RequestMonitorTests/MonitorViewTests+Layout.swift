@@ -1,0 +1,62 @@
+@testable import RequestMonitor
+import RequestOperations
+import XCTest
+
+/// Where the table draws things: bars inside their column, values under their heading at
+/// every width.
+extension MonitorViewTests {
+    /// Found by libFuzzer: a recording whose attempt starts before its operation was queued
+    /// (events need not be in time order) trapped the Timing tab ("Negative count not
+    /// allowed"), and the table drew that bar left of the TIMELINE column.
+    func testAnAttemptBeforeItsQueueTimeIsDrawnInsideItsColumns() {
+        var model = QueueModel(source: "odd recording")
+        func event(_ t: TimeInterval, _ payload: RequestEvent.Payload) {
+            model.apply(RequestEvent(time: t, operationID: "odd", attempt: 1, payload: payload))
+        }
+        event(5, .queued(method: "GET", url: "http://api.test/x", headers: [:], maxAttempts: 3))
+        event(1, .started)
+        event(1, .taskCreated(taskIdentifier: 1, url: "http://api.test/x"))
+        event(6, .taskCompleted(error: nil))
+        event(6, .finished(outcome: .success, status: 200, attempts: 1, duration: 1, reason: nil))
+        let table = render(model)
+        let row = line(table, containing: "odd")
+        let header = line(table, containing: "TIMELINE")
+        let column = header.range(of: "TIMELINE")!.lowerBound.utf16Offset(in: header)
+        XCTAssertEqual(Array(row.utf16).prefix(column).contains(Array("█".utf16)[0]), false, "no bar left of TIMELINE:\n\(table.text)")
+        var state = MonitorState()
+        state.screen = .detail(id: "odd", tab: .timing)
+        XCTAssert(render(model, state: state).text.contains("attempt 1"))
+    }
+}
+
+extension MonitorViewTests {
+    /// Before: at 60–79 columns values sat under the wrong heading and the header ran over
+    /// its clock; at 200 columns ids were cut at 12 characters however wide the screen.
+    func testAtEveryWidthFromSixtyToThreeHundredEachValueStaysUnderItsHeading() {
+        var model = scriptedModel()
+        model.apply(RequestEvent(time: 9.6, operationID: "w2-download~2", attempt: 1,
+                                 payload: .queued(method: "OPTIONS", url: "http://api.test:8080/a/long/path/to/something?x=1", headers: [:], maxAttempts: 3)))
+        for width in 60...300 {
+            let grid = render(model, width: width, height: 20)
+            // Lines padded to the width (the text form drops trailing spaces).
+            let lines = grid.text.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { Array($0) + Array(repeating: Character(" "), count: max(0, width - $0.count)) }
+            XCTAssert(String(lines[0]).trimmingCharacters(in: .whitespaces).hasSuffix("t=10.0s"), "the clock whole at \(width): \(String(lines[0]))")
+            let visible = VisibleRows.compute(model, filter: "", sort: .arrival, now: 10)
+            let columns = MonitorView(model: model, state: MonitorState(), visible: visible, theme: Theme(), now: 10).columns(width: width)
+            XCTAssertLessThanOrEqual(columns.reduce(1) { $0 + $1.width + 1 }, width + 1, "the columns fit \(width)")
+            var x = 1
+            for column in columns {
+                let heading = String(lines[2][x..<min(width, x + column.width)]).trimmingCharacters(in: .whitespaces)
+                XCTAssertEqual(heading, column.title, "width \(width): heading over its own column")
+                for line in lines[3..<(3 + model.rows.count)] where x + column.width < width {
+                    XCTAssertEqual(line[x + column.width], " ", "width \(width): nothing runs past \(column.title): \(String(line))")
+                }
+                x += column.width + 1
+            }
+            if width >= 200 {
+                XCTAssert(grid.text.contains("w2-download~2"), "a whole id at \(width)")
+            }
+        }
+    }
+}
