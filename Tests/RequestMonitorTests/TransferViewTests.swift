@@ -30,6 +30,19 @@ final class TransferViewTests: XCTestCase {
         let request = MonitorView(model: model, state: state, visible: visible, theme: Theme(), now: 2).render(width: 160, height: 20).text
         XCTAssert(request.contains("body from /tmp/upload.bin") && request.contains("answer to /tmp/report.bin"), request)
         XCTAssertNil(model.row("dl")?.transfer(at: 0.5), "nothing before the response")
+
+        // A long URL gives way in the title line, not the transfer after it (at 120 columns
+        // the demo's drip download read `↓ 225K of 9`).
+        let long = "http://127.0.0.1:33653/drip?bytes=1000000&duration=20000&chunks=100&padding=" + String(repeating: "x", count: 60)
+        model.apply([RequestEvent(time: 2, operationID: "long", attempt: 1, payload: .queued(method: "GET", url: long, headers: [:], maxAttempts: 4))]
+            + [RequestEvent(time: 2, operationID: "long", attempt: 1, payload: .started),
+               RequestEvent(time: 2, operationID: "long", attempt: 1, payload: .taskCreated(taskIdentifier: 2, url: long)),
+               RequestEvent(time: 2, operationID: "long", attempt: 1, payload: .response(status: 200, headers: [:], expectedBytes: 1_000_000)),
+               RequestEvent(time: 3, operationID: "long", attempt: 1, payload: .data(bytes: 230_000))])
+        state.screen = .detail(id: "long", tab: .events)
+        let title = MonitorView(model: model, state: state, visible: visible, theme: Theme(), now: 3).render(width: 120, height: 20)
+            .text.split(separator: "\n", omittingEmptySubsequences: false)[2]
+        XCTAssert(title.contains("↓ 225K of 977K") && title.contains("attempt 1/4") && title.contains("…"), String(title))
     }
 
     /// A gzip answer's bytes are decoded ones and its length is the wire's: no "of", no time

@@ -11,8 +11,12 @@ extension MonitorView {
         x = grid.put("\(theme.glyph(row.state)) \(theme.word(row.state))", x: x, y: 2, style: theme.style(row.state))
         let attempts = row.maxAttempts.map { "\(row.attempt)/\($0)" } ?? "\(row.attempt)"
         let transfer = row.transfer(at: now).map { "  \($0.text)" } ?? ""
-        grid.put("  \(row.method) \(row.url)  status \(row.status.map(String.init) ?? "-")\(transfer)  attempt \(attempts)  \(Format.seconds(row.elapsed(at: now)))",
-                 x: x, y: 2)
+        let tail = "  status \(row.status.map(String.init) ?? "-")\(transfer)  attempt \(attempts)  \(Format.seconds(row.elapsed(at: now)))"
+        // The URL gives way, not what follows it: at 120 columns a long URL cut a running
+        // download's `↓ 225K of 977K` to `↓ 225K of 9`.
+        let urlRoom = max(12, grid.width - x - row.method.count - 3 - tail.count)
+        let url = row.url.count <= urlRoom ? row.url : String(row.url.prefix(urlRoom - 1)) + theme.ellipsis
+        grid.put("  \(row.method) \(url)\(tail)", x: x, y: 2)
         x = 1
         for candidate in MonitorState.DetailTab.allCases {
             let selected = candidate == tab
