@@ -35,9 +35,10 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .head(let head):
             self.head = head
             body.clear()
-            let path = URLComponents(string: head.uri)?.path ?? head.uri
+            let components = URLComponents(string: head.uri)
+            let path = components?.path ?? head.uri
             sink = path == "/sink" ? BodyDigest() : nil
-            sinkHashes = !head.uri.contains("hash=0")
+            sinkHashes = components?.queryItems?.first { $0.name == "hash" }?.value != "0"
             counters.recordHead(path)
         case .body(var chunk):
             if sink != nil {
@@ -93,6 +94,7 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return part
             }
         case .zeros(let count):
+            // Slices of one 1 MiB buffer (they share its storage): as fast as loopback takes.
             var block = context.channel.allocator.buffer(capacity: 1 << 20)
             block.writeRepeatingByte(0, count: 1 << 20)
             sendInParts(context, count: count, partSize: block.readableBytes, keepAlive: keepAlive) { size in
@@ -233,8 +235,6 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
         respond(context, status: status, headers: [("Content-Type", "application/json")] + headers, buffer: buffer, keepAlive: keepAlive)
     }
 
-    /// `count` zero bytes as slices of one 1 MiB buffer (they share its storage), the next
-    /// megabyte written only when the last was flushed: fast, and flat in memory.
     /// A 200 of `count` bytes, sent part by part as the connection takes them: a body of any
     /// size costs one part of memory. `part(n)` makes the next `n` bytes.
     private func sendInParts(_ context: ChannelHandlerContext, count: Int, partSize: Int, keepAlive: Bool,
