@@ -54,11 +54,9 @@ extension RequestOperation {
         var goOn = true
         let stop = state.withLock { state -> TransportTask? in
             guard state.isCurrent(task: task), state.current.redirectRefused == nil, state.current.localFailure == nil else { return nil }
-            if state.record.firstByteAt == nil {
-                state.record.firstByteAt = environment.clock.now()
-            }
-            state.record.bytes += data.count
             let now = environment.clock.now()
+            if state.record.firstByteAt == nil { state.record.firstByteAt = now }
+            state.record.bytes += data.count
             if options.readTimeout != nil { state.current.lastProgress = now }
             if let wire = state.current.encodedLength, let ratio = options.maxDecodedRatio,
                case let (cap, overflow) = wire.multipliedReportingOverflow(by: max(1, ratio)),
