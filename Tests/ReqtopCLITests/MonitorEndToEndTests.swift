@@ -287,7 +287,8 @@ extension MonitorEndToEndTests {
         try keys("Enter")
         try waitForScreen("the detail") { $0.contains("Events") && $0.contains("Body") }
         try keys("Tab", "Tab", "Tab")
-        let body = try waitForScreen("the Body tab") { $0.contains("response body (attempt 1)") }
+        // The whole answer, not only its heading: a capture can land mid-draw.
+        let body = try waitForScreen("the Body tab") { $0.contains("response body (attempt 1)") && $0.contains(#""method": "POST","#) }
         XCTAssertTrue(body.contains(#""method": "POST","#), body)
         XCTAssertTrue(body.contains(#""item": 7"#), "the request's body too:\n\(body)")
         try keys("y")
