@@ -215,10 +215,17 @@ struct ReqtopRun {
 
 extension XCTestCase {
     /// Runs the real `reqtop` binary with no terminal, as a script would.
-    func reqtop(_ arguments: [String], timeout: TimeInterval = 120) throws -> ReqtopRun {
+    /// - Parameter unprivileged: as a user who is not root: `nobody` (``UnprivilegedUser``)
+    ///   when the tests run as root, as CI does; the tests' own user otherwise.
+    func reqtop(_ arguments: [String], timeout: TimeInterval = 120, unprivileged: Bool = false) throws -> ReqtopRun {
         let process = Process()
-        process.executableURL = CommandLineTests.binary
-        process.arguments = arguments
+        if unprivileged, geteuid() == 0 {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = UnprivilegedUser.setprivArguments + [try UnprivilegedUser.binary()] + arguments
+        } else {
+            process.executableURL = CommandLineTests.binary
+            process.arguments = arguments
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
