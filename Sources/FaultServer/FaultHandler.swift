@@ -254,7 +254,11 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             let piece = part(min(left, partSize))
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(piece)))).assumeIsolated().whenComplete { result in
-                if case .success = result { send(left - piece.readableBytes) }
+                // The next part as a new task, never from inside this callback: a fast reader
+                // completes each write at once, and calling `send` here recursed a stack frame
+                // per part until the event loop's thread overflowed (about 1.25 GB in).
+                guard case .success = result else { return }
+                bound.value.0.eventLoop.assumeIsolated().execute { send(left - piece.readableBytes) }
             }
         }
         send(count)
@@ -296,14 +300,15 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// - Parameter withLength: false: no `Content-Length` (the encoder then sends it chunked).
+    /// - Parameter withBody: false: the length is said but the body not sent (an answer to `HEAD`).
     func respond(_ context: ChannelHandlerContext, status: Int, headers: [(String, String)], buffer: ByteBuffer, keepAlive: Bool,
-                 withLength: Bool = true) {
+                 withLength: Bool = true, withBody: Bool = true) {
         var head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status))
         for (name, value) in headers { head.headers.add(name: name, value: value) }
-        if withLength { head.headers.add(name: "Content-Length", value: "\(buffer.readableBytes)") }
+        if withLength && status != 204 && status != 304 { head.headers.add(name: "Content-Length", value: "\(buffer.readableBytes)") }
         if !keepAlive { head.headers.add(name: "Connection", value: "close") }
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if buffer.readableBytes > 0 {
+        if withBody && buffer.readableBytes > 0 {
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         }
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))

@@ -128,6 +128,25 @@ final class FaultServerTests: XCTestCase {
         XCTAssertEqual(get("/bytes/10").status, 200, "the server survived")
     }
 
+    /// Before: each 256 KiB part whose write completed at once sent the next from inside its
+    /// completion, a stack frame a part, and a reader as fast as curl to /dev/null overflowed
+    /// the event loop's thread about 1.25 GB in (SIGSEGV, taking the demo with it). Read
+    /// whole, as fast as curl reads (about 12 s in a debug build).
+    func testA4GiBBodyReadAsFastAsPossibleIsSentWhole() throws {
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments = ["-s", "-o", "/dev/null", "--max-time", "300", "-w", "%{http_code} %{size_download}",
+                          server.url("/bytes/4294967296").absoluteString]
+        let output = Pipe()
+        curl.standardOutput = output
+        try curl.run()
+        let read = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        curl.waitUntilExit()
+        XCTAssertEqual(curl.terminationStatus, 0)
+        XCTAssertEqual(read, "200 4294967296")
+        XCTAssertEqual(get("/bytes/10").status, 200, "the server is still there")
+    }
+
     func testZerosAreSentWholeAcrossTheSharedBuffersEdges() {
         let reply = get("/zeros/3145729")
         XCTAssertEqual(reply.status, 200)
