@@ -81,6 +81,34 @@ public final class ScriptedAnswers: Sendable {
     /// re-sent at the recorded times arrives a little late).
     static let lateness: TimeInterval = 0.25
 
+    /// An operation id as the `X-Reqtop-Operation` header carries it: percent-encoded, so any
+    /// id a recording holds can be sent.
+    public static func headerValue(operation id: String) -> String {
+        id.addingPercentEncoding(withAllowedCharacters: unreserved) ?? id
+    }
+
+    /// The operation id an `X-Reqtop-Operation` header names.
+    public static func operation(headerValue: String) -> String {
+        headerValue.removingPercentEncoding ?? headerValue
+    }
+
+    private static let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+
+    /// Every recorded answer with its key and host, in no particular order.
+    public var all: [(key: Key, host: String, answer: Answer)] {
+        answers.flatMap { key, list in list.map { (key, $0.host, $0.answer) } }
+    }
+
+    /// The recorded answers the server cannot say as recorded, each with why (a status no
+    /// server can send as a final answer): it sends a 502 naming the reason in their place.
+    public var unservable: [(answer: Answer, reason: String)] {
+        all.compactMap { item in
+            guard case .response(let status, let headers, let body) = item.answer.outcome,
+                  case .unservable(let reason) = RecordedAnswerFraming.frame(status: status, headers: headers, body: body) else { return nil }
+            return (item.answer, reason)
+        }.sorted { ($0.answer.at, $0.answer.operation, $0.answer.attempt) < ($1.answer.at, $1.answer.operation, $1.answer.attempt) }
+    }
+
     public var isEmpty: Bool { answers.isEmpty }
     public var count: Int { answers.values.reduce(0) { $0 + $1.count } }
 

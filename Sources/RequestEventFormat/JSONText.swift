@@ -34,7 +34,9 @@ public enum JSONText {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case let s where s.value < 0x20:
+            // Below U+0020 as JSON requires, and DEL and C1 too: a terminal reading the
+            // line must never meet a raw control character.
+            case let s where s.value < 0x20 || (0x7F...0x9F).contains(s.value):
                 let hex = String(s.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)

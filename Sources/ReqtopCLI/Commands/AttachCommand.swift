@@ -116,7 +116,7 @@ struct AttachCommand: ParsableCommand {
         }
         let programs = Self.programs()
         if list {
-            print(programs.isEmpty ? "no program to attach to (in \(EndpointDirectory.path))" : Self.table(programs))
+            print(TerminalText.clean(programs.isEmpty ? "no program to attach to (in \(EndpointDirectory.path))" : Self.table(programs)))
             throw ExitCode.success
         }
         switch programs.count {
@@ -126,7 +126,7 @@ struct AttachCommand: ParsableCommand {
         case 1:
             return programs[0].path
         default:
-            print(Self.table(programs))
+            print(TerminalText.clean(Self.table(programs)))
             throw InputError(message: "\(programs.count) programs can be attached to; pick one: reqtop attach PID")
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ProcessSignals
+import RequestEventFormat
 import RequestMonitor
 
 /// `reqtop`: the root command. Each subcommand is a small type in its own file.
@@ -72,8 +73,10 @@ public enum ReqtopMain {
         return nil
     }
 
+    /// Every message for a person on stderr: control characters a plan, a recording or a
+    /// server put in it are written out (``TerminalText``), never sent to the terminal.
     static func printError(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        FileHandle.standardError.write(Data((TerminalText.clean(text) + "\n").utf8))
     }
 }
 

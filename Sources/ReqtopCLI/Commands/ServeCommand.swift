@@ -37,6 +37,7 @@ struct ServeCommand: ParsableCommand, RunsASession {
                 throw InputError(message: "\(from): no recorded answers to serve (no attempt that reached an upstream was recorded)")
             }
             script = built.answers
+            RecordedUpstream.sayUnservable(built.answers, what: "a client")
             ReqtopMain.printError("reqtop: serving \(built.attempts) recorded answers from \(from)"
                                   + (built.skipped > 0 ? " (\(built.skipped) attempts left out: injected, cancelled or never answered)" : ""))
         }

@@ -46,6 +46,7 @@ struct WhatIfCommand: ParsableCommand {
         guard upstream.attempts > 0 else {
             throw InputError(message: "\(recording): no recorded answers to serve (no attempt that reached an upstream was recorded)")
         }
+        RecordedUpstream.sayUnservable(upstream.answers, what: "the re-run")
         // Checked before anything is sent: a wrong --set gets the plan's message now.
         _ = try settings.plan(recorded: run.recorded.values.first?.options)
         let output = self.output ?? Self.defaultOutput(for: recording)

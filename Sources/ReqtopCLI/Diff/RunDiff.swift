@@ -1,4 +1,5 @@
 import Foundation
+import RequestEventFormat
 import RequestOperations
 
 /// Two runs side by side (`reqtop diff A B`): each operation's outcome, status, attempts and
@@ -38,9 +39,11 @@ struct RunDiff {
     func print(json: Bool, files: (String, String)) throws {
         if json {
             let data = try JSONSerialization.data(withJSONObject: self.json(), options: [.prettyPrinted, .sortedKeys])
-            Swift.print(String(decoding: data, as: UTF8.self))
+            Swift.print(TerminalText.escapingControls(json: String(decoding: data, as: UTF8.self)))
         } else {
-            Swift.print(report(names: (URL(fileURLWithPath: files.0).lastPathComponent, URL(fileURLWithPath: files.1).lastPathComponent)),
+            // Ids, hosts and reasons come from the recordings: no control character of
+            // theirs reaches the terminal.
+            Swift.print(TerminalText.clean(report(names: (URL(fileURLWithPath: files.0).lastPathComponent, URL(fileURLWithPath: files.1).lastPathComponent))),
                         terminator: "")
         }
     }

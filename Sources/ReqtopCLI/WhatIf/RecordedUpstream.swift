@@ -25,9 +25,11 @@ enum RecordedUpstream {
         var refused: [(from: TimeInterval, to: TimeInterval?)]
     }
 
-    /// Headers the server makes itself for the body it sends (which is the decoded body, as
-    /// far as recorded): the recorded ones would lie about it.
-    private static let framing: Set<String> = ["content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"]
+    /// Headers that describe the body as it was sent, where the server sends the decoded body
+    /// (as far as recorded): the recorded ones would lie about it. Hop-by-hop headers (and
+    /// those a `Connection` names) are left out where the answer is framed again
+    /// (``RecordedAnswerFraming``).
+    private static let framing: Set<String> = ["content-length", "content-encoding"]
 
     /// `origin`: the run time that counts as 0 (by default the first request's sending).
     static func build(_ events: [RequestEvent], origin: TimeInterval? = nil) -> Built {
@@ -114,6 +116,16 @@ enum RecordedUpstream {
             hosts[host] = Host(answers: ScriptedAnswers(mine), refused: refusals(list.sorted { $0.at < $1.at }))
         }
         return Built(answers: ScriptedAnswers(script), attempts: kept, skipped: skipped, hosts: hosts)
+    }
+
+    /// Names, on stderr, each recorded answer that cannot be sent as recorded (a `101`, a
+    /// `-1`): `who` then gets a 502 that says why in `X-Reqtop-Unservable`.
+    static func sayUnservable(_ answers: ScriptedAnswers, what who: String) {
+        let unservable = answers.unservable
+        for (answer, reason) in unservable.prefix(10) {
+            ReqtopMain.printError("reqtop: \(answer.operation) attempt \(answer.attempt) cannot be answered as recorded: \(reason); \(who) gets a 502 that says so")
+        }
+        if unservable.count > 10 { ReqtopMain.printError("reqtop: … and \(unservable.count - 10) more answers like these") }
     }
 
     /// The spans a host refused connections: from its first refused attempt after a

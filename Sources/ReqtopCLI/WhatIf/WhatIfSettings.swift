@@ -1,3 +1,4 @@
+import FaultServer
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -80,7 +81,9 @@ struct AttemptTagging: RequestInstrument {
 
     func willSend(_ request: URLRequest, operation id: String, attempt: Int) -> URLRequest {
         var tagged = request
-        tagged.setValue(id, forHTTPHeaderField: "X-Reqtop-Operation")
+        // Percent-encoded: an id is the recording's, and may hold what a header cannot (a
+        // control character failed every attempt with -1011). The server decodes it.
+        tagged.setValue(ScriptedAnswers.headerValue(operation: id), forHTTPHeaderField: "X-Reqtop-Operation")
         tagged.setValue(String(attempt), forHTTPHeaderField: "X-Reqtop-Attempt")
         if let host = hosts[id] { tagged.setValue(host, forHTTPHeaderField: "X-Reqtop-Host") }
         return tagged
