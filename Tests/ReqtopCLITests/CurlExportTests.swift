@@ -1,5 +1,6 @@
 import FaultServer
 import Foundation
+import RequestEventFormat
 import XCTest
 
 /// A request taken out of reqtop as curl: the real `curl`, run by a real shell on the line
@@ -70,5 +71,73 @@ final class CurlExportTests: XCTestCase {
         let missing = try reqtop(["export", recording, "--curl", "nope"])
         XCTAssertEqual(missing.status, 2)
         XCTAssertTrue(missing.stderr.contains("no operation \"nope\" (there are 1: order)"), missing.stderr)
+    }
+
+    /// Each request as the server saw it from the program, then from the shell running the
+    /// line `export --curl` printed: the same method, body bytes and headers. Before: a body
+    /// with a NUL was cut, an empty header was dropped (`-H 'X-Empty:'` removes it), a body
+    /// with no type got curl's form type, a `bodyFile` body vanished with no comment, and a
+    /// header's ESC and BEL went raw to the terminal.
+    func testEveryRequestIsReproducedByteForByte() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("curl is missing: .ci/run installs it") }
+            throw XCTSkip("curl is not installed (.ci/run installs it)")
+        }
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let folder = NSTemporaryDirectory() + "curl-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let upload = Data((0..<300).map { UInt8($0 % 256) })
+        try upload.write(to: URL(fileURLWithPath: folder + "/upload.bin"))
+        let plan = folder + "/plan.json", recording = folder + "/run.jsonl"
+        let base = server.baseURL.absoluteString
+        try """
+        {"retry": {"maxAttempts": 1}, "requests": [
+          {"id": "nul", "method": "POST", "url": "\(base)/echo/nul", "headers": {"Content-Type": "text/plain"}, "body": "a\\u0000b\\u0001c%d\\\\n"},
+          {"id": "empty", "url": "\(base)/echo/empty", "headers": {"X-Empty": ""}},
+          {"id": "untyped", "method": "POST", "url": "\(base)/echo/untyped", "body": "k=v&x"},
+          {"id": "upload", "method": "PUT", "url": "\(base)/echo/upload", "bodyFile": "upload.bin", "headers": {"Content-Type": "application/octet-stream"}}
+        ]}
+        """.write(toFile: plan, atomically: true, encoding: .utf8)
+        let run = try reqtop(["run", plan, "--no-tui", "--no-redact", "--record", recording])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let ignored: Set<String> = ["user-agent", "accept", "host", "connection", "accept-encoding", "content-length", "accept-language", "expect"]
+        for id in ["nul", "empty", "untyped", "upload"] {
+            let original = try XCTUnwrap(server.counters.requests("/echo/\(id)").last, id)
+            let export = try reqtop(["export", recording, "--curl", id])
+            XCTAssertEqual(export.status, 0, export.stderr)
+            XCTAssertFalse(export.stdout.unicodeScalars.contains { TerminalText.isControl($0) && $0 != "\n" }, "\(id): a raw control character in \(export.stdout)")
+            let (status, _) = try shell("cd '\(folder)' && " + export.stdout.replacingOccurrences(of: "curl ", with: "curl -sS -o /dev/null "))
+            XCTAssertEqual(status, 0, export.stdout)
+            let again = try XCTUnwrap(server.counters.requests("/echo/\(id)").last, id)
+            XCTAssertEqual(server.counters.requests("/echo/\(id)").count, 2, "\(id): \(export.stdout)")
+            XCTAssertEqual(again.method, original.method, id)
+            XCTAssertEqual(Array(again.body), Array(original.body), "\(id): the body byte for byte: \(export.stdout)")
+            XCTAssertEqual(again.headers.filter { !ignored.contains($0.key) }, original.headers.filter { !ignored.contains($0.key) },
+                           "\(id): \(export.stdout)")
+        }
+        XCTAssertEqual(Array(server.counters.requests("/echo/upload").last?.body ?? Data()), Array(upload))
+        XCTAssertEqual(server.counters.requests("/echo/empty").last?.headers["x-empty"], "")
+        XCTAssertNil(server.counters.requests("/echo/untyped").last?.headers["content-type"])
+        XCTAssert(try reqtop(["export", recording, "--curl", "upload"]).stdout.contains("# the body was read from"))
+
+        // A header a transport would not send but a recording (or a HAR) can hold: the line
+        // carries its ESC and BEL written out, and the shell still sends them.
+        let hostile = folder + "/hostile.jsonl"
+        try """
+        {"event":"session","version":1,"startedAt":"2026-11-25T10:00:00.000Z","redacted":false}
+        {"t":0.1,"op":"escape","attempt":1,"event":"queued","method":"GET","url":"\(base)/echo/escape","headers":{"X-Trace":"a\\u001b]0;TITLE\\u0007b\\u007fc"}}
+
+        """.write(toFile: hostile, atomically: true, encoding: .utf8)
+        let export = try reqtop(["export", hostile, "--curl", "escape"])
+        XCTAssertEqual(export.status, 0, export.stderr)
+        XCTAssertFalse(export.stdout.unicodeScalars.contains { TerminalText.isControl($0) && $0 != "\n" }, export.stdout)
+        // The server refuses such a header (as it should), so the shell's words are read
+        // instead of curl's request: a stand-in `curl` prints each argument's bytes in hex.
+        let words = try shell("curl() { for word; do printf '%s' \"$word\" | od -An -tx1 | tr -d ' \\n'; echo; done; }; " + export.stdout)
+        XCTAssertEqual(words.status, 0, export.stdout)
+        let header = Data("X-Trace: a\u{1B}]0;TITLE\u{07}b\u{7F}c".utf8).map { String(format: "%02x", $0) }.joined()
+        XCTAssert(words.stdout.split(separator: "\n").contains(Substring(header)), "the shell passes the recorded bytes: \(words.stdout)")
     }
 }

@@ -107,7 +107,7 @@ struct ExportCommand: ParsableCommand {
     private func printCurl(_ log: EventLogFile, id: String) throws {
         let request = try request(log, id: id)
         print(CurlCommand.line(method: request.method, url: request.url, headers: request.headers, body: request.body,
-                               redacted: log.redacted ?? true), terminator: "")
+                               redacted: log.redacted ?? true, uploadFile: request.options?.bodyFile), terminator: "")
     }
 
     private func printEntry(_ log: EventLogFile, id: String) throws {
