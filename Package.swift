@@ -54,7 +54,7 @@ let package = Package(
             name: "CNCurses",
             providers: [.apt(["libncurses-dev"])]
         ),
-        .target(name: "RequestMonitor", dependencies: ["RequestOperations", "RequestEventFormat", "ProcessSignals", "CNCurses"]),
+        .target(name: "RequestMonitor", dependencies: ["RequestOperations", "RequestEventFormat", "RequestArchive", "ProcessSignals", "CNCurses"]),
         .target(name: "RequestArchive", dependencies: ["RequestOperations", "RequestEventFormat"]),
         .target(name: "RequestEndpoint", dependencies: ["RequestOperations", "RequestEventFormat"]),
         // The second transport: the engine's seam, carried by AsyncHTTPClient.

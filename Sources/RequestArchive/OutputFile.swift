@@ -10,7 +10,8 @@ import Foundation
 ///   planted under the recording's name would make reqtop overwrite its target. Links under
 ///   `/dev/` and `/proc/self/fd/` (`/dev/stdout`) are the system's own and are followed;
 /// - never a folder, and with a message a person can act on when the folder is missing or
-///   not writable.
+///   not writable;
+/// - readable by its owner only (0600), whatever the umask.
 public enum OutputFile {
     /// Creates or truncates `path` for writing and returns its descriptor (close-on-exec).
     /// - Parameter inputs: the files the command reads.
@@ -35,9 +36,16 @@ public enum OutputFile {
             }
         }
         let flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (systemLink ? 0 : O_NOFOLLOW)
-        let descriptor = open(path, flags, 0o644)
+        // 0600: a recording or a HAR holds bodies and headers, secrets among them where
+        // `--no-redact` was given. A file that was there already keeps its mode through
+        // O_TRUNC, so a regular one is made 0600 too (a device such as /dev/stdout is not).
+        let descriptor = open(path, flags, 0o600)
         guard descriptor >= 0 else {
             throw ArchiveError(file: path, message: "cannot write (\(describe(openError: errno, path: path)))")
+        }
+        var opened = stat()
+        if fstat(descriptor, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG, opened.st_mode & 0o077 != 0 {
+            _ = fchmod(descriptor, 0o600)
         }
         return descriptor
     }

@@ -9,7 +9,7 @@ enum CopiedRequest {
 
     /// The file for an operation's copy: its id with anything but letters, digits, `-`, `_`
     /// and `.` made `_`, so an id never names another place.
-    static func path(for id: String, suffix: String = ".sh") -> String {
+    static func path(for id: String, suffix: String = ".sh", in folder: String = CopiedRequest.folder) -> String {
         let safe = String(id.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" }).prefix(100)
         return folder + "/" + (safe.isEmpty || safe.hasPrefix(".") ? "op" + safe : String(safe)) + suffix
     }
@@ -18,7 +18,7 @@ enum CopiedRequest {
         var binary: Data?
         if case .bytes(let data)? = row.requestBody, String(data: data, encoding: .utf8) == nil { binary = data }
         let text = CurlCommand.line(method: row.method, url: row.url, headers: row.requestHeaders, body: row.requestBody, redacted: true,
-                                    bodyFile: binary == nil ? nil : path(for: row.id, suffix: ".body"))
+                                    bodyFile: binary == nil ? nil : path(for: row.id, suffix: ".body"), uploadFile: row.requestOptions?.bodyFile)
         return .copy(text: text, name: row.id, body: binary)
     }
 

@@ -1,6 +1,7 @@
-import Foundation
 import Dispatch
+import Foundation
 import ProcessSignals
+import RequestArchive
 import RequestOperations
 import Synchronization
 
@@ -110,18 +111,13 @@ public final class MonitorScreen: Sendable {
 
     /// Writes a copy to its file and the clipboard; the answer says where it went.
     private static func copy(_ text: String, name: String, body: Data?, terminal: Terminal) -> CommandAnswer {
-        let path = CopiedRequest.path(for: name)
-        do {
-            try FileManager.default.createDirectory(atPath: CopiedRequest.folder, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-            if let body { try body.write(to: URL(fileURLWithPath: CopiedRequest.path(for: name, suffix: ".body"))) }
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        } catch {
-            terminal.copyToClipboard(text)
-            return CommandAnswer(ok: false, "copied \(name) as curl to the clipboard; could not write \(path): \(error.localizedDescription)")
-        }
         terminal.copyToClipboard(text)
-        return CommandAnswer("copied \(name) as curl (clipboard, OSC 52) and wrote \(path)")
+        do {
+            let path = try CopiedRequest.write(text, name: name, body: body)
+            return CommandAnswer("copied \(name) as curl (clipboard, OSC 52) and wrote \(path)")
+        } catch {
+            return CommandAnswer(ok: false, "copied \(name) as curl to the clipboard; could not write it to a file: \(error)")
+        }
     }
 
     /// Runs until `q`, Ctrl-C or SIGTERM. The terminal is restored before it returns.

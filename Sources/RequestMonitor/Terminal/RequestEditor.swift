@@ -1,4 +1,5 @@
 import Foundation
+import RequestArchive
 import RequestEventFormat
 
 /// `e`: the person's own editor on a request, as git and crontab do it. The monitor gives
@@ -13,13 +14,15 @@ enum RequestEditor {
     }
 
     static func edit(_ entry: RequestEntry, terminal: Terminal) -> Outcome {
-        let folder = NSTemporaryDirectory() + "reqtop-edit-\(getpid())"
-        let path = folder + "/" + CopiedRequest.path(for: entry.id, suffix: ".json").split(separator: "/").last!
+        // A folder nobody else can have made or enter (mkdtemp, 0700): another user could
+        // otherwise make it first and swap the entry between the editor and the send.
+        let folder: String, path: String
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            try Data(entry.json.utf8).write(to: URL(fileURLWithPath: path))
+            folder = try PrivateFolder.makeUnique(in: NSTemporaryDirectory(), prefix: "reqtop-edit-")
+            path = folder + "/" + CopiedRequest.path(for: entry.id, suffix: ".json").split(separator: "/").last!
+            try PrivateFolder.writeNew(Data(entry.json.utf8), to: path)
         } catch {
-            return .failed("could not write \(path) to edit: \(error.localizedDescription)")
+            return .failed("could not write the request to edit: \(error)")
         }
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let environment = ProcessInfo.processInfo.environment
@@ -29,7 +32,9 @@ enum RequestEditor {
         terminal.resume()
         guard let status else { return .failed("could not start the editor \"\(editor)\" (set VISUAL or EDITOR)") }
         guard status == 0 else { return .unchanged("the editor \"\(editor)\" exited with status \(status): nothing sent") }
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return .failed("\(path) could not be read back") }
+        guard let data = try? PrivateFolder.read(path), let text = String(data: data, encoding: .utf8) else {
+            return .failed("\(path) could not be read back")
+        }
         guard text != entry.json else { return .unchanged("\(entry.id) was not changed: nothing sent") }
         do {
             return .edited(try RequestEntry.parse(text, file: "the edit of \(entry.id)"))
