@@ -68,4 +68,35 @@ final class DownloadTests: XCTestCase {
             XCTAssertTrue(bad.stderr.contains("requests[0].bodyFile") && bad.stderr.contains(message), bad.stderr)
         }
     }
+
+    /// Before: `saveTo` was a `rename()` over whatever was there: a device (as root it made
+    /// /dev/null a regular 0600 file), `/proc/self/fd/1`, the plan itself, the recording the
+    /// same command writes. Each is refused with the plan's place, exit 2, nothing sent.
+    func testSaveToRefusesWhatItMustNotReplace() throws {
+        let folder = NSTemporaryDirectory() + "saveto-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let plan = folder + "/plan.json"
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: folder + "/kept.txt"))
+        XCTAssertEqual(symlink(folder + "/kept.txt", folder + "/link.txt"), 0)
+        for (saveTo, message) in [("/dev/null", "it is a device"), ("/proc/self/fd/1", "it is a symbolic link"),
+                                  ("link.txt", "it is a symbolic link"), ("plan.json", "is this plan's own file")] {
+            let text = #"{"requests": [{"url": "{{fault}}/echo", "saveTo": "\#(saveTo)"}]}"#
+            try text.write(toFile: plan, atomically: true, encoding: .utf8)
+            let run = try reqtop(["run", plan, "--no-tui"])
+            XCTAssertEqual(run.status, 2, "\(saveTo): \(run.stderr)")
+            XCTAssert(run.stderr.contains("requests[0].saveTo") && run.stderr.contains(message), "\(saveTo): \(run.stderr)")
+            XCTAssertEqual(try String(contentsOfFile: plan, encoding: .utf8), text, "the plan is as it was")
+        }
+        var info = stat()
+        XCTAssertEqual(stat("/dev/null", &info), 0)
+        XCTAssertEqual(info.st_mode & S_IFMT, S_IFCHR, "/dev/null is still a device")
+        XCTAssertEqual(try String(contentsOfFile: folder + "/kept.txt", encoding: .utf8), "keep")
+
+        try #"{"requests": [{"url": "{{fault}}/echo", "saveTo": "run.jsonl"}]}"#.write(toFile: plan, atomically: true, encoding: .utf8)
+        let clash = try reqtop(["run", plan, "--no-tui", "--record", folder + "/run.jsonl"])
+        XCTAssertEqual(clash.status, 2, clash.stderr)
+        XCTAssert(clash.stderr.contains("requests[0].saveTo") && clash.stderr.contains("is also --record's file"), clash.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/run.jsonl"), "nothing recorded, nothing sent")
+    }
 }

@@ -108,4 +108,40 @@ struct ResponseFileTests {
         _ = try await queue.response(for: URLRequest(url: server.url("/bytes/90000")), id: "small", options: options)
         #expect((try? Data(contentsOf: URL(fileURLWithPath: folder + "/big.bin")))?.count == 90_000)
     }
+
+    /// Before: the move into place was a `rename()` over whatever was there, so
+    /// `"saveTo": "/dev/null"` (as root) replaced the system's /dev/null with a regular file,
+    /// and a link was replaced, not written through. Now anything but a regular file (or
+    /// nothing) is refused by name, and left as it was.
+    @Test(arguments: TransportKind.allCases)
+    func aDestinationThatIsNotARegularFileIsRefusedByNameAndLeftAlone(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil)
+        #expect(mkfifo(folder + "/pipe", 0o600) == 0)
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: folder + "/target"))
+        #expect(symlink(folder + "/target", folder + "/link") == 0)
+        #expect(mkdir(folder + "/dir", 0o700) == 0)
+        for (name, kindWord, type) in [("pipe", "a pipe", S_IFIFO), ("link", "a symbolic link", S_IFLNK), ("dir", "a folder", S_IFDIR)] {
+            var options = RequestOptions(retryPolicy: .never)
+            options.destination = URL(fileURLWithPath: folder + "/" + name)
+            do {
+                _ = try await queue.response(for: URLRequest(url: server.url("/bytes/1000")), id: name, options: options)
+                Issue.record("\(name): saving over \(kindWord) must fail")
+            } catch let error as RequestError {
+                #expect(error.result.attempts.last?.failure == .transport(.cannotCreateFile), "\(name): \(error)")
+                #expect("\(error)".contains("it is \(kindWord), and saving replaces what is there"), "\(name): \(error)")
+            }
+            var info = stat()
+            lstat(folder + "/" + name, &info)
+            #expect(info.st_mode & S_IFMT == type, "\(name) is still \(kindWord)")
+        }
+        #expect(try String(contentsOfFile: folder + "/target", encoding: .utf8) == "keep me")
+        #expect(leftovers(folder).isEmpty, "\(leftovers(folder))")
+        #expect(throws: ResponseFileError.self) { try RequestOptions.checkDestination("/dev/null") }
+        #expect(throws: Never.self) { try RequestOptions.checkDestination(folder + "/target") }
+        #expect(throws: Never.self) { try RequestOptions.checkDestination(folder + "/not-yet") }
+    }
 }

@@ -51,6 +51,11 @@ struct RunCommand: ParsableCommand, RunsASession {
     func run() throws {
         if let bodyCap, bodyCap < 0 { throw InputError(message: "--body-cap \(bodyCap): expected a number of bytes, 0 or more") }
         let plan = try PlanParser.load(path: self.plan)
+        // A download must not replace the recording this command writes (the plan itself is
+        // refused by the parser).
+        if let record = recording.file, let index = plan.requests.firstIndex(where: { $0.saveTo.map { SameFile.check($0, record) } == true }) {
+            throw InputError(message: "\(self.plan): requests[\(index)].saveTo: \(plan.requests[index].saveTo!) is also --record's file; saving there would replace the recording")
+        }
         let server = plan.usesFaultServer ? try FaultServer.start() : nil
         defer { server?.stop() }
         let transport = self.transport.merged(with: plan.connection)

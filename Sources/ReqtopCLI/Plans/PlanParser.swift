@@ -379,6 +379,16 @@ extension PlanParser {
         if FileManager.default.fileExists(atPath: full, isDirectory: &isFolder), isFolder.boolValue {
             throw PlanError(file: file, path: path, message: "\(full) is a folder; expected a file name")
         }
+        // Saving replaces what is under the name: only a regular file or nothing yet (the
+        // engine says the same again at the answer), and never the plan being read.
+        do {
+            try RequestOptions.checkDestination(full)
+        } catch {
+            throw PlanError(file: file, path: path, message: "\(error)")
+        }
+        if SameFile.check(full, file) {
+            throw PlanError(file: file, path: path, message: "\(full) is this plan's own file; saving there would replace the plan")
+        }
         let folder = URL(fileURLWithPath: full).deletingLastPathComponent().path
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw PlanError(file: file, path: path, message: "the folder \(folder) does not exist")

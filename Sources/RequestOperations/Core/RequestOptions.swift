@@ -54,6 +54,8 @@ public struct RequestOptions: Sendable {
     /// under a temporary name, moved into place only when the attempt succeeded (a failed or
     /// retried attempt leaves nothing under this name). The result's `data` is then empty
     /// and its ``RequestResult/file`` names the file. Other answers (an error page) stay in memory.
+    /// What is under the name must be a regular file (replaced) or nothing: anything else (a
+    /// device, a link, a folder) ends the attempt by name (``checkDestination(_:)``).
     public var destination: URL?
     /// A file sent as the request's body, read in parts as the connection takes them (never
     /// whole into memory); it replaces the request's own body. Each attempt reads it from its

@@ -1,10 +1,15 @@
 import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// An answer's body written to a file as it arrives (``RequestOptions/destination``), so a
 /// large download costs no memory: written under a temporary name beside the destination and
-/// moved into place (one `rename`, which replaces what was there) only when the attempt that
-/// wrote it succeeded. A failed, cancelled or retried attempt leaves nothing under the final
+/// moved into place (one `rename`, which replaces a regular file that was there, and is
+/// refused for anything else: ``check(_:)``) only when the attempt that wrote it succeeded. A failed, cancelled or retried attempt leaves nothing under the final
 /// name, and its partial file is removed.
 final class ResponseFile: Sendable {
     let destination: URL
@@ -14,16 +19,44 @@ final class ResponseFile: Sendable {
     private let open: Mutex<(handle: FileHandle?, bytes: Int)>
     var bytes: Int { open.withLock { $0.bytes } }
 
-    /// Opens `destination`'s partial file for an attempt (`.name.reqtop-partial-PID-N`).
+    /// Opens `destination`'s partial file for an attempt (`.name.reqtop-partial-PID-N`): a new
+    /// file (never through a link, never one someone else made first), 0600.
     init(destination: URL, attempt: Int) throws {
         self.destination = destination
+        try Self.check(destination.path)
         let folder = destination.deletingLastPathComponent().path
         partialPath = folder + "/." + destination.lastPathComponent + ".reqtop-partial-\(getpid())-\(attempt)"
-        guard FileManager.default.createFile(atPath: partialPath, contents: nil, attributes: [.posixPermissions: 0o600]),
-              let handle = FileHandle(forWritingAtPath: partialPath) else {
+        unlink(partialPath)
+        let descriptor = openFile(partialPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
             throw ResponseFileError("cannot write \(partialPath) (to save \(destination.path)): \(String(cString: strerror(errno)))")
         }
-        open = Mutex((handle, 0))
+        open = Mutex((FileHandle(fileDescriptor: descriptor, closeOnDealloc: true), 0))
+    }
+
+    /// A destination is a regular file or nothing yet. The move into place replaces what is
+    /// under the name, so anything else there is refused by name: a device (`/dev/null` would
+    /// become a regular file), a symbolic link (`/proc/self/fd/1`, or one planted in a shared
+    /// folder), a folder, a pipe or a socket.
+    static func check(_ path: String) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            guard errno == ENOENT else {
+                throw ResponseFileError("cannot save to \(path): \(String(cString: strerror(errno)))")
+            }
+            return
+        }
+        let kind: String
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFLNK: kind = "a symbolic link"
+        case S_IFDIR: kind = "a folder"
+        case S_IFCHR, S_IFBLK: kind = "a device"
+        case S_IFIFO: kind = "a pipe"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "not a regular file"
+        }
+        throw ResponseFileError("will not save to \(path): it is \(kind), and saving replaces what is there (name a regular file or a new one)")
     }
 
     func write(_ data: Data) throws {
@@ -47,6 +80,13 @@ final class ResponseFile: Sendable {
     /// Moves the whole body into place.
     func keep() throws {
         close()
+        do {
+            // Again at the move: the name may have been taken while the answer came.
+            try Self.check(destination.path)
+        } catch {
+            discard()
+            throw error
+        }
         guard rename(partialPath, destination.path) == 0 else {
             let reason = String(cString: strerror(errno))
             discard()
@@ -62,7 +102,22 @@ final class ResponseFile: Sendable {
 }
 
 /// Why an answer could not be written where it was to go.
-struct ResponseFileError: Error, Sendable {
-    let message: String
+public struct ResponseFileError: Error, Sendable, CustomStringConvertible {
+    public let message: String
     init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+extension RequestOptions {
+    /// Throws ``ResponseFileError``, naming what is there, unless `path` is a regular file or
+    /// nothing yet: what ``destination`` may name. The engine checks it again when the
+    /// answer comes and at the move into place; a caller can check it before sending.
+    public static func checkDestination(_ path: String) throws {
+        try ResponseFile.check(path)
+    }
+}
+
+/// `open(2)`, named apart from ``ResponseFile``'s `open` state.
+private func openFile(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+    open(path, flags, mode)
 }
