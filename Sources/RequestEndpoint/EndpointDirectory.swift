@@ -46,6 +46,30 @@ public enum EndpointDirectory {
         }
     }
 
+    /// Throws, naming the problem, unless `directory` is a folder (not a link) of this user's
+    /// that no one else may enter: what `attach` checks before it lists or connects to a
+    /// socket there. Another user who made the folder first could serve a fake endpoint in it.
+    /// It changes nothing (the program that listens makes and closes the folder).
+    public static func checkForAttaching(_ directory: String = path) throws {
+        var info = stat()
+        guard lstat(directory, &info) == 0 else {
+            throw UnsafeDirectory(description: "cannot read \(directory): \(String(cString: strerror(errno)))")
+        }
+        guard (info.st_mode & S_IFMT) != S_IFLNK else {
+            throw UnsafeDirectory(description: "\(directory) is a symbolic link; reqtop attaches only through a folder of its user's (remove the link)")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw UnsafeDirectory(description: "\(directory) is not a folder") }
+        guard info.st_uid == getuid() else {
+            throw UnsafeDirectory(description: "\(directory) belongs to another user (uid \(info.st_uid)); its endpoints are not to be trusted (remove it)")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            throw UnsafeDirectory(description: "\(directory) is open to other users (mode \(String(info.st_mode & 0o777, radix: 8))); anyone could have put an endpoint there (chmod 700 it)")
+        }
+        guard access(directory, R_OK | X_OK) == 0 else {
+            throw UnsafeDirectory(description: "cannot enter \(directory): \(String(cString: strerror(errno)))")
+        }
+    }
+
     /// The sockets in the folder, with the pid each is named by.
     public static func sockets(in directory: String = path) -> [(pid: Int32, path: String)] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []

@@ -64,8 +64,31 @@ enum UnixSocket {
         return fd
     }
 
-    /// A connected socket to `path` (blocking).
+    /// A connected socket to `path` (blocking), only to a process of this user's: a socket
+    /// another user's process serves (a fake endpoint planted where reqtop looks) is refused
+    /// before a byte is read from it.
     static func connect(to path: String) throws -> Int32 {
+        let fd = try connectAnyone(to: path)
+        let me = getuid()
+        guard let peer = peerUserID(fd), peer == me else {
+            let peer = peerUserID(fd)
+            close(fd)
+            throw PeerRefused(path: path, peer: peer)
+        }
+        return fd
+    }
+
+    /// The process at a socket runs as another user.
+    struct PeerRefused: Error, CustomStringConvertible {
+        var path: String
+        var peer: uid_t?
+        var description: String {
+            "\(path) is served by \(peer.map { "another user's process (uid \($0))" } ?? "a process whose user cannot be told"); "
+                + "reqtop attaches only to programs of its own user (uid \(getuid()))"
+        }
+    }
+
+    private static func connectAnyone(to path: String) throws -> Int32 {
         var address = try address(path)
         let fd = streamSocket()
         guard fd >= 0 else { throw Failure(call: "socket", path: path, code: errno) }

@@ -217,8 +217,13 @@ extension XCTestCase {
     /// Runs the real `reqtop` binary with no terminal, as a script would.
     /// - Parameter unprivileged: as a user who is not root: `nobody` (``UnprivilegedUser``)
     ///   when the tests run as root, as CI does; the tests' own user otherwise.
-    func reqtop(_ arguments: [String], timeout: TimeInterval = 120, unprivileged: Bool = false) throws -> ReqtopRun {
+    /// - Parameter environment: variables set for this run beside the tests' own.
+    func reqtop(_ arguments: [String], timeout: TimeInterval = 120, unprivileged: Bool = false,
+                environment: [String: String] = [:]) throws -> ReqtopRun {
         let process = Process()
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         if unprivileged, geteuid() == 0 {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments = UnprivilegedUser.setprivArguments + [try UnprivilegedUser.binary()] + arguments

@@ -97,10 +97,22 @@ struct AttachCommand: ParsableCommand {
         }
     }
 
-    /// The socket to attach to, from the argument or the list.
+    /// The socket to attach to, from the argument or the list. The endpoint folder is checked
+    /// before a socket in it is listed or used (owner, mode, not a link); the socket's peer
+    /// is checked when it is connected to (``EndpointClient``: the same user).
     private func resolve() throws -> String {
+        func checkFolder() throws {
+            // No folder: no program has listened yet, said below.
+            guard FileManager.default.fileExists(atPath: EndpointDirectory.path) || (try? FileManager.default.destinationOfSymbolicLink(atPath: EndpointDirectory.path)) != nil else { return }
+            do {
+                try EndpointDirectory.checkForAttaching()
+            } catch {
+                throw InputError(message: "\(error)")
+            }
+        }
         if let target {
             if let pid = Int32(target) {
+                try checkFolder()
                 let path = EndpointDirectory.socketPath(pid: pid)
                 guard FileManager.default.fileExists(atPath: path) else {
                     throw InputError(message: "no monitor endpoint for pid \(pid) (looked for \(path)); is it running with --listen?")
@@ -114,6 +126,7 @@ struct AttachCommand: ParsableCommand {
             }
             return target
         }
+        try checkFolder()
         let programs = Self.programs()
         if list {
             print(TerminalText.clean(programs.isEmpty ? "no program to attach to (in \(EndpointDirectory.path))" : Self.table(programs)))
