@@ -45,7 +45,9 @@ extension Redactor {
 
     /// The values of the body's secret-named members and pairs, as they would come back in
     /// an answer that echoes the request (unquoted JSON strings, decoded form values).
-    func secretValues(body: RecordedBody?, headers: [String: String]) -> [String] {
+    /// - Parameter leaves: also each string and number inside a secret member that is an
+    ///   object or array (`"credentials": {"token": …}`): what a program may take from it.
+    func secretValues(body: RecordedBody?, headers: [String: String], leaves: Bool = false) -> [String] {
         guard case .bytes(let data)? = body, let text = String(data: data, encoding: .utf8) else { return [] }
         var found: [String] = []
         switch Self.kind(of: text, headers: headers) {
@@ -62,6 +64,9 @@ extension Redactor {
             _ = JSONMemberScanner.replacingValues(in: text) { name, value in
                 if isSecretParameter(name, oauthCode: false) {
                     found.append(value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2 ? String(value.dropFirst().dropLast()) : String(value))
+                    if leaves, let parsed = try? JSONSerialization.jsonObject(with: Data(value.utf8), options: [.fragmentsAllowed]) {
+                        found += Self.leaves(of: parsed)
+                    }
                 }
                 return nil
             }
@@ -69,6 +74,17 @@ extension Redactor {
             break
         }
         return found
+    }
+
+    /// Every string and number in a JSON value.
+    private static func leaves(of value: Any) -> [String] {
+        switch value {
+        case let text as String: [text]
+        case let number as NSNumber: ["\(number)"]
+        case let object as [String: Any]: object.values.flatMap(leaves(of:))
+        case let array as [Any]: array.flatMap(leaves(of:))
+        default: []
+        }
     }
 
     /// The names of the body's fields whose values read as redacted (`"[redacted]"` in

@@ -87,6 +87,11 @@ public struct Redactor: Sendable {
         return out
     }
 
+    /// Whether a query parameter, form field or JSON member so named is taken out.
+    public func isSecretName(_ name: String) -> Bool {
+        isSecretParameter(name, oauthCode: false)
+    }
+
     func isSecretParameter(_ rawName: String, oauthCode: Bool) -> Bool {
         let name = (rawName.removingPercentEncoding ?? rawName).lowercased()
         if oauthCode, name == "code" { return true }

@@ -27,8 +27,21 @@ public final class StreamRedactor: Sendable {
 
     private let memory = Mutex(Memory())
 
-    public init(_ rules: Redactor = Redactor()) {
+    /// Secrets taken out of answers: scrubbed from every later event of any operation.
+    private let derived: DerivedSecrets
+    /// The process's (``DerivedSecrets/shared``): what a program put in a request from an answer.
+    private let given: DerivedSecrets
+
+    public convenience init(_ rules: Redactor = Redactor()) {
+        self.init(rules, derivedFrom: .shared)
+    }
+
+    /// - Parameter given: the values a program put in its requests from answers
+    ///   (``DerivedSecrets/shared`` by default).
+    public init(_ rules: Redactor, derivedFrom given: DerivedSecrets) {
         self.rules = rules
+        self.given = given
+        derived = DerivedSecrets()
     }
 
     public func redact(_ batch: [RequestEvent]) -> [RequestEvent] {
@@ -39,16 +52,24 @@ public final class StreamRedactor: Sendable {
         switch event.payload {
         case .queued(_, let url, let headers, _, let body, _), .built(_, let url, let headers, let body):
             learn(secrets(url: url, headers: headers) + rules.secretValues(body: body, headers: headers), for: event.operationID)
+        case .responseBody(.bytes(let data), _, _, let type):
+            // A token in an answer (`access_token`, a session id) is secret wherever it goes next.
+            for value in rules.secretValues(body: .bytes(data), headers: type.map { ["Content-Type": $0] } ?? [:], leaves: true) {
+                derived.add(value)
+            }
         default:
             break
         }
         var redacted = rules.redact(event)
-        let known = memory.withLock { memory -> [String]? in
+        var known = memory.withLock { memory -> [String] in
             let known = memory.secrets[event.operationID]
             if case .finished = event.payload { memory.secrets[event.operationID] = nil }
-            return known
+            return known ?? []
         }
-        if let known, !known.isEmpty {
+        if !derived.isEmpty || !given.isEmpty {
+            known = Array(Set(known + derived.all + given.all)).sorted { $0.count > $1.count }
+        }
+        if !known.isEmpty {
             redacted.payload = Self.scrub(redacted.payload, of: known)
         }
         return redacted
@@ -97,7 +118,18 @@ public final class StreamRedactor: Sendable {
     static func scrub(_ payload: RequestEvent.Payload, of secrets: [String]) -> RequestEvent.Payload {
         func text(_ value: String) -> String { scrub(value, of: secrets, with: Redactor.placeholder) }
         func url(_ value: String) -> String { scrub(value, of: secrets, with: Redactor.urlPlaceholder) }
+        func body(_ value: RecordedBody?) -> RecordedBody? {
+            guard case .bytes(let data)? = value, let string = String(data: data, encoding: .utf8) else { return value }
+            let scrubbed = text(string)
+            return scrubbed == string ? value : .bytes(Data(scrubbed.utf8))
+        }
         switch payload {
+        case .queued(let method, let value, let headers, let maxAttempts, let requestBody, let options):
+            // A value from another operation's answer, in this request (a templated token).
+            return .queued(method: method, url: url(value), headers: headers.mapValues(text), maxAttempts: maxAttempts,
+                           body: body(requestBody), options: options)
+        case .built(let method, let value, let headers, let requestBody):
+            return .built(method: method, url: url(value), headers: headers.mapValues(text), body: body(requestBody))
         case .response(let status, let headers, let expected, let version):
             return .response(status: status, headers: headers.mapValues(text), expectedBytes: expected, httpVersion: version)
         case .redirect(let status, let location, let dropped, let refused):
@@ -128,12 +160,21 @@ public final class StreamRedactor: Sendable {
         }
     }
 
+    private static let unreserved: CharacterSet = {
+        var set = CharacterSet.alphanumerics
+        set.insert(charactersIn: "-._~")
+        return set
+    }()
+
     /// `text` with every occurrence of each secret (as written, and percent-encoded) replaced.
     static func scrub(_ text: String, of secrets: [String], with placeholder: String) -> String {
         var out = text
         for secret in secrets {
             out = out.replacingOccurrences(of: secret, with: placeholder)
             if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics), encoded != secret {
+                out = out.replacingOccurrences(of: encoded, with: placeholder)
+            }
+            if let encoded = secret.addingPercentEncoding(withAllowedCharacters: unreserved), encoded != secret {
                 out = out.replacingOccurrences(of: encoded, with: placeholder)
             }
         }

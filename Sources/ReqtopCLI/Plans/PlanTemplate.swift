@@ -66,14 +66,25 @@ struct PlanTemplate: Equatable {
     }
 
     /// `text` with every template replaced by its value; `encode` prepares a value for where
-    /// it goes (percent-encoding in a URL, JSON escaping in a JSON body).
-    static func fill(_ text: String, parents: [String: Data], parentIDs: [String], encode: (String) -> String = { $0 }) throws -> String {
+    /// it goes (percent-encoding in a URL, JSON escaping in a JSON body). A value the
+    /// redaction rules would take out of the parent's answer (a field named `access_token`,
+    /// or one inside `credentials`) is told to `secrets`, so it stays redacted in the child.
+    static func fill(_ text: String, parents: [String: Data], parentIDs: [String], encode: (String) -> String = { $0 },
+                     secrets: DerivedSecrets = .shared) throws -> String {
         var out = text
         for template in find(in: text, parents: parentIDs).templates {
             guard let body = parents[template.parent] else { throw PlanTemplateError("\(template.text): \(template.parent) has no result") }
-            out = out.replacingOccurrences(of: template.text, with: encode(try template.value(from: body)))
+            let value = try template.value(from: body)
+            if template.isSecret { secrets.add(value) }
+            out = out.replacingOccurrences(of: template.text, with: encode(value))
         }
         return out
+    }
+
+    /// Whether a field on the template's path is one the redaction rules take out.
+    var isSecret: Bool {
+        let rules = Redactor()
+        return path.contains { rules.isSecretName($0) }
     }
 
     /// Safe anywhere in a URL: only unreserved characters are left as they are.
