@@ -46,6 +46,27 @@ struct CookieTests {
         #expect(server.counters.requests("/echo").last?.headers["cookie"] == "mine=2")
     }
 
+    /// Before: a `Secure` cookie set over plain http was kept (and sent on to https).
+    /// RFC 6265bis, curl and browsers refuse it, and refuse plain http replacing one.
+    @Test(arguments: TransportKind.allCases)
+    func aSecureCookieSetOverPlainHTTPIsRefused(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let jar = CookieJar()
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil, cookies: jar)
+        _ = try await queue.response(for: URLRequest(url: server.url("/set-cookie?name=sid&value=planted&attrs=%3B%20Secure")))
+        _ = try await queue.response(for: URLRequest(url: server.url("/set-cookie?name=plain&value=ok")))
+        #expect(jar.all.map(\.name) == ["plain"], "\(jar.all)")
+    }
+
+    @Test func plainHTTPCannotReplaceASecureCookie() {
+        let jar = CookieJar()
+        jar.store(responseHeaders: ["Set-Cookie": "sid=good; Secure; Path=/"], for: URL(string: "https://shop.example/")!)
+        jar.store(responseHeaders: ["Set-Cookie": "sid=evil; Path=/"], for: URL(string: "http://shop.example/")!)
+        jar.store(responseHeaders: ["Set-Cookie": "sid2=evil; Secure"], for: URL(string: "http://shop.example/")!)
+        #expect(jar.header(for: URL(string: "https://shop.example/")!) == "sid=good")
+    }
+
     @Test func matchingFollowsRFC6265() {
         let jar = CookieJar(now: { Date(timeIntervalSince1970: 1_790_000_000) })  // 2026
         let url = URL(string: "https://api.example.com/v1/orders")!

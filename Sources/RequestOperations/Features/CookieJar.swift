@@ -55,9 +55,18 @@ public final class CookieJar: Sendable {
         let lines = Self.split(value)
         guard !lines.isEmpty else { return }
         let now = now()
-        let parsed = lines.compactMap { Self.parse($0, host: host, path: url.path, now: now) }
+        // RFC 6265bis §5.7: an origin that is not secure may not set a `Secure` cookie, nor
+        // replace one that a secure origin set (curl and browsers do the same): anyone on the
+        // path of plain http could otherwise plant or overwrite the https session's cookie.
+        let secureOrigin = url.scheme?.lowercased() == "https"
+        let parsed = lines.compactMap { Self.parse($0, host: host, path: url.path, now: now) }.filter { secureOrigin || !$0.secure }
         cookies.withLock { cookies in
             for cookie in parsed {
+                if !secureOrigin, cookies.contains(where: { existing in
+                    existing.secure && existing.name == cookie.name
+                        && (existing.domain == cookie.domain || existing.domain.hasSuffix("." + cookie.domain) || cookie.domain.hasSuffix("." + existing.domain))
+                        && (Self.pathMatches(existing.path, cookie.path) || Self.pathMatches(cookie.path, existing.path))
+                }) { continue }
                 cookies.removeAll { $0.name == cookie.name && $0.domain == cookie.domain && $0.path == cookie.path }
                 cookies.append(cookie)
             }
