@@ -19,10 +19,12 @@ struct EventLogLines {
     /// Set when the last line was cut off.
     private(set) var tornLastLine: Int?
 
-    /// The longest line a recording may have: 4 MiB. reqtop's own lines are far shorter (a
-    /// recorded body is at most 64 KiB); a longer one is another kind of file (a HAR named
-    /// `.jsonl` is one line of 32 MB), refused at once rather than parsed for seconds.
-    static let maxLineBytes = 4 << 20
+    /// The longest line a recording may have: 64 MiB. The writer keeps to it (a body of up to
+    /// ``EventLogWriter/maxBodyCap`` in base64 is about 43 MiB; a line that would pass it
+    /// anyway has its body left out, said so), so what reqtop records it always reads back.
+    /// A longer line is another kind of file (a HAR named `.jsonl` of 100 MB is one line),
+    /// refused rather than parsed.
+    public static let maxLineBytes = 64 << 20
 
     init(file: String) {
         self.file = file

@@ -29,7 +29,7 @@ public final class EventLogWriter: Sendable {
         let subscription = hub.subscribe(label: "reqtop.record") { [self] batch in
             var text = ""
             for event in batch {
-                text += EventLog.line(for: redactor?.redact(event) ?? event)
+                text += Self.line(for: redactor?.redact(event) ?? event)
                 text += "\n"
             }
             do {
@@ -53,6 +53,38 @@ public final class EventLogWriter: Sendable {
         fsync(descriptor)
         if let failure = failure.withLock({ $0 }) {
             throw ArchiveError(file: path, message: failure)
+        }
+    }
+
+    /// The most bytes of each answer's body a session may keep in its events (`--body-cap`,
+    /// a plan's `bodyCap`): 32 MiB, whose line fits ``EventLogLines/maxLineBytes``.
+    public static let maxBodyCap = 32 << 20
+
+    /// An event's line, within ``EventLogLines/maxLineBytes``: a body that would take it past
+    /// is left out and said so (a program's own cap, or headers that fill the line).
+    static func line(for event: RequestEvent) -> String {
+        let line = EventLog.line(for: event)
+        guard line.utf8.count > EventLogLines.maxLineBytes else { return line }
+        let reason = "too large for a recording's line (\(EventLogLines.maxLineBytes >> 20) MiB)"
+        var shorter = event
+        switch event.payload {
+        case .responseBody(let body, let total, let truncated, let type):
+            shorter.payload = .responseBody(body: .omitted(bytes: Self.size(of: body), reason: reason), totalBytes: total, truncated: truncated, mediaType: type)
+        case .queued(let method, let url, let headers, let maxAttempts, let body?, let options):
+            shorter.payload = .queued(method: method, url: url, headers: headers, maxAttempts: maxAttempts,
+                                      body: .omitted(bytes: Self.size(of: body), reason: reason), options: options)
+        case .built(let method, let url, let headers, let body?):
+            shorter.payload = .built(method: method, url: url, headers: headers, body: .omitted(bytes: Self.size(of: body), reason: reason))
+        default:
+            return line
+        }
+        return EventLog.line(for: shorter)
+    }
+
+    private static func size(of body: RecordedBody) -> Int? {
+        switch body {
+        case .bytes(let data): data.count
+        case .omitted(let bytes, _): bytes
         }
     }
 

@@ -81,12 +81,25 @@ public struct StrictJSONReader: Sendable {
         return value
     }
 
-    public func integer(_ raw: Any?, at path: String, minimum: Int) throws -> Int? {
+    /// The largest whole number JSON carries exactly (2^53 − 1): the most a byte count may be.
+    public static let maxExactInteger = (1 << 53) - 1
+
+    /// A whole number from `minimum` to `maximum` (2^31 − 1 unless said: counts and
+    /// attempts; sizes in bytes pass ``maxExactInteger``).
+    public func integer(_ raw: Any?, at path: String, minimum: Int, maximum: Int = Int(Int32.max)) throws -> Int? {
         guard let value = try number(raw, at: path) else { return nil }
-        guard value == value.rounded(), value >= Double(minimum), value <= Double(Int32.max) else {
+        guard value == value.rounded(), value >= Double(minimum) else {
             throw StrictJSONError(file: file, path: path, message: "expected a whole number of at least \(minimum), found \(Self.describe(raw!))")
         }
+        guard value <= Double(maximum) else {
+            throw StrictJSONError(file: file, path: path, message: "expected a whole number of at most \(maximum), found \(Self.describe(raw!))")
+        }
         return Int(value)
+    }
+
+    /// A size in bytes, `minimum` or more, up to ``maxExactInteger``.
+    public func byteCount(_ raw: Any?, at path: String, minimum: Int) throws -> Int? {
+        try integer(raw, at: path, minimum: minimum, maximum: Self.maxExactInteger)
     }
 
     // MARK: - Describing values

@@ -88,12 +88,12 @@ final class EventLogStreamTests: XCTestCase {
 
     /// Nothing before a bad line is lost: its piece's good lines come first, then the error.
     /// Before: a 32 MB HAR named `.jsonl` took 8.5 s and 1 GB to be refused at line 1 (each
-    /// piece of a long line was scanned again). Now a line past 4 MiB is refused as soon as
+    /// piece of a long line was scanned again). Now a line past 64 MiB is refused as soon as
     /// the reader has that much of it, by both readers, naming the line.
     func testALinePastTheLimitIsRefusedByBothReadersNamingIt() throws {
         let long = "{\"log\": \"" + String(repeating: "x", count: EventLogLines.maxLineBytes + 10) + "\"}"
         let path = try write(([header] + lines(3) + [long] + lines(2)).joined(separator: "\n") + "\n")
-        let expected = "line 5 is longer than 4 MiB, the most a recording's line may be: is this a reqtop recording? (a HAR file must end in .har)"
+        let expected = "line 5 is longer than 64 MiB, the most a recording's line may be: is this a reqtop recording? (a HAR file must end in .har)"
         XCTAssertThrowsError(try EventLogFile.read(path: path)) { XCTAssert("\($0)".hasSuffix(expected), "\($0)") }
         let stream = try EventLogStream(path: path, pieceSize: 1 << 20)
         var events = 0

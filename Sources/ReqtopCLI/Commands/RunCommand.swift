@@ -1,6 +1,7 @@
 import ArgumentParser
 import FaultServer
 import Foundation
+import RequestArchive
 import RequestOperations
 
 /// `reqtop run PLAN.json`: send the requests of a plan file.
@@ -50,6 +51,9 @@ struct RunCommand: ParsableCommand, RunsASession {
 
     func run() throws {
         if let bodyCap, bodyCap < 0 { throw InputError(message: "--body-cap \(bodyCap): expected a number of bytes, 0 or more") }
+        if let bodyCap, bodyCap > EventLogWriter.maxBodyCap {
+            throw InputError(message: "--body-cap \(bodyCap): at most \(EventLogWriter.maxBodyCap) (32 MiB), what a recording's line can hold and every reader takes")
+        }
         let plan = try PlanParser.load(path: self.plan)
         // A download must not replace the recording this command writes (the plan itself is
         // refused by the parser).

@@ -60,13 +60,14 @@ extension PlanParser {
                 }
                 effect = .delay(low...high)
             } else {
-                guard let seconds = try json.timeLimit(object["delay"], at: "\(path).delay") else {
+                // 0 is a delay of nothing (a rule switched off for now), not a limit that fails.
+                guard let seconds = try json.seconds(object["delay"], at: "\(path).delay") else {
                     throw PlanError(file: file, path: "\(path).delay", message: "expected seconds, or [least, most] seconds")
                 }
                 effect = .delay(seconds...seconds)
             }
         case "truncate":
-            effect = .truncate(afterBytes: try json.integer(object["truncate"], at: "\(path).truncate", minimum: 0) ?? 0)
+            effect = .truncate(afterBytes: try json.byteCount(object["truncate"], at: "\(path).truncate", minimum: 0) ?? 0)
         default:
             let name = given[0]
             guard let flag = object[name], JSONText.isBoolean(flag), flag as? Bool == true else {

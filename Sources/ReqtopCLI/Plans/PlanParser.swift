@@ -84,7 +84,7 @@ struct PlanParser {
         // `false` turns it off; absent: the library's 60 s.
         let readTimeout: TimeInterval? = object["readTimeout"].map { JSONText.isBoolean($0) && ($0 as? Bool) == false } == true
             ? nil : try json.timeLimit(object["readTimeout"], at: "readTimeout") ?? RequestOptions.defaultReadTimeout
-        let bodyCap = try json.integer(object["bodyCap"], at: "bodyCap", minimum: 0)
+        let bodyCap = try json.integer(object["bodyCap"], at: "bodyCap", minimum: 0, maximum: EventLogWriter.maxBodyCap)
         guard let list = object["requests"] else {
             throw PlanError(file: file, path: "requests", message: "missing; expected an array of requests")
         }
@@ -103,7 +103,7 @@ struct PlanParser {
                 request.hedge = try hedgeSettings(object["hedge"], base: hedge, at: "requests[\(index)].hedge")
                 request.maxRedirects = try redirectSettings(object["redirects"], base: redirects, at: "requests[\(index)].redirects")
                 request.saveTo = try saveTo(object["saveTo"], at: "requests[\(index)].saveTo")
-                request.maxFileBytes = try json.integer(object["maxFileBytes"], at: "requests[\(index)].maxFileBytes", minimum: 1)
+                request.maxFileBytes = try json.byteCount(object["maxFileBytes"], at: "requests[\(index)].maxFileBytes", minimum: 1)
                 if request.maxFileBytes != nil, request.saveTo == nil {
                     throw PlanError(file: file, path: "requests[\(index)].maxFileBytes", message: "a limit for the file \"saveTo\" names; this request has none")
                 }
