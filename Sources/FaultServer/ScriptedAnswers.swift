@@ -66,9 +66,24 @@ public final class ScriptedAnswers: Sendable {
     private let hits = Mutex<[String: Int]>([:])
     private let start = Mutex<Date?>(nil)
 
+    /// Each answer by its operation and attempt (`op#N`).
+    private let byAttempt: [String: Answer]
+
     /// `answers`: per key, each recorded attempt's host and answer, in the order they were sent.
     public init(_ answers: [Key: [(host: String, answer: Answer)]]) {
         self.answers = answers
+        var byAttempt: [String: Answer] = [:]
+        for list in answers.values {
+            for item in list where byAttempt["\(item.answer.operation)#\(item.answer.attempt)"] == nil {
+                byAttempt["\(item.answer.operation)#\(item.answer.attempt)"] = item.answer
+            }
+        }
+        self.byAttempt = byAttempt
+    }
+
+    /// The answer recorded for exactly this operation's attempt, or nil.
+    public func recorded(operation: String, attempt: Int) -> Answer? {
+        byAttempt["\(operation)#\(attempt)"]
     }
 
     /// Sets the moment the run began (by default: the first request this script answers),

@@ -93,6 +93,15 @@ struct WhatIfRun {
             sent.url = components.url
             planned.append((request.id, recorded[request.id]?.start ?? 0, sent, item.options))
         }
+        // Said now, not found out at the deadline: a request whose first attempt has no
+        // recorded answer (its events out of order, a mangled attempt) gets whatever its host
+        // said at that moment, or nothing.
+        let unmatched = planned.filter { upstream.answers.recorded(operation: $0.id, attempt: 1) == nil }.map(\.id)
+        if !unmatched.isEmpty {
+            ReqtopMain.printError("reqtop: \(unmatched.count) request\(unmatched.count == 1 ? " has" : "s have") no recorded answer for the first attempt "
+                                  + "(\(unmatched.prefix(5).joined(separator: ", "))\(unmatched.count > 5 ? ", …" : "")): "
+                                  + "they get what their host answered at that moment of the recording, or no answer until their timeout")
+        }
         servers.start(upstream.hosts)
         // Each at its recorded moment of the run, and cancelled at it where the program did.
         var made: [String: RequestOperation] = [:]
@@ -103,8 +112,17 @@ struct WhatIfRun {
             guard let cancel = recorded[item.id]?.cancelled else { continue }
             timeline.append((cancel.at, { made[item.id]?.cancel(by: cancel.by) }))
         }
+        // A recording's times are input: a HAR entry dated 1970 beside the rest made a re-run
+        // wait 57 years. A quiet span longer than `longestGap` is closed to it, and said.
+        let sorted = timeline.sorted(by: { $0.at < $1.at })
+        let gaps = Self.gapsToClose(in: sorted.map(\.at), longest: Self.longestGap)
+        for gap in gaps.prefix(5) {
+            ReqtopMain.printError("reqtop: nothing was sent for \(Self.describe(seconds: gap.length)) from \(String(format: "%.1f", gap.from)) s into the recording; "
+                                  + "the re-run waits \(Int(Self.longestGap)) s there instead")
+        }
+        if gaps.count > 5 { ReqtopMain.printError("reqtop: … and \(gaps.count - 5) more such gaps, each closed the same way") }
         let begun = Date()
-        for (at, act) in timeline.sorted(by: { $0.at < $1.at }) {
+        for (at, act) in sorted.map({ (Self.closing(gaps, at: $0.at), $0.act) }) {
             let wait = at - Date().timeIntervalSince(begun)
             if wait > 0 { Thread.sleep(forTimeInterval: wait) }
             act()
@@ -115,6 +133,32 @@ struct WhatIfRun {
             return (try EventLogFile.read(path: output).events, skipped)
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
+        }
+    }
+
+    /// The longest the re-run waits with nothing to send: a longer gap in the recording is
+    /// closed to this.
+    static let longestGap: TimeInterval = 60
+
+    /// The spans longer than `longest` between consecutive `times` (sorted): where each
+    /// begins and how long it is.
+    static func gapsToClose(in times: [TimeInterval], longest: TimeInterval) -> [(from: TimeInterval, length: TimeInterval)] {
+        zip(times, times.dropFirst()).compactMap { earlier, later in
+            later - earlier > longest ? (earlier, later - earlier) : nil
+        }
+    }
+
+    /// `time` with every closed gap before it taken out but `longestGap` of each.
+    static func closing(_ gaps: [(from: TimeInterval, length: TimeInterval)], at time: TimeInterval) -> TimeInterval {
+        time - gaps.filter { $0.from < time }.reduce(0) { $0 + ($1.length - longestGap) }
+    }
+
+    static func describe(seconds: TimeInterval) -> String {
+        switch seconds {
+        case ..<3600: String(format: "%.0f s", seconds)
+        case ..<(86_400 * 2): String(format: "%.1f hours", seconds / 3600)
+        case ..<(86_400 * 730): String(format: "%.0f days", seconds / 86_400)
+        default: String(format: "%.0f years", seconds / (86_400 * 365.25))
         }
     }
 }

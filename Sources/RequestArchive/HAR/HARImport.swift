@@ -149,6 +149,20 @@ public enum HARImport {
             case .failed(let error): throw error
             }
         }
+        // A date is input too: one entry dated 1970 among 2026's put every other event 1.8e9 s
+        // into the session (past what a recording's `t` may be) and made a what-if wait out
+        // the years between. An entry further than that from the middle of the rest is left out.
+        if entries.count > 1 {
+            let middle = entries.map(\.start).sorted()[entries.count / 2]
+            let reach = JSONText.maxSeconds / 2
+            for entry in entries where abs(entry.start.timeIntervalSince(middle)) > reach {
+                let error = ArchiveError(file: file, message: "$.log.entries[\(entry.index)].startedDateTime: \(entry.entry.startedDateTime) is "
+                                         + "\(Int(abs(entry.start.timeIntervalSince(middle)) / (86_400 * 365.25))) years from the other entries; left out")
+                if strict { throw error }
+                skipped.append(error.message)
+            }
+            entries.removeAll { abs($0.start.timeIntervalSince(middle)) > reach }
+        }
         if entries.isEmpty, !skipped.isEmpty {
             throw ArchiveError(file: file, message: skipped.count == 1 ? skipped[0] : "none of its \(skipped.count) entries could be read; the first: \(skipped[0])")
         }
