@@ -9,7 +9,12 @@ extension MonitorView {
         Self.bodyTabLines(row: row, theme: theme)
     }
 
+    /// Laid out once per body (``BodyLayoutCache``), not on every frame.
     static func bodyTabLines(row: OperationRow, theme: Theme) -> [[(String, CellGrid.Style)]] {
+        BodyLayoutCache.shared.lines(for: BodyLayoutCache.Key(row, color: theme.color)) { layOut(row: row, theme: theme) }
+    }
+
+    private static func layOut(row: OperationRow, theme: Theme) -> [[(String, CellGrid.Style)]] {
         var lines: [[(String, CellGrid.Style)]] = []
         func heading(_ text: String) { lines.append([(text, CellGrid.Style(bold: true))]) }
         func numbered(_ body: [BodyText.Line]) {
@@ -68,11 +73,21 @@ extension MonitorView {
         let word = state.find.flatMap { $0.isEmpty ? nil : Array($0) }
         let found = CellGrid.Style(color: theme.color ? .yellow : .normal, bold: true, reverse: true)
         var shownLast = first - 1
-        for (index, line) in lines.enumerated().dropFirst(first) {
+        for index in first..<max(first, lines.count) {
             guard y < 4 + room else { break }
+            let line = lines[index]
             // The line as cells, every match of the find word marked, then wrapped to the
-            // width: a long line goes on under itself, past its number, never cut.
-            var cells = line.flatMap { run in run.0.map { ($0, run.1) } }
+            // width: a long line goes on under itself, past its number, never cut. Only as
+            // much of it as the screen has room for is made into cells: a 10 MB line costs a
+            // frame what a screenful does.
+            let window = (4 + room - y + 1) * width + (word?.count ?? 0)
+            var cells: [(Character, CellGrid.Style)] = []
+            for run in line where cells.count < window {
+                for character in run.0 {
+                    guard cells.count < window else { break }
+                    cells.append((character, run.1))
+                }
+            }
             if let word, word.count <= cells.count {
                 let lower = cells.map { Character($0.0.lowercased()) }
                 for start in 0...(cells.count - word.count) where Array(lower[start..<start + word.count]) == word {
