@@ -24,6 +24,19 @@ public enum NIOErrorMapping {
             return URLError(tls.code, userInfo: [NSLocalizedDescriptionKey: "\(tls.summary) (\(error))",
                                                  TLSFailure.userInfoKey: tls.rawValue])
         }
+        if let client = error as? HTTPClientError, client == .proxyAuthenticationRequired {
+            // Said as the proxy said it: a person fixes the credentials, not the network.
+            return URLError(.userAuthenticationRequired, userInfo: [
+                NSLocalizedDescriptionKey: "the proxy answered 407 Proxy Authentication Required: its user and password (in the proxy URL) are missing or wrong",
+            ])
+        }
+        if let client = error as? HTTPClientError, client == .invalidProxyResponse {
+            // AsyncHTTPClient keeps no status: any answer to CONNECT but 200 and 407 (tinyproxy
+            // answers wrong credentials with 401).
+            return URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "the proxy refused to open a tunnel (its answer to CONNECT was not 200; some proxies answer wrong credentials so) (\(error))",
+            ])
+        }
         let code = code(for: error)
         let words = isDecompressionLimit(error)
             ? "the decoded answer grew past the NIO transport's limit on how many times its size on the wire it may grow (a decompression bomb?)"

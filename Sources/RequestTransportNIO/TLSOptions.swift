@@ -11,6 +11,17 @@ public struct TLSOptions: Sendable, Equatable {
     public var certificateFile: String?
     public var keyFile: String?
     public var insecure: Bool
+    /// Where each setting came from, as an error names it: the flags by default; a plan's
+    /// field (`plan.json: tls.key`) or `SSL_CERT_FILE` where that is what gave it.
+    public var names = Names()
+
+    public struct Names: Sendable, Equatable {
+        public var caFile = "--cacert"
+        public var certificateFile = "--cert"
+        public var keyFile = "--key"
+        public var insecure = "--insecure"
+        public init() {}
+    }
 
     public init(caFile: String? = nil, certificateFile: String? = nil, keyFile: String? = nil, insecure: Bool = false) {
         self.caFile = caFile
@@ -20,39 +31,39 @@ public struct TLSOptions: Sendable, Equatable {
     }
 
     /// Nothing asked for: the system's trust roots, full verification.
-    public var isDefault: Bool { self == TLSOptions() }
+    public var isDefault: Bool { caFile == nil && certificateFile == nil && keyFile == nil && !insecure }
 
     /// The client's TLS configuration; throws a ``TLSOptionError`` naming the flag and file.
     public func clientConfiguration() throws -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
         if insecure, caFile != nil {
-            throw TLSOptionError("--insecure and --cacert contradict each other: --insecure verifies nothing")
+            throw TLSOptionError("\(names.insecure) and \(names.caFile) contradict each other: \(names.insecure) verifies nothing")
         }
         if insecure { tls.certificateVerification = .none }
         if let caFile {
-            let certificates = try Self.certificates(caFile, flag: "--cacert")
+            let certificates = try Self.certificates(caFile, flag: names.caFile)
             tls.additionalTrustRoots = [.certificates(certificates)]
         }
         switch (certificateFile, keyFile) {
         case (nil, nil):
             break
         case (let certificate?, let key?):
-            tls.certificateChain = try Self.certificates(certificate, flag: "--cert").map { .certificate($0) }
+            tls.certificateChain = try Self.certificates(certificate, flag: names.certificateFile).map { .certificate($0) }
             do {
                 tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
             } catch {
-                throw TLSOptionError("--key \(key): \(Self.readable(key) ? "not a PEM private key" : "cannot be read")")
+                throw TLSOptionError("\(names.keyFile) \(key): \(Self.readable(key) ? "not a PEM private key" : "cannot be read")")
             }
             // A key that is not the certificate's is refused here, not at the first handshake.
             do {
                 _ = try NIOSSLContext(configuration: tls)
             } catch {
-                throw TLSOptionError("--key \(key) does not match the certificate in --cert \(certificate)")
+                throw TLSOptionError("\(names.keyFile) \(key) does not match the certificate in \(names.certificateFile) \(certificate)")
             }
         case (_?, nil):
-            throw TLSOptionError("--cert needs --key (the certificate's private key, PEM)")
+            throw TLSOptionError("\(names.certificateFile) needs \(names.keyFile == "--key" ? "--key" : names.keyFile) (the certificate's private key, PEM)")
         case (nil, _?):
-            throw TLSOptionError("--key needs --cert (the client certificate, PEM)")
+            throw TLSOptionError("\(names.keyFile) needs \(names.certificateFile) (the client certificate, PEM)")
         }
         return tls
     }

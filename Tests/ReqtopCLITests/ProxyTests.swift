@@ -11,7 +11,7 @@ final class ProxyTests: XCTestCase {
     private static let tinyproxy = ["/usr/bin/tinyproxy", "/usr/sbin/tinyproxy"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
     /// A tinyproxy on a free loopback port, stopped at the end of the test; its log path.
-    private func startProxy() throws -> (port: Int, log: String) {
+    private func startProxy(extra: String = "") throws -> (port: Int, log: String) {
         guard let binary = Self.tinyproxy else {
             if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("tinyproxy is missing: .ci/run installs it") }
             throw XCTSkip("Debian's tinyproxy is not installed here (.ci/run installs it: apt-get install tinyproxy)")
@@ -28,6 +28,7 @@ final class ProxyTests: XCTestCase {
         LogLevel Info
         MaxClients 20
         Allow 127.0.0.1
+        \(extra)
         """.write(toFile: folder + "/tinyproxy.conf", atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
@@ -181,5 +182,58 @@ final class ProxyTests: XCTestCase {
         let refused = try self.run(["run", broken, "--no-tui"], environment: [:])
         XCTAssertEqual(refused.status, 2)
         XCTAssertTrue(refused.stderr.contains("tls.cacert"), refused.stderr)
+    }
+
+    /// Before: a proxy that refused the credentials (407 to CONNECT) ended the request as
+    /// "-1011 bad server response". Now it says 407 and what to fix. The proxy is a few lines
+    /// of Python that answers every CONNECT 407, as a proxy with BasicAuth does (tinyproxy
+    /// answers 401: named as a refused tunnel).
+    func testWrongProxyCredentialsAreNamedAs407() throws {
+        let port = try Self.freePort()
+        let script = """
+        import socket
+        s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", \(port))); s.listen(4)
+        while True:
+            c, _ = s.accept(); c.recv(65536)
+            c.sendall(b"HTTP/1.1 407 Proxy Authentication Required\\r\\nProxy-Authenticate: Basic realm=\\"p\\"\\r\\nContent-Length: 0\\r\\n\\r\\n"); c.close()
+        """
+        let proxy = Process()
+        proxy.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        proxy.arguments = ["python3", "-c", script]
+        try proxy.run()
+        defer { proxy.terminate(); proxy.waitUntilExit() }
+        let end = Date().addingTimeInterval(10)
+        while Date() < end, !Self.accepts(port) { usleep(20_000) }
+        let pki = try TestCertificates.make()
+        defer { pki.remove() }
+        let path = pki.folder + "/proxy-auth-plan.json"
+        try #"{"retry": {"maxAttempts": 1}, "proxy": "http://alice:wrong-password@127.0.0.1:\#(port)", "tls": {"cacert": "ca.pem"},"#
+            .appending(#" "requests": [{"id": "tls", "url": "https://127.0.0.1:9/"}]}"#)
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let run = try run(["run", path, "--transport", "nio", "--no-tui"], environment: [:])
+        XCTAssertEqual(run.status, 1, run.stderr)
+        XCTAssert(run.stdout.contains(#""reason":"transport error -1013 (the proxy answered 407 Proxy Authentication Required"#), run.stdout)
+        XCTAssertFalse(run.stdout.contains("wrong-password"), "the proxy's password is redacted")
+    }
+
+    /// Before: a plan's `tls.key` problem was named `--key`, a missing `SSL_CERT_FILE`
+    /// `--cacert`.
+    func testTLSSettingsAreNamedWhereTheyWereGiven() throws {
+        let folder = NSTemporaryDirectory() + "tls-names-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let pki = try TestCertificates.make()
+        defer { pki.remove() }
+        try "not a key".write(toFile: folder + "/bad-key.pem", atomically: true, encoding: .utf8)
+        let plan = folder + "/plan.json"
+        try #"{"tls": {"cert": "\#(pki.folder)/client.pem", "key": "bad-key.pem"}, "requests": [{"url": "https://127.0.0.1:1/"}]}"#
+            .write(toFile: plan, atomically: true, encoding: .utf8)
+        let key = try run(["run", plan, "--transport", "nio", "--no-tui"], environment: [:])
+        XCTAssertEqual(key.status, 2)
+        XCTAssert(key.stderr.contains("plan.json: tls.key \(folder)/bad-key.pem: not a PEM private key"), key.stderr)
+        try #"{"requests": [{"url": "https://127.0.0.1:1/"}]}"#.write(toFile: plan, atomically: true, encoding: .utf8)
+        let missing = try run(["run", plan, "--transport", "nio", "--no-tui"], environment: ["SSL_CERT_FILE": folder + "/nope.pem"])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssert(missing.stderr.contains("SSL_CERT_FILE \(folder)/nope.pem: no such file"), missing.stderr)
     }
 }

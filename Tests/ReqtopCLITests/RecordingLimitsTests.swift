@@ -56,4 +56,21 @@ final class RecordingLimitsTests: XCTestCase {
         XCTAssertEqual(over.status, 2)
         XCTAssert(over.stderr.contains("maxFileBytes: expected a whole number of at most 9007199254740991"), over.stderr)
     }
+
+    /// Before: the `finished` event's reason said "transport error -1001 (timed out)" where
+    /// the attempt had named the read timeout, and the same general words for a file's limit.
+    func testTheFinishedReasonNamesTheLimitTheAttemptNamed() throws {
+        let plan = folder + "/plan.json"
+        try #"""
+        {"retry": {"maxAttempts": 1}, "requests": [
+          {"id": "slow", "url": "{{fault}}/drip?bytes=100&duration=3000&chunks=2", "readTimeout": 0.5},
+          {"id": "capped", "url": "{{fault}}/bytes/300000", "saveTo": "capped.bin", "maxFileBytes": 1000}]}
+        """#.write(toFile: plan, atomically: true, encoding: .utf8)
+        let run = try reqtop(["run", plan, "--no-tui"])
+        XCTAssertEqual(run.status, 1, run.stderr)
+        let reasons = Dictionary(uniqueKeysWithValues: run.events.filter { $0["event"] as? String == "finished" }
+            .map { ($0["op"] as? String ?? "", $0["reason"] as? String ?? "") })
+        XCTAssertEqual(reasons["slow"], "transport error -1001 (no byte for 0.5s (read timeout)); retries exhausted after 1 of 1 attempts")
+        XCTAssert(reasons["capped"]?.contains("over the 1000-byte limit for its file (RequestOptions.maxFileBytes)") == true, "\(reasons)")
+    }
 }

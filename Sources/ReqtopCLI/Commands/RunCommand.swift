@@ -69,7 +69,7 @@ struct RunCommand: ParsableCommand, RunsASession {
         let scraped = try metrics.start()
         defer { scraped?.endpoint.stop() }
         let queue = RequestQueue(maxConcurrentRequests: plan.maxConcurrent, maxConcurrentRequestsPerHost: plan.maxConcurrentPerHost,
-                                 transport: try transport.make(carrier), retryBudget: plan.retryBudgetPerHost,
+                                 transport: try transport.make(carrier, names: self.transport.tlsNames(with: plan.connection)), retryBudget: plan.retryBudgetPerHost,
                                  circuitBreaker: plan.circuitBreaker, rateLimits: plan.rateLimitPushback,
                                  instruments: (exporters?.instruments ?? []) + (scraped.map { [$0.instrument] } ?? []))
         let recorder = try recording.start(queue.events, inputs: [self.plan], settings: QueueSettings(plan: plan))

@@ -58,18 +58,23 @@ struct TransportOption: ParsableArguments {
         choice.rawValue + (insecure ? " · INSECURE TLS" : "") + (proxy != nil ? " · via proxy" : "")
     }
 
-    /// The TLS options asked for, `SSL_CERT_FILE` standing in for `--cacert` when not given.
-    var tls: TLSOptions {
-        TLSOptions(caFile: caFile ?? ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty || insecure ? nil : $0 },
-                   certificateFile: certificateFile, keyFile: keyFile, insecure: insecure)
+    /// The TLS options asked for, `SSL_CERT_FILE` standing in for `--cacert` when not given;
+    /// each named as it was given (`names`: a plan's fields, where they came from a plan).
+    func tls(names: TLSOptions.Names = TLSOptions.Names()) -> TLSOptions {
+        let fromEnvironment = caFile == nil ? ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap { $0.isEmpty || insecure ? nil : $0 } : nil
+        var options = TLSOptions(caFile: caFile ?? fromEnvironment, certificateFile: certificateFile, keyFile: keyFile, insecure: insecure)
+        options.names = names
+        if fromEnvironment != nil { options.names.caFile = "SSL_CERT_FILE" }
+        return options
     }
 
     /// The transport to use: `choice`, with `--proxy` (or the environment's proxies, read
     /// with curl's rules on both transports) applied. Throws an ``InputError`` for a proxy
     /// that is not an http:// URL; warns on stderr about one in the environment.
-    func make(_ choice: TransportChoice) throws -> RequestTransport {
+    /// - Parameter names: where each TLS setting came from (the flags unless a plan's).
+    func make(_ choice: TransportChoice, names: TLSOptions.Names = TLSOptions.Names()) throws -> RequestTransport {
         for problem in ProxySettings.problems() { ReqtopMain.printError("reqtop: \(problem)") }
-        let tls = self.tls
+        let tls = self.tls(names: names)
         let asked = caFile != nil || certificateFile != nil || keyFile != nil || insecure
         if choice == .urlsession, asked {
             throw InputError(message: "--cacert, --cert, --key and --insecure need --transport nio: FoundationNetworking on Linux has no API for them")

@@ -1,5 +1,6 @@
 import Foundation
 import RequestEventFormat
+import RequestTransportNIO
 
 /// A plan's `"tls"` and `"proxy"`: the same settings as `--cacert`, `--cert`, `--key`,
 /// `--insecure` and `--proxy` (the flags win when given). Relative file names are read from
@@ -15,6 +16,12 @@ struct PlanConnection: Equatable {
     var keyFile: String?
     var insecure = false
     var proxy: String?
+    /// The plan's file, to name its fields in errors (not part of what the settings are).
+    var file = ""
+
+    static func == (lhs: PlanConnection, rhs: PlanConnection) -> Bool {
+        (lhs.caFile, lhs.certificateFile, lhs.keyFile, lhs.insecure, lhs.proxy) == (rhs.caFile, rhs.certificateFile, rhs.keyFile, rhs.insecure, rhs.proxy)
+    }
 }
 
 extension PlanParser {
@@ -22,6 +29,7 @@ extension PlanParser {
 
     func connectionSettings(_ object: [String: Any]) throws -> PlanConnection {
         var settings = PlanConnection()
+        settings.file = file
         settings.proxy = try json.string(object["proxy"], at: "proxy")
         guard let raw = object["tls"], !(raw is NSNull) else { return settings }
         guard let tls = raw as? [String: Any] else {
@@ -57,5 +65,17 @@ extension TransportOption {
         merged.insecure = insecure || plan.insecure
         merged.proxy = proxy ?? plan.proxy
         return merged
+    }
+
+    /// How an error names each TLS setting: the flag when one was given, else the plan's
+    /// field (`plan.json: tls.key`).
+    func tlsNames(with plan: PlanConnection) -> TLSOptions.Names {
+        var names = TLSOptions.Names()
+        let name = URL(fileURLWithPath: plan.file).lastPathComponent
+        if caFile == nil, plan.caFile != nil { names.caFile = "\(name): tls.cacert" }
+        if certificateFile == nil, plan.certificateFile != nil { names.certificateFile = "\(name): tls.cert" }
+        if keyFile == nil, plan.keyFile != nil { names.keyFile = "\(name): tls.key" }
+        if !insecure, plan.insecure { names.insecure = "\(name): tls.insecure" }
+        return names
     }
 }
