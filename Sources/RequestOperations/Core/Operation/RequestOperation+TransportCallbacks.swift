@@ -166,6 +166,11 @@ extension RequestOperation {
         state.answer.file = nil
         state.current.invalid = nil
         guard take(&state.answer), let status = state.answer.status else { return nil }
+        if let problem = ResponseFraming.lengthProblem(state.answer.headers) {
+            // No length to read the body by: FoundationNetworking read on and called it a success.
+            state.current.localFailure = TransportError(code: URLError.Code.badServerResponse.rawValue, message: problem)
+            return state.current.task
+        }
         if options.readTimeout != nil { state.current.lastProgress = now }
         if let destination = options.destination, (200..<300).contains(status) {
             if let limit = options.maxFileBytes, let expectedBytes, expectedBytes > limit {
@@ -227,6 +232,11 @@ extension RequestOperation {
             }
             guard state.isCurrent(task: task) else { return nil }
             if state.current.unannouncedBytes > 0 { announceData(&state, at: environment.clock.now()) }
+            if error == nil, state.current.localFailure == nil, let status = state.answer.status,
+               let problem = ResponseFraming.mismatch(headers: state.answer.headers, status: status, method: state.sent?.httpMethod,
+                                                      received: state.record.bytes) {
+                state.current.localFailure = TransportError(code: URLError.Code.networkConnectionLost.rawValue, message: problem)
+            }
             // A download goes into place only when this attempt succeeded; else it goes.
             if let file = state.answer.file {
                 state.answer.file = nil

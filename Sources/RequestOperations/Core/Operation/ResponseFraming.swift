@@ -1,0 +1,39 @@
+import Foundation
+
+/// Whether an answer's `Content-Length` frames its body, checked by the engine itself so
+/// both transports end alike: SwiftNIO's parser refuses what is wrong here, while
+/// FoundationNetworking (libcurl) let two conflicting lengths, or a length of 10^23 with a
+/// 5-byte body, end as a success. RFC 9112 §6.3: a message whose length cannot be told is an
+/// error, and one that ends before its length is incomplete.
+enum ResponseFraming {
+    /// Why the `Content-Length` among `headers` is no length, or nil (absent, or one whole
+    /// number; repeats of the same number, as RFC 9110 §8.6 allows, are one).
+    static func lengthProblem(_ headers: [String: String]) -> String? {
+        guard let raw = headers.value(forHTTPHeader: "Content-Length") else { return nil }
+        let values = raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let first = values.first, values.allSatisfy({ $0 == first }) else {
+            return "conflicting Content-Length headers (\(values.joined(separator: ", ")))"
+        }
+        guard !first.isEmpty, first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), Int(first) != nil else {
+            return "Content-Length \(first.prefix(40)) is not a length this client can take"
+        }
+        return nil
+    }
+
+    /// Why a body that ended after `received` bytes is shorter or longer than its
+    /// `Content-Length` said, or nil. Not asked where the length does not count the bytes
+    /// the engine saw: a `HEAD` request, a status with no body (1xx, 204, 304), a 3xx (whose
+    /// body FoundationNetworking keeps from the delegate), or a coded body (the length is the
+    /// coded one; the engine counts decoded bytes).
+    static func mismatch(headers: [String: String], status: Int, method: String?, received: Int) -> String? {
+        guard method?.uppercased() != "HEAD", (200..<300).contains(status) || status >= 400, status != 204,
+              let raw = headers.value(forHTTPHeader: "Content-Length"), lengthProblem(headers) == nil,
+              let declared = Int(raw.split(separator: ",")[0].trimmingCharacters(in: .whitespaces)) else { return nil }
+        if let coding = headers.value(forHTTPHeader: "Content-Encoding"), !coding.isEmpty,
+           coding.caseInsensitiveCompare("identity") != .orderedSame { return nil }
+        guard received != declared else { return nil }
+        return received < declared
+            ? "the answer ended after \(received) of the \(declared) bytes its Content-Length promised"
+            : "the answer ran \(received - declared) bytes past the \(declared) its Content-Length promised"
+    }
+}

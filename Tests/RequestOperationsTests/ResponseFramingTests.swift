@@ -1,0 +1,101 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import RequestOperations
+import Testing
+
+/// Answers whose `Content-Length` does not frame their body, from a raw server (a few lines
+/// of Python writing bytes as given), on each transport. Before: on URLSession two
+/// conflicting lengths, and a length of 10^23 with a 5-byte body, ended as a success.
+@Suite("Broken framing on each transport", .serialized)
+struct ResponseFramingTests {
+    /// A server on a free loopback port that answers each path with its raw bytes and closes.
+    final class RawServer {
+        let port: Int
+        private let process: Process
+
+        init(_ answers: [String: String]) throws {
+            let table = answers.map { "\(String(reflecting: $0.key)): \(String(reflecting: $0.value))" }.joined(separator: ", ")
+            let script = """
+            import socket, sys
+            answers = {\(table)}
+            s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 0)); s.listen(16)
+            print(s.getsockname()[1], flush=True)
+            while True:
+                c, _ = s.accept()
+                head = b""
+                while b"\\r\\n\\r\\n" not in head:
+                    part = c.recv(65536)
+                    if not part: break
+                    head += part
+                path = head.split(b" ")[1].decode() if head.count(b" ") > 1 else "/"
+                c.sendall(answers.get(path, "HTTP/1.1 404 Not Found\\r\\nContent-Length: 0\\r\\n\\r\\n").encode("latin-1"))
+                c.shutdown(socket.SHUT_RDWR); c.close()
+            """
+            process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", script]
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            var line = Data()
+            while !line.contains(UInt8(ascii: "\n")) {
+                let byte = out.fileHandleForReading.readData(ofLength: 1)
+                if byte.isEmpty { break }
+                line += byte
+            }
+            port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        }
+
+        func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+
+        /// SIGKILL: a child started from a thread with SIGTERM blocked inherits the mask.
+        func stop() {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aBodyItsLengthDoesNotFrameFailsByName(_ kind: TransportKind) async throws {
+        let server = try RawServer([
+            "/conflict": "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 10\r\n\r\nhello",
+            "/huge": "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999999\r\n\r\nhello",
+            "/short": "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello",
+            "/same": "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
+            "/fine": "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+        ])
+        defer { server.stop() }
+        #expect(server.port > 0)
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil)
+        let options = RequestOptions(retryPolicy: .never)
+        for path in ["/conflict", "/huge", "/short"] {
+            do {
+                let result = try await queue.response(for: URLRequest(url: server.url(path)), id: path, options: options)
+                Issue.record("\(kind) \(path): a body its length does not frame must fail, got \(result.status ?? -1) \(result.data.count) bytes")
+            } catch let error as RequestError {
+                #expect(error.result.attempts.last?.failure != nil, "\(kind) \(path): \(error)")
+            }
+        }
+        // A repeated equal length: RFC 9110 §8.6 lets a client take it as one (the engine
+        // does; libcurl does) or refuse it (SwiftNIO's parser does). Either, never a wrong body.
+        if let same = try? await queue.response(for: URLRequest(url: server.url("/same")), id: "same", options: options) {
+            #expect(same.data == Data("hello".utf8))
+        }
+        let fine = try await queue.response(for: URLRequest(url: server.url("/fine")), id: "fine", options: options)
+        #expect(fine.data == Data("hello".utf8))
+    }
+
+    @Test func theLengthIsCheckedAsRFC9112Says() {
+        #expect(ResponseFraming.lengthProblem(["Content-Length": "5, 10"]) == "conflicting Content-Length headers (5, 10)")
+        #expect(ResponseFraming.lengthProblem(["Content-Length": "5, 5"]) == nil)
+        #expect(ResponseFraming.lengthProblem(["content-length": "99999999999999999999999"])?.contains("is not a length") == true)
+        #expect(ResponseFraming.lengthProblem(["Content-Length": "-1"])?.contains("is not a length") == true)
+        #expect(ResponseFraming.mismatch(headers: ["Content-Length": "10"], status: 200, method: "GET", received: 5)
+                == "the answer ended after 5 of the 10 bytes its Content-Length promised")
+        #expect(ResponseFraming.mismatch(headers: ["Content-Length": "10"], status: 200, method: "HEAD", received: 0) == nil)
+        #expect(ResponseFraming.mismatch(headers: ["Content-Length": "10"], status: 304, method: "GET", received: 0) == nil)
+        #expect(ResponseFraming.mismatch(headers: ["Content-Length": "10", "Content-Encoding": "gzip"], status: 200, method: "GET", received: 99) == nil)
+    }
+}
