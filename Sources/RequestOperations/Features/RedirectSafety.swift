@@ -65,7 +65,14 @@ enum RedirectSafety {
     ///   - status: the redirect's status.
     ///   - streamedBody: whether the attempt's body was a stream, which cannot be read twice.
     ///   - bodyLost: whether the attempt had a body the transport would not send again.
-    static func judge(_ next: URLRequest, original: URL?, status: Int = 302, streamedBody: Bool = false, bodyLost: Bool = false) -> Verdict {
+    ///   - location: the `Location` header as the server wrote it. FoundationNetworking
+    ///     resolves `file:///etc/passwd`, `data:` or `javascript:` (a scheme and no host) into
+    ///     a path on the same origin and hands over that; the scheme the server named decides.
+    static func judge(_ next: URLRequest, original: URL?, status: Int = 302, location: String? = nil,
+                      streamedBody: Bool = false, bodyLost: Bool = false) -> Verdict {
+        if let named = location.flatMap(scheme(of:)), !followedSchemes.contains(named) {
+            return .refuse(code: .unsupportedURL, reason: "redirect to a \(named): URL is not followed (only http and https are)")
+        }
         let scheme = next.url?.scheme?.lowercased() ?? ""
         guard followedSchemes.contains(scheme) else {
             return .refuse(code: .unsupportedURL, reason: "redirect to a \(scheme.isEmpty ? "URL without a scheme" : "\(scheme): URL") is not followed (only http and https are)")
@@ -86,6 +93,17 @@ enum RedirectSafety {
             dropped.append(name.lowercased())
         }
         return .follow(request, dropped: dropped)
+    }
+
+    /// The scheme a reference names (RFC 3986 §3.1: a letter, then letters, digits, `+`,
+    /// `-` or `.`, then `:`), lower-cased; nil for a relative reference.
+    static func scheme(of reference: String) -> String? {
+        let trimmed = reference.trimmingCharacters(in: .whitespaces)
+        guard let colon = trimmed.firstIndex(of: ":"), colon > trimmed.startIndex else { return nil }
+        let name = trimmed[..<colon]
+        guard name.first!.isASCII, name.first!.isLetter,
+              name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) else { return nil }
+        return name.lowercased()
     }
 }
 

@@ -241,7 +241,14 @@ public struct TransportError: Sendable, Equatable, Codable {
         if tls == nil, code == .unknown, let detail {
             tls = TLSFailure.fromCurlMessage(detail)
         }
-        if let tls, code == .unknown || code == .secureConnectionFailed || code == .serverCertificateUntrusted {
+        // A TLS 1.3 server that wants a client certificate says so in an alert after the
+        // handshake, which libcurl reports while reading (-1005, "tlsv13 alert certificate
+        // required"): named as the refusal it is (-1206), as NIO names it.
+        if tls == nil, code == .networkConnectionLost, let detail,
+           let said = TLSFailure.fromCurlMessage(detail), said == .clientCertificateRequired || said == .clientCertificateRejected {
+            tls = said
+        }
+        if let tls, code == .unknown || code == .secureConnectionFailed || code == .serverCertificateUntrusted || code == .networkConnectionLost {
             code = tls.code
         }
         var timeout = (nsError.userInfo[TimeoutKind.userInfoKey] as? String).flatMap(TimeoutKind.init(rawValue:))

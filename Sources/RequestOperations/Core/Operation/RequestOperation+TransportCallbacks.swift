@@ -23,6 +23,7 @@ extension RequestOperation {
             }
             let sent = state.sent ?? state.outgoing ?? state.request
             var verdict = RedirectSafety.judge(request, original: state.sent?.url, status: response.statusCode,
+                                               location: response.headerDictionary.value(forHTTPHeader: "Location"),
                                                streamedBody: sent.httpBodyStream != nil && !rereadsBodyFile,
                                                bodyLost: !(sent.httpBody?.isEmpty ?? true) && !environment.transport.resendsBodyOnRedirect)
             if case .follow = verdict, racer == nil {
@@ -232,6 +233,13 @@ extension RequestOperation {
             }
             guard state.isCurrent(task: task) else { return nil }
             if state.current.unannouncedBytes > 0 { announceData(&state, at: environment.clock.now()) }
+            if error == nil, state.current.localFailure == nil, state.answer.status == nil, state.current.redirectRefused == nil {
+                // Ended with neither an answer nor an error: FoundationNetworking does so for a
+                // redirect whose Location it cannot read (the 3xx is never handed on). No
+                // answer is no success.
+                state.current.localFailure = TransportError(code: URLError.Code.badServerResponse.rawValue,
+                                                            message: "the transport ended the request without an answer (FoundationNetworking does so for a redirect whose Location it cannot read)")
+            }
             if error == nil, state.current.localFailure == nil, let status = state.answer.status,
                let problem = ResponseFraming.mismatch(headers: state.answer.headers, status: status, method: state.sent?.httpMethod,
                                                       received: state.record.bytes) {
