@@ -59,15 +59,12 @@ struct RetryJudge {
         var verdict = decide(input)
         // The `finished` event's reason in the words the attempt was ended with (`read
         // timeout …`, the file's limit, the decompression ratio), not the code's general
-        // ones ("transport error -1001 (timed out)").
-        if case .transport(let code) = input.failure, let said = input.taskError, said.code == code.rawValue, said.message != TransportError.describe(code) {
-            let specific = "transport error \(said.code) (\(said.message))"
-            switch verdict.next {
-            case .stop(let reason, let error):
-                verdict.next = .stop(reason: reason.replacingOccurrences(of: input.failure.summary, with: specific), error: error)
-            case .retry(let delay, let reason, let fromServer):
-                verdict.next = .retry(delay: delay, reason: reason.replacingOccurrences(of: input.failure.summary, with: specific), fromServer: fromServer)
-            }
+        // ones ("transport error -1001 (timed out)"). A retry's reason keeps the general
+        // words: the same story on every transport.
+        if case .transport(let code) = input.failure, let said = input.taskError, said.code == code.rawValue,
+           said.message != TransportError.describe(code), case .stop(let reason, let error) = verdict.next {
+            verdict.next = .stop(reason: reason.replacingOccurrences(of: input.failure.summary, with: "transport error \(said.code) (\(said.message))"),
+                                 error: error)
         }
         return verdict
     }
