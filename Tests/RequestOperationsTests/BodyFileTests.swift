@@ -106,4 +106,19 @@ struct BodyFileTests {
         }
         #expect(server.counters.hits("/sink") == 0)
     }
+
+    /// Before: NIO sent `bodyFile: /proc/self/status` as an empty body (the file stats as 0
+    /// bytes), where URLSession sent what it reads. Now neither says a length it does not know.
+    @Test(arguments: TransportKind.allCases)
+    func aFileThatStatsAsEmptyButReadsAsMoreIsSentWhole(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(transport: kind.make(), earlyRetry: nil)
+        var options = RequestOptions()
+        options.bodyFile = URL(fileURLWithPath: "/proc/self/status")
+        var request = URLRequest(url: server.url("/sink"))
+        request.httpMethod = "PUT"
+        let sent = try sink(try await queue.response(for: request, id: "proc", options: options).data)
+        #expect(sent.bytes > 100, "\(kind): the file's lines, not an empty body (\(sent.bytes) bytes)")
+    }
 }

@@ -20,7 +20,10 @@ public enum BodyFile {
         guard let stream = InputStream(url: file) else { throw BodyFileError(file, "cannot be opened") }
         request.httpBody = nil
         request.httpBodyStream = stream
-        request.setValue(withLength ? String(size) : nil, forHTTPHeaderField: "Content-Length")
+        // A size of 0 is not said as a length: files in /proc and /sys stat as 0 bytes and
+        // read as more (NIO sent /proc/self/status as an empty body). Unsaid, the body is
+        // sent chunked, as long as it reads; an empty file still sends nothing.
+        request.setValue(withLength && size > 0 ? String(size) : nil, forHTTPHeaderField: "Content-Length")
     }
 
     /// A fresh stream of `file`, for a redirect that sends the body again.
