@@ -87,6 +87,26 @@ struct ResponseFramingTests {
         #expect(fine.data == Data("hello".utf8))
     }
 
+    /// Before: URLSession named an answer that is no HTTP/1.x answer -1002 "unsupported URL",
+    /// as if the request were at fault. Now -1011, as NIO names it.
+    @Test(arguments: TransportKind.allCases)
+    func anAnswerThatIsNotHTTPIsABadServerResponse(_ kind: TransportKind) async throws {
+        let server = try RawServer([
+            "/zero": "HTTP/1.1 000 Nothing\r\nContent-Length: 0\r\n\r\n",
+            "/nine": "hello there, no status line at all\n",
+        ])
+        defer { server.stop() }
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil)
+        for path in ["/zero", "/nine"] {
+            do {
+                _ = try await queue.response(for: URLRequest(url: server.url(path)), id: path, options: RequestOptions(retryPolicy: .never))
+                Issue.record("\(kind) \(path): no HTTP answer is no success")
+            } catch let error as RequestError {
+                #expect(error.result.attempts.last?.failure == .transport(.badServerResponse), "\(kind) \(path): \(error)")
+            }
+        }
+    }
+
     @Test func theLengthIsCheckedAsRFC9112Says() {
         #expect(ResponseFraming.lengthProblem(["Content-Length": "5, 10"]) == "conflicting Content-Length headers (5, 10)")
         #expect(ResponseFraming.lengthProblem(["Content-Length": "5, 5"]) == nil)

@@ -230,6 +230,12 @@ public struct TransportError: Sendable, Equatable, Codable {
         if code == .unknown, let detail, detail.hasPrefix("transfer closed with") {
             code = .networkConnectionLost
         }
+        // libcurl calls an answer that is no HTTP/1.x answer an unsupported protocol (-1002,
+        // as if the URL were at fault): a status line of `000`, HTTP/0.9, a version it does
+        // not know. The server answered badly, as NIO says (-1011).
+        if code == .unsupportedURL, let detail, Self.badAnswerWords.contains(where: { detail.contains($0) }) {
+            code = .badServerResponse
+        }
         // libcurl's CURLE_BAD_CONTENT_ENCODING: a body that is not what Content-Encoding says.
         if code == .unknown, let detail, detail.hasPrefix("Error while processing content unencoding") {
             code = .cannotDecodeContentData
@@ -256,6 +262,9 @@ public struct TransportError: Sendable, Equatable, Codable {
         let usable = detail.flatMap { $0.isEmpty || $0.hasPrefix("The operation could not be completed") ? nil : $0 }
         self.init(code: code.rawValue, message: usable ?? tls?.summary ?? TransportError.describe(code), tls: tls, timeout: timeout)
     }
+
+    /// libcurl's words for an answer that is not HTTP it can read.
+    static let badAnswerWords = ["Unsupported response code", "Received HTTP/0.9", "Unsupported HTTP version", "Weird server reply"]
 
     /// A short English name for a `URLError` code.
     public static func describe(_ code: URLError.Code) -> String {
