@@ -24,7 +24,7 @@ struct EventLogLines {
     /// anyway has its body left out, said so), so what reqtop records it always reads back.
     /// A longer line is another kind of file (a HAR named `.jsonl` of 100 MB is one line),
     /// refused rather than parsed.
-    public static let maxLineBytes = 64 << 20
+    static let maxLineBytes = 64 << 20
 
     init(file: String) {
         self.file = file

@@ -57,10 +57,10 @@ public final class EventLogWriter: Sendable {
     }
 
     /// The most bytes of each answer's body a session may keep in its events (`--body-cap`,
-    /// a plan's `bodyCap`): 32 MiB, whose line fits ``EventLogLines/maxLineBytes``.
+    /// a plan's `bodyCap`): 32 MiB, whose line fits the readers' 64 MiB (`EventLogLines.maxLineBytes`).
     public static let maxBodyCap = 32 << 20
 
-    /// An event's line, within ``EventLogLines/maxLineBytes``: a body that would take it past
+    /// An event's line, within the readers' 64 MiB: a body that would take it past
     /// is left out and said so (a program's own cap, or headers that fill the line).
     static func line(for event: RequestEvent) -> String {
         let line = EventLog.line(for: event)

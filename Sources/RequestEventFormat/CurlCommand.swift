@@ -9,7 +9,7 @@ public enum CurlCommand {
     /// value reading `[redacted]` is a stand-in, and a comment says so above the command.
     /// A binary body cannot ride in a shell word: it is named by `bodyFile` (`--data-binary
     /// @FILE`), which the caller writes, or left out with a comment.
-    /// - Parameter uploadFile: the file the request's body was read from (``RecordedOptions/bodyFile``),
+    /// - Parameter uploadFile: the file the request's body was read from (`RecordedOptions.bodyFile`),
     ///   when it had no recorded body: named with `--data-binary @FILE` and a comment.
     public static func line(method: String, url: String, headers: [String: String], body: RecordedBody?,
                             redacted: Bool, bodyFile: String? = nil, uploadFile: String? = nil) -> String {
