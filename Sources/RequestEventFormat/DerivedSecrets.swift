@@ -14,9 +14,11 @@ import Synchronization
 public final class DerivedSecrets: Sendable {
     /// The process's own: what every ``StreamRedactor`` scrubs besides its own learning.
     public static let shared = DerivedSecrets()
-    public static let limit = 1_000
+    public static let limit = 256
 
-    private let values = Mutex<[String]>([])
+    /// Kept longest first (a value that holds another is replaced whole), sorted as they are
+    /// added: every event of every stream reads them.
+    private let values = Mutex<(order: [String], longestFirst: [String])>(([], []))
 
     public init() {}
 
@@ -32,15 +34,19 @@ public final class DerivedSecrets: Sendable {
             if escaped != value { forms.append(escaped) }
         }
         values.withLock { values in
-            for form in forms where !values.contains(form) { values.append(form) }
-            if values.count > Self.limit { values.removeFirst(values.count - Self.limit) }
+            let new = forms.filter { !values.order.contains($0) }
+            guard !new.isEmpty else { return }
+            values.order += new
+            // The oldest go first when there are too many.
+            if values.order.count > Self.limit { values.order.removeFirst(values.order.count - Self.limit) }
+            values.longestFirst = values.order.sorted { $0.count > $1.count }
         }
     }
 
-    /// What is remembered, longest first (a value that holds another is replaced whole).
+    /// What is remembered, longest first.
     public var all: [String] {
-        values.withLock { $0 }.sorted { $0.count > $1.count }
+        values.withLock { $0.longestFirst }
     }
 
-    public var isEmpty: Bool { values.withLock { $0.isEmpty } }
+    public var isEmpty: Bool { values.withLock { $0.order.isEmpty } }
 }

@@ -66,8 +66,11 @@ public final class StreamRedactor: Sendable {
             if case .finished = event.payload { memory.secrets[event.operationID] = nil }
             return known ?? []
         }
-        if !derived.isEmpty || !given.isEmpty {
-            known = Array(Set(known + derived.all + given.all)).sorted { $0.count > $1.count }
+        let fromAnswers = derived.all, fromProgram = given.all
+        if !fromAnswers.isEmpty || !fromProgram.isEmpty {
+            // Each list is longest first already; merged only when more than one has values.
+            let lists = [known, fromAnswers, fromProgram].filter { !$0.isEmpty }
+            known = lists.count == 1 ? lists[0] : Array(Set(lists.joined())).sorted { $0.count > $1.count }
         }
         if !known.isEmpty {
             redacted.payload = Self.scrub(redacted.payload, of: known)

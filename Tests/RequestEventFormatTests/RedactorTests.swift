@@ -122,3 +122,20 @@ final class RedactorTests: XCTestCase {
         XCTAssertTrue(reason.contains("cut at the body cap"), reason)
     }
 }
+
+/// The secrets taken from answers: longest first, the oldest forgotten past the limit.
+final class DerivedSecretsTests: XCTestCase {
+    func testValuesAreKeptLongestFirstAndTheOldestGoFirst() {
+        let secrets = DerivedSecrets()
+        secrets.add("short1")
+        secrets.add("a-much-longer-token")
+        secrets.add("tiny")
+        XCTAssertEqual(secrets.all, ["a-much-longer-token", "short1"], "under 6 characters is not kept")
+        secrets.add("with space")
+        XCTAssert(secrets.all.contains("with%20space"), "its URL form too: \(secrets.all)")
+        for index in 0..<DerivedSecrets.limit { secrets.add("token-\(index)") }
+        XCTAssertEqual(secrets.all.count, DerivedSecrets.limit)
+        XCTAssertFalse(secrets.all.contains("a-much-longer-token"), "the oldest went first")
+        XCTAssert(secrets.all.contains("token-\(DerivedSecrets.limit - 1)"))
+    }
+}
