@@ -114,3 +114,25 @@ final class BodyTabTests: XCTestCase {
         XCTAssertTrue(lines.dropFirst().allSatisfy { $0.hasPrefix("    word") || $0.hasPrefix("    END") }, "continued past the number: \(lines)")
     }
 }
+
+extension BodyTabTests {
+    /// Read as bytes since the 10 MB layout: characters past ASCII, escaped quotes and
+    /// backslashes stay inside their tokens.
+    func testTokensPastASCIIAndEscapesStayWhole() {
+        let lines = BodyText.lines(Data(#"{"naïve":"日本\"語\\","e":"\u00e9","a":[1,{"b":[]}],"t":true}"#.utf8), mediaType: "application/json")
+        XCTAssertEqual(lines.map(\.text), [
+            "{",
+            #"  "naïve": "日本\"語\\","#,
+            #"  "e": "\u00e9","#,
+            #"  "a": ["#,
+            "    1,",
+            "    {",
+            #"      "b": []"#,
+            "    }",
+            "  ],",
+            #"  "t": true"#,
+            "}",
+        ])
+        XCTAssertEqual(lines[1].runs.map(\.kind), [.plain, .key, .punctuation, .string, .punctuation])
+    }
+}

@@ -57,67 +57,72 @@ enum BodyText {
         }
     }
 
-    /// Valid JSON re-indented by two spaces, tokens kept as written.
+    /// Valid JSON re-indented by two spaces, tokens kept as written. Read as UTF-8 bytes (no
+    /// byte of a multi-byte character is ASCII, so every structural character is found as a
+    /// byte): a 10 MB answer took 1.4 s as an array of Unicode scalars.
     static func prettyJSON(_ text: String) -> [Line] {
         var lines: [Line] = []
         var current: [(String, Kind)] = []
         var depth = 0
         var expectingKey = false
-        var stack: [Character] = []
+        var stack: [UInt8] = []
         func newline() {
             lines.append(Line(current))
             current = [(String(repeating: "  ", count: depth), .plain)]
         }
-        let scalars = Array(text.unicodeScalars)
+        let bytes = Array(text.utf8)
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        func token(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+        let openBrace = UInt8(ascii: "{"), openBracket = UInt8(ascii: "["), closeBrace = UInt8(ascii: "}"), closeBracket = UInt8(ascii: "]")
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\"), comma = UInt8(ascii: ","), colon = UInt8(ascii: ":")
         var index = 0
-        current = []
-        while index < scalars.count {
-            let c = scalars[index]
+        while index < bytes.count {
+            let c = bytes[index]
             switch c {
-            case " ", "\t", "\n", "\r":
+            case _ where isSpace(c):
                 index += 1
-            case "{", "[":
-                current.append((String(c), .punctuation))
-                stack.append(Character(c))
+            case openBrace, openBracket:
+                current.append((String(UnicodeScalar(c)), .punctuation))
+                stack.append(c)
                 index += 1
                 // An empty container stays on one line.
                 var next = index
-                while next < scalars.count, [" ", "\t", "\n", "\r"].contains(scalars[next]) { next += 1 }
-                if next < scalars.count, scalars[next] == (c == "{" ? "}" : "]") {
-                    current.append((String(scalars[next]), .punctuation))
+                while next < bytes.count, isSpace(bytes[next]) { next += 1 }
+                if next < bytes.count, bytes[next] == (c == openBrace ? closeBrace : closeBracket) {
+                    current.append((String(UnicodeScalar(bytes[next])), .punctuation))
                     stack.removeLast()
                     index = next + 1
                     continue
                 }
                 depth += 1
-                expectingKey = c == "{"
+                expectingKey = c == openBrace
                 newline()
-            case "}", "]":
+            case closeBrace, closeBracket:
                 depth -= 1
                 if !stack.isEmpty { stack.removeLast() }
                 newline()
-                current.append((String(c), .punctuation))
+                current.append((String(UnicodeScalar(c)), .punctuation))
                 index += 1
-            case ",":
+            case comma:
                 current.append((",", .punctuation))
-                expectingKey = stack.last == "{"
+                expectingKey = stack.last == openBrace
                 index += 1
                 newline()
-            case ":":
+            case colon:
                 current.append((": ", .punctuation))
                 index += 1
-            case "\"":
+            case quote:
                 var end = index + 1
-                while end < scalars.count, scalars[end] != "\"" { end += scalars[end] == "\\" ? 2 : 1 }
-                let token = String(String.UnicodeScalarView(scalars[index...min(end, scalars.count - 1)]))
-                current.append((token, expectingKey ? .key : .string))
+                while end < bytes.count, bytes[end] != quote { end += bytes[end] == backslash ? 2 : 1 }
+                current.append((token(index..<min(end, bytes.count - 1) + 1), expectingKey ? .key : .string))
                 expectingKey = false
                 index = end + 1
             default:
                 var end = index
-                while end < scalars.count, !",:]} \t\n\r".unicodeScalars.contains(scalars[end]) { end += 1 }
-                let token = String(String.UnicodeScalarView(scalars[index..<end]))
-                current.append((token, ["true", "false", "null"].contains(token) ? .literal : .number))
+                while end < bytes.count, !isSpace(bytes[end]), bytes[end] != comma, bytes[end] != colon,
+                      bytes[end] != closeBracket, bytes[end] != closeBrace { end += 1 }
+                let word = token(index..<end)
+                current.append((word, ["true", "false", "null"].contains(word) ? .literal : .number))
                 index = max(end, index + 1)
             }
         }
