@@ -379,8 +379,7 @@ extension PlanParser {
         if FileManager.default.fileExists(atPath: full, isDirectory: &isFolder), isFolder.boolValue {
             throw PlanError(file: file, path: path, message: "\(full) is a folder; expected a file name")
         }
-        // Saving replaces what is under the name: only a regular file or nothing yet (the
-        // engine says the same again at the answer), and never the plan being read.
+        // Saving replaces what is there: a regular file or nothing (checked again at the answer), never the plan.
         do {
             try RequestOptions.checkDestination(full)
         } catch {
