@@ -28,11 +28,8 @@ public enum OutputFile {
             if existing.st_mode & S_IFMT == S_IFDIR {
                 throw ArchiveError(file: path, message: "is a folder; name a file to write")
             }
-            for input in inputs {
-                var read = stat()
-                if stat(input, &read) == 0, read.st_dev == existing.st_dev, read.st_ino == existing.st_ino {
-                    throw ArchiveError(file: path, message: "is also this command's input (\(input)); writing it would destroy what is being read. Choose another file")
-                }
+            for input in inputs where isSameFile(path, input) {
+                throw ArchiveError(file: path, message: "is also this command's input (\(input)); writing it would destroy what is being read. Choose another file")
             }
         }
         let flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (systemLink ? 0 : O_NOFOLLOW)
@@ -48,6 +45,20 @@ public enum OutputFile {
             _ = fchmod(descriptor, 0o600)
         }
         return descriptor
+    }
+
+    /// Whether two paths name one file: by device and inode where both exist (another
+    /// spelling or a hard link is caught), else by their standardized paths (a file not
+    /// written yet, as a recording before its first line).
+    public static func isSameFile(_ first: String, _ second: String) -> Bool {
+        var a = stat(), b = stat()
+        if stat(first, &a) == 0, stat(second, &b) == 0 {
+            return a.st_dev == b.st_dev && a.st_ino == b.st_ino
+        }
+        func standard(_ path: String) -> String {
+            URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+        }
+        return standard(first) == standard(second)
     }
 
     private static func describe(openError code: Int32, path: String) -> String {

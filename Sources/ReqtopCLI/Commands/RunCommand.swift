@@ -57,7 +57,7 @@ struct RunCommand: ParsableCommand, RunsASession {
         let plan = try PlanParser.load(path: self.plan)
         // A download must not replace the recording this command writes (the plan itself is
         // refused by the parser).
-        if let record = recording.file, let index = plan.requests.firstIndex(where: { $0.saveTo.map { SameFile.check($0, record) } == true }) {
+        if let record = recording.file, let index = plan.requests.firstIndex(where: { $0.saveTo.map { OutputFile.isSameFile($0, record) } == true }) {
             throw InputError(message: "\(self.plan): requests[\(index)].saveTo: \(plan.requests[index].saveTo!) is also --record's file; saving there would replace the recording")
         }
         let server = plan.usesFaultServer ? try FaultServer.start() : nil

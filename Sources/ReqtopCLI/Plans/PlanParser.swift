@@ -385,7 +385,7 @@ extension PlanParser {
         } catch {
             throw PlanError(file: file, path: path, message: "\(error)")
         }
-        if SameFile.check(full, file) {
+        if OutputFile.isSameFile(full, file) {
             throw PlanError(file: file, path: path, message: "\(full) is this plan's own file; saving there would replace the plan")
         }
         let folder = URL(fileURLWithPath: full).deletingLastPathComponent().path
