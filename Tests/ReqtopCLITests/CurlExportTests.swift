@@ -31,9 +31,7 @@ final class CurlExportTests: XCTestCase {
         try requireCurl()
         let server = try FaultServer.start()
         defer { server.stop() }
-        let folder = NSTemporaryDirectory() + "curl-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let folder = try makeTemporaryFolder("curl")
         let plan = folder + "/plan.json", recording = folder + "/run.jsonl"
         try """
         {"retry": {"maxAttempts": 1}, "requests": [
@@ -87,9 +85,7 @@ final class CurlExportTests: XCTestCase {
         try requireCurl()
         let server = try FaultServer.start()
         defer { server.stop() }
-        let folder = NSTemporaryDirectory() + "curl-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let folder = try makeTemporaryFolder("curl")
         let upload = Data((0..<300).map { UInt8($0 % 256) })
         try upload.write(to: URL(fileURLWithPath: folder + "/upload.bin"))
         let plan = folder + "/plan.json", recording = folder + "/run.jsonl"

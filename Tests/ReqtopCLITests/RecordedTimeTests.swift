@@ -10,12 +10,7 @@ final class RecordedTimeTests: XCTestCase {
     private var folder = ""
 
     override func setUpWithError() throws {
-        folder = NSTemporaryDirectory() + "times-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: folder)
+        folder = try makeTemporaryFolder("times")
     }
 
     func testAnEntryDecadesFromTheRestIsLeftOutAndReplayReadsItsOwnOutput() throws {

@@ -6,12 +6,7 @@ final class RecordingLimitsTests: XCTestCase {
     private var folder = ""
 
     override func setUpWithError() throws {
-        folder = NSTemporaryDirectory() + "limits-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: folder)
+        folder = try makeTemporaryFolder("limits")
     }
 
     /// Before: `--body-cap` above about 4 MiB recorded lines that `replay` and `export` then

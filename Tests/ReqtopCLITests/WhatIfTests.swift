@@ -12,12 +12,7 @@ final class WhatIfTests: XCTestCase {
     private var folder = ""
 
     override func setUpWithError() throws {
-        folder = NSTemporaryDirectory() + "whatif-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: folder)
+        folder = try makeTemporaryFolder("whatif")
     }
 
     /// A port nothing listens on: a dead upstream.
