@@ -47,9 +47,14 @@ public final class ScriptedAnswers: Sendable {
         /// The connection was refused: said again by not listening over the same span where
         /// the server can (`reqtop whatif`); an answer of its own only where nothing else is.
         public var refused: Bool
+        /// How a response's body came (``BodyPace``): its parts' times and sizes, its whole
+        /// length, and how it ended. Empty: the recorded body at once, complete.
+        public var pace = BodyPace()
 
-        public init(operation: String, attempt: Int, at: TimeInterval, latency: TimeInterval, outcome: Outcome, refused: Bool = false) {
+        public init(operation: String, attempt: Int, at: TimeInterval, latency: TimeInterval, outcome: Outcome, refused: Bool = false,
+                    pace: BodyPace = BodyPace()) {
             (self.operation, self.attempt, self.at, self.latency, self.outcome, self.refused) = (operation, attempt, at, latency, outcome, refused)
+            self.pace = pace
         }
     }
 

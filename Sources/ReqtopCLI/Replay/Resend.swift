@@ -32,6 +32,9 @@ struct Resend {
     var notes: [String] = []
     /// The hosts the requests go to, for the confirmation.
     var hosts: [String] = []
+    /// The requests sent with a redacted value's placeholder in it (only with
+    /// `sendingPlaceholders`), by id.
+    var withPlaceholders: [String] = []
 
     /// What a recording says of one operation's request.
     private struct Recorded {
@@ -42,7 +45,10 @@ struct Resend {
         var options: RecordedOptions?
     }
 
-    init(events: [RequestEvent], target: URL?) {
+    /// `sendingPlaceholders`: a request with a redacted value is sent with the placeholder in
+    /// its place rather than set aside. Only for servers of our own that answer as recorded
+    /// (`reqtop whatif`): never toward a real upstream.
+    init(events: [RequestEvent], target: URL?, sendingPlaceholders: Bool = false) {
         var order: [String] = []
         var recorded: [String: Recorded] = [:]
         for event in events {
@@ -61,7 +67,8 @@ struct Resend {
         }
         for id in order {
             do {
-                let request = try Self.request(recorded[id]!, target: target)
+                let request = try Self.request(recorded[id]!, target: target, redactedAllowed: sendingPlaceholders)
+                if sendingPlaceholders, Self.carriesPlaceholder(recorded[id]!) { withPlaceholders.append(id) }
                 requests.append(Request(id: id, request: request, options: options(recorded[id]!.options, id: id)))
                 let host = [request.url?.host ?? "", request.url?.port.map { ":\($0)" } ?? ""].joined()
                 if !hosts.contains(host) { hosts.append(host) }
@@ -78,16 +85,25 @@ struct Resend {
         init(_ text: String) { self.text = text }
     }
 
-    private static func request(_ recorded: Recorded, target: URL?) throws -> URLRequest {
+    private static func carriesPlaceholder(_ recorded: Recorded) -> Bool {
+        if recorded.headers.values.contains(where: { $0.contains(Redactor.placeholder) }) || recorded.url.contains(Redactor.urlPlaceholder)
+            || recorded.url.contains(Redactor.placeholder.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? Redactor.placeholder) {
+            return true
+        }
+        if case .bytes(let data)? = recorded.body { return !Redactor.redactedFields(body: data, headers: recorded.headers).isEmpty }
+        return false
+    }
+
+    private static func request(_ recorded: Recorded, target: URL?, redactedAllowed: Bool) throws -> URLRequest {
         let redactedHeaders = recorded.headers.filter { $0.value == Redactor.placeholder }.map(\.key).sorted()
-        guard redactedHeaders.isEmpty else { throw NotSent("its \(redactedHeaders.joined(separator: ", ")) value was redacted") }
+        guard redactedAllowed || redactedHeaders.isEmpty else { throw NotSent("its \(redactedHeaders.joined(separator: ", ")) value was redacted") }
         guard var components = URLComponents(string: recorded.url), components.host != nil else {
             throw NotSent("\"\(recorded.url)\" is not a URL it can send to")
         }
-        if let redactedQuery = components.queryItems?.filter({ $0.value == Redactor.placeholder }).map(\.name), !redactedQuery.isEmpty {
+        if !redactedAllowed, let redactedQuery = components.queryItems?.filter({ $0.value == Redactor.placeholder }).map(\.name), !redactedQuery.isEmpty {
             throw NotSent("its query value \(redactedQuery.joined(separator: ", ")) was redacted")
         }
-        if components.percentEncodedUser == Redactor.urlPlaceholder || (components.percentEncodedFragment ?? "").contains(Redactor.urlPlaceholder) {
+        if !redactedAllowed, components.percentEncodedUser == Redactor.urlPlaceholder || (components.percentEncodedFragment ?? "").contains(Redactor.urlPlaceholder) {
             throw NotSent("its \(components.percentEncodedUser == Redactor.urlPlaceholder ? "user:password" : "fragment") was redacted")
         }
         if let target { retarget(&components, to: target) }
@@ -101,7 +117,7 @@ struct Resend {
         switch recorded.body {
         case .bytes(let data)?:
             let redacted = Redactor.redactedFields(body: data, headers: recorded.headers)
-            guard redacted.isEmpty else {
+            guard redactedAllowed || redacted.isEmpty else {
                 throw NotSent("its body field\(redacted.count == 1 ? "" : "s") \(redacted.joined(separator: ", ")) \(redacted.count == 1 ? "was" : "were") redacted")
             }
             request.httpBody = data

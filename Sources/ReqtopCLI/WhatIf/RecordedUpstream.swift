@@ -7,8 +7,11 @@ import RequestOperations
 /// long the upstream took and what it said — a response (status, headers, the body as far as
 /// recorded), a closed or reset connection, or nothing (the attempt timed out).
 ///
-/// Attempts reqtop answered itself (`injected`) and hedged copies cancelled by another are
-/// left out: they are not what the upstream said. Cancelled attempts tell nothing either.
+/// A body comes at its recorded pace, as long as it was (filler past the bytes kept), and a
+/// body cut off is cut off again (``BodyPace``). A hedged copy cancelled because another
+/// answered first, and an attempt cancelled before an answer, had none by then: they get
+/// none. Attempts reqtop answered itself (`injected`) are left out: they are not what the
+/// upstream said.
 enum RecordedUpstream {
     /// The script, and how many attempts it holds and left out.
     struct Built {
@@ -44,6 +47,11 @@ enum RecordedUpstream {
             var answeredAt: TimeInterval?
             var body: [UInt8] = []
             var error: TransportError?
+            /// The `data` events: when (after the response) and how many bytes.
+            var parts: [BodyPace.Part] = []
+            var totalBytes: Int?
+            var promisedBytes: Int?
+            var encoded = false
             var injected = false
             var ended = false
         }
@@ -53,11 +61,17 @@ enum RecordedUpstream {
         var cancelled: Set<String> = []
         var attempts: [String: Attempt] = [:]
         var order: [String] = []
+        /// Per host, when a probe found it answering again (the `earlyRetry` a probe gave).
+        var hostOf: [String: String] = [:]
+        var probed: [String: [TimeInterval]] = [:]
         for event in events where !event.operationID.isEmpty {
             let id = event.operationID, key = "\(id)#\(event.attempt)"
             switch event.payload {
-            case .queued(let method, _, _, _, _, _), .built(let method, _, _, _):
+            case .queued(let method, let url, _, _, _, _), .built(let method, let url, _, _):
                 methods[id] = method
+                if let url = URL(string: url) { hostOf[id] = "\(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")" }
+            case .earlyRetry("probe", _):
+                if let host = hostOf[id] { probed[host, default: []].append(event.time) }
             case .taskCreated(_, let url, _):
                 var attempt = Attempt(operation: id, number: event.attempt)
                 attempt.method = methods[id] ?? "GET"
@@ -73,8 +87,13 @@ enum RecordedUpstream {
                 attempts[key]?.status = status
                 attempts[key]?.answeredAt = event.time
                 attempts[key]?.headers = headers.filter { !framing.contains($0.key.lowercased()) }.sorted { $0.key < $1.key }
-            case .responseBody(.bytes(let data), _, _, _):
-                attempts[key]?.body = Array(data)
+                attempts[key]?.promisedBytes = headers.first { $0.key.lowercased() == "content-length" }.flatMap { Int($0.value) }
+                attempts[key]?.encoded = headers.contains { $0.key.lowercased() == "content-encoding" && $0.value.lowercased() != "identity" }
+            case .data(let bytes):
+                if let answered = attempts[key]?.answeredAt { attempts[key]?.parts.append(BodyPace.Part(after: max(0, event.time - answered), bytes: bytes)) }
+            case .responseBody(let body, let totalBytes, _, _):
+                if case .bytes(let data) = body { attempts[key]?.body = Array(data) }
+                attempts[key]?.totalBytes = totalBytes
             case .taskCompleted(let error):
                 attempts[key]?.error = error
                 attempts[key]?.ended = true
@@ -106,14 +125,17 @@ enum RecordedUpstream {
             let host = "\(url.host ?? "")\(url.port.map { ":\($0)" } ?? "")"
             let refused = attempt.status == nil && attempt.error.map { URLError.Code(rawValue: $0.code) == .cannotConnectToHost } == true
             let answer = ScriptedAnswers.Answer(operation: attempt.operation, attempt: attempt.number, at: sentAt - start,
-                                                latency: max(0, (attempt.answeredAt ?? sentAt) - sentAt), outcome: outcome, refused: refused)
+                                                latency: max(0, (attempt.answeredAt ?? sentAt) - sentAt), outcome: outcome, refused: refused,
+                                                pace: pace(of: attempt.status, attempt.parts, attempt.body.count, attempt.totalBytes,
+                                                           promised: attempt.promisedBytes, encoded: attempt.encoded, attempt.error))
             script[ScriptedAnswers.Key(method: attempt.method, target: full), default: []].append((host, answer))
             kept += 1
         }
         var hosts: [String: Host] = [:]
         for (host, list) in tries {
             let mine = script.mapValues { $0.filter { $0.host == host } }.filter { !$0.value.isEmpty }
-            hosts[host] = Host(answers: ScriptedAnswers(mine), refused: refusals(list.sorted { $0.at < $1.at }))
+            hosts[host] = Host(answers: ScriptedAnswers(mine),
+                               refused: refusals(list.sorted { $0.at < $1.at }, probedAt: (probed[host] ?? []).map { $0 - start }.sorted()))
         }
         return Built(answers: ScriptedAnswers(script), attempts: kept, skipped: skipped, hosts: hosts)
     }
@@ -129,7 +151,16 @@ enum RecordedUpstream {
     }
 
     /// The spans a host refused connections: from its first refused attempt after a
-    /// connected one (from 0 when it never connected before) to its next connected attempt.
+    /// connected one (from 0 when it never connected before) to its next connected attempt,
+    /// or to the moment a probe found it answering (`probedAt`) where that came first: the
+    /// host was back then, and a probe of the re-run must find it back at the same moment.
+    private static func refusals(_ tries: [(at: TimeInterval, refused: Bool)], probedAt: [TimeInterval] = []) -> [(from: TimeInterval, to: TimeInterval?)] {
+        refusals(tries).map { span in
+            guard let probe = probedAt.first(where: { $0 > span.from && $0 < (span.to ?? .infinity) }) else { return span }
+            return (span.from, probe)
+        }
+    }
+
     private static func refusals(_ tries: [(at: TimeInterval, refused: Bool)]) -> [(from: TimeInterval, to: TimeInterval?)] {
         var spans: [(from: TimeInterval, to: TimeInterval?)] = []
         var open: TimeInterval?
@@ -147,14 +178,33 @@ enum RecordedUpstream {
         return spans
     }
 
+    /// How a response's body came: its parts' rhythm, its whole length, and whether it was
+    /// cut off (the attempt failed after its response: the connection lost, reset, or
+    /// silent until the attempt timed out). An encoded body is sent decoded, as recorded:
+    /// its parts' sizes and promised length were of the encoded bytes, so only its rhythm is kept.
+    private static func pace(of status: Int?, _ parts: [BodyPace.Part], _ recorded: Int, _ totalBytes: Int?, promised: Int?, encoded: Bool,
+                             _ error: TransportError?) -> BodyPace {
+        guard status != nil else { return BodyPace() }
+        let cut: BodyPace.Cut? = switch error.map({ URLError.Code(rawValue: $0.code) }) {
+        case .networkConnectionLost?: error!.message.lowercased().contains("reset") ? .reset : .close
+        case .timedOut?: .stall
+        default: nil
+        }
+        guard !encoded else { return BodyPace(parts: parts, totalBytes: recorded, cut: cut.map { _ in .close }) }
+        // Cancelled mid-body by the client (or over its own limit): the upstream had more to
+        // send; as much as its head promised.
+        let whole = cut == nil ? max(totalBytes ?? recorded, promised ?? 0, recorded) : nil
+        return BodyPace(parts: parts, totalBytes: whole, promisedBytes: promised, cut: cut)
+    }
+
     /// How an attempt ended, as the server can say it again; nil when it tells nothing of the
-    /// upstream (cancelled here, a hedged copy that lost, refused before sending).
+    /// upstream (an error made here).
     private static func outcome(of status: Int?, _ headers: [(String, String)], _ body: [UInt8], _ error: TransportError?) -> ScriptedAnswers.Answer.Outcome? {
         if let status { return .response(status: status, headers: headers, body: body) }
         // Ended with no word from the transport (the operation was cancelled meanwhile): the
         // upstream had not answered.
-        guard let error else { return .hang }
-        guard !error.cancelledByHedge else { return nil }
+        // A copy cancelled because another answered first had no answer by then: silent.
+        guard let error, !error.cancelledByHedge else { return .hang }
         switch URLError.Code(rawValue: error.code) {
         // No answer before the attempt gave up or was cancelled: the upstream was silent.
         case .timedOut, .cancelled: return .hang

@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import RequestArchive
+import RequestEventFormat
 import RequestOperations
 
 /// One what-if run: the recorded requests sent again, each at its recorded start time, each
@@ -17,8 +18,9 @@ struct WhatIfRun {
         var start: TimeInterval
         var host: String
         var options: RecordedOptions?
-        /// When the program cancelled it, and who (a person at the monitor, the program's own
-        /// code): done again at the same moment. A dependency's cancel is not: it follows.
+        /// When it was cancelled, and who (a person at the monitor, the program's own code, a
+        /// parent that failed): done again at the same moment, but for a parent's cancel where
+        /// the parent is in the re-run (it follows from the parent's end).
         var cancelled: (at: TimeInterval, by: String)?
     }
 
@@ -35,7 +37,7 @@ struct WhatIfRun {
         var found: [String: Recorded] = [:]
         let first = origin
         for event in events {
-            if case .cancelled(let by) = event.payload, by != "dependency", found[event.operationID]?.cancelled == nil {
+            if case .cancelled(let by) = event.payload, found[event.operationID]?.cancelled == nil {
                 found[event.operationID]?.cancelled = (event.time - first, by)
             }
             guard case .queued(_, let url, _, _, _, let options) = event.payload, found[event.operationID] == nil else { continue }
@@ -51,7 +53,12 @@ struct WhatIfRun {
     /// `input`: the recording, which `output` must not overwrite.
     func run(upstream: RecordedUpstream.Built, transport: RequestTransport, output: String, input: String) throws -> (events: [RequestEvent], skipped: [Resend.Skipped]) {
         let recorded = self.recorded
-        let resend = Resend(events: events, target: nil)
+        // Only ever to the recording's own servers (below): a redacted value goes as its placeholder.
+        let resend = Resend(events: events, target: nil, sendingPlaceholders: true)
+        let decisions = RecordedDecisions(events: events, origin: origin)
+        let reactors = decisions.reactors()
+        let begun = RunStart()
+        let replaysBackoff = !settings.assignments.contains { $0.path.first == "retry" }
         let servers: RecordedUpstreamServers
         do {
             servers = try RecordedUpstreamServers(upstream.hosts)
@@ -91,39 +98,57 @@ struct WhatIfRun {
             }
             (components.scheme, components.host, components.port) = ("http", "127.0.0.1", port)
             sent.url = components.url
+            item.options.reactors = decisions.reactors(of: request.id, in: reactors)
+            if replaysBackoff { item.options.retryPolicy = RecordedBackoff(policy: item.options.retryPolicy, retries: decisions.backoff[request.id] ?? [:]) }
+            if let holds = decisions.holds[request.id], let by = holds.values.first?.by {
+                item.options.interceptors.append(RecordedHold(name: by + RecordedDecisions.suffix, until: holds.mapValues(\.until), begun: begun))
+            }
             planned.append((request.id, recorded[request.id]?.start ?? 0, sent, item.options))
         }
         // Said now, not found out at the deadline: a request whose first attempt has no
         // recorded answer (its events out of order, a mangled attempt) gets whatever its host
         // said at that moment, or nothing.
-        let unmatched = planned.filter { upstream.answers.recorded(operation: $0.id, attempt: 1) == nil }.map(\.id)
+        let neverSent = Set(events.compactMap { event -> String? in
+            if case .finished(_, _, 0, _, _) = event.payload { event.operationID } else { nil }
+        })
+        let unmatched = planned.filter { !neverSent.contains($0.id) && upstream.answers.recorded(operation: $0.id, attempt: 1) == nil }.map(\.id)
         if !unmatched.isEmpty {
             ReqtopMain.printError("reqtop: \(unmatched.count) request\(unmatched.count == 1 ? " has" : "s have") no recorded answer for the first attempt "
                                   + "(\(unmatched.prefix(5).joined(separator: ", "))\(unmatched.count > 5 ? ", …" : "")): "
                                   + "they get what their host answered at that moment of the recording, or no answer until their timeout")
         }
+        Self.sayReplayed(decisions, placeholders: resend.withPlaceholders.filter { id in planned.contains { $0.id == id } })
         servers.start(upstream.hosts)
-        // Each at its recorded moment of the run, and cancelled at it where the program did.
+        // Each at its recorded moment of the run, after the operations it waited for, and
+        // cancelled at it where the program (not a parent) did.
         var made: [String: RequestOperation] = [:]
         var timeline: [(at: TimeInterval, act: () -> Void)] = planned.map { item in
-            (item.at, { made[item.id] = queue.add(item.request, id: item.id, options: item.options) })
+            (item.at, {
+                let parents = (decisions.parents[item.id] ?? []).compactMap { made[$0] }
+                let operation = RequestOperation(request: item.request, id: item.id, options: item.options, environment: queue.environment, after: parents)
+                made[item.id] = operation
+                queue.add(operation)
+            })
         }
         for item in planned {
             guard let cancel = recorded[item.id]?.cancelled else { continue }
+            // A parent's failure cancels it again by itself; without the parent, at the recorded moment.
+            if cancel.by == "dependency", decisions.parents[item.id]?.contains(where: { id in planned.contains { $0.id == id } }) == true { continue }
             timeline.append((cancel.at, { made[item.id]?.cancel(by: cancel.by) }))
         }
         // A recording's times are input: a HAR entry dated 1970 beside the rest made a re-run
         // wait 57 years. A quiet span longer than `longestGap` is closed to it, and said.
-        let sorted = timeline.sorted(by: { $0.at < $1.at })
+        // Stable: a parent made at the same moment as its child comes first, as recorded.
+        let sorted = timeline.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
         let gaps = Self.gapsToClose(in: sorted.map(\.at), longest: Self.longestGap)
         for gap in gaps.prefix(5) {
             ReqtopMain.printError("reqtop: nothing was sent for \(Self.describe(seconds: gap.length)) from \(String(format: "%.1f", gap.from)) s into the recording; "
                                   + "the re-run waits \(Int(Self.longestGap)) s there instead")
         }
         if gaps.count > 5 { ReqtopMain.printError("reqtop: … and \(gaps.count - 5) more such gaps, each closed the same way") }
-        let begun = Date()
+        begun.mark()
         for (at, act) in sorted.map({ (Self.closing(gaps, at: $0.at), $0.act) }) {
-            let wait = at - Date().timeIntervalSince(begun)
+            let wait = at - begun.elapsed
             if wait > 0 { Thread.sleep(forTimeInterval: wait) }
             act()
         }
@@ -134,6 +159,24 @@ struct WhatIfRun {
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
         }
+    }
+
+    /// Says, once, what the re-run does as the recording did rather than by itself: the
+    /// reactors' runs, re-sends and backoff delays it replays, and the requests that go to
+    /// the recording's servers with a redacted value's placeholder in them.
+    static func sayReplayed(_ decisions: RecordedDecisions, placeholders: [String]) {
+        let count = decisions.count
+        if count.reactorRuns + count.requeues + count.backoffs + count.holds > 0 {
+            let reactors = decisions.runs.keys.sorted().map { "\($0)\(RecordedDecisions.suffix)" }
+            ReqtopMain.printError("reqtop: replaying the recorded decisions of the program's code: \(count.reactorRuns) reactor run\(count.reactorRuns == 1 ? "" : "s")"
+                                  + "\(reactors.isEmpty ? "" : " (\(reactors.joined(separator: ", ")))"), \(count.requeues) re-send\(count.requeues == 1 ? "" : "s") after one, "
+                                  + "\(count.holds) hold\(count.holds == 1 ? "" : "s") (a batch, a wait for a reactor), "
+                                  + "\(count.backoffs) backoff dela\(count.backoffs == 1 ? "y" : "ys") as recorded")
+        }
+        guard !placeholders.isEmpty else { return }
+        ReqtopMain.printError("reqtop: \(placeholders.count) request\(placeholders.count == 1 ? "" : "s") (\(placeholders.prefix(5).joined(separator: ", "))\(placeholders.count > 5 ? ", …" : "")) "
+                              + "carry the placeholder \(Redactor.placeholder) where the recording redacted a secret: they go only to this re-run's own servers "
+                              + "on 127.0.0.1, which answer as recorded whatever the value, and never to the real upstream")
     }
 
     /// The longest the re-run waits with nothing to send: a longer gap in the recording is

@@ -218,6 +218,8 @@ public struct ReactorInput: Sendable {
     public var headers: [String: String]
     /// `nil` when the attempt succeeded.
     public var failure: AttemptFailure?
+    /// The number of the attempt, from 1 (added).
+    public var attempt: Int = 1
 }
 
 /// A reactor's answer to one result.

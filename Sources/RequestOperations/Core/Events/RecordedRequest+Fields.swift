@@ -8,7 +8,8 @@ import Foundation
 ///   `retryBaseDelay`, `retryMultiplier`, `retryMaxDelay`, `retryJitter`,
 ///   `retryNonIdempotent`, `retryBudget` (absent: no budget) beside `maxAttempts`; hedged
 ///   reads `hedgeAfter` (seconds), `hedgeMax` (copies), absent when off; `saveTo` and
-///   `bodyFile` (added), the files an answer goes to and a body comes from.
+///   `bodyFile` (added), the files an answer goes to and a body comes from; `parents` (added),
+///   the ids of the operations it ran after, each percent-encoded, joined by `,`.
 extension RequestEvent.Payload {
     static func write<W: EventFieldWriter>(body: RecordedBody?, to w: inout W) {
         switch body {
@@ -37,6 +38,7 @@ extension RequestEvent.Payload {
         }
         if let saveTo = options.saveTo { w.string("saveTo", saveTo) }
         if let bodyFile = options.bodyFile { w.string("bodyFile", bodyFile) }
+        if !options.parents.isEmpty { w.string("parents", options.parents.map(encodedID).joined(separator: ",")) }
         if let retry = options.retry {
             w.double("retryBaseDelay", retry.baseDelay)
             w.double("retryMultiplier", retry.multiplier)
@@ -89,9 +91,19 @@ extension RequestEvent.Payload {
             hedge = HedgePolicy(after: after, max: max)
         }
         let saveTo = r.optionalString("saveTo"), bodyFile = r.optionalString("bodyFile")
-        guard timeout != nil || deadline != nil || earlyRetry != nil || retry != nil || hedge != nil || saveTo != nil || bodyFile != nil else { return nil }
+        let parents = r.optionalString("parents").map { $0.split(separator: ",").map { $0.removingPercentEncoding ?? String($0) } } ?? []
+        guard timeout != nil || deadline != nil || earlyRetry != nil || retry != nil || hedge != nil || saveTo != nil || bodyFile != nil
+                || !parents.isEmpty else { return nil }
         var options = RecordedOptions(attemptTimeout: timeout, deadline: deadline, retry: retry, earlyRetry: earlyRetry ?? true, hedge: hedge)
-        (options.saveTo, options.bodyFile) = (saveTo, bodyFile)
+        (options.saveTo, options.bodyFile, options.parents) = (saveTo, bodyFile, parents)
         return options
     }
+
+    /// An id as `parents` holds it: `,` and `%` (and anything past ASCII letters, digits and
+    /// `-._~`) percent-encoded.
+    private static func encodedID(_ id: String) -> String {
+        id.addingPercentEncoding(withAllowedCharacters: idCharacters) ?? id
+    }
+
+    private static let idCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
 }

@@ -52,6 +52,10 @@ public struct RecordedOptions: Sendable, Equatable {
     /// (`bodyFile`, added): the files an answer goes to and a body comes from.
     public var saveTo: String?
     public var bodyFile: String?
+    /// The ids of the operations this one ran after (`parents`, added: the ids
+    /// percent-encoded and joined by `,`; absent when none), so a re-run can wait for the
+    /// same ones. Empty: none.
+    public var parents: [String] = []
 
     public init(attemptTimeout: TimeInterval? = nil, deadline: TimeInterval? = nil, retry: RetrySettings? = nil, earlyRetry: Bool = true,
                 hedge: HedgePolicy? = nil) {
@@ -68,6 +72,12 @@ public struct RecordedOptions: Sendable, Equatable {
                   earlyRetry: options.earlyRetryOnHostSuccess || options.earlyRetryOnProbe, hedge: options.hedge)
         saveTo = options.destination?.path
         bodyFile = options.bodyFile?.path
+    }
+
+    /// `options`, and the operations it runs after.
+    public init(_ options: RequestOptions, parents: [String]) {
+        self.init(options)
+        self.parents = parents
     }
 }
 

@@ -13,7 +13,7 @@ extension RequestOperation {
         if breakpoints, stopsAfterResponse(failure, token: token, taskError: taskError) { return }
         if askReactors, !options.reactors.isEmpty, let input = ifCurrent(token, { state in
             ReactorInput(operationID: id, request: state.sent ?? state.request, status: state.answer.status,
-                         headers: state.answer.headers, failure: failure)
+                         headers: state.answer.headers, failure: failure, attempt: state.attempt)
         }) {
             for reactor in options.reactors {
                 let decision = reactor.decide(input)

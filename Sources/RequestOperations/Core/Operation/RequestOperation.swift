@@ -67,7 +67,7 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
                                    .queued(method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "",
                                            headers: request.allHTTPHeaderFields ?? [:], maxAttempts: options.retryPolicy.attemptLimit,
                                            body: RecordedBody(of: request, limit: environment.events.bodyLimit),
-                                           options: RecordedOptions(options)))
+                                           options: RecordedOptions(options, parents: parents.map(\.id))))
         environment.instruments.forEach { $0.operationCreated(self.id, request: request) }
     }
 
