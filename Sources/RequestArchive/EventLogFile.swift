@@ -9,6 +9,9 @@ public struct EventLogFile: Sendable {
     public var redacted: Bool?
     /// The queue's settings the header gives (a JSON object's text, in plan terms), if any.
     public var settings: String?
+    /// In a what-if run's recording: each of its servers' `host:port` → the recorded
+    /// upstream's it stood for (the header's `origins`). Empty otherwise.
+    public var origins: [String: String] = [:]
     public var events: [RequestEvent]
     /// Set when the last line was cut off (a recording whose writer was killed): what was
     /// read stops before it.
@@ -52,6 +55,7 @@ public struct EventLogFile: Sendable {
         try lines.finish()
         var file = EventLogFile(startedAt: lines.startedAt, redacted: lines.redacted, events: events, tornLastLine: lines.tornLastLine)
         file.settings = lines.settings
+        file.origins = lines.origins
         return file
     }
 

@@ -13,6 +13,8 @@ struct EventLogLines {
     private(set) var redacted: Bool?
     /// The header's `settings`, as JSON text.
     private(set) var settings: String?
+    /// The header's `origins`: a what-if run's servers → the recorded upstreams.
+    private(set) var origins: [String: String] = [:]
     private(set) var sawHeader = false
     /// The number of the last line taken.
     private(set) var number = 0
@@ -84,6 +86,7 @@ struct EventLogLines {
         if let object = object["settings"] as? [String: Any], let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {
             settings = String(decoding: data, as: UTF8.self)
         }
+        origins = (object["origins"] as? [String: Any])?.compactMapValues { $0 as? String } ?? [:]
         sawHeader = true
     }
 }

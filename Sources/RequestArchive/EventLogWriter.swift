@@ -20,12 +20,14 @@ public final class EventLogWriter: Sendable {
     /// Creates (or truncates) the file and writes the header line. Refuses to write over
     /// `inputs` or through a symbolic link (see ``OutputFile``).
     /// `settings`: the queue's settings in a plan's terms, for the header (JSON object text).
-    public init(path: String, hub: EventHub, redact: Bool = true, inputs: [String] = [], settings: String? = nil) throws {
+    /// `origins`: a what-if run's servers and the recorded upstreams they stand for.
+    public init(path: String, hub: EventHub, redact: Bool = true, inputs: [String] = [], settings: String? = nil,
+                origins: [String: String] = [:]) throws {
         self.path = path
         self.redacted = redact
         self.redactor = redact ? StreamRedactor() : nil
         descriptor = try OutputFile.create(path, notOver: inputs)
-        try writeAll(EventLog.headerLine(startedAt: hub.startedAt, redacted: redact, settings: settings) + "\n")
+        try writeAll(EventLog.headerLine(startedAt: hub.startedAt, redacted: redact, settings: settings, origins: origins) + "\n")
         let subscription = hub.subscribe(label: "reqtop.record") { [self] batch in
             var text = ""
             for event in batch {

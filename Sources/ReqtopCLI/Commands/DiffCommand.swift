@@ -26,15 +26,22 @@ struct DiffCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let diff = RunDiff(a: RunDigest(events: try Self.events(first)), b: RunDigest(events: try Self.events(second)))
+        let (a, b) = (try Self.recording(first), try Self.recording(second))
+        let diff = RunDiff(a: RunDigest(events: a.events, origins: a.origins), b: RunDigest(events: b.events, origins: b.origins))
         try diff.print(json: json, files: (first, second))
         if !diff.isEmpty { throw ExitCode(1) }
     }
 
     static func events(_ path: String) throws -> [RequestEvent] {
+        try recording(path).events
+    }
+
+    /// A recording's events, and the upstreams a what-if run's servers stood for (none in a HAR).
+    static func recording(_ path: String) throws -> (events: [RequestEvent], origins: [String: String]) {
         do {
-            if path.lowercased().hasSuffix(".har") { return try HARImport.read(path: path, strict: false).events }
-            return try EventLogFile.read(path: path).events
+            if path.lowercased().hasSuffix(".har") { return (try HARImport.read(path: path, strict: false).events, [:]) }
+            let file = try EventLogFile.read(path: path)
+            return (file.events, file.origins)
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
         }

@@ -35,7 +35,7 @@ struct WhatIfCommand: ParsableCommand {
 
     func run() throws {
         var settings = try WhatIfSettings(sets)
-        let (events, header) = try Self.read(recording)
+        let (events, header, recordedOrigins) = try Self.read(recording)
         if let header, let object = (try? JSONSerialization.jsonObject(with: Data(header.utf8))) as? [String: Any] {
             settings.recordedQueue = object
         } else {
@@ -52,21 +52,25 @@ struct WhatIfCommand: ParsableCommand {
         let output = self.output ?? Self.defaultOutput(for: recording)
         let carrier = transport.transport ?? .platformDefault
         ReqtopMain.printError("reqtop: re-running \(recording) (\(upstream.attempts) recorded answers) with \(sets.isEmpty ? "its own settings" : sets.joined(separator: " ")); recording to \(output)")
-        let (after, skipped) = try run.run(upstream: upstream, transport: try transport.make(carrier), output: output, input: recording)
+        let (after, skipped, origins) = try run.run(upstream: upstream, transport: try transport.make(carrier), output: output, input: recording,
+                                                    recordedOrigins: recordedOrigins)
         for item in skipped { ReqtopMain.printError("reqtop: \(item.id) not sent again: \(item.reason)") }
-        let diff = RunDiff(a: RunDigest(events: events), b: RunDigest(events: after, countingUnder: run.recorded.mapValues(\.host)))
+        let diff = RunDiff(a: RunDigest(events: events, origins: recordedOrigins), b: RunDigest(events: after, origins: origins))
         try diff.print(json: json, files: (recording, output))
+        if !diff.isEmpty { throw ExitCode(1) }
     }
 
     /// The recording's events and its header's settings (HAR has none).
-    static func read(_ path: String) throws -> ([RequestEvent], String?) {
-        guard !path.lowercased().hasSuffix(".har") else { return (try DiffCommand.events(path), nil) }
+    /// The recording's events, its header's settings (HAR has none), and, for a what-if
+    /// run's recording, the upstreams its servers stood for.
+    static func read(_ path: String) throws -> ([RequestEvent], String?, [String: String]) {
+        guard !path.lowercased().hasSuffix(".har") else { return (try DiffCommand.events(path), nil, [:]) }
         do {
             let file = try EventLogFile.read(path: path)
             if let torn = file.tornLastLine {
                 ReqtopMain.printError("reqtop: \(path): line \(torn) is incomplete (the recording was cut off); attempts in flight then have no answer to serve")
             }
-            return (file.events, file.settings)
+            return (file.events, file.settings, file.origins)
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
         }

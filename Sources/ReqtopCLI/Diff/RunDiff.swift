@@ -10,24 +10,43 @@ struct RunDiff {
         var id: String
         var before: RunDigest.Operation?
         var after: RunDigest.Operation?
+        /// Why it differs, where that is known; nil: unexplained.
+        var cause: DifferenceCause?
     }
 
     let a: RunDigest
     let b: RunDigest
 
-    /// Operations whose end differs (outcome, status or attempts: a duration always differs a
-    /// little between runs, so it is shown, not compared), and those only one run has, by id.
+    /// Operations whose end differs (outcome, status or attempts), those only one run has,
+    /// and those whose duration differs by more than ``DifferenceCause/noise``, by id, each
+    /// with its cause where one explains it (``DifferenceCause``).
     var changes: [Change] {
-        Set(a.operations.keys).union(b.operations.keys).sorted().compactMap { id in
+        var changes: [Change] = []
+        for id in Set(a.operations.keys).union(b.operations.keys).sorted() {
             let before = a.operations[id], after = b.operations[id]
-            let same = before?.outcome == after?.outcome && before?.status == after?.status && before?.attempts == after?.attempts
-                && (before == nil) == (after == nil)
-            return same ? nil : Change(id: id, before: before, after: after)
+            if let before, let after, before.end == after.end {
+                guard let x = before.duration, let y = after.duration, abs(x - y) > DifferenceCause.noise else { continue }
+                changes.append(Change(id: id, before: before, after: after, cause: abs(x - y) <= DifferenceCause.tolerance(of: x) ? .timing : nil))
+            } else {
+                let redacted = b.isWhatIf && (after?.redacted == true || before?.redacted == true)
+                changes.append(Change(id: id, before: before, after: after, cause: redacted ? .redacted : nil))
+            }
         }
+        // Ends shared out differently among one host's operations: each of them explained.
+        let ended = changes.filter { $0.cause == nil && $0.before != nil && $0.after != nil && $0.before!.end != $0.after!.end }
+        for (_, group) in Dictionary(grouping: ended, by: { $0.before?.host ?? "" }) where group.count > 1 {
+            let before = group.map { $0.before!.end }, after = group.map { $0.after!.end }
+            guard Dictionary(grouping: before, by: { $0 }).mapValues(\.count) == Dictionary(grouping: after, by: { $0 }).mapValues(\.count) else { continue }
+            for change in group { changes[changes.firstIndex { $0.id == change.id }!].cause = .order }
+        }
+        return changes
     }
 
-    /// Every operation ended alike in both runs.
-    var isEmpty: Bool { changes.isEmpty }
+    /// The differences no cause explains.
+    var unexplained: [Change] { changes.filter { $0.cause == nil } }
+
+    /// The runs ended alike: every difference has a cause.
+    var isEmpty: Bool { unexplained.isEmpty }
 
     private static func text(_ operation: RunDigest.Operation?) -> String {
         guard let operation else { return "(not in this run)" }
@@ -52,12 +71,18 @@ struct RunDiff {
     func report(names: (String, String)) -> String {
         var lines: [String] = []
         let changes = changes
-        if isEmpty { return "no differences between \(names.0) and \(names.1)\n" }
-        lines.append("operations that ended differently (\(changes.count)):")
-        for change in changes {
-            lines.append("  \(change.id)")
+        let listed = changes.filter { $0.cause != .timing }
+        if changes.isEmpty { lines.append("no differences between \(names.0) and \(names.1)") }
+        if !listed.isEmpty { lines.append("operations that differ (\(listed.count)):") }
+        for change in listed {
+            lines.append("  \(change.id): \(change.cause.map { "\($0.rawValue) (\($0.meaning))" } ?? "unexplained")")
             lines.append("    \(names.0): \(Self.text(change.before))")
             lines.append("    \(names.1): \(Self.text(change.after))")
+        }
+        let timing = changes.filter { $0.cause == .timing }
+        if !timing.isEmpty {
+            lines.append("timing: \(timing.count) operation\(timing.count == 1 ? "" : "s") ended alike in a time within the tolerance "
+                         + "(0.25 s, or 20 %; --json lists them): \(timing.prefix(6).map(\.id).joined(separator: ", "))\(timing.count > 6 ? ", …" : "")")
         }
         lines.append("hosts (\(names.0) → \(names.1)):")
         for host in Set(a.hosts.keys).union(b.hosts.keys).sorted() {
@@ -82,7 +107,14 @@ struct RunDiff {
         var said = "summary: attempts sent upstream \(attempts.0) → \(attempts.1)\(ratio), at the peak \(peaks.0) → \(peaks.1) a second, "
             + "failed operations \(failures.0) → \(failures.1)"
         if let before = p95.0, let after = p95.1 { said += String(format: ", slowest host's p95 %.2fs → %.2fs", before, after) }
-        return said + ", \(changes.count) operation\(changes.count == 1 ? "" : "s") ended differently (\(names.0) → \(names.1))"
+        let changes = changes
+        let unexplained = changes.filter { $0.cause == nil }.count
+        let causes = DifferenceCause.allCases.compactMap { cause -> String? in
+            let count = changes.filter { $0.cause == cause }.count
+            return count == 0 ? nil : "\(count) \(cause.rawValue)"
+        }
+        return said + ", \(unexplained) unexplained difference\(unexplained == 1 ? "" : "s")"
+            + (causes.isEmpty ? "" : " (explained: \(causes.joined(separator: ", ")))") + " (\(names.0) → \(names.1))"
     }
 
     /// The same as JSON, for scripts.
@@ -103,7 +135,10 @@ struct RunDiff {
                            "p50": [value(x.percentile(0.5)), value(y.percentile(0.5))],
                            "p95": [value(x.percentile(0.95)), value(y.percentile(0.95))]] as [String: Any]
         }
-        return ["differences": changes.map { ["op": $0.id, "a": object($0.before), "b": object($0.after)] as [String: Any] },
+        let changes = changes
+        return ["differences": changes.map { ["op": $0.id, "a": object($0.before), "b": object($0.after),
+                                              "cause": $0.cause.map { $0.rawValue as Any } ?? NSNull()] as [String: Any] },
+                "unexplained": changes.filter { $0.cause == nil }.count,
                 "hosts": hosts, "same": isEmpty]
     }
 }

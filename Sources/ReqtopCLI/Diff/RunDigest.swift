@@ -1,5 +1,6 @@
 import Foundation
 import RequestArchive
+import RequestEventFormat
 import RequestOperations
 
 /// What a recording says of each operation and each host, for comparing two runs: the
@@ -11,7 +12,23 @@ struct RunDigest: Equatable {
         var status: Int?
         var attempts: Int
         var duration: TimeInterval?
+        /// The upstream it went to (a what-if server counted as the one it stood for).
+        var host: String?
+        /// Its request held a redacted value (sent again, in a what-if, as the placeholder).
+        var redacted = false
+
+        /// How it ended: what two runs must share to have ended alike.
+        var end: End { End(outcome: outcome, status: status, attempts: attempts) }
     }
+
+    struct End: Hashable {
+        var outcome: RequestOutcome?
+        var status: Int?
+        var attempts: Int
+    }
+
+    /// Whether this run is a what-if re-run (its header names the upstreams it stood for).
+    var isWhatIf = false
 
     struct Host: Equatable {
         var operations = 0
@@ -36,25 +53,30 @@ struct RunDigest: Equatable {
     var operations: [String: Operation] = [:]
     var hosts: [String: Host] = [:]
 
-    /// `overrides`: operation → the host to count it under, where its URL names another (a
-    /// what-if run sent to the recording's server counts as the recorded upstream).
-    init(events: [RequestEvent], countingUnder overrides: [String: String] = [:]) {
+    /// `origins`: `host:port` → the host to count it under (a what-if run's server counts as
+    /// the recorded upstream it stood for: its recording's header says which).
+    init(events: [RequestEvent], origins: [String: String] = [:]) {
+        isWhatIf = !origins.isEmpty
         var hostOf: [String: String] = [:]
+        var redacted: Set<String> = []
         for event in events where !event.operationID.isEmpty {
             let id = event.operationID
             switch event.payload {
-            case .queued(_, let url, _, _, _, _), .built(_, let url, _, _):
-                let host = overrides[id] ?? URL(string: url).map { url in url.host.map { "\($0)\(url.port.map { ":\($0)" } ?? "")" } ?? "(no host)" } ?? "(no host)"
+            case .queued(_, let url, let headers, _, let body, _), .built(_, let url, let headers, let body):
+                if Self.carriesPlaceholder(url: url, headers: headers, body: body) { redacted.insert(id) }
+                let named = URL(string: url).map { url in url.host.map { "\($0)\(url.port.map { ":\($0)" } ?? "")" } ?? "(no host)" } ?? "(no host)"
+                let host = origins[named] ?? named
                 if hostOf[id] == nil { hosts[host, default: Host()].operations += 1 }
                 hostOf[id] = host
-                if operations[id] == nil { operations[id] = Operation(outcome: nil, status: nil, attempts: 0, duration: nil) }
+                if operations[id] == nil { operations[id] = Operation(outcome: nil, status: nil, attempts: 0, duration: nil, host: host) }
             case .taskCreated:
                 if let host = hostOf[id] {
                     hosts[host, default: Host()].attempts += 1
                     hosts[host, default: Host()].perSecond[Int(event.time), default: 0] += 1
                 }
             case .finished(let outcome, let status, let attempts, let duration, _):
-                operations[id] = Operation(outcome: outcome, status: status, attempts: attempts, duration: duration)
+                operations[id] = Operation(outcome: outcome, status: status, attempts: attempts, duration: duration, host: hostOf[id],
+                                           redacted: redacted.contains(id))
                 if let host = hostOf[id] {
                     if outcome == .failure { hosts[host, default: Host()].failures += 1 }
                     if outcome != .cancelled { hosts[host, default: Host()].durations.append(duration) }
@@ -63,5 +85,13 @@ struct RunDigest: Equatable {
                 break
             }
         }
+    }
+
+    private static func carriesPlaceholder(url: String, headers: [String: String], body: RecordedBody?) -> Bool {
+        if url.contains(Redactor.urlPlaceholder) || headers.values.contains(where: { $0.contains(Redactor.placeholder) }) {
+            return true
+        }
+        if case .bytes(let data)? = body { return !Redactor.redactedFields(body: data, headers: headers).isEmpty }
+        return false
     }
 }

@@ -35,12 +35,23 @@ struct RecordedDecisions {
     private(set) var members: [String: Set<String>] = [:]
     /// Operation → the operations it ran after.
     private(set) var parents: [String: [String]] = [:]
+    /// The early retries that shortened a wait (another request's success on the host, a
+    /// probe, a person's key): operation → the attempt it brought forward → how long after
+    /// the retry was scheduled it came, what triggered it, and the delay it set.
+    private(set) var earlyRetries: [String: [Int: EarlyRetry]] = [:]
+
+    struct EarlyRetry: Equatable {
+        var after: TimeInterval
+        var trigger: String
+        var delay: TimeInterval
+    }
 
     static let suffix = " (as recorded)"
 
     /// `origin`: the recorded run's 0 (its first request's `queued`).
     init(events: [RequestEvent], origin: TimeInterval = 0) {
         var holding: [String: (by: String, at: TimeInterval)] = [:]
+        var scheduledAt: [String: TimeInterval] = [:]
         var completed: Set<String> = []
         var started: [String: (op: String, at: TimeInterval, trigger: String)] = [:]
         var current: [String: String] = [:]
@@ -52,7 +63,13 @@ struct RecordedDecisions {
             case .taskCompleted, .validationFailed:
                 completed.insert(key)
             case .retryScheduled(let delay, let reason):
+                scheduledAt[key] = event.time
                 backoff[id, default: [:]][event.attempt] = RecordedBackoff.Retry(delay: delay, reason: reason)
+            case .earlyRetry(let trigger, let delay):
+                // On the attempt it brings forward; its wait began at the last one's `retryScheduled`.
+                if let scheduled = scheduledAt["\(id)#\(event.attempt - 1)"], earlyRetries[id]?[event.attempt] == nil {
+                    earlyRetries[id, default: [:]][event.attempt] = EarlyRetry(after: max(0, event.time - scheduled), trigger: trigger, delay: delay)
+                }
             case .held(let batch):
                 holding[key] = ("batch:\(batch)", event.time)
             case .released:
@@ -106,11 +123,12 @@ struct RecordedDecisions {
     }
 
     /// How many decisions there are to replay, for the line that says so.
-    var count: (reactorRuns: Int, requeues: Int, backoffs: Int, holds: Int) {
+    var count: (reactorRuns: Int, requeues: Int, backoffs: Int, holds: Int, earlyRetries: Int) {
         (runs.values.reduce(0) { $0 + $1.count },
          decisions.values.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.count } },
          backoff.values.reduce(0) { $0 + $1.count },
-         holds.values.reduce(0) { $0 + $1.count })
+         holds.values.reduce(0) { $0 + $1.count },
+         earlyRetries.values.reduce(0) { $0 + $1.count })
     }
 
     /// One reactor per recorded name, shared by every operation that had it.

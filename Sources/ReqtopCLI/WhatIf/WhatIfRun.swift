@@ -51,7 +51,10 @@ struct WhatIfRun {
     /// Runs it against `upstream` on `transport`, recording to `output`; returns the new
     /// run's events and the requests that could not be sent again.
     /// `input`: the recording, which `output` must not overwrite.
-    func run(upstream: RecordedUpstream.Built, transport: RequestTransport, output: String, input: String) throws -> (events: [RequestEvent], skipped: [Resend.Skipped]) {
+    /// `recordedOrigins`: where the recording is itself a what-if run's, the upstreams its
+    /// servers stood for (so the new run's header names the first upstream, not a server).
+    func run(upstream: RecordedUpstream.Built, transport: RequestTransport, output: String, input: String, recordedOrigins: [String: String] = [:]) throws
+        -> (events: [RequestEvent], skipped: [Resend.Skipped], origins: [String: String]) {
         let recorded = self.recorded
         // Only ever to the recording's own servers (below): a redacted value goes as its placeholder.
         let resend = Resend(events: events, target: nil, sendingPlaceholders: true)
@@ -67,12 +70,15 @@ struct WhatIfRun {
         }
         defer { servers.stop() }
         let base = try settings.plan(recorded: recorded.values.first?.options)
+        // Which recorded upstream each server stands for, in the new recording's header.
+        let origins = Dictionary(uniqueKeysWithValues: servers.ports.map { ("127.0.0.1:\($0.value)", recordedOrigins[$0.key] ?? $0.key) })
         let queue = RequestQueue(maxConcurrentRequests: base.maxConcurrent, maxConcurrentRequestsPerHost: base.maxConcurrentPerHost,
                                  transport: transport, retryBudget: base.retryBudgetPerHost, circuitBreaker: base.circuitBreaker,
                                  rateLimits: base.rateLimitPushback, instruments: [AttemptTagging(hosts: recorded.mapValues(\.host))])
         let writer: EventLogWriter
         do {
-            writer = try EventLogWriter(path: output, hub: queue.events, redact: true, inputs: [input], settings: QueueSettings(plan: base).json)
+            writer = try EventLogWriter(path: output, hub: queue.events, redact: true, inputs: [input], settings: QueueSettings(plan: base).json,
+                                        origins: origins)
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
         }
@@ -117,7 +123,21 @@ struct WhatIfRun {
                                   + "(\(unmatched.prefix(5).joined(separator: ", "))\(unmatched.count > 5 ? ", …" : "")): "
                                   + "they get what their host answered at that moment of the recording, or no answer until their timeout")
         }
-        Self.sayReplayed(decisions, placeholders: resend.withPlaceholders.filter { id in planned.contains { $0.id == id } })
+        let plannedIDs = Set(planned.map(\.id))
+        Self.sayReplayed(decisions, placeholders: resend.withPlaceholders.filter(plannedIDs.contains))
+        // An early retry came from another request's success a moment before or after a
+        // failure: a race the re-run may run the other way. Made again as long after the
+        // retry was scheduled as it came then (the engine's own still come too: the sooner wins).
+        let early = replaysBackoff ? queue.events.subscribe(label: "reqtop.whatif.early") { batch in
+            for event in batch {
+                guard case .retryScheduled = event.payload, let retry = decisions.earlyRetries[event.operationID]?[event.attempt + 1],
+                      let operation = queue.operation(withID: event.operationID) else { continue }
+                DispatchQueue.global().asyncAfter(deadline: .now() + retry.after) {
+                    operation.retrySooner(delay: retry.delay, trigger: retry.trigger + RecordedDecisions.suffix)
+                }
+            }
+        } : nil
+        defer { early?.cancel() }
         servers.start(upstream.hosts)
         // Each at its recorded moment of the run, after the operations it waited for, and
         // cancelled at it where the program (not a parent) did.
@@ -133,9 +153,10 @@ struct WhatIfRun {
         for item in planned {
             guard let cancel = recorded[item.id]?.cancelled else { continue }
             // A parent's failure cancels it again by itself; without the parent, at the recorded moment.
-            if cancel.by == "dependency", decisions.parents[item.id]?.contains(where: { id in planned.contains { $0.id == id } }) == true { continue }
+            if cancel.by == "dependency", decisions.parents[item.id]?.contains(where: plannedIDs.contains) == true { continue }
             timeline.append((cancel.at, { made[item.id]?.cancel(by: cancel.by) }))
         }
+
         // A recording's times are input: a HAR entry dated 1970 beside the rest made a re-run
         // wait 57 years. A quiet span longer than `longestGap` is closed to it, and said.
         // Stable: a parent made at the same moment as its child comes first, as recorded.
@@ -155,7 +176,8 @@ struct WhatIfRun {
         queue.waitUntilAllOperationsAreFinished()
         do {
             try writer.finish(hub: queue.events)
-            return (try EventLogFile.read(path: output).events, skipped)
+            let file = try EventLogFile.read(path: output)
+            return (file.events, skipped, file.origins)
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
         }
@@ -166,12 +188,12 @@ struct WhatIfRun {
     /// the recording's servers with a redacted value's placeholder in them.
     static func sayReplayed(_ decisions: RecordedDecisions, placeholders: [String]) {
         let count = decisions.count
-        if count.reactorRuns + count.requeues + count.backoffs + count.holds > 0 {
+        if count.reactorRuns + count.requeues + count.backoffs + count.holds + count.earlyRetries > 0 {
             let reactors = decisions.runs.keys.sorted().map { "\($0)\(RecordedDecisions.suffix)" }
             ReqtopMain.printError("reqtop: replaying the recorded decisions of the program's code: \(count.reactorRuns) reactor run\(count.reactorRuns == 1 ? "" : "s")"
                                   + "\(reactors.isEmpty ? "" : " (\(reactors.joined(separator: ", ")))"), \(count.requeues) re-send\(count.requeues == 1 ? "" : "s") after one, "
                                   + "\(count.holds) hold\(count.holds == 1 ? "" : "s") (a batch, a wait for a reactor), "
-                                  + "\(count.backoffs) backoff dela\(count.backoffs == 1 ? "y" : "ys") as recorded")
+                                  + "\(count.backoffs) backoff dela\(count.backoffs == 1 ? "y" : "ys") and \(count.earlyRetries) early retr\(count.earlyRetries == 1 ? "y" : "ies") as recorded")
         }
         guard !placeholders.isEmpty else { return }
         ReqtopMain.printError("reqtop: \(placeholders.count) request\(placeholders.count == 1 ? "" : "s") (\(placeholders.prefix(5).joined(separator: ", "))\(placeholders.count > 5 ? ", …" : "")) "

@@ -171,7 +171,7 @@ extension RequestOperation {
     }
 
     /// Early retry: the host answered another request, or a probe saw it come back.
-    private func hostRecovered(trigger: String, delay: TimeInterval, token: UInt64) {
+    func hostRecovered(trigger: String, delay: TimeInterval, token: UInt64) {
         let clock = environment.clock
         /// The timer the early one replaces.
         struct Replaced { let old: ScheduledTimer? }

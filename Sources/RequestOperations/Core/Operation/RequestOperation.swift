@@ -88,6 +88,19 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
 
     // MARK: - Commands
 
+    /// Brings a scheduled retry forward to `delay` from now, as an early retry does (an
+    /// `earlyRetry` event with `trigger`); nothing when the retry is due sooner anyway.
+    /// Returns false when the operation is not waiting to retry. A what-if re-run replays a
+    /// recording's early retries with it.
+    @discardableResult
+    public func retrySooner(delay: TimeInterval, trigger: String) -> Bool {
+        guard let token = state.withLock({ state in state.result == nil && state.machine.isWaitingToRetry ? state.token : nil }) else {
+            return false
+        }
+        hostRecovered(trigger: trigger, delay: max(0, delay), token: token)
+        return true
+    }
+
     /// Skips the rest of a backoff and starts the next attempt now. Returns false when the
     /// operation is not waiting to retry.
     @discardableResult
