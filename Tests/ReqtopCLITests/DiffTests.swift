@@ -18,15 +18,17 @@ final class DiffTests: XCTestCase {
 
         let same = try reqtop(["diff", folder + "/a.jsonl", folder + "/a.jsonl"])
         XCTAssertEqual(same.status, 0, same.stderr)
-        XCTAssertEqual(same.stdout, "no differences between a.jsonl and a.jsonl\n")
+        XCTAssert(same.stdout.hasPrefix("no differences between a.jsonl and a.jsonl\nhosts (a.jsonl → a.jsonl):\n"), same.stdout)
+        XCTAssert(same.stdout.hasSuffix(", 0 unexplained differences (a.jsonl → a.jsonl)\n"), same.stdout)
 
         let diff = try reqtop(["diff", folder + "/a.jsonl", folder + "/b.har"])
         XCTAssertEqual(diff.status, 1, diff.stderr)
-        XCTAssertTrue(diff.stdout.contains("  new\n    a.jsonl: (not in this run)\n    b.har: success 200 · 1 attempt"), diff.stdout)
-        XCTAssertTrue(diff.stdout.contains("  down\n    a.jsonl: failure 503 · 3 attempts"), diff.stdout)
+        XCTAssertTrue(diff.stdout.contains("  new: unexplained\n    a.jsonl: (not in this run)\n    b.har: success 200 · 1 attempt"), diff.stdout)
+        XCTAssertTrue(diff.stdout.contains("  down: unexplained\n    a.jsonl: failure 503 · 3 attempts"), diff.stdout)
+        XCTAssertTrue(diff.stdout.contains(", 2 unexplained differences (a.jsonl → b.har)"), diff.stdout)
         XCTAssertTrue(diff.stdout.contains("b.har: failure 503 · 1 attempt"), diff.stdout)
         XCTAssertTrue(diff.stdout.contains("summary: attempts sent upstream 4 → 3"), diff.stdout)
-        XCTAssertFalse(diff.stdout.contains("  ok\n"), "ok ended alike in both (its duration differs a little): \(diff.stdout)")
+        XCTAssertFalse(diff.stdout.contains("  ok: unexplained"), "ok ended alike in both (its duration differs a little): \(diff.stdout)")
 
         let json = try reqtop(["diff", folder + "/a.jsonl", folder + "/b.har", "--json"])
         let python = Process()
@@ -38,6 +40,7 @@ final class DiffTests: XCTestCase {
             assert ops['new']['a'] is None and ops['new']['b']['outcome'] == 'success'
             assert ops['down']['a']['attempts'] == 3 and ops['down']['b']['attempts'] == 1
             assert d['same'] is False
+            assert d['unexplained'] == 2 and ops['new']['cause'] is None
             print('ok')
             """]
         let input = Pipe(), output = Pipe()

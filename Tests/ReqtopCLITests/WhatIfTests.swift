@@ -45,14 +45,15 @@ final class WhatIfTests: XCTestCase {
 
         let same = try reqtop(["whatif", recording])
         XCTAssertEqual(same.status, 0, same.stderr)
-        XCTAssertEqual(same.stdout, "no differences between rec.jsonl and rec.whatif.jsonl\n", same.stdout)
+        XCTAssert(same.stdout.hasPrefix("no differences between rec.jsonl and rec.whatif.jsonl\n"), same.stdout)
+        XCTAssert(same.stdout.contains(", 0 unexplained differences (rec.jsonl → rec.whatif.jsonl)\n"), same.stdout)
         XCTAssert(same.stderr.contains("re-running \(recording)") && same.stderr.contains("recorded answers"), same.stderr)
 
         let fewer = try reqtop(["whatif", recording, "--set", "retry.maxAttempts=1", "--record", folder + "/one.jsonl"])
-        XCTAssertEqual(fewer.status, 0, fewer.stderr)
-        XCTAssert(fewer.stdout.contains("  flaky\n    rec.jsonl: success 200 · 3 attempts"), fewer.stdout)
+        XCTAssertEqual(fewer.status, 1, "the runs ended differently, as diff says with 1: \(fewer.stderr)")
+        XCTAssert(fewer.stdout.contains("  flaky: unexplained\n    rec.jsonl: success 200 · 3 attempts"), fewer.stdout)
         XCTAssert(fewer.stdout.contains("one.jsonl: failure 503 · 1 attempt"), fewer.stdout)
-        XCTAssert(fewer.stdout.contains("  dead\n    rec.jsonl: failure - · 3 attempts"), "the dead host refused again: \(fewer.stdout)")
+        XCTAssert(fewer.stdout.contains("  dead: unexplained\n    rec.jsonl: failure - · 3 attempts"), "the dead host refused again: \(fewer.stdout)")
         XCTAssert(fewer.stdout.contains("summary: attempts sent upstream 7 → 3"), fewer.stdout)
 
         let json = try reqtop(["whatif", recording, "--json", "--record", folder + "/again.jsonl"])
@@ -72,7 +73,7 @@ final class WhatIfTests: XCTestCase {
             """#.write(toFile: plan, atomically: true, encoding: .utf8)
         XCTAssertEqual(try reqtop(["run", plan, "--no-tui", "--record", recording]).status, 1)
         let off = try reqtop(["whatif", recording, "--set", "circuitBreaker=false", "--json", "--record", folder + "/off.jsonl"])
-        XCTAssertEqual(off.status, 0, off.stderr)
+        XCTAssertEqual(off.status, 1, "the runs ended differently: \(off.stderr)")
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(off.stdout.utf8)) as? [String: Any], off.stdout)
         let host = try XCTUnwrap((object["hosts"] as? [String: Any])?["127.0.0.1:\(dead)"] as? [String: Any], "\(object)")
         let attempts = try XCTUnwrap(host["attempts"] as? [Int])

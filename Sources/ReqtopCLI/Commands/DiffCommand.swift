@@ -10,9 +10,11 @@ struct DiffCommand: ParsableCommand {
         abstract: "Compare two recordings (JSON lines or HAR): how each operation ended, and what each host was sent.",
         discussion: """
         Per operation: outcome, status, attempts and duration where the two runs differ, and the \
-        operations only one run has. Per host: attempts sent upstream, attempts per operation \
-        (retry amplification), failures, p50 and p95 time to completion. Ends with one summary \
-        line for an incident review. Exit status 0 when the runs ended alike, 1 when they differ.
+        operations only one run has, each with its cause where one explains it (timing within \
+        0.25 s or 20 %, redacted, order). Per upstream (a what-if run's servers counted as the \
+        hosts they stood for): attempts sent, attempts per operation (retry amplification), \
+        failures, p50 and p95 time to completion. Ends with one summary line that counts the \
+        unexplained differences. Exit status 0 when there are none, 1 when there are.
         """
     )
 

@@ -15,7 +15,11 @@ struct WhatIfCommand: ParsableCommand {
         sends the recorded requests again at their recorded start times through the engine \
         with the recorded settings changed by --set (any plan option: retry.maxAttempts=6, \
         budget.percent=0.1, breaker.consecutiveFailures=3, circuitBreaker=false, timeout=2), \
-        records the new run, and prints how it compares (as `reqtop diff` does).
+        records the new run, and prints how it compares (as `reqtop diff` does, with its exit \
+        status: 0 when no difference is unexplained, 1 when one is). The program's own decisions \
+        are replayed as recorded: a reactor's refresh and re-sends, batch holds, backoff delays, \
+        early retries, the operations each waited for. Redacted values go to these servers, \
+        and only to them, as the placeholder.
         """
     )
 

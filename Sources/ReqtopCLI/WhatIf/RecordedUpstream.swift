@@ -191,9 +191,10 @@ enum RecordedUpstream {
         default: nil
         }
         guard !encoded else { return BodyPace(parts: parts, totalBytes: recorded, cut: cut.map { _ in .close }) }
-        // Cancelled mid-body by the client (or over its own limit): the upstream had more to
-        // send; as much as its head promised.
-        let whole = cut == nil ? max(totalBytes ?? recorded, promised ?? 0, recorded) : nil
+        // Whole: as long as it was. Cancelled mid-body by the client (or over its own limit):
+        // the upstream had more to send, as much as its head promised.
+        let stoppedHere = error.map { [.cancelled, .dataLengthExceedsMaximum].contains(URLError.Code(rawValue: $0.code)) } == true
+        let whole = cut == nil ? max(totalBytes ?? recorded, stoppedHere ? promised ?? 0 : 0, recorded) : nil
         return BodyPace(parts: parts, totalBytes: whole, promisedBytes: promised, cut: cut)
     }
 
