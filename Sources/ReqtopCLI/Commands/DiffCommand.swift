@@ -41,7 +41,11 @@ struct DiffCommand: ParsableCommand {
     /// A recording's events, and the upstreams a what-if run's servers stood for (none in a HAR).
     static func recording(_ path: String) throws -> (events: [RequestEvent], origins: [String: String]) {
         do {
-            if path.lowercased().hasSuffix(".har") { return (try HARImport.read(path: path, strict: false).events, [:]) }
+            if path.lowercased().hasSuffix(".har") {
+                let har = try HARImport.read(path: path, strict: false)
+                har.sayHowRead(path)
+                return (har.events, [:])
+            }
             let file = try EventLogFile.read(path: path)
             return (file.events, file.origins)
         } catch let error as ArchiveError {

@@ -46,13 +46,13 @@ struct ExportCommand: ParsableCommand {
     }
 
     func run() throws {
-        let log = try read()
+        let (log, shapes) = try read()
         if let curl { try printCurl(log, id: curl) }
         if let planEntry { try printEntry(log, id: planEntry) }
         if let otlp { try sendTrace(log, to: otlp) }
         guard let har else { return }
         do {
-            let data = try HARExport.data(events: log.events, startedAt: log.startedAt ?? Date())
+            let data = try HARExport.data(events: log.events, startedAt: log.startedAt ?? Date(), shapes: shapes)
             let descriptor = try OutputFile.create(har, notOver: [file])
             defer { close(descriptor) }
             try OutputFile.write(data, to: descriptor, path: har)
@@ -65,21 +65,23 @@ struct ExportCommand: ParsableCommand {
         }
     }
 
-    /// The recording, JSON lines or HAR, with a word on what was cut off or skipped.
-    private func read() throws -> EventLogFile {
+    /// The recording, JSON lines or HAR, with a word on what was cut off or skipped; for
+    /// another tool's HAR, what its entries hold that events cannot (header order, cookies).
+    private func read() throws -> (EventLogFile, [String: HAREntryShape]) {
         do {
             if file.lowercased().hasSuffix(".har") {
                 let har = try HARImport.read(path: file, strict: false)
                 if !har.skipped.isEmpty {
                     ReqtopMain.printError("reqtop: \(file): \(har.skipped.count) of \(har.skipped.count + har.entryCount) entries skipped")
                 }
-                return EventLogFile(startedAt: har.startedAt, redacted: nil, events: har.events, tornLastLine: nil)
+                har.sayHowRead(file)
+                return (EventLogFile(startedAt: har.startedAt, redacted: nil, events: har.events, tornLastLine: nil), har.shapes)
             }
             let log = try EventLogFile.read(path: file)
             if let torn = log.tornLastLine {
                 ReqtopMain.printError("reqtop: \(file): line \(torn) is incomplete (the recording was cut off); exporting the events before it")
             }
-            return log
+            return (log, [:])
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
         }

@@ -94,6 +94,7 @@ struct ReplayCommand: ParsableCommand {
             if isHAR {
                 let har = try HARImport.read(path: file, strict: strict)
                 for reason in har.skipped { ReqtopMain.printError("reqtop: \(file): skipped \(reason)") }
+                har.sayHowRead(file)
                 if !har.skipped.isEmpty {
                     ReqtopMain.printError("reqtop: \(file): \(har.skipped.count) of \(har.skipped.count + har.entryCount) entries skipped (--strict refuses the file instead)")
                 }

@@ -10,18 +10,21 @@ import RequestEventFormat
 /// the retry delay and reason, and the attempt's events, so that an import gives back the
 /// very same events).
 public enum HARExport {
-    public static func document(events: [RequestEvent], startedAt: Date, creatorVersion: String = "0.1.0") -> [String: Any] {
+    /// `shapes`: for operations imported from another tool's HAR, what its entries said that
+    /// events cannot hold (header order, cookies), given back as it was.
+    public static func document(events: [RequestEvent], startedAt: Date, creatorVersion: String = "0.1.0",
+                                shapes: [String: HAREntryShape] = [:]) -> [String: Any] {
         ["log": [
             "version": "1.2",
             "creator": ["name": "reqtop", "version": creatorVersion],
             "pages": [] as [Any],
-            "entries": entries(events: events, startedAt: startedAt),
+            "entries": entries(events: events, startedAt: startedAt, shapes: shapes),
         ] as [String: Any]]
     }
 
     /// The entries for `events`, one per attempt, oldest first (as HAR prefers); the
     /// recorder writes them as operations finish.
-    static func entries(events: [RequestEvent], startedAt: Date) -> [[String: Any]] {
+    static func entries(events: [RequestEvent], startedAt: Date, shapes: [String: HAREntryShape] = [:]) -> [[String: Any]] {
         var order: [String] = []
         var byOperation: [String: [RequestEvent]] = [:]
         var hostEvents: [RequestEvent] = []
@@ -54,7 +57,7 @@ public enum HARExport {
                 let mine = own.filter { $0.attempt == attempt }
                 guard let started = mine.first(where: { $0.payload.kind == .started }) ?? mine.first else { continue }
                 entries.append((started.time, entry(id: id, attempt: attempt, events: mine, started: started.time, startedAt: startedAt,
-                                                    request: request)))
+                                                    request: request, shape: shapes[id])))
             }
         }
         var sorted = entries.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
@@ -70,8 +73,8 @@ public enum HARExport {
         return sorted.map(\.entry)
     }
 
-    public static func data(events: [RequestEvent], startedAt: Date) throws -> Data {
-        try JSONSerialization.data(withJSONObject: document(events: events, startedAt: startedAt), options: [.prettyPrinted, .sortedKeys])
+    public static func data(events: [RequestEvent], startedAt: Date, shapes: [String: HAREntryShape] = [:]) throws -> Data {
+        try JSONSerialization.data(withJSONObject: document(events: events, startedAt: startedAt, shapes: shapes), options: [.prettyPrinted, .sortedKeys])
     }
 
     private struct SentRequest {
@@ -118,12 +121,13 @@ public enum HARExport {
     }
 
     private static func entry(id: String, attempt: Int, events: [RequestEvent], started: TimeInterval, startedAt: Date,
-                              request: SentRequest) -> [String: Any] {
+                              request: SentRequest, shape: HAREntryShape?) -> [String: Any] {
         var taskCreated: TimeInterval?, requestSent: TimeInterval?, responseAt: TimeInterval?, end: TimeInterval?
         var status = 0, responseHeaders: [String: String] = [:], bytes = 0, error: TransportError?
         var delay: TimeInterval?, reason: String?, outcome: String?, redirect = ""
         var connection: (at: TimeInterval, id: Int, reused: Bool)?
         var answer: (body: RecordedBody, total: Int, truncated: Bool)?
+        var mediaType: String?
         var injected: String?
         var httpVersion = "HTTP/1.1"
         for event in events {
@@ -139,7 +143,9 @@ public enum HARExport {
                 bytes = 0
             case .redirect(_, let location, _, _): redirect = location
             case .data(let count): bytes += count
-            case .responseBody(let body, let total, let truncated, _): answer = (body, total, truncated)
+            case .responseBody(let body, let total, let truncated, let type):
+                answer = (body, total, truncated)
+                mediaType = type
             case .injected(let fault, let rule, let by): injected = "\(fault) (rule \"\(rule)\", set by \(by))"
             case .taskCompleted(let e):
                 error = e
@@ -168,7 +174,8 @@ public enum HARExport {
         let send = (written - sent) * 1000
         let wait = max(0, (responseAt ?? finish) - written) * 1000
         let receive = responseAt.map { max(0, finish - $0) * 1000 } ?? 0
-        let contentType = responseHeaders.value(forHTTPHeader: "Content-Type") ?? ""
+        // The body's own type where the response named none (an imported entry's `mimeType`).
+        let contentType = responseHeaders.value(forHTTPHeader: "Content-Type") ?? mediaType ?? ""
         var reqtop: [String: Any] = [
             "op": id, "attempt": attempt,
             "events": events.map(eventObject),
@@ -177,8 +184,8 @@ public enum HARExport {
         if let reason { reqtop["reason"] = reason }
         if let outcome { reqtop["outcome"] = outcome }
         var requestFields: [String: Any] = [
-            "method": request.method, "url": request.url, "httpVersion": "HTTP/1.1", "cookies": [] as [Any],
-            "headers": pairs(request.headers), "queryString": pairs(query(request.url)), "headersSize": -1,
+            "method": request.method, "url": request.url, "httpVersion": "HTTP/1.1", "cookies": (shape?.requestCookies ?? []).map(\.object),
+            "headers": HAREntryShape.pairs(request.headers, order: shape?.requestHeaderOrder ?? []), "queryString": query(request.url), "headersSize": -1,
             "bodySize": request.postData.size,
         ]
         if let postData = request.postData.fields { requestFields["postData"] = postData }
@@ -188,7 +195,8 @@ public enum HARExport {
             "request": requestFields,
             "response": [
                 "status": status, "statusText": status == 0 ? "" : HTTPURLResponse.localizedString(forStatusCode: status),
-                "httpVersion": httpVersion, "cookies": [] as [Any], "headers": pairs(responseHeaders),
+                "httpVersion": httpVersion, "cookies": (shape?.responseCookies ?? []).map(\.object),
+                "headers": HAREntryShape.pairs(responseHeaders, order: shape?.responseHeaderOrder ?? []),
                 "content": content(size: bytes, mimeType: contentType, answer: answer),
                 "redirectURL": redirect, "headersSize": -1, "bodySize": status == 0 ? -1 : bytes,
             ] as [String: Any],
@@ -203,13 +211,8 @@ public enum HARExport {
         return entry
     }
 
-    private static func pairs(_ dictionary: [String: String]) -> [[String: String]] {
-        dictionary.sorted { $0.key < $1.key }.map { ["name": $0.key, "value": $0.value] }
-    }
-
-    private static func query(_ url: String) -> [String: String] {
-        var out: [String: String] = [:]
-        for item in URLComponents(string: url)?.queryItems ?? [] { out[item.name] = item.value ?? "" }
-        return out
+    /// The query's pairs in order, a name given twice given twice (`?id=3&id=9`).
+    private static func query(_ url: String) -> [[String: String]] {
+        (URLComponents(string: url)?.queryItems ?? []).map { ["name": $0.name, "value": $0.value ?? ""] }
     }
 }

@@ -29,6 +29,12 @@ public enum HARImport {
         /// cleanly; false when the process was killed (or the disk filled) first, so
         /// operations in flight then are not in it. Nil for other HAR files, which cannot tell.
         public var endedCleanly: Bool?
+        /// Entries of other tools that gave a header's value as an array of strings (read as
+        /// the header repeated, its values joined with ", " as a live response's are).
+        public var multiValuedHeaders = 0
+        /// Per operation of another tool's entry: what the events cannot hold (header order,
+        /// cookies), for ``HARExport`` to give back.
+        public var shapes: [String: HAREntryShape] = [:]
     }
 
     /// A HAR that ``HARRecorder`` was writing when the process was killed: its header line,
@@ -68,14 +74,17 @@ public enum HARImport {
 
     /// Reads a HAR file. An entry that cannot be read is left out and named in
     /// ``Result/skipped``; with `strict`, it is an error, as a file that is not HAR is.
-    public static func read(path: String, strict: Bool = false) throws -> Result {
-        try parse(ArchiveError.contents(of: path), file: path, strict: strict)
+    /// Another tool's entries are redacted as a live session's events are (a `Set-Cookie`,
+    /// an `Authorization`, a secret-named query value or body field): one rule for every
+    /// source; `redact: false` keeps them as the file has them.
+    public static func read(path: String, strict: Bool = false, redact: Bool = true) throws -> Result {
+        try parse(ArchiveError.contents(of: path), file: path, strict: strict, redact: redact)
     }
 
     /// - Parameter split: decode the entries a slice per core (`HARSplitDecoder`), with the
     ///   same result; nil: when the file is 8 MiB or more.
-    public static func parse(_ data: Data, file: String, strict: Bool = false, split: Bool? = nil) throws -> Result {
-        try parse(data, file: file, strict: strict, split: split ?? (data.count >= HARSplitDecoder.threshold), slices: nil)
+    public static func parse(_ data: Data, file: String, strict: Bool = false, split: Bool? = nil, redact: Bool = true) throws -> Result {
+        try parse(data, file: file, strict: strict, split: split ?? (data.count >= HARSplitDecoder.threshold), slices: nil, redact: redact)
     }
 
     /// Whether a recording reqtop wrote as it ran ends with the closing line of a clean end
@@ -89,7 +98,7 @@ public enum HARImport {
         return bytes[..<end].suffix(marker.count).elementsEqual(marker)
     }
 
-    static func parse(_ data: Data, file: String, strict: Bool, split: Bool, slices: Int?) throws -> Result {
+    static func parse(_ data: Data, file: String, strict: Bool, split: Bool, slices: Int?, redact: Bool = true) throws -> Result {
         var bytes = data
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
         bytes = unwrapJSONP(bytes)
@@ -171,8 +180,11 @@ public enum HARImport {
         // For reqtop's own entries: the session's start, from an entry's date and its events.
         var sessionStart: Date?
         let ordered = entries.sorted { ($0.start, $0.index) < ($1.start, $1.index) }
+        let redactor = redact ? Redactor() : nil
         let synthesized = HARSplitDecoder.map(ordered, slices: slices) { _, item in
-            item.recorded.isEmpty ? synthesize(item.entry, id: "entry-\(item.index + 1)", offset: item.start.timeIntervalSince(origin ?? item.start)) : []
+            guard item.recorded.isEmpty else { return [RequestEvent]() }
+            let made = synthesize(item.entry, id: "entry-\(item.index + 1)", offset: item.start.timeIntervalSince(origin ?? item.start))
+            return redactor.map { redactor in made.map(redactor.redact) } ?? made
         }
         events.reserveCapacity(synthesized.reduce(0) { $0 + $1.count } + ordered.reduce(0) { $0 + $1.recorded.count })
         for (item, made) in zip(ordered, synthesized) {
@@ -190,6 +202,10 @@ public enum HARImport {
         // Other tools' entries are placed from the earliest one, which starts the session.
         var result = Result(startedAt: sessionStart ?? origin, events: events, entryCount: entries.count, skipped: skipped, torn: torn)
         result.endedCleanly = endedCleanly(bytes, torn: torn)
+        for item in ordered where item.recorded.isEmpty {
+            result.shapes["entry-\(item.index + 1)"] = HAREntryShape(item.entry)
+            if ((item.entry.request.headers ?? []) + (item.entry.response.headers ?? [])).contains(where: \.multiValued) { result.multiValuedHeaders += 1 }
+        }
         return result
     }
 
@@ -271,10 +287,11 @@ public enum HARImport {
     /// The events an entry from another tool stands for: queued, started, task created,
     /// response, data, completion, finished, placed by its timings.
     private static func synthesize(_ entry: HAREntry, id: String, offset: TimeInterval) -> [RequestEvent] {
+        // A header given twice is one field with both values, as a live response's is
+        // (``TransportResponse``): the last one no longer hides the first.
         func headers(_ list: [HARHeader]?) -> [String: String] {
-            var out: [String: String] = [:]
-            for header in list ?? [] { out[header.name] = header.value ?? "" }
-            return out
+            TransportResponse(url: URL(fileURLWithPath: "/"), statusCode: 0, httpVersion: "",
+                              fields: (list ?? []).map { ($0.name, $0.value ?? "") }).headers
         }
         let status = entry.response.status
         let size = entry.response.content?.size ?? 0
@@ -304,7 +321,9 @@ public enum HARImport {
                 events.append(RequestEvent(time: offset + total, operationID: id, attempt: 1, payload: .data(bytes: bytes)))
             }
             // The body the browser or proxy saved, as a recording carries it.
-            if let (data, whole) = entry.response.content?.body(limit: bodyLimit) {
+            if let (data, read) = entry.response.content?.body(limit: bodyLimit) {
+                // The size the file gives is the body's (its text may be an encoding of it).
+                let whole = size >= 0 && entry.response.content?.size != nil ? Int(size) : read
                 events.append(RequestEvent(time: offset + total, operationID: id, attempt: 1,
                                            payload: .responseBody(body: .bytes(data), totalBytes: whole, truncated: data.count < whole,
                                                                   mediaType: entry.response.content?.mimeType.flatMap { $0.isEmpty ? nil : $0 })))

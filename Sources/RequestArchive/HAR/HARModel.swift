@@ -52,6 +52,8 @@ struct HARRequest: Decodable, Sendable {
     let url: String
     let headers: [HARHeader]?
     let postData: HARPostData?
+    /// Read loosely: a cookie is kept for the export, never needed to import the entry.
+    let cookies: [JSONValue]?
 }
 
 /// A request body: `text` (base64 when `encoding` says so, as reqtop writes binary bodies
@@ -82,6 +84,7 @@ struct HARResponse: Decodable, Sendable {
     let headers: [HARHeader]?
     let content: HARContent?
     let bodySize: Double?
+    let cookies: [JSONValue]?
 }
 
 struct HARContent: Decodable, Sendable {
@@ -103,6 +106,30 @@ struct HARContent: Decodable, Sendable {
 struct HARHeader: Decodable, Sendable {
     let name: String
     let value: String?
+    /// Set when the file gave the value as an array of strings, as some recording tools
+    /// write a header with several values: read as that header repeated.
+    let multiValued: Bool
+
+    init(name: String, value: String?) {
+        (self.name, self.value, self.multiValued) = (name, value, false)
+    }
+
+    enum CodingKeys: String, CodingKey { case name, value }
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        let absent = try !container.contains(.value) || container.decodeNil(forKey: .value)
+        if absent {
+            (value, multiValued) = (nil, false)
+        } else if let values = try? container.decode([String].self, forKey: .value) {
+            // Repeated fields joined as the live transports join them (RFC 9110 §5.3).
+            (value, multiValued) = (values.joined(separator: ", "), true)
+        } else {
+            // Anything else is the wrong type: the error names the string HAR requires.
+            (value, multiValued) = (try container.decode(String.self, forKey: .value), false)
+        }
+    }
 }
 
 /// reqtop's own data in an entry it wrote.
