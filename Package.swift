@@ -137,7 +137,7 @@ let package = Package(
                                                                  .product(name: "NIOSSL", package: "swift-nio-ssl")]),
         .testTarget(name: "RequestEventFormatTests", dependencies: ["RequestEventFormat", "RequestOperations"]),
         .testTarget(name: "FaultServerTests", dependencies: ["FaultServer"]),
-        .testTarget(name: "RequestMonitorTests", dependencies: ["RequestMonitor", "RequestOperations"]),
+        .testTarget(name: "RequestMonitorTests", dependencies: ["RequestMonitor", "RequestOperations", "RequestEndpoint"]),
         .testTarget(
             name: "RequestArchiveTests",
             dependencies: ["RequestArchive", "RequestEventFormat", "RequestOperations"],

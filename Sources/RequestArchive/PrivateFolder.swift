@@ -55,18 +55,20 @@ public enum PrivateFolder {
         }
     }
 
-    /// Writes `data` as a new file at `path` (in a folder ``make(_:)`` checked), 0600. What is
-    /// there under the name already (a file of an earlier copy, a link) is removed first, not
-    /// followed.
-    public static func writeNew(_ data: Data, to path: String) throws {
+    /// Writes `data` as a new file at `path` (in a folder ``make(_:)`` checked), 0600 (or
+    /// `mode`, never more than the owner's). What is there under the name already (a file of
+    /// an earlier copy, a link) is removed first, not followed.
+    public static func writeNew(_ data: Data, to path: String, mode: mode_t = 0o600) throws {
         if unlink(path) != 0, errno != ENOENT {
             throw ArchiveError(file: path, message: "cannot replace (\(String(cString: strerror(errno))))")
         }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0o700)
         guard descriptor >= 0 else {
             throw ArchiveError(file: path, message: "cannot write (\(String(cString: strerror(errno))))")
         }
         defer { close(descriptor) }
+        // The umask may have taken the owner's execute bit: set as asked.
+        fchmod(descriptor, mode & 0o700)
         try OutputFile.write(data, to: descriptor, path: path)
     }
 

@@ -65,8 +65,11 @@ final class BreakpointKeysTests: XCTestCase {
         XCTAssertEqual(type(#"200 {"ok":true}"#, &state, context), [.command(.queue(.resolveBreakpoint(
             operation: "a", resolution: .respond(status: 200, headers: ["Content-Type": "application/json"], body: Data(#"{"ok":true}"#.utf8)))))])
         _ = MonitorUpdate.update(&state, .startAnswer, context)
+        XCTAssertEqual(state.commandPrompt?.suggested, true, "the 503 is a suggestion")
         XCTAssertEqual(type("x", &state, context), [])
-        XCTAssertEqual(state.flash, "not a status: \"503x\" (a number from 100 to 599, then the body if any)")
+        XCTAssertEqual(state.flash, "not a status: \"x\" (a number from 100 to 599, then the body if any)", "typing replaced the suggestion, as selected text")
+        _ = MonitorUpdate.update(&state, .startAnswer, context)
+        XCTAssertEqual(type(#"200 {"a":1}"#, &state, context).count, 1, "typed over the 503, not after it (\"503200 …\" was refused)")
         guard case .edit(let id, _, atBreakpoint: true)? = MonitorUpdate.update(&state, .editRequest, context).first else {
             return XCTFail("e on a stopped operation edits the attempt itself")
         }

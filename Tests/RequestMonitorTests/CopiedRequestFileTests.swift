@@ -30,12 +30,14 @@ final class CopiedRequestFileTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = try CopiedRequest.write("curl 'http://x'", name: "a/../b", body: Data([0, 1]), in: folder)
         XCTAssertEqual(path, folder + "/a_.._b.sh")
-        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "curl 'http://x'")
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), "#!/bin/sh\ncurl 'http://x'\n", "a script sh runs")
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: folder + "/a_.._b.body")), Data([0, 1]))
         var info = stat()
         stat(folder, &info)
         XCTAssertEqual(info.st_mode & 0o777, 0o700)
         stat(path, &info)
-        XCTAssertEqual(info.st_mode & 0o777, 0o600)
+        XCTAssertEqual(info.st_mode & 0o777, 0o700, "its owner alone can run it")
+        stat(folder + "/a_.._b.body", &info)
+        XCTAssertEqual(info.st_mode & 0o777, 0o600, "the body is data")
     }
 }

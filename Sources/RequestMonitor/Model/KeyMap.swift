@@ -168,8 +168,16 @@ public enum KeyMap {
     }
 
     /// The function bar's key and label pairs for the screen showing.
-    public static func barHints(detail: Bool, paused: Bool, held: Bool, hosts: Bool = false, stopped: Bool = false) -> [(key: String, label: String)] {
-        bindings.compactMap(\.bar).filter { entry in
+    /// The Breakpoints screen's (`L`) own keys, for its bar: on it, Enter and `d` act on the
+    /// selected breakpoint, not on an operation.
+    public static let breakpointsBar: [(key: String, label: String)] = [
+        ("↑↓", "Select"), ("Enter", "On/Off"), ("d", "Remove"), ("B", "Break"), ("L", "Back"), ("?", "Help"), ("q", "Quit"),
+    ]
+
+    public static func barHints(detail: Bool, paused: Bool, held: Bool, hosts: Bool = false, stopped: Bool = false,
+                                breakpoints: Bool = false) -> [(key: String, label: String)] {
+        if breakpoints { return breakpointsBar }
+        return bindings.compactMap(\.bar).filter { entry in
             let onScreen = switch entry.screens {
             case .both: !hosts || entry.alsoOnHosts
             case .table: !detail && !hosts || hosts && entry.alsoOnHosts

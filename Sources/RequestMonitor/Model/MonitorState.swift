@@ -58,6 +58,8 @@ public struct MonitorState: Sendable, Equatable {
     /// Faults are injected into the queue shown: the header says so.
     public var faultsOn = false
     public var showHelp = false
+    /// The first help line shown, where the help is taller than the screen (↑↓ PgUp PgDn).
+    public var helpScroll = 0
     public var confirmation: Confirmation?
     /// A short message on the bottom line ("retrying w1-flaky"), with when it was set.
     public var flash: String?
@@ -104,6 +106,13 @@ public struct CommandPrompt: Sendable, Equatable {
 
     public var kind: Kind
     public var text: String
+    /// The text is a suggestion (a status to answer with, the filter to break on): like
+    /// selected text, the first character typed replaces it; Backspace keeps it to edit.
+    public var suggested: Bool
+
+    public init(kind: Kind, text: String, suggested: Bool = false) {
+        (self.kind, self.text, self.suggested) = (kind, text, suggested && !text.isEmpty)
+    }
 
     /// What the bottom line says before the text.
     var label: String {
@@ -115,7 +124,8 @@ public struct CommandPrompt: Sendable, Equatable {
 
     /// The hint after the text.
     var hint: String {
-        switch kind {
+        if suggested { return "(typing replaces it, Backspace edits it; Enter takes it, Esc cancel)" }
+        return switch kind {
         case .breakpoint: "(Enter set; \"after …\" stops after the answer; empty removes yours; Esc cancel)"
         case .answer: "(Enter answer without sending, Esc cancel; e.g. 503, or 200 {\"ok\":true})"
         }

@@ -28,14 +28,15 @@ extension MonitorUpdate {
             case .sendAtBreakpoint: return [.command(.queue(.resolveBreakpoint(operation: id, resolution: .proceed)))]
             case .failAtBreakpoint: return [.command(.queue(.resolveBreakpoint(operation: id, resolution: .fail(.networkConnectionLost))))]
             default:
-                state.commandPrompt = CommandPrompt(kind: .answer(operation: id), text: "503")
+                state.commandPrompt = CommandPrompt(kind: .answer(operation: id), text: "503", suggested: true)
                 return []
             }
         case .promptInput(let key):
             guard var prompt = state.commandPrompt else { return [] }
             switch key {
             case .character("\u{15}"): prompt.text = ""
-            case .character(let c): prompt.text.append(c)
+            // A suggestion is replaced by what is typed, as selected text is.
+            case .character(let c): prompt.text = (prompt.suggested ? "" : prompt.text) + String(c)
             case .backspace: prompt.text = String(prompt.text.dropLast())
             case .escape:
                 state.commandPrompt = nil
@@ -44,6 +45,7 @@ extension MonitorUpdate {
                 state.commandPrompt = nil
                 return submit(prompt, &state)
             }
+            prompt.suggested = false
             state.commandPrompt = prompt
             return []
         default:

@@ -15,6 +15,7 @@ extension MonitorUpdate {
                 state.filter = state.filterDraft ?? ""
                 state.filterDraft = nil
                 state.scroll = 0
+                if let problem = RowFilter(state.filter).problems.first { state.flash = problem }
             case .escape: state.filterDraft = nil
             }
         case .startTimeJump:
@@ -83,10 +84,11 @@ extension MonitorUpdate {
     /// line holding it (wrapping), and the view highlights every match.
     static func find(_ state: inout MonitorState, _ action: MonitorAction, model: QueueModel) {
         guard case .detail(let id, .body) = state.screen, let row = model.row(id)?.expanded() else { return }
-        let lines = MonitorView.bodyTabLines(row: row, theme: Theme(color: false)).map { $0.map(\.0).joined().lowercased() }
+        let lines = BodyTabLine.read(MonitorView.bodyTabLines(row: row, theme: Theme(color: false)))
         func go(forward: Bool) {
             guard let word = state.find, !word.isEmpty else { return }
-            let matching = lines.indices.filter { lines[$0].contains(word) }
+            // The text after the gutter: a number in the gutter is not a match.
+            let matching = lines.indices.filter { lines[$0].text.contains(word) }
             guard !matching.isEmpty else {
                 state.flash = "\"\(word)\" is not in the bodies"
                 return
@@ -94,7 +96,9 @@ extension MonitorUpdate {
             let next = forward ? matching.first { $0 > state.bodyScroll } ?? matching[0]
                 : matching.last { $0 < state.bodyScroll } ?? matching[matching.count - 1]
             state.bodyScroll = next
-            state.flash = "\"\(word)\": line \(next + 1), match \(matching.firstIndex(of: next)! + 1) of \(matching.count) · n N"
+            // The line as the gutter numbers it, in the body it belongs to.
+            let place = lines[next].number.map { "\(lines[next].section) line \($0)" } ?? lines[next].section
+            state.flash = "\"\(word)\": \(place), match \(matching.firstIndex(of: next)! + 1) of \(matching.count) · n N"
         }
         switch action {
         case .startFind:
@@ -116,6 +120,28 @@ extension MonitorUpdate {
         case .findNext: go(forward: true)
         case .findPrevious: go(forward: false)
         default: break
+        }
+    }
+}
+
+/// One line of the Body tab as find reads it: its text after the gutter, the number the
+/// gutter shows (nil for a heading), and the body it is in (`request body`, `response body`).
+struct BodyTabLine {
+    var text: String
+    var number: Int?
+    var section: String
+
+    static func read(_ lines: [[(String, CellGrid.Style)]]) -> [BodyTabLine] {
+        var section = "heading"
+        return lines.map { runs in
+            let first = runs.first?.0 ?? ""
+            let digits = first.trimmingCharacters(in: .whitespaces)
+            if runs.count >= 1, first.hasSuffix("  "), let number = Int(digits), runs.first?.1.dim == true {
+                return BodyTabLine(text: runs.dropFirst().map(\.0).joined().lowercased(), number: number, section: section)
+            }
+            let text = runs.map(\.0).joined()
+            if text.hasPrefix("request body") { section = "request body" } else if text.hasPrefix("response body") { section = "response body" }
+            return BodyTabLine(text: text.lowercased(), number: nil, section: text.hasPrefix("re") ? String(text.prefix { $0 != "·" }).trimmingCharacters(in: .whitespaces) : section)
         }
     }
 }

@@ -32,7 +32,13 @@ public enum MonitorUpdate {
         switch action {
         case .answered(let command, let answer):
             state.commandsAnswered += 1
-            if state.commandsAnswered > state.flashAfterCommand { state.flash = answer.message }
+            if state.commandsAnswered > state.flashAfterCommand {
+                state.flash = answer.message
+                // What it matches now, in the filter's terms (they are the same terms).
+                if case .queue(.addBreakpoint(let match)) = command, answer.ok, let flash = state.flash {
+                    state.flash = flash + " · " + Self.matchingNow(match, context.model)
+                }
+            }
             // A pause that did not happen (refused, or the program is gone) is undone.
             if case .queue(.setSuspended(let suspended)) = command, !answer.ok { state.paused = !suspended }
             return []
@@ -69,6 +75,11 @@ public enum MonitorUpdate {
         func select(_ index: Int) {
             guard !visible.isEmpty else { return }
             state.selectedID = visible[min(max(0, index), visible.count - 1)]
+        }
+        // The help, while it is shown, takes the moving keys: it scrolls where it does not fit.
+        if state.showHelp, let step = scrollStep(action, pageSize: pageSize) {
+            state.helpScroll = max(0, min(step(state.helpScroll), KeyMap.helpLines.count - 1))
+            return []
         }
         if let effects = hosts(&state, action, context) { return effects }
         if let effects = breakpoints(&state, action, context) { return effects }
@@ -201,12 +212,23 @@ public enum MonitorUpdate {
             state.flash = "sorted by \(state.sort.rawValue)"
         case .toggleHelp:
             state.showHelp.toggle()
+            state.helpScroll = 0
         case .quit:
             state.quit = true
         case .answered, .pausedElsewhere, .copied, .send:
             break // answers, not keys: handled by update
         }
         return []
+    }
+
+    /// How many of the operations shown a breakpoint's match picks: "matches 3 of the 40
+    /// requests so far".
+    static func matchingNow(_ match: String, _ model: QueueModel) -> String {
+        var text = match.trimmingCharacters(in: .whitespaces)
+        if text.lowercased().hasPrefix("after ") { text = String(text.dropFirst(6)) }
+        let filter = RowFilter(text)
+        let count = model.rows.filter(filter.matches).count
+        return "matches \(count) of the \(model.rows.count) request\(model.rows.count == 1 ? "" : "s") so far"
     }
 
     /// The operation a command applies to: the one in the detail view, else the selection.

@@ -36,6 +36,7 @@ extension OperationRow {
         case .sent:
             updateAttempt(number: event.attempt) { $0.sentAt = t }
         case .injected(let fault, _, _):
+            injected = true
             updateAttempt(number: event.attempt) { $0.injected = fault }
         case .breakpoint(let id, let rule, _, let afterResponse):
             closeSegment(at: t)

@@ -117,7 +117,7 @@ extension OperationRow: Equatable {
     /// Rows are equal when they show the same: a packed row equals the row it was.
     public static func == (lhs: OperationRow, rhs: OperationRow) -> Bool {
         lhs.id == rhs.id && lhs.sequence == rhs.sequence && lhs.method == rhs.method && lhs.url == rhs.url
-            && lhs.host == rhs.host && lhs.path == rhs.path && lhs.state == rhs.state && lhs.deniedRetry == rhs.deniedRetry
+            && lhs.host == rhs.host && lhs.path == rhs.path && lhs.state == rhs.state && lhs.deniedRetry == rhs.deniedRetry && lhs.injected == rhs.injected
             && lhs.mergedDataEvents == rhs.mergedDataEvents && lhs.attempt == rhs.attempt && lhs.maxAttempts == rhs.maxAttempts
             && lhs.status == rhs.status && lhs.bytes == rhs.bytes && lhs.queuedAt == rhs.queuedAt && lhs.finishedAt == rhs.finishedAt
             && lhs.duration == rhs.duration && lhs.segments == rhs.segments && lhs.detail == rhs.detail

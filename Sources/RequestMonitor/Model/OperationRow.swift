@@ -96,6 +96,9 @@ public struct OperationRow: Sendable {
     public internal(set) var state = State.queued
     /// The host's retry budget refused a retry of it (`retryDenied`).
     public internal(set) var deniedRetry = false
+    /// reqtop injected a fault into one of its attempts (`injected`): the table's STAT says
+    /// so with `!`, since what it shows is not all the server's.
+    public internal(set) var injected = false
     /// Bumped when the text a filter searches changes (its id, host, path or method): the
     /// model keeps that text for every row (``SearchText``) and looks again when it moves.
     var searchTextVersion: UInt8 = 0

@@ -1,4 +1,5 @@
 import Foundation
+import RequestOperations
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -10,8 +11,10 @@ import Darwin
 /// those fields; `host:api.example.com` and `path:/v1/orders` the host and path alone;
 /// `header:x-request-id=abc` a request or response header (`header:retry-after` its name
 /// alone); `body:"out of stock"` the request's or the answer's body as recorded. `!` before
-/// a word asks for rows it does not match; double quotes keep spaces in a word. The same
-/// language will pick requests for breakpoints and injected faults.
+/// a word asks for rows it does not match; double quotes keep spaces in a word. `host:`,
+/// `path:`, `method:` and `header:` mean what they mean to breakpoints, fault rules and the
+/// endpoint's commands (``RequestMatch`` reads them all): `host:40139` is the same rows here
+/// as the requests a breakpoint `host:40139` stops.
 public struct RowFilter: Sendable, Equatable {
     indirect enum Term: Sendable, Equatable {
         /// Lower-cased UTF-8, searched for in each row's ``OperationRow/searchKey``.
@@ -21,9 +24,9 @@ public struct RowFilter: Sendable, Equatable {
         case state(UInt16)
         case status(String)
         case method(String)
-        /// Lower-cased UTF-8, searched for in the row's host or path alone.
-        case host([UInt8])
-        case path([UInt8])
+        /// As ``RequestMatch`` reads `host:` and `path:`.
+        case host(String)
+        case path(String)
         /// `\nname: value` lower-cased, searched for in the row's headers (``QueueModel/headerText``).
         case header([UInt8])
         /// Lower-cased UTF-8, searched for in the row's bodies (``QueueModel/bodyText``).
@@ -33,9 +36,26 @@ public struct RowFilter: Sendable, Equatable {
     }
 
     let terms: [Term]
+    /// Words that look like a key this filter does not know (`stauts:5xx`), each said with
+    /// the key it was likely meant to be; they are searched for as plain text.
+    public let problems: [String]
+
+    /// The keys a filter knows.
+    static let keys = ["state", "status", "method", "host", "path", "body", "header"]
 
     public init(_ text: String) {
-        terms = Self.words(text).map(Self.term)
+        let words = Self.words(text)
+        terms = words.map(Self.term)
+        problems = words.compactMap(Self.problem)
+    }
+
+    private static func problem(_ word: String) -> String? {
+        let word = word.hasPrefix("!") ? String(word.dropFirst()) : word
+        guard let colon = word.firstIndex(of: ":"), colon > word.startIndex, word[..<colon].allSatisfy(\.isLetter) else { return nil }
+        let key = word[..<colon].lowercased()
+        guard !keys.contains(key), key != "http", key != "https" else { return nil }
+        let guess = RequestMatch.suggestion(for: key, among: keys).map { " (did you mean \"\($0):\"?)" } ?? ""
+        return "\"\(key):\" is not a filter key\(guess); searched for as text. Keys: \(keys.map { $0 + ":" }.joined(separator: " "))"
     }
 
     /// The words of a filter: split at spaces, except inside double quotes (which go).
@@ -64,8 +84,8 @@ public struct RowFilter: Sendable, Equatable {
         }
         if let status = value("status:") { return .status(status) }
         if let method = value("method:") { return .method(method) }
-        if let host = value("host:") { return .host(Array(host.utf8)) }
-        if let path = value("path:") { return .path(Array(path.utf8)) }
+        if let host = value("host:") { return .host(host) }
+        if let path = value("path:") { return .path(path) }
         if let body = value("body:") { return .body(Array(body.utf8)) }
         if let header = value("header:") {
             // `name=value`: the value's start; `name` alone: any value.
@@ -122,10 +142,15 @@ public struct RowFilter: Sendable, Equatable {
             return status(row.pointee.status, matches: pattern)
         case .method(let method):
             return row.pointee.method.lowercased() == method
-        case .host(let word):
-            return contains(Array(row.pointee.host.lowercased().utf8), word)
-        case .path(let word):
-            return contains(Array(row.pointee.path.lowercased().utf8), word)
+        case .host(let text):
+            let host = row.pointee.host
+            // `name:port` as the row keeps it; the port is the URL's own when it gave one.
+            var name = Substring(host), port: Int?
+            if let colon = host.lastIndex(of: ":"), let number = Int(host[host.index(after: colon)...]) { (name, port) = (host[..<colon], number) }
+            return RequestMatch.host(text, matches: String(name), port: port, scheme: row.pointee.url.hasPrefix("https:") ? "https" : "http")
+        case .path(let text):
+            let path = row.pointee.path
+            return RequestMatch.path(text, matches: path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
         case .header(let word):
             // Finished rows from the model's buffer; the few still running in place.
             guard row.pointee.state.isFinished else { return contains(Array(QueueModel.Content.headers(of: row.pointee).utf8), word) }

@@ -2,15 +2,23 @@ import Foundation
 import RequestOperations
 
 /// Two operations side by side (`=` then `=`): the request line, headers and body, then the
-/// answer's status, headers and body, each line marked `≠` where the two differ. Headers
-/// are lined up by name, bodies line by line as the Body tab prints them.
+/// answer's status, headers and body, each line marked where the two differ (`≠` changed,
+/// `<` only on the left, `>` only on the right). Headers are lined up by name, bodies by a
+/// line diff of the lines the Body tab prints (``LineDiff``), as `diff -u` lines them up.
 extension MonitorView {
     /// One line of the comparison: the left and right text, and whether they differ.
     struct CompareLine: Equatable {
         var left: String
         var right: String
         var heading = false
-        var differs: Bool { !heading && left != right }
+        /// The line is on one side only (an added or removed body line, a header one has).
+        var side: Side?
+
+        enum Side: Equatable { case left, right }
+
+        var differs: Bool { !heading && (side != nil || left != right) }
+        /// The mark between the two sides.
+        var mark: String { side == .left ? "<" : side == .right ? ">" : differs ? "≠" : "│" }
     }
 
     static func compareLines(_ a: OperationRow, _ b: OperationRow) -> [CompareLine] {
@@ -22,12 +30,22 @@ extension MonitorView {
             func value(_ fields: [String: String], _ name: String) -> String {
                 fields.first { $0.key.lowercased() == name }.map { "\($0.key): \($0.value)" } ?? ""
             }
-            for name in names { pair(value(left, name), value(right, name)) }
+            for name in names {
+                let (l, r) = (value(left, name), value(right, name))
+                lines.append(CompareLine(left: l, right: r, side: r.isEmpty ? .left : l.isEmpty ? .right : nil))
+            }
         }
         func bodies(_ left: (Data?, String?), _ right: (Data?, String?)) {
             let l = left.0.map { BodyText.lines($0, mediaType: left.1).map(\.text) } ?? []
             let r = right.0.map { BodyText.lines($0, mediaType: right.1).map(\.text) } ?? []
-            for index in 0..<max(l.count, r.count) { pair(index < l.count ? l[index] : "", index < r.count ? r[index] : "") }
+            for row in LineDiff.rows(l, r) {
+                switch row {
+                case .same(let text): pair(text, text)
+                case .changed(let old, let new): pair(old, new)
+                case .onlyLeft(let text): lines.append(CompareLine(left: text, right: "", side: .left))
+                case .onlyRight(let text): lines.append(CompareLine(left: "", right: text, side: .right))
+                }
+            }
         }
         func type(_ headers: [String: String]) -> String? { headers.first { $0.key.lowercased() == "content-type" }?.value }
         func data(_ body: RecordedBody?) -> Data? { if case .bytes(let data)? = body { data } else { nil } }
@@ -70,7 +88,7 @@ extension MonitorView {
             }
             let style: CellGrid.Style = line.differs ? mark : .plain
             grid.put(line.left, x: 1, y: y, style: style, limit: half)
-            grid.put(line.differs ? "≠" : "│", x: half + 1, y: y, style: line.differs ? mark : CellGrid.Style(dim: true))
+            grid.put(line.mark, x: half + 1, y: y, style: line.differs ? mark : CellGrid.Style(dim: true))
             grid.put(line.right, x: half + 3, y: y, style: style, limit: grid.width - half - 3)
         }
     }

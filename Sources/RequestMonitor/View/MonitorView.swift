@@ -231,7 +231,8 @@ public struct MonitorView {
             case .host: text = fit(row.host, width, ellipsis: theme.ellipsis)
             case .path: text = fit(row.path, width, ellipsis: theme.ellipsis)
             case .status:
-                text = Format.right(row.status.map(String.init) ?? "-", width)
+                // `!`: an attempt of it was answered (or failed) by reqtop, not the server.
+                text = Format.right((row.status.map(String.init) ?? "-") + (row.injected ? "!" : ""), width)
                 if let status = row.status, theme.color { style.color = status >= 500 ? .red : status >= 400 ? .yellow : status >= 300 ? .cyan : .green }
             case .attempts: text = Format.right(row.maxAttempts.map { "\(row.attempt)/\($0)" } ?? "\(row.attempt)", width)
             case .wait:
@@ -314,7 +315,7 @@ public struct MonitorView {
         var stopped = false
         if case .detail(let id, _) = state.screen, case .breakpoint? = model.row(id)?.heldBy { stopped = true }
         let hints = KeyMap.barHints(detail: detail, paused: state.paused, held: model.counts[.held, default: 0] > 0,
-                                    hosts: state.screen == .hosts, stopped: stopped)
+                                    hosts: state.screen == .hosts, stopped: stopped, breakpoints: state.screen == .breakpoints)
         var x = 0
         for (key, label) in hints {
             guard x + key.count + label.count <= grid.width else { break }  // whole hints only
@@ -338,11 +339,17 @@ public struct MonitorView {
         for y in top..<(top + height) {
             grid.put(border + String(repeating: " ", count: width - 2) + border, x: left, y: y, style: .plain)
         }
-        grid.put(fit(" reqtop keys", width), x: left, y: top, style: frame)
-        for (offset, line) in lines.prefix(height - 3 - gap).enumerated() {
+        let room = height - 3 - gap
+        // Taller than the screen: it scrolls, and its last line says where it is.
+        let first = max(0, min(state.helpScroll, lines.count - room))
+        let scrolls = lines.count > room
+        grid.put(fit(" reqtop keys" + (scrolls ? " · \(first + 1)–\(min(lines.count, first + room)) of \(lines.count)" : ""), width),
+                 x: left, y: top, style: frame)
+        for (offset, line) in lines.dropFirst(first).prefix(room).enumerated() {
             grid.put(line, x: left + 2, y: top + 1 + gap + offset, limit: width - 3)
         }
-        grid.put(fit(" Esc or ? closes this help", width), x: left, y: top + height - 1, style: frame)
+        grid.put(fit(scrolls ? " ↑↓ PgUp PgDn scroll · Esc or ? closes this help" : " Esc or ? closes this help", width),
+                 x: left, y: top + height - 1, style: frame)
     }
 }
 

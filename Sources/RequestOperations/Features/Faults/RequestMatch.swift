@@ -4,10 +4,12 @@ import FoundationNetworking
 #endif
 
 /// Which requests a fault rule (or a breakpoint) applies to, in the request terms of the
-/// monitor's filter language: `host:api.example.com` (the host, or `host:port`),
-/// `path:/v1/orders` (the path starts with it), `method:POST`, `header:x-tenant=acme` (a
-/// header's value starts with it; `header:x-tenant` any value), a plain word anywhere in
-/// the URL; `!` before a term for "not". Every term must hold. Empty: every request.
+/// monitor's filter language, which mean the same here as there (``RequestMatch`` `+Terms`):
+/// `host:api.example.com` (part of the request's `host:port`: `host:40139` and
+/// `host:127.0.0.1:40139` too), `path:/v1/orders` (the path starts with it; `path:orders`
+/// holds it), `method:POST`, `header:x-tenant=acme` (a header's value starts with it;
+/// `header:x-tenant` any value), a plain word anywhere in the URL; `!` before a term for
+/// "not". Every term must hold. Empty: every request.
 public struct RequestMatch: Sendable, Equatable, CustomStringConvertible {
     enum Term: Sendable, Equatable {
         case host(String), path(String), method(String), header(name: String, value: String?), word(String)
@@ -38,7 +40,8 @@ public struct RequestMatch: Sendable, Equatable, CustomStringConvertible {
             return .header(name: String(parts[0]).lowercased(), value: parts.count == 2 ? String(parts[1]) : nil)
         case "http", "https": return .word(word.lowercased())
         default:
-            throw RequestMatchError("\"\(key):\" is not a term for requests; expected host:, path:, method:, header:, a word, or ! before one")
+            let guess = suggestion(for: key, among: keys).map { " (did you mean \"\($0):\"?)" } ?? ""
+            throw RequestMatchError("\"\(key):\" is not a term for requests\(guess); expected host:, path:, method:, header:, a word, or ! before one")
         }
     }
 
@@ -52,15 +55,14 @@ public struct RequestMatch: Sendable, Equatable, CustomStringConvertible {
     private static func holds(_ term: Term, _ request: URLRequest) -> Bool {
         switch term {
         case .host(let host):
-            guard let url = request.url, let name = url.host?.lowercased() else { return false }
-            return host.contains(":") ? "\(name):\(url.port ?? (url.scheme == "https" ? 443 : 80))" == host : name == host
-        case .path(let prefix):
-            return request.url.map { ($0.path.isEmpty ? "/" : $0.path).hasPrefix(prefix) } ?? false
+            guard let url = request.url, let name = url.host else { return false }
+            return Self.host(host, matches: name, port: url.port, scheme: url.scheme)
+        case .path(let text):
+            return request.url.map { Self.path(text, matches: $0.path) } ?? false
         case .method(let method):
             return (request.httpMethod ?? "GET").uppercased() == method
         case .header(let name, let value):
-            guard let found = request.allHTTPHeaderFields?.first(where: { $0.key.lowercased() == name })?.value else { return false }
-            return value.map { found.hasPrefix($0) } ?? true
+            return Self.header(name: name, value: value, in: request.allHTTPHeaderFields ?? [:])
         case .word(let word):
             return request.url?.absoluteString.lowercased().contains(word) ?? false
         case .not(let inner):

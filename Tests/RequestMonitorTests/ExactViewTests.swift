@@ -1,0 +1,77 @@
+import Foundation
+@testable import RequestMonitor
+import RequestOperations
+import XCTest
+
+/// What the monitor shows is what happened (#42): compare is a line diff, the help scrolls,
+/// the Breakpoints screen's bar shows its own keys, and the table marks injected attempts.
+final class ExactViewTests: XCTestCase {
+    func testOneInsertedLineIsOneMarkedLine() {
+        let left = (1...9).map { "line \($0)" }
+        var right = left
+        right.insert("inserted", at: 3)
+        let rows = LineDiff.rows(left, right)
+        XCTAssertEqual(rows.filter { if case .same = $0 { false } else { true } }, [.onlyRight("inserted")])
+        XCTAssertEqual(LineDiff.rows(["a", "b", "c"], ["a", "x", "c"]), [.same("a"), .changed("b", "x"), .same("c")])
+        XCTAssertEqual(LineDiff.rows(["a", "b"], []), [.onlyLeft("a"), .onlyLeft("b")])
+        XCTAssertEqual(LineDiff.rows([], []), [])
+        // The shortest script, as diff finds it: one removal and one addition.
+        let a = ["x", "a", "b", "c", "y"], b = ["a", "b", "c", "z"]
+        let edits = LineDiff.editScript(a, b)!.filter { if case .keep = $0 { false } else { true } }
+        XCTAssertEqual(edits.count, 3, "\(edits)")
+    }
+
+    func testCompareMarksAnInsertedHeaderAndBodyLineOnce() {
+        var model = QueueModel(source: "test")
+        func events(_ id: String, _ headers: [String: String], _ body: String) -> [RequestEvent] {
+            [RequestEvent(time: 0, operationID: id, attempt: 1, payload: .queued(method: "GET", url: "http://h/x", headers: headers, maxAttempts: 1)),
+             RequestEvent(time: 0.1, operationID: id, attempt: 1, payload: .response(status: 200, headers: ["Content-Type": "application/json"], expectedBytes: nil)),
+             RequestEvent(time: 0.1, operationID: id, attempt: 1, payload: .responseBody(body: .bytes(Data(body.utf8)), totalBytes: body.utf8.count, truncated: false,
+                                                                                       mediaType: "application/json")),
+             RequestEvent(time: 0.2, operationID: id, attempt: 1, payload: .finished(outcome: .success, status: 200, attempts: 1, duration: 0.2, reason: nil))]
+        }
+        model.apply(events("a", ["A": "1", "C": "3"], #"{"a":1,"c":3,"d":4,"e":5}"#))
+        model.apply(events("b", ["A": "1", "B": "2", "C": "3"], #"{"a":1,"b":2,"c":3,"d":4,"e":5}"#))
+        let lines = MonitorView.compareLines(model.row("a")!.expanded(), model.row("b")!.expanded())
+        XCTAssertEqual(lines.filter(\.differs).map(\.right), ["B: 2", #"  "b": 2,"#], "one line each, not every line after")
+        XCTAssertEqual(lines.filter(\.differs).map(\.mark), [">", ">"])
+    }
+
+    func testTheHelpScrollsWhereItDoesNotFit() {
+        var state = MonitorState()
+        let context = MonitorUpdate.Context(visible: [], pageSize: 10, model: QueueModel(source: "t"), canCommand: true, canCancel: true)
+        _ = MonitorUpdate.update(&state, .toggleHelp, context)
+        let small = { MonitorView(model: QueueModel(source: "t"), state: state, visible: [], theme: Theme(color: false), now: 0).render(width: 100, height: 16).text }
+        let first = small()
+        XCTAssert(first.contains("↑↓ PgUp PgDn scroll"), first)
+        let last = KeyMap.helpLines.last!.help
+        XCTAssertFalse(first.contains(last), "the last key is below the fold at first")
+        for _ in 0..<KeyMap.helpLines.count { _ = MonitorUpdate.update(&state, .down, context) }
+        XCTAssert(small().contains(last), "scrolled to it: \(small())")
+        XCTAssertEqual(state.selectedID, nil, "the keys moved the help, not the table")
+    }
+
+    func testTheBreakpointsScreenShowsItsOwnKeys() {
+        var state = MonitorState()
+        state.screen = .breakpoints
+        let text = MonitorView(model: QueueModel(source: "t"), state: state, visible: [], theme: Theme(color: false), now: 0).render(width: 120, height: 20).text
+        let bar = text.split(separator: "\n").last.map(String.init) ?? ""
+        XCTAssert(bar.contains("EnterOn/Off") && bar.contains("dRemove") && !bar.contains("Detail"), bar)
+    }
+
+    func testTheTableMarksAnInjectedAttempt() {
+        var model = QueueModel(source: "test")
+        model.apply([RequestEvent(time: 0, operationID: "a", attempt: 1, payload: .queued(method: "GET", url: "http://h/x", headers: [:], maxAttempts: 1)),
+                     RequestEvent(time: 0, operationID: "a", attempt: 1, payload: .injected(fault: "status 503", rule: "host:h", by: "monitor")),
+                     RequestEvent(time: 0, operationID: "a", attempt: 1, payload: .response(status: 503, headers: [:], expectedBytes: 0)),
+                     RequestEvent(time: 0.1, operationID: "a", attempt: 1, payload: .finished(outcome: .failure, status: 503, attempts: 1, duration: 0.1, reason: nil)),
+                     RequestEvent(time: 0, operationID: "b", attempt: 1, payload: .queued(method: "GET", url: "http://h/y", headers: [:], maxAttempts: 1)),
+                     RequestEvent(time: 0.1, operationID: "b", attempt: 1, payload: .finished(outcome: .failure, status: 503, attempts: 1, duration: 0.1, reason: nil))])
+        model.apply([])
+        let visible = VisibleRows.compute(model, filter: "", sort: .arrival, now: 1)
+        let text = MonitorView(model: model, state: MonitorState(), visible: visible, theme: Theme(color: false), now: 1).render(width: 140, height: 20).text
+        let rows = text.split(separator: "\n").map(String.init)
+        XCTAssert(rows.contains { $0.contains(" a ") && $0.contains("503!") }, text)
+        XCTAssert(rows.contains { $0.contains(" b ") && $0.contains("503") && !$0.contains("503!") }, text)
+    }
+}
