@@ -74,4 +74,38 @@ final class ExactViewTests: XCTestCase {
         XCTAssert(rows.contains { $0.contains(" a ") && $0.contains("503!") }, text)
         XCTAssert(rows.contains { $0.contains(" b ") && $0.contains("503") && !$0.contains("503!") }, text)
     }
+
+    func testAnAnswerGivenAtABreakpointIsWhatEveryTabShowsAndTheServersIsNamed() {
+        var model = QueueModel(source: "test")
+        let mock = Data(#"{"ok":true}"#.utf8)
+        model.apply([
+            RequestEvent(time: 0, operationID: "a", attempt: 1, payload: .queued(method: "GET", url: "http://h/status/404", headers: [:], maxAttempts: 1)),
+            RequestEvent(time: 0.1, operationID: "a", attempt: 1, payload: .started),
+            RequestEvent(time: 0.1, operationID: "a", attempt: 1, payload: .response(status: 404, headers: ["Content-Type": "text/plain"], expectedBytes: 10)),
+            RequestEvent(time: 0.1, operationID: "a", attempt: 1, payload: .data(bytes: 10)),
+            RequestEvent(time: 0.1, operationID: "a", attempt: 1, payload: .responseBody(body: .bytes(Data("not found\n".utf8)), totalBytes: 10, truncated: false, mediaType: "text/plain")),
+            RequestEvent(time: 0.1, operationID: "a", attempt: 1, payload: .taskCompleted(error: nil)),
+            RequestEvent(time: 0.1, operationID: "a", attempt: 1, payload: .breakpoint(id: 1, rule: "path:/status/404", by: "monitor", afterResponse: true)),
+            RequestEvent(time: 2, operationID: "a", attempt: 1, payload: .breakpointResolved(how: "answered 200 by hand", by: "monitor")),
+            RequestEvent(time: 2, operationID: "a", attempt: 1, payload: .injected(fault: "answer 200 (11 bytes) instead of the server's", rule: "", by: "breakpoint (monitor)")),
+            RequestEvent(time: 2, operationID: "a", attempt: 1, payload: .response(status: 200, headers: ["Content-Type": "application/json"], expectedBytes: 11)),
+            RequestEvent(time: 2, operationID: "a", attempt: 1, payload: .data(bytes: 11)),
+            RequestEvent(time: 2, operationID: "a", attempt: 1, payload: .responseBody(body: .bytes(mock), totalBytes: 11, truncated: false, mediaType: "application/json")),
+            RequestEvent(time: 2, operationID: "a", attempt: 1, payload: .finished(outcome: .success, status: 200, attempts: 1, duration: 2, reason: nil)),
+        ])
+        let row = model.row("a")!.expanded()
+        XCTAssertEqual(row.responseBody?.data, mock)
+        XCTAssertEqual(row.bytes, 11)
+        XCTAssertEqual(row.replacedAnswer, OperationRow.ReplacedAnswer(attempt: 1, status: 404))
+        var state = MonitorState()
+        state.screen = .detail(id: "a", tab: .response)
+        let render = { MonitorView(model: model, state: state, visible: [], theme: Theme(color: false), now: 3).render(width: 160, height: 24).text }
+        let response = render()
+        XCTAssert(response.contains("status 200") && response.contains("11B received of 11B"), response)
+        XCTAssert(response.contains("in place of the server's 404"), response)
+        state.screen = .detail(id: "a", tab: .body)
+        let body = render()
+        XCTAssert(body.contains(#""ok": true"#) && !body.contains("not found"), body)
+        XCTAssert(body.contains("given at a breakpoint in place of the server's 404"), body)
+    }
 }

@@ -66,6 +66,12 @@ extension OperationRow {
         case .redirect:
             break
         case .response(let status, let headers, let expected, let version):
+            // A second answer on one attempt is a person's, given in the server's place at a
+            // breakpoint: it replaces the first everywhere, which stays named as replaced.
+            if let earlier = live[0].attempts.last(where: { $0.number == event.attempt })?.status {
+                live[0].replaced = ReplacedAnswer(attempt: event.attempt, status: earlier)
+                if live[0].responseBody?.attempt == event.attempt { live[0].responseBody = nil }
+            }
             live[0].httpVersion = version
             self.status = status
             live[0].responseHeaders = headers

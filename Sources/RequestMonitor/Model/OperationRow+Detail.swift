@@ -16,6 +16,9 @@ extension OperationRow {
         var requestOptions: RecordedOptions?
         var responseHeaders: [String: String] = [:]
         var responseBody: ResponseBody?
+        /// The server's answer a person's answer replaced (stopped after it at a breakpoint):
+        /// the attempt and the server's status, kept to be shown as replaced.
+        var replaced: ReplacedAnswer?
         var httpVersion: String?
         var expectedBytes: Int?
         /// The request body sent so far by the attempt under way, and its length when known.
@@ -43,6 +46,14 @@ extension OperationRow {
     public var httpVersion: String? { detail(\.httpVersion) }
     /// The last answer's body as the `responseBody` event carried it (nil: none came).
     public var responseBody: ResponseBody? { detail(\.responseBody) }
+    /// The server's status an answer given at a breakpoint replaced, and on which attempt.
+    public var replacedAnswer: ReplacedAnswer? { detail(\.replaced) }
+
+    /// The server's answer an answer given at a breakpoint replaced.
+    public struct ReplacedAnswer: Sendable, Equatable {
+        public var attempt: Int
+        public var status: Int
+    }
     public var expectedBytes: Int? { detail(\.expectedBytes) }
     public var uploadedBytes: Int { detail(\.uploadedBytes) }
     public var uploadTotal: Int? { detail(\.uploadTotal) }

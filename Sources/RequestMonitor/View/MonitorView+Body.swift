@@ -36,14 +36,16 @@ extension MonitorView {
         }
         lines.append([])
         guard let answer = row.responseBody else {
-            heading(row.status == nil ? "no response yet" : "response \(row.status!): no body recorded (empty, or --body-cap 0)")
+            let replaced = row.replacedAnswer.map { " · given at a breakpoint in place of the server's \($0.status)" } ?? ""
+            heading(row.status == nil ? "no response yet" : "response \(row.status!): no body recorded (empty, or --body-cap 0)\(replaced)")
             return lines
         }
         let type = answer.mediaType.map { " · \($0)" } ?? ""
         switch answer.body {
         case .bytes(let data):
             let cut = answer.truncated ? " · first \(Format.bytes(data.count)) shown (truncated at the cap)" : ""
-            heading("response body (attempt \(answer.attempt)) · \(Format.bytes(answer.totalBytes))\(type)\(cut)")
+            let replaced = row.replacedAnswer.flatMap { $0.attempt == answer.attempt ? " · given at a breakpoint in place of the server's \($0.status)" : nil } ?? ""
+            heading("response body (attempt \(answer.attempt)) · \(Format.bytes(answer.totalBytes))\(type)\(cut)\(replaced)")
             numbered(BodyText.lines(data, mediaType: answer.mediaType))
             if answer.truncated { lines.append([("\(theme.ellipsis) \(Format.bytes(answer.totalBytes - data.count)) more not recorded", CellGrid.Style(dim: true))]) }
         case .omitted(let bytes, let reason):

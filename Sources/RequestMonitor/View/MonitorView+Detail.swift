@@ -59,6 +59,10 @@ extension MonitorView {
             guard let status = row.status else { return [("no response yet", CellGrid.Style(dim: true))] }
             var lines: [(String, CellGrid.Style)] = [("status \(status)" + (row.httpVersion.map { " · \($0)" } ?? "") + "   \(Format.bytes(row.bytes)) received" + (row.expectedBytes.map { " of \(Format.bytes($0))" } ?? ""), CellGrid.Style(bold: true))]
             if let transfer = row.transfer(at: now) { lines.append((transfer.text, .plain)) }
+            if let replaced = row.replacedAnswer {
+                lines.append(("answered at a breakpoint in place of the server's \(replaced.status) (attempt \(replaced.attempt)); the server's answer is in the Events tab",
+                              CellGrid.Style(color: theme.color ? .yellow : .normal, bold: true)))
+            }
             if let file = row.requestOptions?.saveTo { lines.append(("saved to \(file) (written under a temporary name until the answer is whole)", CellGrid.Style(dim: true))) }
             lines += row.responseHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
             if let error = row.lastError { lines.append(("last error: \(error)", theme.style(.failed))) }
@@ -66,6 +70,10 @@ extension MonitorView {
         case .retries:
             var flow: [(String, CellGrid.Style)] = []
             if let heldBy = row.heldBy { flow.append(("held: waiting for \(heldBy.description)", theme.style(.held))) }
+            // A person's thinking time is not the upstream's: the engine stops the clock.
+            if case .breakpoint? = row.heldBy, let deadline = row.requestOptions?.deadline {
+                flow.append(("its deadline (\(Format.seconds(deadline))) stands still while it is stopped, and runs on when it goes on", theme.style(.held)))
+            }
             if !row.interceptedBy.isEmpty { flow.append(("interceptors: \(row.interceptedBy.joined(separator: " \(theme.arrow) "))", .plain)) }
             var lines: [(String, CellGrid.Style)] = row.attempts.map { attempt in
                 let span = "\(String(format: "%7.3f", attempt.start - row.queuedAt))\(theme.dash)\(attempt.end.map { String(format: "%.3f", $0 - row.queuedAt) } ?? theme.ellipsis)"

@@ -13,11 +13,14 @@ extension RequestOperation {
         guard points.isActive else { return false }
         let request = state.withLock { $0.outgoing ?? $0.request }
         guard let entry = points.pick(for: request) else { return false }
-        return ifCurrent(token) { state -> Bool? in
+        let paused = ifCurrent(token) { state -> ScheduledTimer?? in
             guard state.machine.apply(.stopAtBreakpoint(entry.id, afterAnswer: false)) == .announce else { return nil }
             publish(&state, .breakpoint(id: entry.id, rule: entry.breakpoint.match.description, by: entry.breakpoint.setBy))
-            return true
-        } ?? false
+            return .some(pauseDeadline(&state))
+        }
+        guard let paused else { return false }
+        paused?.cancel()
+        return true
     }
 
     /// Stops the attempt `token` after its answer if a breakpoint at that stage picks its
@@ -27,14 +30,15 @@ extension RequestOperation {
         guard points.isActive else { return false }
         let request = state.withLock { $0.sent ?? $0.outgoing ?? $0.request }
         guard let entry = points.pick(for: request, at: .afterResponse) else { return false }
-        let slot = ifCurrent(token) { state -> (held: Bool, host: String?)? in
+        let slot = ifCurrent(token) { state -> (held: Bool, host: String?, deadline: ScheduledTimer?)? in
             guard state.machine.apply(.stopAtBreakpoint(entry.id, afterAnswer: true)) == .announce else { return nil }
             state.current.stoppedAnswer = (failure, taskError)
             defer { state.current.slotHeld = false }
             publish(&state, .breakpoint(id: entry.id, rule: entry.breakpoint.match.description, by: entry.breakpoint.setBy, afterResponse: true))
-            return (state.current.slotHeld, state.current.slotHost)
+            return (state.current.slotHeld, state.current.slotHost, pauseDeadline(&state))
         }
         guard let slot else { return false }
+        slot.deadline?.cancel()
         if slot.held { environment.gate?.release(host: slot.host) }
         return true
     }
@@ -53,6 +57,13 @@ extension RequestOperation {
         state.answer.savedTo = nil
         state.record.status = status
         publish(&state, .response(status: status, headers: state.answer.headers, expectedBytes: body.count))
+        // The answer's body as a transport's is told: every view, event and recording then
+        // shows this answer, not the server's one it replaced.
+        if !body.isEmpty { publish(&state, .data(bytes: body.count)) }
+        if environment.events.subscriberCount > 0,
+           let event = Self.responseBody(body, headers: state.answer.headers, cap: options.responseBodyCap) {
+            publish(&state, event)
+        }
         guard let failure = options.validator.validate(status: status, headers: state.answer.headers, response: { state.answer.httpURLResponse() }) else {
             return nil
         }
@@ -99,6 +110,8 @@ extension RequestOperation {
             state.current.forcedFault = resolution.fault(by: actor)
             return .proceed(state.token, action)
         }
+        // The deadline's clock runs again from where it stood.
+        if case .cancel? = next {} else if next != nil { resumeDeadline() }
         switch next {
         case nil: return false
         case .cancel?: cancel(by: actor)

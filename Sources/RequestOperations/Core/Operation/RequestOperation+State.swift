@@ -26,6 +26,10 @@ extension RequestOperation {
         var answer = Answer()
         var retryTimer: ScheduledTimer?
         var deadlineTimer: ScheduledTimer?
+        /// When the deadline's timer fires (the clock's time), while it runs.
+        var deadlineAt: TimeInterval?
+        /// What was left of the deadline when a breakpoint stopped the operation.
+        var deadlineLeft: TimeInterval?
         var observation: RecoveryObservation?
         var lastDelay: TimeInterval?
         var result: RequestResult?

@@ -146,11 +146,7 @@ open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Send
             // the breaker's list). A weak reference would give the operation a side table, and
             // every retain and release of it would take the runtime's slow path: 3-5 % of the
             // CPU of a small GET on NIO. Rarer waits (retries, pauses, hedges) keep `weak self`.
-            let timer = environment.clock.schedule(at: environment.clock.now() + deadline) { [self] in
-                end(outcome: .failure, error: .deadlineExceeded(deadline),
-                          reason: "deadline of \(DurationText.format(deadline)) exceeded", cancelledBy: nil)
-            }
-            keep(TimerHandle(timer: timer), ifCurrent: nil) { $0.deadlineTimer = $1.timer }
+            startDeadline(deadline, left: deadline)
         }
         beginAttempt()
     }
