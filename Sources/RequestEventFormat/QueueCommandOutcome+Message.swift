@@ -19,7 +19,7 @@ extension QueueCommandOutcome {
         case .faultsNotAccepted: "refused: this program takes no faults from an attached monitor (MonitorEndpoint.Options.acceptsFaults)"
         case .readOnly: "refused: this endpoint is read-only"
         case .breakpointSet(let id, let match):
-            "BREAK: breakpoint \(id) stops \(match.isEmpty ? "every request" : match) before sending (on one: s send, e edit, a answer, f fail, X cancel)"
+            Self.breakpointSetWords(id: id, match: match)
         case .badMatch(let reason): "not a breakpoint: \(reason)"
         case .breakpointsCleared(let count): count == 0 ? "no breakpoints of yours were set" : "removed \(count) breakpoint\(count == 1 ? "" : "s"): what they stopped goes on"
         case .breakpointResolved(let id, let how): "\(id): \(how)"
@@ -43,4 +43,18 @@ extension QueueCommandOutcome {
         case .noCircuitBreaker: "this queue has no circuit breakers"
         }
     }
+
+    /// "stops … before sending", or for an `after …` match "… after the answer": the stage
+    /// said once, in its own words.
+    private static func breakpointSetWords(id: Int, match: String) -> String {
+        let words = match.split(separator: " ", maxSplits: 1).map(String.init)
+        if let first = words.first?.lowercased(), first == "after" {
+            let rest = words.count > 1 ? words[1] : "every request"
+            return "BREAK: breakpoint \(id) stops \(rest) after the answer, before the retry decision (on one: s go on, a answer instead, f fail, X cancel)"
+        }
+        let rest = first(words) == "before" ? (words.count > 1 ? words[1] : "") : match
+        return "BREAK: breakpoint \(id) stops \(rest.isEmpty ? "every request" : rest) before sending (on one: s send, e edit, a answer, f fail, X cancel)"
+    }
+
+    private static func first(_ words: [String]) -> String? { words.first?.lowercased() }
 }

@@ -92,4 +92,13 @@ final class MatchLanguageTests: XCTestCase {
                                                    CommandAnswer("BREAK: breakpoint 1 stops host:40139 before sending")), context)
         XCTAssert(state.flash?.hasSuffix("· matches 2 of the 3 requests so far") == true, state.flash ?? "")
     }
+
+    func testTheConfirmationSaysTheStageOnce() {
+        XCTAssertEqual(QueueCommandOutcome.breakpointSet(id: 2, match: "after path:/x").message,
+                       "BREAK: breakpoint 2 stops path:/x after the answer, before the retry decision (on one: s go on, a answer instead, f fail, X cancel)")
+        XCTAssertEqual(QueueCommandOutcome.breakpointSet(id: 3, match: "host:1").message,
+                       "BREAK: breakpoint 3 stops host:1 before sending (on one: s send, e edit, a answer, f fail, X cancel)")
+        XCTAssertEqual(QueueCommandOutcome.breakpointSet(id: 4, match: "").message,
+                       "BREAK: breakpoint 4 stops every request before sending (on one: s send, e edit, a answer, f fail, X cancel)")
+    }
 }
