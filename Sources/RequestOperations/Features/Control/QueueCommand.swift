@@ -46,16 +46,19 @@ public enum QueueCommand: Sendable, Equatable {
     public var operation: String? {
         switch self {
         case .retry(let id), .cancel(let id), .resend(let id, _), .resolveBreakpoint(let id, _): id
-        default: nil
+        case .cancelAll, .setSuspended, .releaseBatches, .isolate, .closeCircuit, .toggleFault, .clearFaults,
+             .addBreakpoint, .clearBreakpoints, .setBreakpointEnabled, .removeBreakpoint: nil
         }
     }
 
     /// Whether the command injects or removes faults, or stops requests at breakpoints (which
-    /// an attached monitor may only do where the program opted in).
+    /// an attached monitor may only do where the program opted in). A security predicate:
+    /// every case says yes or no here, with no `default:`, so a new command cannot slip past
+    /// the endpoint's `acceptsFaults` check by being forgotten (the compiler names it).
     public var touchesFaults: Bool {
         switch self {
         case .toggleFault, .clearFaults, .addBreakpoint, .clearBreakpoints, .resolveBreakpoint, .setBreakpointEnabled, .removeBreakpoint: true
-        default: false
+        case .retry, .cancel, .cancelAll, .setSuspended, .releaseBatches, .isolate, .closeCircuit, .resend: false
         }
     }
 }

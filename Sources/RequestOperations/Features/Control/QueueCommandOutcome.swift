@@ -52,12 +52,15 @@ public enum QueueCommandOutcome: Sendable, Equatable, Codable {
     /// came from the program.
     case notCarriedOut(reason: String)
 
-    /// False when nothing was done.
+    /// False when nothing was done. Every case says which, with no `default:` (a refusal
+    /// counted as done would undo nothing in the monitor: a pause that did not happen).
     public var ok: Bool {
         switch self {
         case .notWaitingToRetry, .alreadyEnded, .unknownOperation, .circuitAlreadyClosed, .noCircuitBreaker, .faultsNotAccepted,
              .readOnly, .notCarriedOut, .badMatch, .notStopped, .unknownBreakpoint: false
-        default: true
+        case .retryingNow, .runningAgain, .sentEdited, .cancelled, .cancelledAll, .paused, .resumed, .released, .isolated, .circuitClosed,
+             .faultSet, .faultRemoved, .faultsCleared, .breakpointSet, .breakpointsCleared, .breakpointResolved, .breakpointEnabled,
+             .breakpointRemoved: true
         }
     }
 }
