@@ -17,6 +17,9 @@ public struct RequestEnvironment: Sendable {
     /// What carries an attempt's bytes: `session` unless another transport was chosen, with
     /// ``faults`` applied at the seam.
     public let transport: RequestTransport
+    /// The same transport, as the wrapper the engine was given for injecting faults: an
+    /// answer made at a breakpoint goes through it, typed, never found by a downcast.
+    let faultInjection: FaultInjectingTransport
     /// Failures injected into this environment's requests (none until some are added).
     public let faults: FaultRules
     /// Where operations stop before an attempt is sent (none until some are added).
@@ -47,7 +50,9 @@ public struct RequestEnvironment: Sendable {
         self.circuitBreaker = circuitBreaker
         let faults = FaultRules(random: random)
         self.faults = faults
-        self.transport = FaultInjectingTransport(base: transport ?? session, rules: faults, clock: events.clock)
+        let injecting = FaultInjectingTransport(base: transport ?? session, rules: faults, clock: events.clock)
+        self.faultInjection = injecting
+        self.transport = injecting
         self.breakpoints = Breakpoints(events: events)
         self.events = events
         self.clock = events.clock
