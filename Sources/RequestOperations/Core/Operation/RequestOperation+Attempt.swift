@@ -250,9 +250,8 @@ extension RequestOperation {
         let uploadTotal = Self.bodyLength(of: prepared, file: options.bodyFile)
         // A person at a breakpoint chose the answer or the failure: made here, not sent.
         let forced = state.withLock { state in state.isCurrent(token: token) ? state.current.forcedFault : nil }
-        let task = forced.flatMap { rule in
-            (transport as? FaultInjectingTransport)?.makeTask(for: prepared, handler: self, injecting: rule)
-        } ?? transport.makeTask(for: prepared, handler: self)
+        let task = forced.map { rule in environment.faultInjection.makeTask(for: prepared, handler: AttemptCallbacks(self), injecting: rule) }
+            ?? transport.makeTask(for: prepared, handler: AttemptCallbacks(self))
         let started = ifCurrent(token) { state -> Bool? in
             guard state.machine.apply(.sent) == .announce else { return nil }
             state.current.preparation = nil

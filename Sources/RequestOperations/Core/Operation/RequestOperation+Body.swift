@@ -7,7 +7,7 @@ import FoundationNetworking
 /// answer's coming down part by part — counted, told in `data` events, held to the body and
 /// decoded-size limits, and put in memory, a file or the caller's stream (paced on NIO).
 extension RequestOperation {
-    public func task(_ task: Int, didSendBodyBytes sent: Int) {
+    func task(_ task: Int, didSendBodyBytes sent: Int) {
         state.withLock { state in
             guard state.isCurrent(task: task) else { return }
             if options.readTimeout != nil { state.current.lastProgress = environment.clock.now() }
@@ -40,11 +40,11 @@ extension RequestOperation {
         return expectedBytes
     }
 
-    public func task(_ task: Int, didReceive data: Data) {
+    func task(_ task: Int, didReceive data: Data) {
         _ = receive(task, data, paced: false)
     }
 
-    public func task(_ task: Int, didReceivePaced data: Data) -> Bool {
+    func task(_ task: Int, didReceivePaced data: Data) -> Bool {
         receive(task, data, paced: true)
     }
 

@@ -42,7 +42,7 @@ extension RequestOperation {
         let transport = environment.transport, clock = environment.clock
         // The copy is an attempt of its own to the instruments too (a span, its traceparent).
         let request = instrumented(sent, attempt: number)
-        let task = transport.makeTask(for: request, handler: self)
+        let task = transport.makeTask(for: request, handler: AttemptCallbacks(self))
         let resumed = ifCurrent(token) { state -> Bool? in
             guard hedgeWanted(state, policy: policy), state.attempt + 1 == number else { return nil }
             let now = clock.now()

@@ -10,7 +10,7 @@ extension RequestOperation {
     /// A redirect the transport would follow: judged by `RedirectSafety` (the one policy
     /// for every transport). The request returned is followed; nil is not, and a refused
     /// redirect fails the attempt (its task is cancelled, its 3xx is not taken as the answer).
-    public func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {
+    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {
         // A body file is read again from its start where the transport sends bodies on.
         let rereadsBodyFile = options.bodyFile != nil && environment.transport.resendsBodyOnRedirect
         let (next, refusedTask) = state.withLock { state -> (URLRequest?, TransportTask?) in
@@ -80,7 +80,7 @@ extension RequestOperation {
         return next
     }
 
-    public func task(_ task: Int, wasInjected rule: FaultRule) {
+    func task(_ task: Int, wasInjected rule: FaultRule) {
         state.withLock { state in
             let event = RequestEvent.Payload.injected(fault: rule.effect.summary, rule: rule.match.description, by: rule.setBy)
             if let racer = state.racer(task) {
@@ -92,7 +92,7 @@ extension RequestOperation {
         }
     }
 
-    public func taskDidSendRequest(_ task: Int) {
+    func taskDidSendRequest(_ task: Int) {
         state.withLock { state in
             if let racer = state.racer(task) {
                 let record = state.current.racers[racer].record
@@ -106,11 +106,11 @@ extension RequestOperation {
         }
     }
 
-    public func task(_ task: Int, didUseConnection connection: Int, reused: Bool) {
+    func task(_ task: Int, didUseConnection connection: Int, reused: Bool) {
         self.task(task, didUseConnection: connection, reused: reused, via: nil)
     }
 
-    public func task(_ task: Int, didUseConnection connection: Int, reused: Bool, via proxy: String?) {
+    func task(_ task: Int, didUseConnection connection: Int, reused: Bool, via proxy: String?) {
         state.withLock { state in
             let event = RequestEvent.Payload.connection(id: connection, reused: reused, proxy: proxy)
             if let racer = state.racer(task) {
@@ -122,7 +122,7 @@ extension RequestOperation {
         }
     }
 
-    public func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition {
+    func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition {
         let expected = response.expectedContentLength >= 0 ? Int(response.expectedContentLength) : nil
         return received(task, expectedBytes: expected) { answer in
             guard let http = response as? HTTPURLResponse else { return false }
@@ -131,7 +131,7 @@ extension RequestOperation {
         }
     }
 
-    public func task(_ task: Int, didReceive response: TransportResponse) -> URLSession.ResponseDisposition {
+    func task(_ task: Int, didReceive response: TransportResponse) -> URLSession.ResponseDisposition {
         received(task, expectedBytes: response.expectedContentLength) { answer in
             answer.take(response)
             return true
@@ -211,7 +211,7 @@ extension RequestOperation {
         return state.current.task
     }
 
-    public func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+    func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
         // Default handling can hang forever on Linux (swift-corelibs-foundation before PR
         // 5457). With no credential to offer, the 401 itself is the answer.
         let answer = options.challengeHandler?(challenge) ?? (.rejectProtectionSpace, nil)
@@ -223,7 +223,7 @@ extension RequestOperation {
         return answer
     }
 
-    public func task(_ task: Int, didCompleteWithError error: Error?) {
+    func task(_ task: Int, didCompleteWithError error: Error?) {
         let current = state.withLock { state -> (UInt64, AttemptFailure?, TransportError?)? in
             if let racer = state.racer(task) {
                 // A hedge that failed before any response: the others race on.

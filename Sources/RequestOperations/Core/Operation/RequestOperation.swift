@@ -32,7 +32,7 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: `Operation` is not `Sendable`; all mutable state of this class is
 /// one struct behind a lock.
-open class RequestOperation: AsyncOperation, TransportCallbacks, @unchecked Sendable {
+open class RequestOperation: AsyncOperation, @unchecked Sendable {
     /// Unique within the session; the `op` of its events.
     public let id: String
     public let options: RequestOptions
