@@ -26,7 +26,13 @@ public struct CircuitMark: Sendable, Equatable {
             (host, CircuitMark(state: .halfOpen, reason: "one probe may go through", since: event.time))
         case .circuitClosed(let host, let reason):
             (host, CircuitMark(state: .closed, reason: reason, since: event.time))
-        default:
+        // Every other kind, by name: a new host-level kind does not build until it is placed
+        // here or above (the Hosts view would not show it otherwise).
+        case .queued, .built, .started, .preparationFailed, .taskCreated, .injected, .breakpoint, .breakpointResolved, .breakpointSet,
+             .breakpointRemoved, .sent, .connection, .redirect, .response, .data, .uploaded, .responseBody, .taskCompleted,
+             .validationFailed, .retryScheduled, .retryDenied, .hedged, .circuitWaiting, .rateLimitWaiting, .rateLimited, .retryBudget,
+             .earlyRetry, .intercepted, .held, .released, .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled,
+             .finished, .missed, .other:
             nil
         }
     }
