@@ -83,11 +83,18 @@ struct JSONObjectFields: EventFieldReader {
 
     func error(_ key: String) throws -> TransportError? {
         guard let error = object[key] as? [String: Any] else { return nil }
-        let inner = JSONObjectFields(object: error, line: line)
-        let code = try inner.int("code"), message = inner.optionalString("message") ?? ""
-        return TransportError(code: code, message: message,
-                              tls: inner.optionalString("tls").flatMap(TLSFailure.init(rawValue:)),
-                              timeout: inner.optionalString("timeout").flatMap(TimeoutKind.init(rawValue:)),
-                              cancelledByHedge: (try inner.optionalBool("hedge")) ?? TransportError.legacyHedge(code: code, message: message))
+        return try TransportError(fields: JSONObjectFields(object: error, line: line))
+    }
+}
+
+extension TransportError {
+    /// An error object's members (`code`, `message`, `tls`, `timeout`, `hedge`) as any
+    /// reader of the format reads them: one place for the JSON-lines reader and the flat one.
+    init<Fields: EventFieldReader>(fields: Fields) throws {
+        let code = try fields.int("code"), message = fields.optionalString("message") ?? ""
+        self.init(code: code, message: message,
+                  tls: fields.optionalString("tls").flatMap(TLSFailure.init(rawValue:)),
+                  timeout: fields.optionalString("timeout").flatMap(TimeoutKind.init(rawValue:)),
+                  cancelledByHedge: (try fields.optionalBool("hedge")) ?? TransportError.legacyHedge(code: code, message: message))
     }
 }

@@ -103,12 +103,7 @@ private struct FlatObjectFields: EventFieldReader {
 
     func error(_ key: String) throws -> TransportError? {
         guard case .object(let inner)? = object[key] else { return nil }
-        let fields = FlatObjectFields(object: inner, declined: declined)
-        let code = try fields.int("code"), message = fields.optionalString("message") ?? ""
-        return TransportError(code: code, message: message,
-                              tls: fields.optionalString("tls").flatMap(TLSFailure.init(rawValue:)),
-                              timeout: fields.optionalString("timeout").flatMap(TimeoutKind.init(rawValue:)),
-                              cancelledByHedge: (try fields.optionalBool("hedge")) ?? TransportError.legacyHedge(code: code, message: message))
+        return try TransportError(fields: FlatObjectFields(object: inner, declined: declined))
     }
 
     func invalid(_ key: String, expected: String, found: String) -> Error { Decline() }
