@@ -11,33 +11,36 @@ import Testing
 /// given after the server's replaces it in every event that follows.
 @Suite("Breakpoints are exact, on each transport", .serialized)
 struct BreakpointTimeTests {
+    /// On an injected clock (a countdown is tested exactly, not against a loaded machine's time).
     @Test(arguments: TransportKind.allCases)
     func theDeadlineStandsStillWhileStoppedAndRunsOnAfter(_ kind: TransportKind) async throws {
         let server = try FaultServer.start()
         defer { server.stop() }
-        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil, circuitBreaker: nil, rateLimits: false)
+        let clock = ManualClock()
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), clock: clock, earlyRetry: nil, circuitBreaker: nil, rateLimits: false)
         queue.breakpoints.add(Breakpoint(match: try RequestMatch("path:/delay"), setBy: "test"))
         var options = RequestOptions(retryPolicy: .never)
-        options.deadline = 0.8
-        // Stopped for longer than its whole deadline: it does not fail while a person reads it.
+        options.deadline = 60
+        // Stopped for ten minutes with a deadline of one: it does not fail while a person reads it.
         let read = queue.add(URLRequest(url: server.url("/delay/10")), id: "read", options: options)
         try await until("it to stop") { read.breakpointStage == .beforeSend }
-        try await Task.sleep(nanoseconds: 1_500_000_000)
-        #expect(read.result == nil, "1.5 s stopped, deadline 0.8 s: not failed")
+        clock.advance(by: 600)
+        #expect(read.result == nil, "600 s stopped, deadline 60 s: not failed")
         #expect(read.resolveBreakpoint(.proceed))
         try await until("it to end") { read.result != nil }
         #expect(read.result?.status == 200)
 
-        // Its clock runs on from where it stood: a slow answer after it goes on still meets it.
+        // Its clock runs on from where it stood: the 1,000 s stopped do not count.
         let slow = queue.add(URLRequest(url: server.url("/delay/3000")), id: "slow", options: options)
         try await until("slow to stop") { slow.breakpointStage == .beforeSend }
-        try await Task.sleep(nanoseconds: 1_000_000_000)
-        let resumed = Date()
+        clock.advance(by: 1_000)
         #expect(slow.resolveBreakpoint(.proceed))
+        try await until("slow to be sent") { slow.phase == .inFlight }
+        clock.advance(by: 59)
+        #expect(slow.result == nil, "59 of its 60 s gone")
+        clock.advance(by: 2)
         try await until("slow to end") { slow.result != nil }
         #expect(slow.result?.outcome == .failure, "the deadline still holds once it runs")
-        let took = Date().timeIntervalSince(resumed)
-        #expect(took > 0.5 && took < 2.5, "about the 0.8 s left, took \(took) s")
     }
 
     @Test(arguments: TransportKind.allCases)

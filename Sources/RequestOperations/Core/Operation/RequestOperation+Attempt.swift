@@ -274,13 +274,14 @@ extension RequestOperation {
                     checkReadTimeout(token: token)
                 }
             }
-            // Resumed under the lock so that a concurrent cancel() sees the task and cancels
-            // it after it started; resume() only schedules work and calls back nothing.
-            transport.resume(task)
+            // Resumed outside the lock, below: a cancel decided before the resume returned
+            // waits for it (`unresumed`).
+            state.unresumed.insert(task.identifier)
             armHedge(&state, token: token, request: prepared)
             return true
         } ?? false
-        if !started { transport.discard(task) }
+        guard started else { return transport.discard(task) }
+        resumeOutsideLock(task)
     }
 
     /// How long the request's body is, when that can be known before it is sent.
@@ -304,7 +305,7 @@ extension RequestOperation {
             let timedOut = TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)", timeout: .attempt)
             return [task] + closeRacers(&state, at: now, error: timedOut)
         }
-        tasks?.forEach(environment.transport.cancel)
+        if let tasks { cancelTasks(tasks) }
     }
 
     /// The read timer fired: the attempt ends if nothing came since ``RequestOptions/readTimeout``
@@ -324,7 +325,7 @@ extension RequestOperation {
             state.current.localFailure = error
             return [task] + closeRacers(&state, at: now, error: error)
         }
-        tasks?.forEach(environment.transport.cancel)
+        if let tasks { cancelTasks(tasks) }
     }
 
     /// A week: the transport's idle timeout for an operation with neither timeout nor deadline.

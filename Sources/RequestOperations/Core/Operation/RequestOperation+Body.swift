@@ -119,7 +119,7 @@ extension RequestOperation {
             return nil
         }
         if let stop {
-            environment.transport.cancel(stop)
+            cancelTasks([stop])
             return true
         }
         return goOn

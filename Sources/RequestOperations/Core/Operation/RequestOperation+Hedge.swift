@@ -61,11 +61,13 @@ extension RequestOperation {
             if state.current.racers.count < policy.max {
                 state.current.hedgeTimer = clock.schedule(at: now + policy.after) { [weak self] in self?.hedgeDue(token) }
             }
-            // Under the lock, as the lead's resume: a concurrent end sees the racer and cancels it.
-            transport.resume(task)
+            // Resumed outside the lock, as the lead is: a concurrent end that cancels the racer
+            // meanwhile waits for the resume (`unresumed`).
+            state.unresumed.insert(task.identifier)
             return true
         }
-        if resumed == nil { transport.discard(task) }
+        guard resumed != nil else { return transport.discard(task) }
+        resumeOutsideLock(task)
     }
 
     /// The attempt is still waiting for its first response and has room for another copy.

@@ -26,6 +26,11 @@ extension RequestOperation {
         var answer = Answer()
         var retryTimer: ScheduledTimer?
         var deadlineTimer: ScheduledTimer?
+        /// Tasks handed to the transport whose resume runs now, outside the lock; a cancel
+        /// decided meanwhile waits in `cancelOnResume` and is done once the resume returned
+        /// (a transport is never asked to cancel a task it has not been told to start).
+        var unresumed: Set<Int> = []
+        var cancelOnResume: Set<Int> = []
         /// When the deadline's timer fires (the clock's time), while it runs.
         var deadlineAt: TimeInterval?
         /// What was left of the deadline when a breakpoint stopped the operation.
@@ -252,11 +257,11 @@ extension RequestOperation {
             result = result ?? other.result
         }
 
-        func perform(transport: RequestTransport, gate: ConcurrencyGate?) {
+        /// `cancel`: how the operation cancels tasks (``RequestOperation/cancelTasks(_:)``).
+        func perform(cancel: ([TransportTask]) -> Void, gate: ConcurrencyGate?) {
             timers.forEach { $0.cancel() }
             observation?.cancel()
-            if let task { transport.cancel(task) }
-            racers.forEach(transport.cancel)
+            cancel((task.map { [$0] } ?? []) + racers)
             preparation?.cancel()
             waiting?.cancel()
             circuitWait?.cancel()

@@ -76,7 +76,7 @@ extension RequestOperation {
                 return (nil, state.current.task)
             }
         }
-        if let refusedTask { environment.transport.cancel(refusedTask) }
+        if let refusedTask { cancelTasks([refusedTask]) }
         return next
     }
 
@@ -153,7 +153,7 @@ extension RequestOperation {
         if let hedges { tearDown(hedges) }
         // The `.cancel` disposition is ignored on Linux (the body is read to the end),
         // so the task is cancelled outright.
-        if let invalidTask { environment.transport.cancel(invalidTask) }
+        if let invalidTask { cancelTasks([invalidTask]) }
         return .allow
     }
 

@@ -203,8 +203,34 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
 
     /// Undoes what `teardown` holds (outside the lock) and, if it ended the operation,
     /// calls the completion handler.
+    /// Resumes `task` on the transport, outside the lock (a transport may call back from
+    /// inside `resume`), then carries out a cancel that came while it was being resumed.
+    func resumeOutsideLock(_ task: TransportTask) {
+        environment.transport.resume(task)
+        let cancelled = state.withLock { state -> Bool in
+            state.unresumed.remove(task.identifier)
+            return state.cancelOnResume.remove(task.identifier) != nil
+        }
+        if cancelled { environment.transport.cancel(task) }
+    }
+
+    /// Cancels `tasks` on the transport, outside the lock; one whose resume has not returned
+    /// yet is cancelled by its resumer instead, right after.
+    func cancelTasks(_ tasks: [TransportTask]) {
+        guard !tasks.isEmpty else { return }
+        let now = state.withLock { state -> [TransportTask] in
+            guard !state.unresumed.isEmpty else { return tasks }
+            return tasks.filter { task in
+                guard state.unresumed.contains(task.identifier) else { return true }
+                state.cancelOnResume.insert(task.identifier)
+                return false
+            }
+        }
+        now.forEach(environment.transport.cancel)
+    }
+
     func tearDown(_ teardown: Teardown) {
-        teardown.perform(transport: environment.transport, gate: environment.gate)
+        teardown.perform(cancel: cancelTasks, gate: environment.gate)
         guard let result = teardown.result else { return }
         if let stream = options.bodyStream {
             // Outside the lock: telling the transport there is room may read on at once.

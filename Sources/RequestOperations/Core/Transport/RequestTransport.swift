@@ -13,13 +13,15 @@ import FoundationNetworking
 /// - call back serially per task, in this order: redirect(s), response, data × N, completion;
 /// - ask ``TransportCallbacks/task(_:willRedirect:to:)`` before following a redirect;
 /// - report failures as `URLError`s with the codes URLSession would use (the retry policy
-///   judges those), and a cancelled task as `URLError.cancelled`;
-/// - never call back synchronously from ``resume(_:)`` or ``cancel(_:)``.
+///   judges those), and a cancelled task as `URLError.cancelled`.
+///
+/// The engine calls ``resume(_:)`` and ``cancel(_:)`` outside its operation's lock, and never
+/// cancels a task before its resume returned: a transport may call back from inside either.
 public protocol RequestTransport: Sendable {
     /// Makes a task for `request` whose callbacks go to `handler`. Nothing is sent until
     /// ``resume(_:)``.
     func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask
-    /// Sends the request. Calls back nothing synchronously, so it may run under a lock.
+    /// Sends the request. May call back before it returns (the engine holds no lock here).
     func resume(_ task: TransportTask)
     /// Stops a task in any phase; its completion reports a cancellation.
     func cancel(_ task: TransportTask)
