@@ -101,6 +101,7 @@ final class WhatIfExactTests: XCTestCase {
             event(8, "up", 1, .released(batch: "uploads", size: 2)),
             event(4, "flaky", 1, .retryScheduled(delay: 0.734, reason: "status 503; attempt 1 of 4; backoff 0.73s (equal jitter)")),
             event(4.2, "flaky", 2, .earlyRetry(trigger: "host-success:feed", delay: 0.1)),
+            event(4.5, "burst", 1, .retryDenied(reason: "retry budget for api:80 exhausted")),
             event(5, "child", 1, .cancelled(by: "dependency")),
             event(5, "child", 1, .finished(outcome: .cancelled, status: nil, attempts: 0, duration: 0, reason: "parent flaky failed")),
         ]
@@ -125,6 +126,10 @@ final class WhatIfExactTests: XCTestCase {
         var last = context
         last.attempt = 4
         if case .retry = backoff.decide(last) { XCTFail("the policy still decides whether: attempt 4 of 4 stops") }
+        // A retry the budget refused then is refused again, in its words.
+        XCTAssertEqual(decisions.denials["burst"]?[1], "retry budget for api:80 exhausted")
+        let refused = RecordedBackoff(policy: ExponentialBackoffRetryPolicy(maxAttempts: 4), retries: [:], denials: decisions.denials["burst"] ?? [:])
+        XCTAssertEqual(refused.decide(context), .stop(reason: "status 503; retry budget for api:80 exhausted (as recorded)"))
     }
 
     func testPlaceholdersAreSentOnlyWhenAskedFor() throws {
@@ -190,10 +195,11 @@ final class WhatIfExactTests: XCTestCase {
             XCTAssertEqual(after.operations["w1-dropped"]?.attempts, 2, "\(transport): the cut body needs its retry again")
             let drip = (try XCTUnwrap(before.operations["w1-download"]?.duration), try XCTUnwrap(after.operations["w1-download"]?.duration))
             XCTAssertEqual(drip.1, drip.0, accuracy: drip.0 * 0.2, "\(transport): the drip at its pace")
-            // Ends shared out in another order stay the same ends, host by host.
+            // Ends shared out in another order stay the same outcomes and attempts, host by host.
             for host in before.hosts.keys {
-                let ends = { (digest: RunDigest) in digest.operations.values.filter { $0.host == host }.map(\.end).sorted { "\($0)" < "\($1)" } }
-                XCTAssertEqual(ends(before), ends(after), "\(transport): \(host)")
+                let outcomes = { (digest: RunDigest) in digest.operations.values.filter { $0.host == host }.map { "\($0.outcome.map(\.rawValue) ?? "-") \($0.status ?? 0)" }.sorted() }
+                XCTAssertEqual(outcomes(before), outcomes(after), "\(transport): \(host)")
+                XCTAssertEqual(before.hosts[host]?.attempts, after.hosts[host]?.attempts, "\(transport): \(host)'s attempts")
             }
         }
     }

@@ -10,9 +10,9 @@ enum DifferenceCause: String, CaseIterable {
     /// Its request held a redacted value, sent to the what-if's own server as the
     /// placeholder: a server that reads the value could have answered otherwise.
     case redacted
-    /// Operations to one host that ended with the same set of ends in both runs, shared out
-    /// differently: requests that met a limit (a retry budget, a breaker's probe) together,
-    /// and were let through in another order.
+    /// Operations to one host with the same outcomes and statuses, and as many attempts in
+    /// all, in both runs, shared out differently among them: requests that met a limit
+    /// together (a retry budget, a breaker's one probe) and were let through in another order.
     case order
 
     /// A duration closer than this is the same.
@@ -29,7 +29,7 @@ enum DifferenceCause: String, CaseIterable {
         switch self {
         case .timing: "the same end, in a time within the tolerance (0.25 s, or 20 %)"
         case .redacted: "its request held a redacted value, sent to the what-if's server as the placeholder"
-        case .order: "the same ends for this host's operations, shared out in another order"
+        case .order: "the same outcomes and attempts for this host's operations, shared out in another order"
         }
     }
 }

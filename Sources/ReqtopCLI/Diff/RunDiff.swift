@@ -32,11 +32,16 @@ struct RunDiff {
                 changes.append(Change(id: id, before: before, after: after, cause: redacted ? .redacted : nil))
             }
         }
-        // Ends shared out differently among one host's operations: each of them explained.
+        // The same ends and the same attempts for one host's operations, shared out
+        // differently among them (which burst member the budget let through, which waiting
+        // request carried the breaker's probe): each of them explained.
         let ended = changes.filter { $0.cause == nil && $0.before != nil && $0.after != nil && $0.before!.end != $0.after!.end }
         for (_, group) in Dictionary(grouping: ended, by: { $0.before?.host ?? "" }) where group.count > 1 {
+            func outcomes(_ ends: [RunDigest.End]) -> [String: Int] {
+                Dictionary(grouping: ends.map { "\($0.outcome?.rawValue ?? "-") \($0.status.map(String.init) ?? "-")" }, by: { $0 }).mapValues(\.count)
+            }
             let before = group.map { $0.before!.end }, after = group.map { $0.after!.end }
-            guard Dictionary(grouping: before, by: { $0 }).mapValues(\.count) == Dictionary(grouping: after, by: { $0 }).mapValues(\.count) else { continue }
+            guard outcomes(before) == outcomes(after), before.reduce(0, { $0 + $1.attempts }) == after.reduce(0, { $0 + $1.attempts }) else { continue }
             for change in group { changes[changes.firstIndex { $0.id == change.id }!].cause = .order }
         }
         return changes

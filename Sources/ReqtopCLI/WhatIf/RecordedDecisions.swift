@@ -23,6 +23,9 @@ struct RecordedDecisions {
     /// The delay each retry waited and the words it was said with: operation → the attempt
     /// that failed → the retry.
     private(set) var backoff: [String: [Int: RecordedBackoff.Retry]] = [:]
+    /// The retries the host's retry budget refused: operation → the attempt that failed →
+    /// the refusal's words.
+    private(set) var denials: [String: [Int: String]] = [:]
     /// Where an attempt was held before it was sent (in a batch, or for a reactor's run a new
     /// request waits for): operation → attempt → who held it and until when (seconds from
     /// the recorded run's 0).
@@ -70,6 +73,8 @@ struct RecordedDecisions {
                 if let scheduled = scheduledAt["\(id)#\(event.attempt - 1)"], earlyRetries[id]?[event.attempt] == nil {
                     earlyRetries[id, default: [:]][event.attempt] = EarlyRetry(after: max(0, event.time - scheduled), trigger: trigger, delay: delay)
                 }
+            case .retryDenied(let reason):
+                denials[id, default: [:]][event.attempt] = reason
             case .held(let batch):
                 holding[key] = ("batch:\(batch)", event.time)
             case .released:
@@ -123,12 +128,13 @@ struct RecordedDecisions {
     }
 
     /// How many decisions there are to replay, for the line that says so.
-    var count: (reactorRuns: Int, requeues: Int, backoffs: Int, holds: Int, earlyRetries: Int) {
+    var count: (reactorRuns: Int, requeues: Int, backoffs: Int, holds: Int, earlyRetries: Int, denials: Int) {
         (runs.values.reduce(0) { $0 + $1.count },
          decisions.values.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.count } },
          backoff.values.reduce(0) { $0 + $1.count },
          holds.values.reduce(0) { $0 + $1.count },
-         earlyRetries.values.reduce(0) { $0 + $1.count })
+         earlyRetries.values.reduce(0) { $0 + $1.count },
+         denials.values.reduce(0) { $0 + $1.count })
     }
 
     /// One reactor per recorded name, shared by every operation that had it.
@@ -182,8 +188,10 @@ final class RecordedReactorHandler: ReactorHandler {
 }
 
 /// The retry policy a re-run gives an operation: the recorded one decides whether to retry
-/// (so `--set` of a budget or a breaker still changes what happens), and a retry the
-/// recording made waits as long as it did then (its jitter was a random choice).
+/// (so `--set` of a breaker still changes what happens), a retry the recording made waits as
+/// long as it did then (its jitter was a random choice), and a retry the host's budget
+/// refused then is refused again, in its words (`denials`; empty when the budget is `--set`):
+/// which member of a burst met the budget first was a race between simultaneous failures.
 struct RecordedBackoff: RetryPolicy {
     struct Retry: Equatable {
         var delay: TimeInterval
@@ -193,9 +201,14 @@ struct RecordedBackoff: RetryPolicy {
     let policy: RetryPolicy
     /// The failed attempt → the retry after it.
     let retries: [Int: Retry]
+    /// The failed attempt → why the budget refused the retry after it.
+    var denials: [Int: String] = [:]
 
     func decide(_ context: RetryContext) -> RetryDecision {
         let decision = policy.decide(context)
+        if case .retry = decision, let refusal = denials[context.attempt] {
+            return .stop(reason: "\(context.failure.summary); \(refusal)\(RecordedDecisions.suffix)")
+        }
         guard case .retry(_, _, let fromServer) = decision, let retry = retries[context.attempt] else { return decision }
         return .retry(after: retry.delay, reason: retry.reason, fromServer: fromServer)
     }

@@ -62,6 +62,7 @@ struct WhatIfRun {
         let reactors = decisions.reactors()
         let begun = RunStart()
         let replaysBackoff = !settings.assignments.contains { $0.path.first == "retry" }
+        let replaysBudget = replaysBackoff && !settings.assignments.contains { ["retryBudgetPerHost", "budget"].contains($0.path.first ?? "") }
         let servers: RecordedUpstreamServers
         do {
             servers = try RecordedUpstreamServers(upstream.hosts)
@@ -105,7 +106,10 @@ struct WhatIfRun {
             (components.scheme, components.host, components.port) = ("http", "127.0.0.1", port)
             sent.url = components.url
             item.options.reactors = decisions.reactors(of: request.id, in: reactors)
-            if replaysBackoff { item.options.retryPolicy = RecordedBackoff(policy: item.options.retryPolicy, retries: decisions.backoff[request.id] ?? [:]) }
+            if replaysBackoff {
+                item.options.retryPolicy = RecordedBackoff(policy: item.options.retryPolicy, retries: decisions.backoff[request.id] ?? [:],
+                                                           denials: replaysBudget ? decisions.denials[request.id] ?? [:] : [:])
+            }
             if let holds = decisions.holds[request.id], let by = holds.values.first?.by {
                 item.options.interceptors.append(RecordedHold(name: by + RecordedDecisions.suffix, until: holds.mapValues(\.until), begun: begun))
             }
@@ -188,12 +192,13 @@ struct WhatIfRun {
     /// the recording's servers with a redacted value's placeholder in them.
     static func sayReplayed(_ decisions: RecordedDecisions, placeholders: [String]) {
         let count = decisions.count
-        if count.reactorRuns + count.requeues + count.backoffs + count.holds + count.earlyRetries > 0 {
+        if count.reactorRuns + count.requeues + count.backoffs + count.holds + count.earlyRetries + count.denials > 0 {
             let reactors = decisions.runs.keys.sorted().map { "\($0)\(RecordedDecisions.suffix)" }
             ReqtopMain.printError("reqtop: replaying the recorded decisions of the program's code: \(count.reactorRuns) reactor run\(count.reactorRuns == 1 ? "" : "s")"
                                   + "\(reactors.isEmpty ? "" : " (\(reactors.joined(separator: ", ")))"), \(count.requeues) re-send\(count.requeues == 1 ? "" : "s") after one, "
                                   + "\(count.holds) hold\(count.holds == 1 ? "" : "s") (a batch, a wait for a reactor), "
-                                  + "\(count.backoffs) backoff dela\(count.backoffs == 1 ? "y" : "ys") and \(count.earlyRetries) early retr\(count.earlyRetries == 1 ? "y" : "ies") as recorded")
+                                  + "\(count.backoffs) backoff dela\(count.backoffs == 1 ? "y" : "ys"), \(count.earlyRetries) early retr\(count.earlyRetries == 1 ? "y" : "ies") "
+                                  + "and \(count.denials) budget refusal\(count.denials == 1 ? "" : "s") as recorded")
         }
         guard !placeholders.isEmpty else { return }
         ReqtopMain.printError("reqtop: \(placeholders.count) request\(placeholders.count == 1 ? "" : "s") (\(placeholders.prefix(5).joined(separator: ", "))\(placeholders.count > 5 ? ", …" : "")) "
