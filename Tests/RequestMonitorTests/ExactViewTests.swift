@@ -108,4 +108,17 @@ final class ExactViewTests: XCTestCase {
         XCTAssert(body.contains(#""ok": true"#) && !body.contains("not found"), body)
         XCTAssert(body.contains("given at a breakpoint in place of the server's 404"), body)
     }
+
+    func testCompareTakesTheRowShownWhenTheFilterHidesTheSelection() {
+        var model = QueueModel(source: "test")
+        for id in ["a", "b"] {
+            model.apply([RequestEvent(time: 0, operationID: id, attempt: 1, payload: .queued(method: "GET", url: "http://h/\(id)", headers: [:], maxAttempts: 1))])
+        }
+        var state = MonitorState()
+        state.selectedID = "a"
+        // The filter shows only b; a stays selected but hidden.
+        _ = MonitorUpdate.update(&state, .compare, MonitorUpdate.Context(visible: ["b"], pageSize: 20, model: model, canCommand: true, canCancel: true))
+        XCTAssertEqual(state.compareMark, "b", "the row the person sees")
+        XCTAssertEqual(state.selectedID, "b")
+    }
 }

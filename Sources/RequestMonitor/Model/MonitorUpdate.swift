@@ -138,6 +138,8 @@ public enum MonitorUpdate {
         case .startFind, .findInput, .findNext, .findPrevious:
             find(&state, action, model: model)
         case .compare:
+            // A selection the filter hides is not what the person sees: the first shown, as Enter.
+            if state.screen == .table, let hidden = state.selectedID, !visible.contains(hidden) { state.selectedID = visible.first }
             guard let id = focusedID(state), model.row(id) != nil else { return [] }
             if let marked = state.compareMark, marked != id, model.row(marked) != nil {
                 state.compareMark = nil
