@@ -52,14 +52,33 @@ public struct BodyPace: Sendable, Equatable {
     /// The parts to send for a body of `recordedBytes` kept: the recorded parts scaled to the
     /// whole length (a part per recorded `data` event), or one part at once.
     public func schedule(recordedBytes: Int) -> [Part] {
-        let total = totalBytes ?? recordedBytes
-        let counted = parts.reduce(0) { $0 + $1.bytes }
+        Self.capped(uncapped(recordedBytes: recordedBytes))
+    }
+
+    /// The most a paced answer sends: a recording is input, and a `totalBytes` of 2^53 (or a
+    /// `data` event that size) must not make the server allocate it.
+    public static let maximumBytes = 1 << 30
+    /// The most one part holds: a larger part goes as several at the same moment.
+    static let partBytes = 1 << 20
+
+    private static func capped(_ parts: [Part]) -> [Part] {
+        var left = maximumBytes
+        return parts.flatMap { part -> [Part] in
+            let bytes = min(max(0, part.bytes), left)
+            left -= bytes
+            return stride(from: 0, to: bytes, by: partBytes).map { Part(after: part.after, bytes: min(partBytes, bytes - $0)) }
+        }
+    }
+
+    private func uncapped(recordedBytes: Int) -> [Part] {
+        let total = min(totalBytes ?? recordedBytes, Self.maximumBytes)
+        let counted = parts.reduce(0) { $0 &+ max(0, $1.bytes) }
         guard counted > 0, total > 0 else { return total > 0 ? [Part(after: 0, bytes: total)] : [] }
         // A cut body sends what came; a whole one its whole length, in the recorded rhythm.
         guard cut == nil, counted != total else { return parts.filter { $0.bytes > 0 } }
         var sent = 0, seen = 0
         return parts.enumerated().compactMap { index, part in
-            seen += part.bytes
+            seen &+= max(0, part.bytes)
             let upTo = index == parts.count - 1 ? total : Int(Double(total) * Double(seen) / Double(counted))
             defer { sent = max(sent, upTo) }
             return upTo > sent ? Part(after: part.after, bytes: upTo - sent) : nil

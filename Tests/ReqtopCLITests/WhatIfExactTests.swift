@@ -81,6 +81,13 @@ final class WhatIfExactTests: XCTestCase {
         XCTAssertEqual(built.answers.recorded(operation: "c", attempt: 1)?.pace.totalBytes, 1000)
     }
 
+    func testAHugeRecordedLengthIsNotAllocated() {
+        let huge = BodyPace(parts: [BodyPace.Part(after: 0, bytes: 1 << 53)], totalBytes: 1 << 53)
+        let parts = huge.schedule(recordedBytes: 10)
+        XCTAssertEqual(parts.reduce(0) { $0 + $1.bytes }, BodyPace.maximumBytes)
+        XCTAssert(parts.allSatisfy { $0.bytes <= 1 << 20 }, "sent a part at a time")
+    }
+
     // MARK: - The program's decisions
 
     func testReactorRunsHoldsBackoffsParentsAndEarlyRetriesAreReadFromTheEvents() throws {
