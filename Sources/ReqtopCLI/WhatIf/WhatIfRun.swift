@@ -107,6 +107,10 @@ struct WhatIfRun {
             sent.url = components.url
             item.options.reactors = decisions.reactors(of: request.id, in: reactors)
             if replaysBackoff {
+                // Early retries are replayed as recorded (below): the engine's own would race
+                // them (another request's success a few ms sooner cut a wait the recording kept).
+                item.options.earlyRetryOnHostSuccess = false
+                item.options.earlyRetryOnProbe = false
                 item.options.retryPolicy = RecordedBackoff(policy: item.options.retryPolicy, retries: decisions.backoff[request.id] ?? [:],
                                                            denials: replaysBudget ? decisions.denials[request.id] ?? [:] : [:])
             }
