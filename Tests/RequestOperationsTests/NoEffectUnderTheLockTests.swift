@@ -45,6 +45,17 @@ struct NoEffectUnderTheLockTests {
 
         func resume(_ task: TransportTask) {
             guard let call = task.handle as? Call, let url = call.request.url else { return }
+            if url.path == "/redirect" {
+                // A 302 to /ok on the same host, asked of the operation's redirect policy first.
+                let to = URLRequest(url: URL(string: "http://\(url.host!)/ok")!)
+                let response = HTTPURLResponse(url: url, statusCode: 302, httpVersion: "HTTP/1.1", headerFields: ["Location": "/ok"])!
+                guard call.handler.task(task.identifier, willRedirect: response, to: to) != nil else {
+                    complete(task, status: nil)
+                    return
+                }
+                complete(task, status: 200)
+                return
+            }
             if url.path == "/slow" {
                 DispatchQueue.global().asyncAfter(deadline: .now() + 0.003) { self.complete(task, status: 200) }
                 return
@@ -102,5 +113,95 @@ struct NoEffectUnderTheLockTests {
         let counts = completions.withLock { $0 }
         #expect(counts.count == total, "every operation completed (no deadlock, none lost): \(counts.count) of \(total)")
         #expect(counts.values.allSatisfy { $0 == 1 }, "each exactly once")
+    }
+
+    // MARK: - The program's own code, called by the operation
+
+    /// The operation that a request to `op-N.sync.invalid` belongs to.
+    static func operationID(ofHost host: String?) -> String? {
+        host.flatMap { $0.split(separator: ".").first.map(String.init) }
+    }
+
+    /// A retry policy that reads the operation it decides for (by its `X-Op` header).
+    struct ReadingRetryPolicy: RetryPolicy {
+        let base: RetryPolicy
+        let look: @Sendable (String?) -> Void
+        func decide(_ context: RetryContext) -> RetryDecision {
+            look(context.headers["X-Op"])
+            return base.decide(context)
+        }
+    }
+
+    /// A validator that reads the operation whose answer it judges (by the answer's host).
+    struct ReadingValidator: ResponseValidator {
+        let look: @Sendable (String?) -> Void
+        func validate(_ response: HTTPURLResponse) -> AttemptFailure? { nil }
+        func validate(status: Int, headers: [String: String], response: () -> HTTPURLResponse?) -> AttemptFailure? {
+            look(NoEffectUnderTheLockTests.operationID(ofHost: response()?.url?.host))
+            return StandardResponseValidator().validate(status: status, headers: headers, response: response)
+        }
+    }
+
+    /// A retry budget that reads the operation of the host it is asked about.
+    final class ReadingBudget: RetryBudget {
+        let look: @Sendable (String?) -> Void
+        init(look: @escaping @Sendable (String?) -> Void) { self.look = look }
+        func requestSent(to host: String) { look(NoEffectUnderTheLockTests.operationID(ofHost: host)) }
+        func spendRetry(on host: String) -> String? {
+            look(NoEffectUnderTheLockTests.operationID(ofHost: host))
+            return nil
+        }
+        func retriesLeft(on host: String) -> Int? {
+            look(NoEffectUnderTheLockTests.operationID(ofHost: host))
+            return 10
+        }
+    }
+
+    /// The retry policy, the validator, the retry budget and the redirect policy are the
+    /// program's code: each reads the very operation that called it (taking that operation's
+    /// lock). Before #43 the policy, validator, budget and redirect policy ran under the
+    /// operation's lock, and the first such read stopped the process ("Recursive call to lock
+    /// Mutex"); now every one of 2,000 operations completes, exactly once.
+    @Test func theProgramsPoliciesMayReadTheOperationTheyJudge() async throws {
+        let queue = RequestQueue(maxConcurrentRequests: 8, transport: SynchronousTransport(), earlyRetry: nil, circuitBreaker: nil, rateLimits: false)
+        let looked = Mutex<[String: Int]>([:])
+        let look: @Sendable (String?) -> Void = { id in
+            guard let id, let operation = queue.operation(withID: id) else { return }
+            _ = operation.phase
+            _ = operation.attempt
+            looked.withLock { $0[id, default: 0] += 1 }
+        }
+        let environment = RequestEnvironment(transport: SynchronousTransport(), gate: ConcurrencyGate(limit: 8),
+                                             retryBudget: ReadingBudget(look: look), cookies: CookieJar())
+        var options = RequestOptions(retryPolicy: ReadingRetryPolicy(base: quickPolicy(maxAttempts: 3, baseDelay: 0.001), look: look))
+        options.validator = ReadingValidator(look: look)
+        options.redirects = RedirectPolicy(decide: { response, next in
+            look(NoEffectUnderTheLockTests.operationID(ofHost: response.url?.host))
+            return next
+        })
+        let completions = Mutex<[String: RequestResult]>([:])
+        let total = 2_000
+        for index in 0..<total {
+            let path = ["/flaky", "/redirect", "/ok", "/flaky"][index % 4]
+            var request = URLRequest(url: URL(string: "http://op-\(index).sync.invalid\(path)")!)
+            request.setValue("op-\(index)", forHTTPHeaderField: "X-Op")
+            let operation = RequestOperation(request: request, id: "op-\(index)", options: options, environment: environment, completion: { result in
+                completions.withLock { $0["op-\(index)"] = result }
+            })
+            queue.add(operation)
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while completions.withLock({ $0.count }) < total, Date() < deadline {
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        let results = completions.withLock { $0 }
+        #expect(results.count == total, "every operation completed: \(results.count) of \(total)")
+        #expect(results.values.allSatisfy { $0.outcome == .success }, "each succeeded (a flaky one on its second attempt)")
+        let seen = looked.withLock { $0 }
+        // Every operation was read by its own validator; the flaky ones by the policy and the
+        // budget too, the redirected ones by the redirect policy.
+        #expect(seen.count == total)
+        #expect(seen["op-0", default: 0] >= 4, "op-0 (flaky): budget, validator ×2, policy: \(seen["op-0", default: 0])")
+        #expect(seen["op-1", default: 0] >= 2, "op-1 (redirected): redirect policy, validator: \(seen["op-1", default: 0])")
     }
 }

@@ -48,11 +48,21 @@ extension RequestOperation {
         receive(task, data, paced: true)
     }
 
+    /// Where a part of the body goes, once the lock has counted it: the caller's stream or
+    /// the answer's file, written outside the lock (a file write is I/O, a stream's push may
+    /// wake its reader); kept in memory under it.
+    private enum BodySink {
+        case kept
+        case stream(ResponseBodyStream, running: TransportTask)
+        case file(ResponseFile)
+        /// The attempt ends: this task is cancelled.
+        case stop(TransportTask?)
+    }
+
     /// A part of the answer's body. `paced`: the transport can wait — false asks it to read
     /// no more until ``RequestTransport/resumeReading(_:)`` (the caller's stream is full).
     private func receive(_ task: Int, _ data: Data, paced: Bool) -> Bool {
-        var goOn = true
-        let stop = state.withLock { state -> TransportTask? in
+        let sink = state.withLock { state -> BodySink? in
             guard state.isCurrent(task: task), state.current.redirectRefused == nil, state.current.localFailure == nil else { return nil }
             let now = environment.clock.now()
             if state.record.firstByteAt == nil { state.record.firstByteAt = now }
@@ -65,7 +75,7 @@ extension RequestOperation {
                 state.current.localFailure = TransportError(
                     code: URLError.Code.dataLengthExceedsMaximum.rawValue,
                     message: "the decoded answer grew past \(ratio)× its \(wire) bytes on the wire (a decompression bomb?; RequestOptions.maxDecodedRatio)")
-                return state.current.task
+                return .stop(state.current.task)
             }
             // One `data` event per 256 KiB or 100 ms, not per part: a bulk download is tens
             // of thousands of parts, and an event each halved its rate while watched.
@@ -74,54 +84,68 @@ extension RequestOperation {
                 announceData(&state, at: now)
             }
             if state.current.streaming, let stream = options.bodyStream, let running = state.current.task {
-                let transport = environment.transport
-                var room: (@Sendable () -> Void)?
-                var wakeLater: ResponseBodyStream.WakeScheduler?
-                if paced {
-                    room = { transport.resumeReading(running) }
-                    wakeLater = { work in transport.afterReads(running, work) }
-                }
-                goOn = stream.push(data, whenRoom: room, wakeLater: wakeLater)
-                if !goOn, !paced, let limit = options.maxResponseBytes, stream.buffered > limit {
-                    // A transport that cannot wait (URLSession): a reader far behind would
-                    // fill the memory instead.
-                    state.current.localFailure = TransportError(
-                        code: URLError.Code.dataLengthExceedsMaximum.rawValue,
-                        message: "the stream's reader fell more than \(limit) bytes behind (this transport cannot wait for it; RequestOptions.maxResponseBytes)")
-                    return state.current.task
-                }
-                if !paced { goOn = true }
-                return nil
+                return .stream(stream, running: running)
             }
             if let file = state.answer.file {
                 if let limit = options.maxFileBytes, state.record.bytes > limit {
                     state.current.localFailure = TransportError(
                         code: URLError.Code.dataLengthExceedsMaximum.rawValue,
                         message: "the answer is over the \(limit)-byte limit for its file (RequestOptions.maxFileBytes)")
-                    return state.current.task
+                    return .stop(state.current.task)
                 }
-                do {
-                    try file.write(data)
-                } catch let error as ResponseFileError {
-                    state.current.localFailure = TransportError(code: URLError.Code.cannotWriteToFile.rawValue, message: error.message)
-                    return state.current.task
-                } catch {}
-                return nil
+                return .file(file)
             }
             if let limit = options.maxResponseBytes, state.answer.body.count + data.count > limit {
                 // Ended here: a server that sends without end cannot fill the memory.
                 state.current.localFailure = TransportError(
                     code: URLError.Code.dataLengthExceedsMaximum.rawValue,
                     message: "the answer is over the \(limit)-byte limit (RequestOptions.maxResponseBytes; a destination file has none)")
-                return state.current.task
+                return .stop(state.current.task)
             }
             state.answer.body.append(data)
-            return nil
+            return .kept
         }
-        if let stop {
-            cancelTasks([stop])
+        switch sink {
+        case nil, .kept?:
+            return true
+        case .stop(let stopped)?:
+            if let stopped { cancelTasks([stopped]) }
+            return true
+        case .stream(let stream, let running)?:
+            let transport = environment.transport
+            var room: (@Sendable () -> Void)?
+            var wakeLater: ResponseBodyStream.WakeScheduler?
+            if paced {
+                room = { transport.resumeReading(running) }
+                wakeLater = { work in transport.afterReads(running, work) }
+            }
+            let goOn = stream.push(data, whenRoom: room, wakeLater: wakeLater)
+            if !goOn, !paced, let limit = options.maxResponseBytes, stream.buffered > limit {
+                // A transport that cannot wait (URLSession): a reader far behind would
+                // fill the memory instead.
+                failLocally(task, TransportError(
+                    code: URLError.Code.dataLengthExceedsMaximum.rawValue,
+                    message: "the stream's reader fell more than \(limit) bytes behind (this transport cannot wait for it; RequestOptions.maxResponseBytes)"))
+            }
+            return paced ? goOn : true
+        case .file(let file)?:
+            do {
+                try file.write(data)
+            } catch let error as ResponseFileError {
+                failLocally(task, TransportError(code: URLError.Code.cannotWriteToFile.rawValue, message: error.message))
+            } catch {}
             return true
         }
-        return goOn
+    }
+
+    /// Something on this side ends the attempt of `task` (a file that could not be written,
+    /// a reader far behind): it fails with `error`, and its task is cancelled.
+    private func failLocally(_ task: Int, _ error: TransportError) {
+        let running = state.withLock { state -> TransportTask? in
+            guard state.isCurrent(task: task), state.current.localFailure == nil else { return nil }
+            state.current.localFailure = error
+            return state.current.task
+        }
+        if let running { cancelTasks([running]) }
     }
 }

@@ -43,16 +43,17 @@ extension RequestOperation {
         return true
     }
 
-    /// Puts a person's answer in place of the server's (stopped after it), says so, and
-    /// judges it as the server's would be; returns how the attempt failed, if it did.
-    private func answerInstead(_ state: inout State, status: Int, headers: [String: String], body: Data, by actor: String) -> AttemptFailure? {
+    /// Puts a person's answer in place of the server's (stopped after it) and says so; the
+    /// validator judges it as it would the server's, outside the lock (``judgeAnswerInstead``).
+    /// Returns a partial download the server's answer had begun, to remove outside the lock.
+    private func answerInstead(_ state: inout State, status: Int, headers: [String: String], body: Data, by actor: String) -> ResponseFile? {
         publish(&state, .injected(fault: "answer \(status) (\(body.count) bytes) instead of the server's", rule: "", by: "breakpoint (\(actor))"))
         let url = state.answer.url ?? state.sent?.url ?? URL(string: "http://injected.invalid/")!
         var fields = headers.map { ($0.key, $0.value) }
         fields.append(("X-Reqtop-Injected", "true"))
         state.answer.take(TransportResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", fields: fields))
         state.answer.body = body
-        state.answer.file?.discard()
+        let partial = state.answer.file
         state.answer.file = nil
         state.answer.savedTo = nil
         state.record.status = status
@@ -64,10 +65,17 @@ extension RequestOperation {
            let event = Self.responseBody(body, headers: state.answer.headers, cap: options.responseBodyCap) {
             publish(&state, event)
         }
-        guard let failure = options.validator.validate(status: status, headers: state.answer.headers, response: { state.answer.httpURLResponse() }) else {
-            return nil
-        }
-        publish(&state, .validationFailed(reason: failure.summary))
+        return partial
+    }
+
+    /// The validator's word on a person's answer, asked outside the lock (it is the program's
+    /// code); returns how the attempt failed, if it did.
+    private func judgeAnswerInstead(_ answer: Answer, token: UInt64) -> AttemptFailure? {
+        var answer = answer
+        guard let status = answer.status,
+              let failure = options.validator.validate(status: status, headers: answer.headers, response: { answer.httpURLResponse() })
+        else { return nil }
+        withCurrent(token) { publish(&$0, .validationFailed(reason: failure.summary)) }
         return failure
     }
 
@@ -85,7 +93,11 @@ extension RequestOperation {
     @discardableResult
     public func resolveBreakpoint(_ resolution: BreakpointResolution, by actor: String = "library") -> Bool {
         let needsAdmission = !options.interceptors.isEmpty || options.reactors.contains { $0.options.holdNewRequests }
-        enum Next { case cancel, proceed(UInt64, AttemptStateMachine.Action), decide(UInt64, AttemptFailure?, TransportError?) }
+        enum Next {
+            case cancel, proceed(UInt64, AttemptStateMachine.Action), decide(UInt64, AttemptFailure?, TransportError?)
+            /// A person's answer, to be judged by the validator.
+            case answered(UInt64, Answer, partial: ResponseFile?)
+        }
         let next = state.withLock { state -> Next? in
             guard state.result == nil, let stage = state.machine.breakpointStage else { return nil }
             if stage == .afterResponse, case .edit = resolution { return nil }
@@ -98,7 +110,8 @@ extension RequestOperation {
                 case .fail(let code):
                     return .decide(state.token, .transport(code), TransportError(code: code.rawValue, message: "\(TransportError.describe(code)) (failed at a breakpoint by \(actor))"))
                 case .respond(let status, let headers, let body):
-                    return .decide(state.token, answerInstead(&state, status: status, headers: headers, body: body, by: actor), nil)
+                    let partial = answerInstead(&state, status: status, headers: headers, body: body, by: actor)
+                    return .answered(state.token, state.answer, partial: partial)
                 case .proceed, .edit, .cancel:
                     return .decide(state.token, stopped.failure, stopped.taskError)
                 }
@@ -117,6 +130,9 @@ extension RequestOperation {
         case .cancel?: cancel(by: actor)
         case .proceed(let token, let action)?: proceed(token, action)
         case .decide(let token, let failure, let error)?: attemptCompleted(failure, token: token, taskError: error, breakpoints: false)
+        case .answered(let token, let answer, let partial)?:
+            partial?.discard()
+            attemptCompleted(judgeAnswerInstead(answer, token: token), token: token, taskError: nil, breakpoints: false)
         }
         return true
     }

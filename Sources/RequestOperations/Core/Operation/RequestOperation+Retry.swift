@@ -69,25 +69,31 @@ extension RequestOperation {
     /// Ends the current attempt with `failure` and either schedules the next or ends.
     /// `retryable: false` ends without asking the policy (a request that cannot be sent as
     /// it is would fail the same way every time).
+    ///
+    /// The retry policy and the host's retry budget are the program's code (they may read the
+    /// operation): they are asked outside the lock, between a look at the attempt and the
+    /// step that closes it. Nothing else happens to an attempt that failed in between but an
+    /// end (a cancel, the deadline); then the verdict is dropped.
     func attemptFailed(_ failure: AttemptFailure, token: UInt64, taskError: TransportError?, retryable: Bool = true) {
         let now = environment.clock.now()
         // Read before the operation's lock is taken (`host` takes it).
         let budgetHost = environment.retryBudget == nil ? nil : host?.description
         let judge = RetryJudge(policy: options.retryPolicy, budget: environment.retryBudget, deadline: options.deadline)
+        guard let input = ifCurrent(token, { state in
+            RetryJudge.Input(failure: failure, retryable: retryable, context: retryContext(after: failure, state: state, now: now),
+                             attempt: state.attempt, now: now, startedAt: state.startedAt, host: budgetHost, taskError: taskError,
+                             handedOver: state.current.streaming)
+        }) else { return }
+        let verdict = judge.judge(input)
+        if let host = verdict.askedBudget, let budget = environment.retryBudget { publishBudget(budget, host: host) }
         let outcome = ifCurrent(token) { state -> (Teardown, ScheduledRetry?) in
             // With hedges, the attempt that failed need not be the newest one.
             let failedRecord = state.current.leadRecord ?? state.records.count - 1
             let failed = state.records[failedRecord].number
-            let handedOver = state.current.streaming
             var teardown = closeAttempt(&state, failure: failure, at: now)
             if case .preparation(let reason) = failure {
                 publish(&state, .preparationFailed(reason: reason), attempt: failed)
             }
-            let verdict = judge.judge(RetryJudge.Input(
-                failure: failure, retryable: retryable, context: retryContext(after: failure, state: state, now: now),
-                attempt: state.attempt, now: now, startedAt: state.startedAt, host: budgetHost, taskError: taskError,
-                handedOver: handedOver))
-            if let host = verdict.askedBudget, let budget = environment.retryBudget { publishBudget(budget, host: host) }
             if let refusal = verdict.budgetRefusal { publish(&state, .retryDenied(reason: refusal), attempt: failed) }
             state.records[failedRecord].decision = verdict.reason
             switch verdict.next {

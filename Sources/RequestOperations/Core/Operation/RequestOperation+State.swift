@@ -222,6 +222,8 @@ extension RequestOperation {
         var circuitWait: CircuitWait?
         /// Hedges still in flight (or that lost the race): cancelled.
         var racers: [TransportTask] = []
+        /// A download begun by an operation that ended: removed.
+        var partial: ResponseFile?
         var result: RequestResult?
 
         init(timers: [ScheduledTimer?] = [], observation: RecoveryObservation? = nil) {
@@ -254,6 +256,7 @@ extension RequestOperation {
             circuitPass = circuitPass ?? other.circuitPass
             circuitWait = circuitWait ?? other.circuitWait
             racers += other.racers
+            partial = partial ?? other.partial
             result = result ?? other.result
         }
 
@@ -272,6 +275,7 @@ extension RequestOperation {
                 _ = gate.withdraw(ticket)
             }
             if releaseSlot { gate?.release(host: slotHost) }
+            partial?.discard()
         }
     }
 }

@@ -10,17 +10,18 @@ extension RequestOperation {
     /// A redirect the transport would follow: judged by `RedirectSafety` (the one policy
     /// for every transport). The request returned is followed; nil is not, and a refused
     /// redirect fails the attempt (its task is cancelled, its 3xx is not taken as the answer).
+    ///
+    /// Judged under the lock; the cookie jar, the body file read again and the program's own
+    /// ``RedirectPolicy/decide`` run outside it (the program's code may read the operation),
+    /// and the lock is taken again to publish the redirect if the task is still racing.
     func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {
         // A body file is read again from its start where the transport sends bodies on.
         let rereadsBodyFile = options.bodyFile != nil && environment.transport.resendsBodyOnRedirect
-        let (next, refusedTask) = state.withLock { state -> (URLRequest?, TransportTask?) in
+        let location = request.url?.absoluteString ?? ""
+        let judged = state.withLock { state -> RedirectStep? in
             let racer = state.racer(task)
-            guard racer != nil || state.isCurrent(task: task) else { return (nil, nil) }
+            guard racer != nil || state.isCurrent(task: task) else { return nil }
             let attempt = racer.map { state.records[state.current.racers[$0].record].number }
-            let location = request.url?.absoluteString ?? ""
-            if let jar = environment.cookies, let from = response.url {
-                jar.store(responseHeaders: response.headerDictionary, for: from)
-            }
             let sent = state.sent ?? state.outgoing ?? state.request
             var verdict = RedirectSafety.judge(request, original: state.sent?.url, status: response.statusCode,
                                                location: response.headerDictionary.value(forHTTPHeader: "Location"),
@@ -33,7 +34,7 @@ extension RequestOperation {
                     break
                 case .stop:
                     publish(&state, .redirect(status: response.statusCode, location: location, refused: "redirects are not followed"), attempt: attempt)
-                    return (nil, nil)
+                    return .stop
                 case .fail(let code, let reason):
                     verdict = .refuse(code: code, reason: reason)
                 }
@@ -42,42 +43,69 @@ extension RequestOperation {
             case .follow(var next, let dropped):
                 // A 307/308 sends the same method and body again; FoundationNetworking hands
                 // on the next request without its body (seen: the target got 0 bytes).
-                if response.statusCode == 307 || response.statusCode == 308, next.httpBody == nil,
-                   let body = (state.sent ?? state.outgoing ?? state.request).httpBody {
+                if response.statusCode == 307 || response.statusCode == 308, next.httpBody == nil, let body = sent.httpBody {
                     next.httpBody = body
                 }
-                if response.statusCode == 307 || response.statusCode == 308, rereadsBodyFile, let file = options.bodyFile {
-                    next.httpBody = nil
-                    next.httpBodyStream = BodyFile.reopen(file)
-                }
-                if racer == nil, let decide = options.redirects.decide {
-                    // The program's own word on it (after the credentials left another origin's request).
-                    guard let decided = decide(response, next) else {
-                        publish(&state, .redirect(status: response.statusCode, location: location, refused: "the redirect policy stopped here"),
-                                attempt: attempt)
-                        return (nil, nil)
-                    }
-                    next = decided
-                }
-                // The queue's cookies for where it goes now (not a Cookie the caller set).
-                if environment.cookies != nil, (state.outgoing ?? state.request).value(forHTTPHeaderField: "Cookie") == nil {
-                    next.setValue(nil, forHTTPHeaderField: "Cookie")
-                    next = withCookies(next)
-                }
-                publish(&state, .redirect(status: response.statusCode, location: location, dropped: dropped), attempt: attempt)
-                return (next, nil)
+                return .follow(next, dropped: dropped, byLead: racer == nil,
+                               callerCookie: (state.outgoing ?? state.request).value(forHTTPHeaderField: "Cookie") != nil)
             case .refuse(let code, let reason):
                 publish(&state, .redirect(status: response.statusCode, location: location, refused: reason), attempt: attempt)
                 if let racer {
                     // A hedge sent where it must not go: it ends as cancelled, the others race on.
-                    return (nil, state.current.racers[racer].task)
+                    return .cancel(state.current.racers[racer].task)
                 }
                 state.current.redirectRefused = TransportError(code: code.rawValue, message: reason)
-                return (nil, state.current.task)
+                return .cancel(state.current.task)
             }
         }
-        if let refusedTask { cancelTasks([refusedTask]) }
-        return next
+        guard let judged else { return nil }
+        if let jar = environment.cookies, let from = response.url {
+            jar.store(responseHeaders: response.headerDictionary, for: from)
+        }
+        switch judged {
+        case .stop:
+            return nil
+        case .cancel(let refused):
+            if let refused { cancelTasks([refused]) }
+            return nil
+        case .follow(var next, let dropped, let byLead, let callerCookie):
+            if response.statusCode == 307 || response.statusCode == 308, rereadsBodyFile, let file = options.bodyFile {
+                next.httpBody = nil
+                next.httpBodyStream = BodyFile.reopen(file)
+            }
+            var refusal: String?
+            if byLead, let decide = options.redirects.decide {
+                // The program's own word on it (after the credentials left another origin's request).
+                if let decided = decide(response, next) { next = decided } else { refusal = "the redirect policy stopped here" }
+            }
+            // The queue's cookies for where it goes now (not a Cookie the caller set).
+            if refusal == nil, environment.cookies != nil, !callerCookie {
+                next.setValue(nil, forHTTPHeaderField: "Cookie")
+                next = withCookies(next)
+            }
+            let followed = state.withLock { state -> Bool in
+                let racer = state.racer(task)
+                guard racer != nil || state.isCurrent(task: task) else { return false }
+                let attempt = racer.map { state.records[state.current.racers[$0].record].number }
+                if let refusal {
+                    publish(&state, .redirect(status: response.statusCode, location: location, refused: refusal), attempt: attempt)
+                    return false
+                }
+                publish(&state, .redirect(status: response.statusCode, location: location, dropped: dropped), attempt: attempt)
+                return true
+            }
+            return followed ? next : nil
+        }
+    }
+
+    /// What the lock decided of a redirect.
+    private enum RedirectStep {
+        /// Not followed, and the 3xx is the answer.
+        case stop
+        /// Refused: the task is cancelled (the lead's attempt fails as refused).
+        case cancel(TransportTask?)
+        /// Followed, once the program's policy agrees; `byLead`: not a hedge's.
+        case follow(URLRequest, dropped: [String], byLead: Bool, callerCookie: Bool)
     }
 
     func task(_ task: Int, wasInjected rule: FaultRule) {
@@ -138,79 +166,6 @@ extension RequestOperation {
         }
     }
 
-    /// A response of `task`: `take` files it in the answer (false: it is no HTTP response).
-    private func received(_ task: Int, expectedBytes: Int?, take: (inout Answer) -> Bool) -> URLSession.ResponseDisposition {
-        let (invalidTask, hedges) = state.withLock { state -> (TransportTask?, Teardown?) in
-            let now = environment.clock.now()
-            // The first response wins: a hedge that answers first leads from now on, and the
-            // copies still racing are cancelled.
-            // The 3xx of a refused redirect is no answer: the attempt fails as refused.
-            guard state.current.redirectRefused == nil || !state.isCurrent(task: task) else { return (nil, nil) }
-            let hedges = state.result == nil ? settleHedges(&state, answeredBy: task, at: now) : nil
-            guard state.isCurrent(task: task) else { return (nil, hedges) }
-            return (validate(&state, expectedBytes: expectedBytes, at: now, take: take), hedges)
-        }
-        if let hedges { tearDown(hedges) }
-        // The `.cancel` disposition is ignored on Linux (the body is read to the end),
-        // so the task is cancelled outright.
-        if let invalidTask { cancelTasks([invalidTask]) }
-        return .allow
-    }
-
-    /// Takes in a response of the lead task; returns the task to cancel when it fails
-    /// validation and the options say to stop there.
-    private func validate(_ state: inout State, expectedBytes: Int?, at now: TimeInterval, take: (inout Answer) -> Bool) -> TransportTask? {
-        // Every response starts a new body: on Linux an authentication challenge
-        // delivers the 401 response before the real one.
-        state.answer.body = Data()
-        state.answer.file?.discard()
-        state.answer.file = nil
-        state.current.invalid = nil
-        guard take(&state.answer), let status = state.answer.status else { return nil }
-        if let problem = ResponseFraming.lengthProblem(state.answer.headers) {
-            // No length to read the body by: FoundationNetworking read on and called it a success.
-            state.current.localFailure = TransportError(code: URLError.Code.badServerResponse.rawValue, message: problem)
-            return state.current.task
-        }
-        if options.readTimeout != nil { state.current.lastProgress = now }
-        if let destination = options.destination, (200..<300).contains(status) {
-            if let limit = options.maxFileBytes, let expectedBytes, expectedBytes > limit {
-                // Said before a byte is written: no file is begun for it.
-                state.current.localFailure = TransportError(
-                    code: URLError.Code.dataLengthExceedsMaximum.rawValue,
-                    message: "the answer's \(expectedBytes) bytes are over the \(limit)-byte limit for its file (RequestOptions.maxFileBytes)")
-                return state.current.task
-            }
-            do {
-                state.answer.file = try ResponseFile(destination: destination, attempt: state.record.number)
-            } catch let error as ResponseFileError {
-                state.current.localFailure = TransportError(code: URLError.Code.cannotCreateFile.rawValue, message: error.message)
-                return state.current.task
-            } catch {}
-        }
-        state.record.responseAt = now
-        state.record.status = status
-        state.record.bytes = 0
-        state.current.encodedLength = Self.encodedLength(headers: state.answer.headers, expectedBytes: expectedBytes)
-        if let jar = environment.cookies, let url = state.answer.url ?? state.sent?.url {
-            jar.store(responseHeaders: state.answer.headers, for: url)
-        }
-        publish(&state, .response(status: status, headers: state.answer.headers, expectedBytes: expectedBytes, httpVersion: state.answer.httpVersion))
-        let headers = state.answer.headers
-        guard let failure = options.validator.validate(status: status, headers: headers, response: { state.answer.httpURLResponse() }) else {
-            if let stream = options.bodyStream, state.answer.file == nil {
-                state.current.streaming = true
-                stream.deliverHead(status: status, headers: headers)
-            }
-            return nil
-        }
-        state.current.invalid = failure
-        publish(&state, .validationFailed(reason: failure.summary))
-        guard options.cancelOnInvalidResponse else { return nil }
-        state.current.cancelledAsInvalid = true
-        return state.current.task
-    }
-
     func task(_ task: Int, didReceive challenge: URLAuthenticationChallenge) -> (URLSession.AuthChallengeDisposition, URLCredential?) {
         // Default handling can hang forever on Linux (swift-corelibs-foundation before PR
         // 5457). With no credential to offer, the 401 itself is the answer.
@@ -223,8 +178,11 @@ extension RequestOperation {
         return answer
     }
 
+    /// The task ended. In two steps under the lock, with the download's move into place (or
+    /// its removal) between them, outside it: the file is the attempt's alone once taken out
+    /// of the answer, and no other callback of this task comes after this one.
     func task(_ task: Int, didCompleteWithError error: Error?) {
-        let current = state.withLock { state -> (UInt64, AttemptFailure?, TransportError?)? in
+        let download = state.withLock { state -> Download? in
             if let racer = state.racer(task) {
                 // A hedge that failed before any response: the others race on.
                 let (failure, reported) = Self.judge(AttemptState(), answered: false, error: error)
@@ -246,24 +204,38 @@ extension RequestOperation {
                 state.current.localFailure = TransportError(code: URLError.Code.networkConnectionLost.rawValue, message: problem)
             }
             // A download goes into place only when this attempt succeeded; else it goes.
-            if let file = state.answer.file {
-                state.answer.file = nil
-                if error == nil, state.current.invalid == nil, state.current.localFailure == nil, state.current.redirectRefused == nil,
-                   !state.current.timedOut, !state.current.readTimedOut {
-                    do {
-                        try file.keep()
-                        state.answer.savedTo = file.destination
-                        if environment.events.subscriberCount > 0 {
-                            publish(&state, .responseBody(body: .omitted(bytes: file.bytes, reason: "saved to \(file.destination.path)"),
-                                                          totalBytes: file.bytes, truncated: false,
-                                                          mediaType: state.answer.headers.value(forHTTPHeader: "Content-Type")))
-                        }
-                    } catch let failure as ResponseFileError {
-                        state.current.localFailure = TransportError(code: URLError.Code.cannotMoveFile.rawValue, message: failure.message)
-                    } catch {}
-                } else {
-                    file.discard()
+            guard let file = state.answer.file else { return Download.none }
+            state.answer.file = nil
+            let succeeded = error == nil && state.current.invalid == nil && state.current.localFailure == nil
+                && state.current.redirectRefused == nil && !state.current.timedOut && !state.current.readTimedOut
+            return succeeded ? .keep(file) : .discard(file)
+        }
+        guard let download else { return }
+        var moved: Result<ResponseFile, ResponseFileError>?
+        switch download {
+        case .none: break
+        case .discard(let file): file.discard()
+        case .keep(let file):
+            do {
+                try file.keep()
+                moved = .success(file)
+            } catch let failure as ResponseFileError {
+                moved = .failure(failure)
+            } catch {}
+        }
+        let current = state.withLock { state -> (UInt64, AttemptFailure?, TransportError?)? in
+            guard state.isCurrent(task: task) else { return nil }
+            switch moved {
+            case nil: break
+            case .success(let file)?:
+                state.answer.savedTo = file.destination
+                if environment.events.subscriberCount > 0 {
+                    publish(&state, .responseBody(body: .omitted(bytes: file.bytes, reason: "saved to \(file.destination.path)"),
+                                                  totalBytes: file.bytes, truncated: false,
+                                                  mediaType: state.answer.headers.value(forHTTPHeader: "Content-Type")))
                 }
+            case .failure(let failure)?:
+                state.current.localFailure = TransportError(code: URLError.Code.cannotMoveFile.rawValue, message: failure.message)
             }
             let (failure, reported) = Self.judge(state.current, answered: state.answer.status != nil, error: error)
             if failure != nil, state.answer.status == nil, !state.current.timedOut, !state.current.racers.isEmpty {
@@ -288,6 +260,13 @@ extension RequestOperation {
         }
         guard let (token, failure, reported) = current else { return }
         attemptCompleted(failure, token: token, taskError: reported)
+    }
+
+    /// What becomes of an attempt's download when its task ends (done outside the lock).
+    private enum Download {
+        case none
+        case keep(ResponseFile)
+        case discard(ResponseFile)
     }
 
     /// The `responseBody` event for an attempt's answer: up to `cap` bytes of it; nil when

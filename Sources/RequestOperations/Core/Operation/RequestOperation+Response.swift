@@ -1,0 +1,139 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A response of the attempt's task, taken in three steps so that nothing with an effect
+/// runs under the operation's lock (#43): under the lock, a hedge that answered first
+/// becomes the lead; outside it, the answer is read, its file begun, its cookies stored and
+/// the program's validator asked (which may read the operation); under the lock again, the
+/// attempt takes it in — if its task is still the attempt's. No other callback of the same
+/// task comes in between (a transport reports a task's events one after the other); a
+/// cancel may, and then the second step finds the task no longer current and undoes the file.
+extension RequestOperation {
+    /// What the first step hands out: the answer so far, to take the response into.
+    private struct Arrival {
+        var answer: Answer
+        /// The attempt the response answers (its partial file is named after it).
+        let attempt: Int
+        /// Where the request went, whose cookies an answer with no URL of its own sets.
+        let sentURL: URL?
+    }
+
+    /// The response as read outside the lock.
+    private struct Reading {
+        var answer: Answer
+        /// False: what came is no HTTP response (the answer is only emptied).
+        var isHTTP = false
+        /// Why the answer is refused before a byte of its body is read (no length to read it
+        /// by, over the file's limit, no file could be made): the attempt fails with it.
+        var refusal: TransportError?
+        /// The validator's verdict; nil: acceptable.
+        var failure: AttemptFailure?
+    }
+
+    /// What the third step leaves to do outside the lock.
+    private enum Verdict {
+        case none
+        /// The task is no longer the attempt's: the file begun for it goes.
+        case stale(ResponseFile?)
+        /// The answer is refused or invalid: its task is cancelled (the `.cancel` disposition is
+        /// ignored on Linux, where the body is read to the end).
+        case cancel(TransportTask?)
+        /// A valid answer whose body goes to the caller's stream: the head goes first.
+        case deliverHead(ResponseBodyStream, status: Int, headers: [String: String])
+    }
+
+    /// A response of `task`: `take` files it in the answer (false: it is no HTTP response).
+    func received(_ task: Int, expectedBytes: Int?, take: (inout Answer) -> Bool) -> URLSession.ResponseDisposition {
+        let (arrival, hedges) = state.withLock { state -> (Arrival?, Teardown?) in
+            // The first response wins: a hedge that answers first leads from now on, and the
+            // copies still racing are cancelled.
+            // The 3xx of a refused redirect is no answer: the attempt fails as refused.
+            guard state.current.redirectRefused == nil || !state.isCurrent(task: task) else { return (nil, nil) }
+            let hedges = state.result == nil ? settleHedges(&state, answeredBy: task, at: environment.clock.now()) : nil
+            guard state.isCurrent(task: task) else { return (nil, hedges) }
+            return (Arrival(answer: state.answer, attempt: state.record.number, sentURL: state.sent?.url), hedges)
+        }
+        if let hedges { tearDown(hedges) }
+        guard let arrival else { return .allow }
+        let reading = read(arrival, expectedBytes: expectedBytes, take: take)
+        let verdict = state.withLock { state in takeIn(&state, reading, task: task, expectedBytes: expectedBytes) }
+        switch verdict {
+        case .none: break
+        case .stale(let file): file?.discard()
+        case .cancel(let task): if let task { cancelTasks([task]) }
+        case .deliverHead(let stream, let status, let headers): stream.deliverHead(status: status, headers: headers)
+        }
+        return .allow
+    }
+
+    /// The second step, outside the lock: the response read into the answer, judged, its file
+    /// begun and its cookies stored.
+    private func read(_ arrival: Arrival, expectedBytes: Int?, take: (inout Answer) -> Bool) -> Reading {
+        // Every response starts a new body: on Linux an authentication challenge
+        // delivers the 401 response before the real one.
+        var answer = arrival.answer
+        answer.body = Data()
+        answer.file?.discard()
+        answer.file = nil
+        var reading = Reading(answer: answer)
+        guard take(&reading.answer), let status = reading.answer.status else { return reading }
+        reading.isHTTP = true
+        let headers = reading.answer.headers
+        if let problem = ResponseFraming.lengthProblem(headers) {
+            // No length to read the body by: FoundationNetworking read on and called it a success.
+            reading.refusal = TransportError(code: URLError.Code.badServerResponse.rawValue, message: problem)
+            return reading
+        }
+        if let destination = options.destination, (200..<300).contains(status) {
+            if let limit = options.maxFileBytes, let expectedBytes, expectedBytes > limit {
+                // Said before a byte is written: no file is begun for it.
+                reading.refusal = TransportError(
+                    code: URLError.Code.dataLengthExceedsMaximum.rawValue,
+                    message: "the answer's \(expectedBytes) bytes are over the \(limit)-byte limit for its file (RequestOptions.maxFileBytes)")
+                return reading
+            }
+            do {
+                reading.answer.file = try ResponseFile(destination: destination, attempt: arrival.attempt)
+            } catch let error as ResponseFileError {
+                reading.refusal = TransportError(code: URLError.Code.cannotCreateFile.rawValue, message: error.message)
+                return reading
+            } catch {}
+        }
+        if let jar = environment.cookies, let url = reading.answer.url ?? arrival.sentURL {
+            jar.store(responseHeaders: headers, for: url)
+        }
+        reading.failure = options.validator.validate(status: status, headers: headers, response: { reading.answer.httpURLResponse() })
+        return reading
+    }
+
+    /// The third step, under the lock: the attempt takes in the answer as read.
+    private func takeIn(_ state: inout State, _ reading: Reading, task: Int, expectedBytes: Int?) -> Verdict {
+        guard state.isCurrent(task: task) else { return .stale(reading.answer.file) }
+        state.answer = reading.answer
+        state.current.invalid = nil
+        guard reading.isHTTP, let status = state.answer.status else { return .none }
+        if let refusal = reading.refusal {
+            state.current.localFailure = refusal
+            return .cancel(state.current.task)
+        }
+        let now = environment.clock.now()
+        if options.readTimeout != nil { state.current.lastProgress = now }
+        state.record.responseAt = now
+        state.record.status = status
+        state.record.bytes = 0
+        state.current.encodedLength = Self.encodedLength(headers: state.answer.headers, expectedBytes: expectedBytes)
+        publish(&state, .response(status: status, headers: state.answer.headers, expectedBytes: expectedBytes, httpVersion: state.answer.httpVersion))
+        guard let failure = reading.failure else {
+            guard let stream = options.bodyStream, state.answer.file == nil else { return .none }
+            state.current.streaming = true
+            return .deliverHead(stream, status: status, headers: state.answer.headers)
+        }
+        state.current.invalid = failure
+        publish(&state, .validationFailed(reason: failure.summary))
+        guard options.cancelOnInvalidResponse else { return .none }
+        state.current.cancelledAsInvalid = true
+        return .cancel(state.current.task)
+    }
+}
