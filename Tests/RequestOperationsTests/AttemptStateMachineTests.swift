@@ -1,188 +1,442 @@
 import Foundation
 @testable import RequestOperations
+import Synchronization
 import XCTest
 
-/// The attempt's state machine alone, without an operation or a transport: every phase ×
+/// The attempt's state machine alone, without an operation or a transport: every stage ×
 /// every input, against a table of the moves the engine makes (written out here, not read
-/// from the machine), and whole cycles as an operation lives them.
+/// from the machine), with what each stage holds and what each move lets go of — and whole
+/// cycles as an operation lives them.
 final class AttemptStateMachineTests: XCTestCase {
     typealias Machine = AttemptStateMachine
-    typealias Input = AttemptStateMachine.Input
 
-    /// Each phase an attempt can be in, and the inputs that lead there from a new machine.
-    private static let starts: [(name: String, path: [Input])] = [
-        ("pending", []),
-        ("intercepting", [.begin(needsAdmission: true)]),
-        ("waitingForSlot", [.begin(needsAdmission: false)]),
-        ("held", [.begin(needsAdmission: true), .hold(batch: "b")]),
-        ("waitingForReactor", [.begin(needsAdmission: true), .waitForReactor("refresh")]),
-        ("waitingForCircuit", [.begin(needsAdmission: false), .circuitWait(host: "api:443")]),
-        ("waitingForRateLimit", [.begin(needsAdmission: false), .rateLimitPause(host: "api:443", until: 5)]),
-        ("preparing", [.begin(needsAdmission: false), .slotGranted(prepares: true)]),
-        ("stoppedBeforeSending", [.begin(needsAdmission: false), .stopAtBreakpoint(1, afterAnswer: false)]),
-        ("inFlight", [.begin(needsAdmission: false), .slotGranted(prepares: false), .sent]),
-        ("stoppedAfterAnswer", [.begin(needsAdmission: false), .slotGranted(prepares: false), .sent, .stopAtBreakpoint(2, afterAnswer: true)]),
-        ("waitingToRetry", [.begin(needsAdmission: false), .slotGranted(prepares: false), .sent, .retryScheduled(until: 10)]),
-        ("finished", [.finish(.failure)]),
-    ]
+    // MARK: - Handles with names
 
-    /// One of every input (a retry sooner than the sample's wait of 10).
-    private static let inputs: [(name: String, input: Input)] = [
-        ("begin", .begin(needsAdmission: true)),
-        ("intercepted", .intercepted),
-        ("hold", .hold(batch: "b2")),
-        ("released", .released),
-        ("waitForReactor", .waitForReactor("other")),
-        ("reactorFinished", .reactorFinished(beforeSending: true)),
-        ("rateLimitPause", .rateLimitPause(host: "api:443", until: 7)),
-        ("circuitWait", .circuitWait(host: "other:443")),
-        ("circuitWaitExpired", .circuitWaitExpired),
-        ("slotReturned", .slotReturned),
-        ("slotGranted", .slotGranted(prepares: false)),
-        ("sent", .sent),
-        ("stopBefore", .stopAtBreakpoint(3, afterAnswer: false)),
-        ("stopAfter", .stopAtBreakpoint(3, afterAnswer: true)),
-        ("resolveBreakpoint", .resolveBreakpoint(needsAdmission: false)),
-        ("retryScheduled", .retryScheduled(until: 20)),
-        ("retrySooner", .retrySooner(until: 4)),
-        ("retryNow", .retryNow),
-        ("finish", .finish(.cancelled)),
-    ]
-
-    /// What the engine does with an input in each phase: the phase after it and the action.
-    /// Every pair not here must be refused with nothing changed.
-    private static let moves: [String: [String: (RequestPhase?, Machine.Action)]] = [
-        "pending": ["begin": (.intercepting, .admit)],
-        "intercepting": ["intercepted": (.waitingForSlot, .acquireSlot), "hold": (.held(batch: "b2"), .announce),
-                         "waitForReactor": (.waitingForReactor("other"), .announce),
-                         "stopBefore": (.stoppedAtBreakpoint(3), .announce)],
-        "waitingForSlot": ["rateLimitPause": (.waitingForRateLimit(host: "api:443", until: 7), .announce),
-                           "circuitWait": (.waitingForCircuit(host: "other:443"), .announce),
-                           "slotReturned": (.waitingForSlot, .acquireSlot), "slotGranted": (.preparing, .send),
-                           "stopBefore": (.stoppedAtBreakpoint(3), .announce)],
-        "held": ["released": (.intercepting, .announce)],
-        "waitingForReactor": ["begin": (.intercepting, .admit), "waitForReactor": (.waitingForReactor("other"), .announce),
-                              "reactorFinished": (.intercepting, .announce),
-                              "retryScheduled": (.waitingToRetry(until: 20), .announce)],
-        "waitingForCircuit": ["rateLimitPause": (.waitingForRateLimit(host: "api:443", until: 7), .announce),
-                              "circuitWait": (.waitingForCircuit(host: "other:443"), .announce),
-                              "circuitWaitExpired": (nil, .failWaitingForCircuit),
-                              "slotReturned": (.waitingForSlot, .acquireSlot), "slotGranted": (.preparing, .send)],
-        "waitingForRateLimit": ["rateLimitPause": (.waitingForRateLimit(host: "api:443", until: 7), .announce),
-                                "circuitWait": (.waitingForCircuit(host: "other:443"), .announce),
-                                "slotReturned": (.waitingForSlot, .acquireSlot), "slotGranted": (.preparing, .send)],
-        "preparing": ["slotReturned": (.waitingForSlot, .acquireSlot), "sent": (.inFlight, .announce),
-                      "retryScheduled": (.waitingToRetry(until: 20), .announce)],
-        "stoppedBeforeSending": ["resolveBreakpoint": (.waitingForSlot, .acquireSlot)],
-        "inFlight": ["begin": (.intercepting, .admit), "waitForReactor": (.waitingForReactor("other"), .announce),
-                     "stopAfter": (.stoppedAtBreakpoint(3), .announce),
-                     "retryScheduled": (.waitingToRetry(until: 20), .announce)],
-        "stoppedAfterAnswer": ["resolveBreakpoint": (.inFlight, .decide)],
-        "waitingToRetry": ["begin": (.intercepting, .admit), "retrySooner": (.waitingToRetry(until: 4), .announce),
-                           "retryNow": (nil, .beginNext)],
-        "finished": [:],
-    ]
-
-    private func started(at start: (name: String, path: [Input])) -> Machine {
-        var machine = Machine()
-        for input in start.path {
-            XCTAssertNotEqual(machine.apply(input), .refuse, "the path to \(start.name) is refused at \(input)")
-        }
-        return machine
+    /// A timer that is only a name.
+    final class NamedTimer: ScheduledTimer {
+        let name: String
+        init(_ name: String) { self.name = name }
+        func cancel() {}
     }
 
-    func testEveryPhaseTakesExactlyTheInputsTheEngineGivesIt() {
-        XCTAssertEqual(Self.starts.count, 13, "a new phase needs a start here")
-        for start in Self.starts {
-            for (name, input) in Self.inputs {
-                var machine = started(at: start)
-                let before = machine
-                let action = machine.apply(input)
-                let context = "\(name) in \(start.name)"
-                if case .finish(let outcome) = input, start.name != "finished" {
-                    XCTAssertEqual(action, .announce, context)
-                    XCTAssertEqual(machine.phase, .finished(outcome), context)
-                    continue
-                }
-                guard let (phase, expected) = Self.moves[start.name]?[name] else {
-                    XCTAssertEqual(action, .refuse, context)
-                    XCTAssertEqual(machine, before, "\(context): a refused input changed the machine")
-                    continue
-                }
-                XCTAssertEqual(action, expected, context)
-                XCTAssertEqual(machine.phase, phase ?? before.phase, context)
+    /// Makes handles and tells them apart by name: timers, tasks, work, passes, waits and
+    /// gate tickets, as a teardown holds them.
+    final class Handles: Sendable {
+        let gate = ConcurrencyGate(limit: 1, handoff: nil)
+        private let names = Mutex<(work: [Task<Void, Never>: String], passes: [ObjectIdentifier: String],
+                                    tickets: [ConcurrencyGate.Ticket: String], cancelledWaits: [String])>(([:], [:], [:], []))
+
+        init() {
+            // The gate's one slot is taken, so every ticket asked for waits.
+            gate.acquire {}
+        }
+
+        func timer(_ name: String) -> NamedTimer { NamedTimer(name) }
+        func task(_ id: Int) -> TransportTask { TransportTask(identifier: id, handle: id) }
+
+        func work(_ name: String) -> Task<Void, Never> {
+            let work = Task<Void, Never> {}
+            names.withLock { $0.work[work] = name }
+            return work
+        }
+
+        func pass(_ name: String) -> CircuitPass {
+            let pass = CircuitPass(isProbe: false) { _ in }
+            names.withLock { $0.passes[ObjectIdentifier(pass)] = name }
+            return pass
+        }
+
+        func wait(_ name: String) -> CircuitWait {
+            CircuitWait { [self] in names.withLock { $0.cancelledWaits.append(name) } }
+        }
+
+        func ticket(_ name: String) -> ConcurrencyGate.Ticket {
+            let ticket = gate.acquire {}
+            names.withLock { $0.tickets[ticket] = name }
+            return ticket
+        }
+
+        /// What `teardown` lets go of, by name (a circuit wait is named by cancelling it).
+        func released(_ teardown: Teardown) -> Set<String> {
+            var released = Set(teardown.timers.compactMap { ($0 as? NamedTimer)?.name })
+            released.formUnion(teardown.tasks.map { "task\($0.identifier)" })
+            if let unsent = teardown.unsent { released.insert("unsent task\(unsent.identifier)") }
+            if teardown.releasesSlot { released.insert("slot") }
+            let before = names.withLock { $0.cancelledWaits.count }
+            teardown.circuitWait?.cancel()
+            return names.withLock { names in
+                released.formUnion(teardown.work.compactMap { names.work[$0] })
+                if let pass = teardown.pass, let name = names.passes[ObjectIdentifier(pass)] { released.insert(name) }
+                if let ticket = teardown.ticket, let name = names.tickets[ticket] { released.insert(name) }
+                released.formUnion(names.cancelledWaits[before...])
+                return released
             }
         }
     }
 
+    let handles = Handles()
+    let answered = AttemptStateMachine.AttemptEnd(failure: .status(503, headers: [:]), taskError: nil)
+
+    // MARK: - The stages, and what each holds
+
+    /// Each stage an attempt can be in, the inputs that lead there from a new machine, and
+    /// what it holds then.
+    private func stages() -> [(name: String, build: (inout Machine) -> Void, holds: Set<String>)] {
+        let h = handles
+        func asking(_ m: inout Machine) { _ = m.begin(needsAdmission: false) }
+        func preparing(_ m: inout Machine) {
+            asking(&m)
+            _ = m.circuitPassed(h.pass("pass"), of: m.id)
+            _ = m.slotGranted(slotHost: "api:443", prepares: true, of: m.id)
+            _ = m.workStarted(h.work("preparer"), of: m.id)
+        }
+        func inFlight(_ m: inout Machine) {
+            preparing(&m)
+            _ = m.sent(h.task(1), at: 0, uploadTotal: nil, of: m.id)
+            _ = m.timersStarted(attempt: h.timer("attemptTimer"), read: h.timer("readTimer"), hedge: h.timer("hedgeTimer"), of: m.id)
+        }
+        let end = answered
+        func deciding(_ m: inout Machine) {
+            inFlight(&m)
+            _ = m.taskEnded(1, end)
+        }
+        return [
+            ("pending", { _ in }, []),
+            ("intercepting", { m in _ = m.begin(needsAdmission: true); _ = m.workStarted(h.work("admission"), of: m.id) }, ["admission"]),
+            ("held", { m in _ = m.begin(needsAdmission: true); _ = m.workStarted(h.work("admission"), of: m.id); _ = m.hold(batch: "b", of: m.id) },
+             ["admission"]),
+            ("reactorBeforeSending", { m in _ = m.begin(needsAdmission: true); _ = m.workStarted(h.work("admission"), of: m.id)
+                _ = m.waitForReactor("refresh", of: m.id) }, ["admission"]),
+            ("waitingForSlot", { m in asking(&m); m.ticketIssued(h.ticket("ticket"), of: m.id) }, ["ticket"]),
+            ("waitingForRateLimit", { m in asking(&m); _ = m.rateLimitPause(host: "api:443", until: 5, of: m.id)
+                _ = m.rateLimitTimerStarted(h.timer("pauseTimer"), of: m.id) }, ["pauseTimer"]),
+            ("waitingForCircuit", { m in asking(&m); _ = m.circuitWait(host: "api:443", h.wait("circuitWait"), of: m.id)
+                _ = m.circuitTimerStarted(h.timer("circuitTimer"), of: m.id) }, ["circuitWait", "circuitTimer"]),
+            ("preparing", preparing, ["slot", "pass", "preparer"]),
+            ("inFlight", inFlight, ["slot", "pass", "task1", "attemptTimer", "readTimer", "hedgeTimer"]),
+            ("deciding", deciding, ["slot", "pass"]),
+            ("reacting", { m in deciding(&m); _ = m.react("refresh", of: m.id); _ = m.workStarted(h.work("reactorWait"), of: m.id) }, ["reactorWait"]),
+            ("stoppedBeforeSending", { m in asking(&m); _ = m.stopBeforeSending(at: 1, of: m.id) }, []),
+            ("stoppedAfterAnswer", { m in deciding(&m); _ = m.stopAfterAnswer(at: 2, of: m.id) }, []),
+            ("waitingToRetry", { m in deciding(&m); _ = m.retryScheduled(until: 10, of: m.id)
+                _ = m.retryWaitStarted(timer: h.timer("retryTimer"), observation: nil, of: m.id) }, ["retryTimer"]),
+            ("finished", { m in _ = m.finish(.failure) }, []),
+        ]
+    }
+
+    // MARK: - The inputs
+
+    /// What an input did: its word (`refuse` when it did not fit) and what the machine let go of.
+    struct Outcome {
+        var word: String
+        var released: Teardown = Teardown()
+    }
+
+    /// One of every input, each with handles of its own; `brings`: what it hands the machine.
+    private func inputs() -> [(name: String, brings: Set<String>, give: (inout Machine) -> Outcome)] {
+        let h = handles
+        func word(_ change: Machine.Change) -> String { "\(change)" }
+        func entry(_ entry: Machine.Entry) -> Outcome {
+            switch entry {
+            case .refuse: Outcome(word: "refuse")
+            case .admit(_, let teardown): Outcome(word: "admit", released: teardown)
+            case .askForSlot(_, let teardown): Outcome(word: "askForSlot", released: teardown)
+            }
+        }
+        func optional(_ teardown: Teardown?, _ accepted: String = "ok") -> Outcome {
+            teardown.map { Outcome(word: accepted, released: $0) } ?? Outcome(word: "refuse")
+        }
+        func flag(_ accepted: Bool, _ teardown: Teardown = Teardown()) -> Outcome {
+            Outcome(word: accepted ? "ok" : "refuse", released: teardown)
+        }
+        let end = answered
+        return [
+            ("begin", [], { entry($0.begin(needsAdmission: false)) }),
+            ("requeue", [], { m in entry(m.requeue(needsAdmission: false, of: m.id)) }),
+            ("workStarted", ["newWork"], { m in let t = m.workStarted(h.work("newWork"), of: m.id); return flag(t.isEmpty, t) }),
+            ("hold", [], { m in Outcome(word: word(m.hold(batch: "b2", of: m.id))) }),
+            ("released", [], { m in Outcome(word: word(m.released(of: m.id))) }),
+            ("waitForReactor", [], { m in Outcome(word: word(m.waitForReactor("other", of: m.id))) }),
+            ("reactorFinished", [], { m in Outcome(word: word(m.reactorFinished(of: m.id))) }),
+            ("intercepted", [], { m in flag(m.intercepted(of: m.id)) }),
+            ("rateLimitPause", [], { m in Outcome(word: word(m.rateLimitPause(host: "api:443", until: 7, of: m.id))) }),
+            ("rateLimitTimerStarted", ["newPauseTimer"], { m in
+                let t = m.rateLimitTimerStarted(h.timer("newPauseTimer"), of: m.id)
+                return flag(!h.released(t).contains("newPauseTimer"), t)
+            }),
+            ("rateLimitPauseOver", [], { m in flag(m.rateLimitPauseOver(of: m.id)) }),
+            ("circuitWait", ["newWait"], { m in
+                let (change, wants, unused) = m.circuitWait(host: "other:443", h.wait("newWait"), of: m.id)
+                return Outcome(word: change == .refuse ? "refuse" : "\(change)\(wants ? "+timer" : "")", released: unused)
+            }),
+            ("circuitTimerStarted", ["newCircuitTimer"], { m in
+                let t = m.circuitTimerStarted(h.timer("newCircuitTimer"), of: m.id)
+                return flag(t.isEmpty, t)
+            }),
+            ("circuitPassed", ["newPass"], { m in let (ok, t) = m.circuitPassed(h.pass("newPass"), of: m.id); return flag(ok, t) }),
+            ("circuitWaitExpired", [], { m in flag(m.circuitWaitExpired(of: m.id)) }),
+            ("slotGranted", [], { m in
+                let (grant, over) = m.slotGranted(slotHost: nil, prepares: false, of: m.id)
+                return Outcome(word: "\(grant)", released: over)
+            }),
+            ("slotReturned", [], { m in optional(m.slotReturned(of: m.id)) }),
+            ("sent", ["unsent task9"], { m in
+                let refused = m.sent(h.task(9), at: 0, uploadTotal: nil, of: m.id)
+                return refused.map { Outcome(word: "refuse", released: $0) } ?? Outcome(word: "ok")
+            }),
+            ("timersStarted", ["newAttemptTimer"], { m in
+                let (ok, t) = m.timersStarted(attempt: h.timer("newAttemptTimer"), read: nil, hedge: nil, of: m.id)
+                return flag(ok, t)
+            }),
+            ("hedgeSent", [], { m in flag(m.hedgeSent(h.task(5), record: 1, lead: 0, nextTimer: nil, of: m.id) != nil) }),
+            ("taskEnded", [], { m in optional(m.taskEnded(1, end)) }),
+            ("stopBeforeSending", [], { m in optional(m.stopBeforeSending(at: 3, of: m.id)) }),
+            ("stopAfterAnswer", [], { m in optional(m.stopAfterAnswer(at: 3, of: m.id)) }),
+            ("resolveBreakpoint", [], { m in
+                switch m.resolveBreakpoint(needsAdmission: false) {
+                case .refuse: Outcome(word: "refuse")
+                case .admit: Outcome(word: "admit")
+                case .askForSlot: Outcome(word: "askForSlot")
+                case .decide: Outcome(word: "decide")
+                }
+            }),
+            ("takePass", [], { m in
+                guard let pass = m.takePass(of: m.id) else { return Outcome(word: "refuse") }
+                var taken = Teardown()
+                taken.pass = pass
+                return Outcome(word: "ok", released: taken)
+            }),
+            ("react", [], { m in optional(m.react("other", of: m.id)) }),
+            ("retryScheduled", [], { m in optional(m.retryScheduled(until: 20, of: m.id)) }),
+            ("retryWaitStarted", ["newRetryTimer"], { m in
+                let t = m.retryWaitStarted(timer: h.timer("newRetryTimer"), observation: nil, of: m.id)
+                return flag(t.isEmpty, t)
+            }),
+            ("retrySooner", [], { m in optional(m.retrySooner(until: 4, of: m.id)) }),
+            ("finish", [], { m in optional(m.finish(.cancelled)) }),
+        ]
+    }
+
+    /// What the engine does with an input in each stage: its word, the phase after it, and
+    /// what the move lets go of. Every pair not here must be refused with nothing changed,
+    /// and must give back what the input brought.
+    private static let moves: [String: [String: (String, RequestPhase, Set<String>)]] = [
+        "pending": ["begin": ("askForSlot", .waitingForSlot, [])],
+        "intercepting": ["hold": ("announce", .held(batch: "b2"), []),
+                         "waitForReactor": ("announce", .waitingForReactor("other"), []),
+                         "intercepted": ("ok", .waitingForSlot, []),
+                         "stopBeforeSending": ("ok", .stoppedAtBreakpoint(3), ["admission"])],
+        "held": ["released": ("announce", .intercepting, [])],
+        "reactorBeforeSending": ["waitForReactor": ("announce", .waitingForReactor("other"), []),
+                                 "reactorFinished": ("announce", .intercepting, [])],
+        "waitingForSlot": ["rateLimitPause": ("announce", .waitingForRateLimit(host: "api:443", until: 7), []),
+                           "circuitWait": ("announce+timer", .waitingForCircuit(host: "other:443"), []),
+                           "circuitPassed": ("ok", .waitingForSlot, []),
+                           "slotGranted": ("send", .preparing, []),
+                           "slotReturned": ("ok", .waitingForSlot, []),
+                           "stopBeforeSending": ("ok", .stoppedAtBreakpoint(3), ["ticket"])],
+        "waitingForRateLimit": ["rateLimitPause": ("announce", .waitingForRateLimit(host: "api:443", until: 7), []),
+                                "rateLimitTimerStarted": ("ok", .waitingForRateLimit(host: "api:443", until: 5), ["pauseTimer"]),
+                                "rateLimitPauseOver": ("ok", .waitingForRateLimit(host: "api:443", until: 5), []),
+                                "circuitWait": ("announce+timer", .waitingForCircuit(host: "other:443"), []),
+                                "circuitPassed": ("ok", .waitingForRateLimit(host: "api:443", until: 5), []),
+                                "slotGranted": ("send", .preparing, ["pauseTimer"]),
+                                "slotReturned": ("ok", .waitingForSlot, ["pauseTimer"])],
+        "waitingForCircuit": ["rateLimitPause": ("announce", .waitingForRateLimit(host: "api:443", until: 7), []),
+                              "circuitWait": ("announce", .waitingForCircuit(host: "other:443"), ["circuitWait"]),
+                              "circuitPassed": ("ok", .waitingForCircuit(host: "api:443"), ["circuitWait", "circuitTimer"]),
+                              "circuitWaitExpired": ("ok", .waitingForCircuit(host: "api:443"), []),
+                              "slotGranted": ("send", .preparing, ["circuitWait", "circuitTimer"]),
+                              "slotReturned": ("ok", .waitingForSlot, ["circuitWait", "circuitTimer"])],
+        "preparing": ["slotReturned": ("ok", .waitingForSlot, ["slot", "pass", "preparer"]),
+                      "sent": ("ok", .inFlight, []),
+                      "retryScheduled": ("ok", .waitingToRetry(until: 20), ["slot", "pass", "preparer"])],
+        "inFlight": ["hedgeSent": ("ok", .inFlight, []),
+                     "timersStarted": ("ok", .inFlight, ["attemptTimer", "readTimer", "hedgeTimer"]),
+                     "taskEnded": ("ok", .inFlight, ["attemptTimer", "readTimer", "hedgeTimer"])],
+        "deciding": ["requeue": ("askForSlot", .waitingForSlot, ["slot", "pass"]),
+                     "stopAfterAnswer": ("ok", .stoppedAtBreakpoint(3), ["slot", "pass"]),
+                     "takePass": ("ok", .inFlight, ["pass"]),
+                     "react": ("ok", .waitingForReactor("other"), ["slot", "pass"]),
+                     "retryScheduled": ("ok", .waitingToRetry(until: 20), ["slot", "pass"])],
+        "reacting": ["requeue": ("askForSlot", .waitingForSlot, ["reactorWait"]),
+                     "waitForReactor": ("announce", .waitingForReactor("other"), []),
+                     "reactorFinished": ("stay", .waitingForReactor("refresh"), []),
+                     "retryScheduled": ("ok", .waitingToRetry(until: 20), ["reactorWait"])],
+        "stoppedBeforeSending": ["resolveBreakpoint": ("askForSlot", .waitingForSlot, [])],
+        "stoppedAfterAnswer": ["resolveBreakpoint": ("decide", .inFlight, [])],
+        "waitingToRetry": ["begin": ("askForSlot", .waitingForSlot, ["retryTimer"]),
+                           "retrySooner": ("ok", .waitingToRetry(until: 4), ["retryTimer"])],
+        "finished": [:],
+    ]
+
+    /// Handles an accepted input may drop without letting go of them: used up by the move.
+    private static let spent: [String: Set<String>] = [
+        "slotGranted": ["ticket"], "slotReturned": ["ticket"], "takePass": ["pass"],
+        "intercepted": ["admission"], "sent": ["preparer"], "rateLimitPauseOver": ["pauseTimer"], "taskEnded": ["task1"],
+    ]
+
+    // MARK: - Tests
+
+    func testEveryStageTakesExactlyTheInputsTheEngineGivesItAndLetsGoOfWhatItHeld() {
+        let stages = stages()
+        XCTAssertEqual(stages.count, 15, "a new stage needs a row here")
+        XCTAssertEqual(inputs().count, 30, "a new input needs a column here")
+        for stage in stages {
+            var built = Machine()
+            stage.build(&built)
+            XCTAssertEqual(handles.released(built.held), stage.holds, "\(stage.name) holds")
+            for (name, brings, give) in inputs() {
+                var machine = Machine()
+                stage.build(&machine)
+                let (phase, id, attempt, held) = (machine.phase, machine.id, machine.attempt, handles.released(machine.held))
+                let outcome = give(&machine)
+                let context = "\(name) in \(stage.name)"
+                let released = handles.released(outcome.released)
+                if name == "finish" {
+                    let finished = stage.name == "finished"
+                    XCTAssertEqual(outcome.word, finished ? "refuse" : "ok", context)
+                    XCTAssertEqual(released, finished ? [] : held, "\(context): the end lets go of all the stage held")
+                    XCTAssertEqual(machine.phase, finished ? phase : .finished(.cancelled), context)
+                    continue
+                }
+                guard let (word, next, lets) = Self.moves[stage.name]?[name] else {
+                    XCTAssertEqual(outcome.word, "refuse", context)
+                    XCTAssertEqual(machine.phase, phase, "\(context): a refused input changed the phase")
+                    XCTAssertEqual(machine.id, id, "\(context): a refused input changed the attempt")
+                    XCTAssertEqual(machine.attempt, attempt, context)
+                    XCTAssertEqual(handles.released(machine.held), held, "\(context): a refused input changed what the stage holds")
+                    XCTAssertEqual(released, brings, "\(context): a refused input gives back what it brought, nothing else")
+                    continue
+                }
+                XCTAssertEqual(outcome.word, word, context)
+                XCTAssertEqual(machine.phase, next, context)
+                XCTAssertEqual(released, lets, "\(context) lets go of")
+                // Nothing is lost: what the stage held is let go of or still held (a gate's ticket
+                // is spent by its grant, a pass taken out is the caller's to tell).
+                // The work or timer that gave the input is done (it is the caller), an ended task is over.
+                let spent = Self.spent[name] ?? []
+                let vanished = held.subtracting(lets).subtracting(spent).subtracting(handles.released(machine.held))
+                XCTAssertEqual(vanished, [], "\(context): dropped without being let go of")
+            }
+        }
+    }
+
+    func testAnInputForAnAttemptThatIsOverIsRefusedWhereverItComes() {
+        var machine = Machine()
+        _ = machine.begin(needsAdmission: false)
+        let old = machine.id
+        _ = machine.slotGranted(slotHost: nil, prepares: false, of: old)
+        _ = machine.sent(handles.task(1), at: 0, uploadTotal: nil, of: old)
+        _ = machine.taskEnded(1, answered)
+        XCTAssertNotNil(machine.retryScheduled(until: 5, of: old))
+        guard case .askForSlot(let next, _) = machine.begin(needsAdmission: false, expected: old) else { return XCTFail("the retry begins") }
+        XCTAssertEqual(next, old + 1)
+        XCTAssertEqual(machine.attempt, 2)
+        let late = machine.retryWaitStarted(timer: handles.timer("lateTimer"), observation: nil, of: old)
+        XCTAssertEqual(handles.released(late), ["lateTimer"], "the first attempt's timer, made late, is cancelled")
+        XCTAssertEqual(machine.rateLimitPause(host: "h", until: 1, of: old), .refuse)
+        XCTAssertEqual(machine.slotGranted(slotHost: nil, prepares: false, of: old).0, .refuse, "the old attempt's slot goes back")
+        if case .refuse = machine.begin(needsAdmission: false, expected: old) {} else { XCTFail("an attempt begins once") }
+    }
+
     func testTheSamePauseOrBreakerWaitAgainIsNotAnnouncedAgain() {
-        var machine = started(at: Self.starts[5])
-        XCTAssertEqual(machine.apply(.circuitWait(host: "api:443")), .stay)
-        var paused = started(at: Self.starts[6])
-        XCTAssertEqual(paused.apply(.rateLimitPause(host: "api:443", until: 5)), .stay)
-        XCTAssertEqual(paused.apply(.rateLimitPause(host: "api:443", until: 6)), .announce, "a longer pause is news")
+        var machine = Machine()
+        _ = machine.begin(needsAdmission: false)
+        XCTAssertEqual(machine.circuitWait(host: "h", handles.wait("w1"), of: machine.id).change, .announce)
+        XCTAssertEqual(machine.circuitWait(host: "h", handles.wait("w2"), of: machine.id).change, .stay)
+        XCTAssertEqual(machine.rateLimitPause(host: "h", until: 5, of: machine.id), .announce)
+        XCTAssertEqual(machine.rateLimitPause(host: "h", until: 5, of: machine.id), .stay)
+        XCTAssertEqual(machine.rateLimitPause(host: "h", until: 6, of: machine.id), .announce, "a longer pause is news")
+    }
+
+    func testTheBreakersLongestWaitIsTimedOnceFromTheFirstWait() {
+        var machine = Machine()
+        _ = machine.begin(needsAdmission: false)
+        XCTAssertTrue(machine.circuitWait(host: "h", handles.wait("w1"), of: machine.id).wantsTimer)
+        XCTAssertTrue(machine.circuitTimerStarted(handles.timer("first"), of: machine.id).isEmpty)
+        let again = machine.circuitWait(host: "h", handles.wait("w2"), of: machine.id)
+        XCTAssertFalse(again.wantsTimer)
+        XCTAssertEqual(handles.released(again.unused), ["w1"], "the older wait goes, the timer stays")
+        XCTAssertEqual(handles.released(machine.held), ["w2", "first"])
     }
 
     func testARetryIsBroughtForwardNeverPushedBack() {
-        var machine = started(at: Self.starts[11])
-        XCTAssertEqual(machine.apply(.retrySooner(until: 12)), .refuse)
-        XCTAssertEqual(machine.apply(.retrySooner(until: 10)), .refuse, "the same moment is not sooner")
-        XCTAssertEqual(machine.apply(.retrySooner(until: 3)), .announce)
+        var machine = Machine()
+        _ = machine.begin(needsAdmission: false)
+        _ = machine.slotGranted(slotHost: nil, prepares: true, of: machine.id)
+        _ = machine.retryScheduled(until: 10, of: machine.id)
+        _ = machine.retryWaitStarted(timer: handles.timer("t10"), observation: nil, of: machine.id)
+        XCTAssertNil(machine.retrySooner(until: 12, of: machine.id))
+        XCTAssertNil(machine.retrySooner(until: 10, of: machine.id), "the same moment is not sooner")
+        XCTAssertEqual(machine.retrySooner(until: 3, of: machine.id).map(handles.released), ["t10"])
         XCTAssertEqual(machine.phase, .waitingToRetry(until: 3))
     }
 
-    func testAReactorRunAfterTheAnswerKeepsTheAttemptWaitingUntilTheDecision() {
-        var machine = started(at: Self.starts[9])
-        XCTAssertEqual(machine.apply(.waitForReactor("refresh")), .announce)
-        XCTAssertEqual(machine.apply(.reactorFinished(beforeSending: false)), .stay)
-        XCTAssertEqual(machine.phase, .waitingForReactor("refresh"))
-        XCTAssertEqual(machine.apply(.begin(needsAdmission: false)), .acquireSlot, "requeued")
+    func testAttemptsAreNumberedByTheMachine() {
+        var machine = Machine()
+        _ = machine.begin(needsAdmission: false)
+        _ = machine.slotGranted(slotHost: nil, prepares: false, of: machine.id)
+        _ = machine.sent(handles.task(1), at: 0, uploadTotal: nil, of: machine.id)
+        XCTAssertEqual(machine.hedgeSent(handles.task(2), record: 1, lead: 0, nextTimer: nil, of: machine.id), 2, "a hedge is attempt 2")
+        _ = machine.taskEnded(1, answered)
+        _ = machine.requeue(needsAdmission: false, of: machine.id)
+        XCTAssertEqual([machine.attempt, machine.requeues], [3, 1], "a requeue is attempt 3, not counted against the policy")
+        _ = machine.slotGranted(slotHost: nil, prepares: true, of: machine.id)
+        _ = machine.retryScheduled(until: 1, of: machine.id)
+        XCTAssertEqual(machine.attempt, 4)
     }
 
     func testTheBreakpointStageIsKnownUntilTheStopIsResolved() {
-        var before = started(at: Self.starts[8])
+        var before = Machine()
+        _ = before.begin(needsAdmission: true)
+        _ = before.stopBeforeSending(at: 1, of: before.id)
         XCTAssertEqual(before.breakpointStage, .beforeSend)
-        XCTAssertEqual(before.apply(.resolveBreakpoint(needsAdmission: true)), .admit)
+        guard case .admit = before.resolveBreakpoint(needsAdmission: true) else { return XCTFail("admission runs") }
         XCTAssertEqual(before.phase, .intercepting)
         XCTAssertNil(before.breakpointStage)
 
-        var after = started(at: Self.starts[10])
+        var after = Machine()
+        _ = after.begin(needsAdmission: false)
+        _ = after.slotGranted(slotHost: nil, prepares: false, of: after.id)
+        _ = after.sent(handles.task(1), at: 0, uploadTotal: nil, of: after.id)
+        _ = after.taskEnded(1, answered)
+        _ = after.stopAfterAnswer(at: 2, of: after.id)
         XCTAssertEqual(after.breakpointStage, .afterResponse)
-        XCTAssertEqual(after.apply(.resolveBreakpoint(needsAdmission: true)), .decide)
+        guard case .decide(_, let end) = after.resolveBreakpoint(needsAdmission: true) else { return XCTFail("the answer goes on") }
+        XCTAssertEqual(end, answered, "with the answer it stopped with")
         XCTAssertNil(after.breakpointStage)
-        XCTAssertEqual(after.apply(.retryScheduled(until: 3)), .announce, "the answer let go of fails into a retry")
-        XCTAssertEqual(after.apply(.begin(needsAdmission: false)), .acquireSlot)
-        XCTAssertEqual(after.apply(.stopAtBreakpoint(4, afterAnswer: false)), .announce)
-        XCTAssertEqual(after.breakpointStage, .beforeSend, "the next stop is judged on its own")
+        XCTAssertNotNil(after.retryScheduled(until: 3, of: after.id), "the answer let go of fails into a retry")
     }
 
     func testAWholeOperationAsTheEngineLivesIt() {
-        var machine = Machine()
-        let lived: [(Input, Machine.Action, RequestPhase)] = [
-            (.begin(needsAdmission: true), .admit, .intercepting),
-            (.waitForReactor("refresh"), .announce, .waitingForReactor("refresh")),
-            (.reactorFinished(beforeSending: true), .announce, .intercepting),
-            (.hold(batch: "b"), .announce, .held(batch: "b")),
-            (.released, .announce, .intercepting),
-            (.intercepted, .acquireSlot, .waitingForSlot),
-            (.rateLimitPause(host: "h", until: 2), .announce, .waitingForRateLimit(host: "h", until: 2)),
-            (.circuitWait(host: "h"), .announce, .waitingForCircuit(host: "h")),
-            (.slotGranted(prepares: true), .prepare, .preparing),
-            (.slotReturned, .acquireSlot, .waitingForSlot),
-            (.slotGranted(prepares: true), .prepare, .preparing),
-            (.sent, .announce, .inFlight),
-            (.retryScheduled(until: 9), .announce, .waitingToRetry(until: 9)),
-            (.retryNow, .beginNext, .waitingToRetry(until: 9)),
-            (.begin(needsAdmission: false), .acquireSlot, .waitingForSlot),
-            (.slotGranted(prepares: false), .send, .preparing),
-            (.sent, .announce, .inFlight),
-            (.finish(.success), .announce, .finished(.success)),
-        ]
-        for (step, (input, action, phase)) in lived.enumerated() {
-            XCTAssertEqual(machine.apply(input), action, "step \(step + 1): \(input)")
-            XCTAssertEqual(machine.phase, phase, "step \(step + 1): \(input)")
-        }
-        XCTAssertEqual(machine.apply(.begin(needsAdmission: false)), .refuse, "nothing after the end")
-        XCTAssertEqual(machine.apply(.finish(.failure)), .refuse, "an operation ends once")
+        var m = Machine()
+        guard case .admit(let id, _) = m.begin(needsAdmission: true) else { return XCTFail("admission first") }
+        XCTAssertEqual(m.waitForReactor("refresh", of: id), .announce)
+        XCTAssertEqual(m.phase, .waitingForReactor("refresh"))
+        XCTAssertEqual(m.reactorFinished(of: id), .announce)
+        XCTAssertEqual(m.hold(batch: "b", of: id), .announce)
+        XCTAssertEqual(m.released(of: id), .announce)
+        XCTAssertTrue(m.intercepted(of: id))
+        XCTAssertEqual(m.rateLimitPause(host: "h", until: 2, of: id), .announce)
+        XCTAssertTrue(m.rateLimitPauseOver(of: id))
+        XCTAssertEqual(m.circuitWait(host: "h", handles.wait("w"), of: id).change, .announce)
+        XCTAssertTrue(m.circuitPassed(handles.pass("p"), of: id).0)
+        XCTAssertEqual(m.slotGranted(slotHost: nil, prepares: true, of: id).0, .prepare)
+        XCTAssertEqual(m.slotReturned(of: id).map(handles.released), ["slot", "p"], "the breaker opened meanwhile")
+        XCTAssertEqual(m.slotGranted(slotHost: nil, prepares: true, of: id).0, .prepare)
+        XCTAssertNil(m.sent(handles.task(1), at: 0, uploadTotal: nil, of: id))
+        XCTAssertEqual(m.phase, .inFlight)
+        XCTAssertNotNil(m.taskEnded(1, answered))
+        XCTAssertNotNil(m.retryScheduled(until: 9, of: id))
+        XCTAssertEqual(m.phase, .waitingToRetry(until: 9))
+        guard case .askForSlot(let second, _) = m.begin(needsAdmission: false, expected: id) else { return XCTFail("the retry") }
+        XCTAssertEqual(m.slotGranted(slotHost: nil, prepares: false, of: second).0, .send)
+        XCTAssertNil(m.sent(handles.task(2), at: 0, uploadTotal: nil, of: second))
+        XCTAssertNotNil(m.taskEnded(2, AttemptStateMachine.AttemptEnd(failure: nil, taskError: nil)))
+        XCTAssertNotNil(m.finish(.success))
+        XCTAssertEqual(m.phase, .finished(.success))
+        if case .refuse = m.begin(needsAdmission: false) {} else { XCTFail("nothing after the end") }
+        XCTAssertNil(m.finish(.failure), "an operation ends once")
     }
 }

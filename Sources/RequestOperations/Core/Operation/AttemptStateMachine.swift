@@ -1,207 +1,732 @@
 import Foundation
 
-/// Where an operation's attempts are, as one state machine: every change of
-/// ``RequestPhase`` is an ``Input`` given to ``apply(_:)``, which either makes the change and
-/// says what the operation does next (an ``Action``), or refuses an input that does not fit
-/// the phase (a late timer, a second answer, a resolution for a stop that is over).
+/// Which attempt work was started for: the machine's ``AttemptStateMachine/id`` then.
+typealias AttemptID = UInt64
+
+/// An operation's attempts as one state machine: where they are (``stage``, shown as a
+/// ``RequestPhase``), what each stage holds (a gate ticket, a slot, the task, its timers, the
+/// backoff's timer), how attempts are numbered, and which attempt is under way (``id``).
 ///
 /// In the style of AsyncHTTPClient's `RequestBag+StateMachine`: a value with no lock, no
-/// clock and no transport, so every phase × input is tested alone
-/// (`AttemptStateMachineTests`); ``RequestOperation`` holds it in its locked state and
-/// performs the actions (ask for a slot, prepare, publish the phase's event). The phase is
-/// assigned here and nowhere else.
+/// clock and no transport, so every stage × input is tested alone
+/// (`AttemptStateMachineTests`). Inputs bring the handles the operation made for them (a
+/// timer, a task); the result says what to do next and carries a ``Teardown`` of what the
+/// stage let go of — or, for an input that does not fit, of what the input brought. The
+/// operation's pattern is: lock → give the input → unlock → perform what it returned.
+///
+/// Work started for an attempt (a timer, a task, the interceptors) names the attempt by its
+/// ``id``; an input for an attempt that is over is refused here, in one place, so no caller
+/// can forget to check.
 ///
 /// The cycle of one attempt:
 ///
 /// ```
-/// pending/waitingToRetry ─begin─▶ intercepting ─intercepted─▶ waitingForSlot ─slotGranted─▶ preparing ─sent─▶ inFlight
-///        ▲                         │  ▲  held(batch)             │ ▲  waitingForCircuit          │ slotReturned   │
-///        │                         ▼  │  waitingForReactor       ▼ │  waitingForRateLimit        ▼                │
-///        └──────────── retryScheduled ◀───────────────────────────────────────────────────────────────────────────┘
-///   stoppedAtBreakpoint: after begin (before sending) or in flight (after the answer); finish: from anywhere.
+/// pending/waitingToRetry ─begin─▶ admitting ─intercepted─▶ askingForSlot ─slotGranted─▶ preparing ─sent─▶ inFlight ─taskEnded─▶ deciding
+///        ▲                         (held, reactor)          (rate limit, breaker)          │ slotReturned                       │
+///        └──────────── retryScheduled ◀──────────────────────────────────────────────────────────────────────────────────────┘
+///   stopped: after begin (before sending) or while deciding (after the answer); reacting: a reactor's run
+///   after the answer, then requeue or decide; finish: from anywhere.
 /// ```
-struct AttemptStateMachine: Sendable, Equatable {
-    private(set) var phase: RequestPhase = .pending
-    /// Stopped at a breakpoint after the answer came (else, when stopped, before sending).
-    private(set) var stoppedAfterAnswer = false
-
-    enum Input: Equatable {
-        /// An attempt begins: the first, a retry when its wait is over, or a requeue.
-        case begin(needsAdmission: Bool)
-        /// Interceptors and holding reactors let the attempt through: it asks for a slot.
-        case intercepted
-        /// An interceptor holds the attempt in a batch, until ``released``.
-        case hold(batch: String)
-        case released
-        /// The attempt waits for a reactor's run (before it is sent, or after its answer).
-        case waitForReactor(String)
-        /// The reactor's run ended well; `beforeSending`: the attempt goes back to its interceptors.
-        case reactorFinished(beforeSending: Bool)
-        /// The host asked every client to wait until `until` (clock time).
-        case rateLimitPause(host: String, until: TimeInterval)
-        /// The host's circuit breaker keeps the attempt waiting.
-        case circuitWait(host: String)
-        /// The breaker's longest wait is over while the attempt still waits for it.
-        case circuitWaitExpired
-        /// The breaker opened after letting the attempt through: it waits for a slot again.
-        case slotReturned
-        /// A slot: the attempt prepares its request (`prepares`: a preparer runs first).
-        case slotGranted(prepares: Bool)
-        /// The request is on the transport.
-        case sent
-        /// A breakpoint stops the attempt: before it is sent, or after its answer.
-        case stopAtBreakpoint(Int, afterAnswer: Bool)
-        /// A person let the stopped attempt go on (`needsAdmission` as for ``begin``).
-        case resolveBreakpoint(needsAdmission: Bool)
-        /// The attempt failed and the next one waits until `until` (clock time).
-        case retryScheduled(until: TimeInterval)
-        /// The host came back: the next attempt is due sooner, at `until`.
-        case retrySooner(until: TimeInterval)
-        /// A person skipped the rest of the wait.
-        case retryNow
-        case finish(RequestOutcome)
+struct AttemptStateMachine {
+    enum Stage {
+        case pending
+        case admitting(Admitting)
+        case askingForSlot(Asking)
+        case preparing(Granted, work: Work?)
+        case inFlight(InFlight)
+        /// The task ended: reactors, a breakpoint and the retry policy decide. The slot is
+        /// held until the attempt closes (nil once given back).
+        case deciding(Granted?, AttemptEnd)
+        /// A reactor's run after the answer; `work` waits for it.
+        case reacting(name: String, work: Work?)
+        case stopped(breakpoint: Int, StoppedAt)
+        case waitingToRetry(until: TimeInterval, timer: ScheduledTimer?, observation: RecoveryObservation?)
+        case finished(RequestOutcome)
+        /// Only while an attempt in flight is changed in place (its arrays are not copied).
+        case modifying
     }
 
-    enum Action: Equatable {
-        /// The input does not fit the phase: nothing changes and nothing is done.
-        case refuse
-        /// The phase is what the input says already: nothing to announce again.
-        case stay
-        /// The phase changed: the operation publishes its event, where it has one.
-        case announce
-        /// Run the interceptors and holding reactors.
-        case admit
-        /// Ask the rate-limit pause, the breaker and the gate for a slot.
-        case acquireSlot
-        /// Run the preparer, then send.
-        case prepare
-        case send
-        /// Go on from a stopped answer to reactors and the retry decision.
-        case decide
-        /// Begin the next attempt now.
-        case beginNext
-        /// End the operation as failed: the breaker's wait was too long.
-        case failWaitingForCircuit
+    private(set) var stage: Stage = .pending
+    /// The number of the attempt under way or next, from 1: retries, requeues and hedges count.
+    private(set) var attempt = 1
+    /// Attempts begun by reactors' requeues, not counted against the retry policy.
+    private(set) var requeues = 0
+    /// The attempt under way; a new one for each ``begin(needsAdmission:expected:)``.
+    private(set) var id: AttemptID = 0
+    /// The answer or failure a person chose at a breakpoint for the next send, made in the
+    /// server's place.
+    private(set) var forcedFault: FaultRule?
+
+    /// The phase the world sees (events, the monitor).
+    var phase: RequestPhase {
+        switch stage {
+        case .pending: .pending
+        case .admitting(let admitting):
+            switch admitting.wait {
+            case .interceptors: .intercepting
+            case .held(let batch): .held(batch: batch)
+            case .reactor(let name): .waitingForReactor(name)
+            }
+        case .askingForSlot(let asking):
+            switch asking.wait {
+            case .slot: .waitingForSlot
+            case .rateLimit(let host, let until): .waitingForRateLimit(host: host, until: until)
+            case .circuit(let host): .waitingForCircuit(host: host)
+            }
+        case .preparing: .preparing
+        case .inFlight, .deciding, .modifying: .inFlight
+        case .reacting(let name, _): .waitingForReactor(name)
+        case .stopped(let breakpoint, _): .stoppedAtBreakpoint(breakpoint)
+        case .waitingToRetry(let until, _, _): .waitingToRetry(until: until)
+        case .finished(let outcome): .finished(outcome)
+        }
     }
 
     /// Where a stopped operation is stopped; nil when it is not.
     var breakpointStage: Breakpoint.Stage? {
-        guard case .stoppedAtBreakpoint = phase else { return nil }
-        return stoppedAfterAnswer ? .afterResponse : .beforeSend
+        guard case .stopped(_, let at) = stage else { return nil }
+        return at == .beforeSending ? .beforeSend : .afterResponse
     }
 
     var isWaitingToRetry: Bool {
-        if case .waitingToRetry = phase { true } else { false }
+        if case .waitingToRetry = stage { true } else { false }
     }
 
     var isFinished: Bool {
-        if case .finished = phase { true } else { false }
+        if case .finished = stage { true } else { false }
     }
 
-    mutating func apply(_ input: Input) -> Action {
-        if isFinished { return .refuse }
-        switch input {
-        case .begin(let needsAdmission):
-            // The first attempt; a retry whose wait is over; a requeue, straight after the
-            // answer or after the reactor it waited for.
-            switch phase {
-            case .pending, .waitingToRetry, .inFlight, .waitingForReactor: return enterAdmission(needsAdmission)
-            default: return .refuse
-            }
-        case .intercepted:
-            return move(from: phase == .intercepting, to: .waitingForSlot, then: .acquireSlot)
-        case .hold(let batch):
-            return move(from: phase == .intercepting, to: .held(batch: batch))
-        case .released:
-            return move(from: isHeld, to: .intercepting)
-        case .waitForReactor(let name):
-            let allowed = phase == .intercepting || phase == .inFlight || isWaitingForReactor
-            return move(from: allowed, to: .waitingForReactor(name))
-        case .reactorFinished(let beforeSending):
-            guard isWaitingForReactor else { return .refuse }
-            guard beforeSending else { return .stay }
-            phase = .intercepting
-            return .announce
-        case .rateLimitPause(let host, let until):
-            guard isAskingForSlot else { return .refuse }
-            return change(to: .waitingForRateLimit(host: host, until: until))
-        case .circuitWait(let host):
-            guard isAskingForSlot else { return .refuse }
-            return change(to: .waitingForCircuit(host: host))
-        case .circuitWaitExpired:
-            guard case .waitingForCircuit = phase else { return .refuse }
-            return .failWaitingForCircuit
-        case .slotReturned:
-            return move(from: isAskingForSlot || phase == .preparing, to: .waitingForSlot, then: .acquireSlot)
-        case .slotGranted(let prepares):
-            return move(from: isAskingForSlot, to: .preparing, then: prepares ? .prepare : .send)
-        case .sent:
-            return move(from: phase == .preparing, to: .inFlight)
-        case .stopAtBreakpoint(let id, let afterAnswer):
-            let allowed = afterAnswer ? phase == .inFlight : (phase == .intercepting || phase == .waitingForSlot)
-            guard allowed else { return .refuse }
-            stoppedAfterAnswer = afterAnswer
-            phase = .stoppedAtBreakpoint(id)
-            return .announce
-        case .resolveBreakpoint(let needsAdmission):
-            guard case .stoppedAtBreakpoint = phase else { return .refuse }
-            if stoppedAfterAnswer {
-                stoppedAfterAnswer = false
-                phase = .inFlight
-                return .decide
-            }
-            return enterAdmission(needsAdmission)
-        case .retryScheduled(let until):
-            // An attempt ends in flight, in preparation (the preparer threw, the request
-            // could not be sent as it is), or after a reactor's run that did not requeue it.
-            let allowed = phase == .inFlight || phase == .preparing || isWaitingForReactor
-            return move(from: allowed, to: .waitingToRetry(until: until))
-        case .retrySooner(let until):
-            guard case .waitingToRetry(let due) = phase, until < due else { return .refuse }
-            phase = .waitingToRetry(until: until)
-            return .announce
-        case .retryNow:
-            return isWaitingToRetry ? .beginNext : .refuse
-        case .finish(let outcome):
-            phase = .finished(outcome)
-            stoppedAfterAnswer = false
-            return .announce
+    /// Attempt `id` is the one under way and the operation has not ended.
+    func isUnderWay(_ id: AttemptID) -> Bool {
+        id == self.id && !isFinished
+    }
+
+    /// What a change of the attempt's wait says.
+    enum Change: Equatable {
+        /// The input does not fit the stage: nothing changed.
+        case refuse
+        /// The phase is what the input says already: nothing to announce again.
+        case stay
+        /// The phase changed: the operation publishes its event.
+        case announce
+    }
+
+    /// Where a new attempt (or one a breakpoint let go) goes first.
+    enum Entry {
+        case refuse
+        /// Run the interceptors and holding reactors (``workStarted(_:of:)`` takes their task).
+        case admit(AttemptID, Teardown)
+        /// Ask the rate-limit pause, the breaker and the gate for a slot.
+        case askForSlot(AttemptID, Teardown)
+    }
+
+    // MARK: - Beginning an attempt
+
+    /// An attempt begins: the first, a retry when its wait is over (`expected`: the attempt
+    /// that waited, so only one of its timer, an early retry and `retryNow` begins it).
+    mutating func begin(needsAdmission: Bool, expected: AttemptID? = nil) -> Entry {
+        if let expected, expected != id { return .refuse }
+        switch stage {
+        case .pending, .waitingToRetry: return enter(needsAdmission, teardown: leave())
+        default: return .refuse
         }
     }
 
-    private mutating func enterAdmission(_ needsAdmission: Bool) -> Action {
-        phase = needsAdmission ? .intercepting : .waitingForSlot
-        return needsAdmission ? .admit : .acquireSlot
+    /// A reactor requeues the attempt that ended: the next begins at once, not counted
+    /// against the retry policy.
+    mutating func requeue(needsAdmission: Bool, of expected: AttemptID) -> Entry {
+        guard expected == id else { return .refuse }
+        switch stage {
+        case .deciding, .reacting:
+            attempt += 1
+            requeues += 1
+            return enter(needsAdmission, teardown: leave())
+        default: return .refuse
+        }
     }
 
-    /// To `next` when `allowed`, saying `then` (by default, to announce it).
-    private mutating func move(from allowed: Bool, to next: RequestPhase, then action: Action = .announce) -> Action {
-        guard allowed else { return .refuse }
-        phase = next
-        return action
+    private mutating func enter(_ needsAdmission: Bool, teardown: Teardown) -> Entry {
+        id += 1
+        forcedFault = nil
+        if needsAdmission {
+            stage = .admitting(Admitting())
+            return .admit(id, teardown)
+        }
+        stage = .askingForSlot(Asking())
+        return .askForSlot(id, teardown)
     }
 
-    /// To `next`, announced only when it is not the phase already (a second pause, a
-    /// second wake-up of the breaker that keeps it waiting).
-    private mutating func change(to next: RequestPhase) -> Action {
-        guard phase != next else { return .stay }
-        phase = next
+    /// What the stage holds now: what leaving it would let go of.
+    var held: Teardown {
+        var copy = self
+        return copy.leave()
+    }
+
+    /// Leaves the stage: what it held, to let go of.
+    private mutating func leave() -> Teardown {
+        var teardown = Teardown()
+        switch stage {
+        case .pending, .finished, .modifying, .stopped:
+            break
+        case .admitting(let admitting):
+            teardown.work = admitting.work.map { [$0] } ?? []
+        case .askingForSlot(let asking):
+            teardown = Teardown(timers: [asking.circuitTimer, asking.rateLimitTimer])
+            teardown.ticket = asking.ticket
+            teardown.pass = asking.pass
+            teardown.circuitWait = asking.circuitWait
+        case .preparing(let granted, let work):
+            teardown.release(granted)
+            teardown.work = work.map { [$0] } ?? []
+        case .inFlight(let flight):
+            teardown = Teardown(timers: flight.timers)
+            teardown.tasks = [flight.task] + flight.racers.map(\.task)
+            teardown.release(flight.granted)
+        case .deciding(let granted, _):
+            teardown.release(granted)
+        case .reacting(_, let work):
+            teardown.work = work.map { [$0] } ?? []
+        case .waitingToRetry(_, let timer, let observation):
+            teardown = Teardown(timers: [timer])
+            teardown.observation = observation
+        }
+        return teardown
+    }
+
+    /// Work began for attempt `id` (its interceptors, its preparer, a reactor's wait): kept
+    /// while its stage lasts. The teardown holds it when its attempt is over or its stage
+    /// has work already.
+    mutating func workStarted(_ work: Work, of id: AttemptID) -> Teardown {
+        var refused = Teardown()
+        refused.work = [work]
+        guard id == self.id else { return refused }
+        switch stage {
+        case .admitting(var admitting) where admitting.work == nil:
+            admitting.work = work
+            stage = .admitting(admitting)
+        case .preparing(let granted, nil):
+            stage = .preparing(granted, work: work)
+        case .reacting(let name, nil):
+            stage = .reacting(name: name, work: work)
+        default:
+            return refused
+        }
+        return Teardown()
+    }
+
+    // MARK: - Admission: interceptors, batches, reactors that hold new requests
+
+    mutating func hold(batch: String, of id: AttemptID) -> Change {
+        changeAdmission(of: id, from: [.interceptors], to: .held(batch: batch))
+    }
+
+    mutating func released(of id: AttemptID) -> Change {
+        guard case .admitting(let admitting) = stage, case .held = admitting.wait else { return .refuse }
+        return changeAdmission(of: id, from: [admitting.wait], to: .interceptors)
+    }
+
+    /// The attempt waits for a reactor's run: before it is sent (in admission), or after
+    /// its answer (``react(_:of:)`` entered that wait).
+    mutating func waitForReactor(_ name: String, of id: AttemptID) -> Change {
+        guard id == self.id else { return .refuse }
+        if case .reacting(let current, let work) = stage {
+            guard current != name else { return .stay }
+            stage = .reacting(name: name, work: work)
+            return .announce
+        }
+        guard case .admitting(var admitting) = stage else { return .refuse }
+        switch admitting.wait {
+        case .interceptors, .reactor:
+            admitting.wait = .reactor(name)
+            stage = .admitting(admitting)
+            return .announce
+        case .held:
+            return .refuse
+        }
+    }
+
+    /// The reactor's run ended well: before sending, the attempt goes back to its interceptors.
+    mutating func reactorFinished(of id: AttemptID) -> Change {
+        guard id == self.id else { return .refuse }
+        switch stage {
+        case .reacting: return .stay
+        case .admitting(var admitting):
+            guard case .reactor = admitting.wait else { return .refuse }
+            admitting.wait = .interceptors
+            stage = .admitting(admitting)
+            return .announce
+        default: return .refuse
+        }
+    }
+
+    /// Interceptors and holding reactors let the attempt through: it asks for a slot. The
+    /// admission's work is done (it is the caller), so it is not cancelled.
+    mutating func intercepted(of id: AttemptID) -> Bool {
+        guard id == self.id, case .admitting(let admitting) = stage, admitting.wait == .interceptors else { return false }
+        stage = .askingForSlot(Asking())
+        return true
+    }
+
+    private mutating func changeAdmission(of id: AttemptID, from: [AdmissionWait], to next: AdmissionWait) -> Change {
+        guard id == self.id, case .admitting(var admitting) = stage, from.contains(admitting.wait) else { return .refuse }
+        admitting.wait = next
+        stage = .admitting(admitting)
         return .announce
     }
 
-    /// Waiting for a slot, or for the pause or breaker that come before one.
-    private var isAskingForSlot: Bool {
-        switch phase {
-        case .waitingForSlot, .waitingForCircuit, .waitingForRateLimit: true
-        default: false
+    // MARK: - Asking for a slot: the rate-limit pause, the breaker, the gate; preparing and sending
+
+    /// The host asked every client to wait until `until`: the attempt waits, without a slot,
+    /// then asks again (``rateLimitTimerStarted(_:of:)`` takes the timer that ends the wait;
+    /// made once the stage says so, it cannot fire into the stage before).
+    mutating func rateLimitPause(host: String, until: TimeInterval, of id: AttemptID) -> Change {
+        guard id == self.id, case .askingForSlot(var asking) = stage else { return .refuse }
+        let next = SlotWait.rateLimit(host: host, until: until)
+        let change: Change = asking.wait == next ? .stay : .announce
+        asking.wait = next
+        stage = .askingForSlot(asking)
+        return change
+    }
+
+    /// The timer that ends the pause; the teardown holds the one it replaces, or this one
+    /// when the attempt no longer waits for a pause.
+    mutating func rateLimitTimerStarted(_ timer: ScheduledTimer, of id: AttemptID) -> Teardown {
+        guard id == self.id, case .askingForSlot(var asking) = stage, case .rateLimit = asking.wait else { return Teardown(timers: [timer]) }
+        let old = asking.rateLimitTimer
+        asking.rateLimitTimer = timer
+        stage = .askingForSlot(asking)
+        return Teardown(timers: [old])
+    }
+
+    /// The pause is over: true when the attempt asks again.
+    mutating func rateLimitPauseOver(of id: AttemptID) -> Bool {
+        guard id == self.id, case .askingForSlot(var asking) = stage, case .rateLimit = asking.wait else { return false }
+        asking.rateLimitTimer = nil
+        stage = .askingForSlot(asking)
+        return true
+    }
+
+    /// The breaker keeps the attempt waiting (`wait`). A wake-up that already let the attempt
+    /// through wins over this older answer. `wantsTimer`: the breaker's longest wait is to be
+    /// timed from now (``circuitTimerStarted(_:of:)``); it is timed once, from the first wait.
+    /// The teardown holds what is not kept.
+    mutating func circuitWait(host: String, _ wait: CircuitWait, of id: AttemptID) -> (change: Change, wantsTimer: Bool, unused: Teardown) {
+        var unused = Teardown()
+        unused.circuitWait = wait
+        guard id == self.id, case .askingForSlot(var asking) = stage, asking.pass == nil else { return (.refuse, false, unused) }
+        unused.circuitWait = asking.circuitWait
+        asking.circuitWait = wait
+        let next = SlotWait.circuit(host: host)
+        let change: Change = asking.wait == next ? .stay : .announce
+        asking.wait = next
+        stage = .askingForSlot(asking)
+        return (change, asking.circuitTimer == nil, unused)
+    }
+
+    /// The timer that ends the wait for the breaker at its longest; the teardown holds it
+    /// when the attempt no longer waits for the breaker or has one already.
+    mutating func circuitTimerStarted(_ timer: ScheduledTimer, of id: AttemptID) -> Teardown {
+        guard id == self.id, case .askingForSlot(var asking) = stage, asking.circuitWait != nil, asking.circuitTimer == nil else {
+            return Teardown(timers: [timer])
+        }
+        asking.circuitTimer = timer
+        stage = .askingForSlot(asking)
+        return Teardown()
+    }
+
+    /// The breaker let the attempt through: it keeps the pass (told how the attempt went)
+    /// and the wait for the breaker is over. Refused: the pass goes back.
+    mutating func circuitPassed(_ pass: CircuitPass, of id: AttemptID) -> (Bool, Teardown) {
+        guard id == self.id, case .askingForSlot(var asking) = stage else {
+            var refused = Teardown()
+            refused.pass = pass
+            return (false, refused)
+        }
+        var over = Teardown(timers: [asking.circuitTimer])
+        over.circuitWait = asking.circuitWait
+        (asking.pass, asking.circuitWait, asking.circuitTimer) = (pass, nil, nil)
+        stage = .askingForSlot(asking)
+        return (true, over)
+    }
+
+    /// The breaker's longest wait is over while the attempt still waits for it: true when
+    /// the operation fails.
+    func circuitWaitExpired(of id: AttemptID) -> Bool {
+        guard id == self.id, case .askingForSlot(let asking) = stage, case .circuit = asking.wait else { return false }
+        return true
+    }
+
+    /// The gate's ticket for the attempt's wait, withdrawn if the attempt ends before its
+    /// slot comes. One that comes after the slot (granted at once) or after the end is not
+    /// kept: its grant, when it comes, finds the attempt over and gives the slot back.
+    mutating func ticketIssued(_ ticket: ConcurrencyGate.Ticket, of id: AttemptID) {
+        guard id == self.id, case .askingForSlot(var asking) = stage else { return }
+        asking.ticket = ticket
+        stage = .askingForSlot(asking)
+    }
+
+    /// The breaker's pass the attempt asks the gate with, if the breaker was asked.
+    var passAskingForSlot: CircuitPass? {
+        if case .askingForSlot(let asking) = stage { asking.pass } else { nil }
+    }
+
+    /// What the gate's slot leads to.
+    enum Grant {
+        /// The attempt ended meanwhile: the slot goes straight back.
+        case refuse
+        /// Run the preparer (``workStarted(_:of:)`` takes its task), then send.
+        case prepare
+        case send
+    }
+
+    /// The gate gave the attempt a slot (per host: `slotHost`'s). The gate's ticket is
+    /// spent by the grant; a wait for the breaker or the pause still held is let go of.
+    mutating func slotGranted(slotHost: String?, prepares: Bool, of id: AttemptID) -> (Grant, Teardown) {
+        guard id == self.id, case .askingForSlot(let asking) = stage else { return (.refuse, Teardown()) }
+        var over = Teardown(timers: [asking.circuitTimer, asking.rateLimitTimer])
+        over.circuitWait = asking.circuitWait
+        stage = .preparing(Granted(slotHost: slotHost, pass: asking.pass), work: nil)
+        return (prepares ? .prepare : .send, over)
+    }
+
+    /// The host's breaker opened after it let this attempt through and before its request
+    /// reached the transport: the attempt gives back its pass (and the slot it holds) and
+    /// asks again. Nil when the attempt is not asking or preparing any more.
+    mutating func slotReturned(of id: AttemptID) -> Teardown? {
+        guard id == self.id else { return nil }
+        var back = Teardown()
+        switch stage {
+        case .askingForSlot(let asking):
+            // Its ticket was spent by the grant that came.
+            back.pass = asking.pass
+            back.timers = [asking.circuitTimer, asking.rateLimitTimer].compactMap { $0 }
+            back.circuitWait = asking.circuitWait
+        case .preparing(let granted, let work):
+            back.release(granted)
+            back.work = work.map { [$0] } ?? []
+        default:
+            return nil
+        }
+        stage = .askingForSlot(Asking())
+        return back
+    }
+
+    /// The breaker's pass of the attempt preparing: asked again after a slow preparer.
+    var passPreparing: CircuitPass? {
+        if case .preparing(let granted, _) = stage { granted.pass } else { nil }
+    }
+
+    /// The request is on the transport as `task`. Its timers come once it is resumed
+    /// (``timersStarted(attempt:read:hedge:of:)``). Refused (the attempt ended while it was
+    /// prepared): the teardown discards the task.
+    mutating func sent(_ task: TransportTask, at now: TimeInterval, uploadTotal: Int?, of id: AttemptID) -> Teardown? {
+        guard id == self.id, case .preparing(let granted, _) = stage else {
+            var refused = Teardown()
+            refused.unsent = task
+            return refused
+        }
+        var flight = InFlight(granted: granted, task: task)
+        flight.lastProgress = now
+        flight.uploadTotal = uploadTotal
+        stage = .inFlight(flight)
+        forcedFault = nil
+        return nil
+    }
+
+    /// The timers of attempt `id` in flight: its timeout, its read timeout, its first
+    /// hedge. Made once it was sent, so none can fire into the stage before; the teardown
+    /// holds them when the attempt is over already (false), or the ones they replace.
+    mutating func timersStarted(attempt: ScheduledTimer?, read: ScheduledTimer?, hedge: ScheduledTimer?, of id: AttemptID) -> (Bool, Teardown) {
+        let replaced = inFlight(of: id) { flight -> Teardown in
+            defer { (flight.timer, flight.readTimer, flight.hedgeTimer) = (attempt, read, hedge) }
+            return Teardown(timers: flight.timers)
+        }
+        return replaced.map { (true, $0) } ?? (false, Teardown(timers: [attempt, read, hedge]))
+    }
+
+    /// A person chose the answer or failure of the next send, at a breakpoint.
+    mutating func force(_ fault: FaultRule?) {
+        forcedFault = fault
+    }
+
+    // MARK: - Inputs while in flight
+
+    /// The lead task `task`'s attempt in flight, changed in place by `change`; nil (and
+    /// nothing changed) when `task` is not the lead of an attempt in flight.
+    @discardableResult
+    mutating func inFlight<T>(lead task: Int, _ change: (inout InFlight) -> T) -> T? {
+        guard case .inFlight(var flight) = stage, flight.task.identifier == task else { return nil }
+        // Out of the stage while it changes, so its arrays are not copied.
+        stage = .modifying
+        defer { stage = .inFlight(flight) }
+        return change(&flight)
+    }
+
+    /// The attempt in flight, changed in place, if `id` is still the attempt under way.
+    @discardableResult
+    mutating func inFlight<T>(of id: AttemptID, _ change: (inout InFlight) -> T) -> T? {
+        guard self.id == id, case .inFlight(var flight) = stage else { return nil }
+        stage = .modifying
+        defer { stage = .inFlight(flight) }
+        return change(&flight)
+    }
+
+    /// Takes the racing hedges out of the attempt in flight (to close them).
+    mutating func takeRacers() -> [Racer] {
+        guard case .inFlight(var flight) = stage, !flight.racers.isEmpty else { return [] }
+        stage = .modifying
+        defer { flight.racers = []; stage = .inFlight(flight) }
+        return flight.racers
+    }
+
+    /// A response came on `task`: if hedges race, the first response wins. A racer that
+    /// answered leads from now on; every other copy lost (returned, with the hedge timer to
+    /// cancel). Nil when there was no race or `task` is none of the attempt's.
+    mutating func settleRace(answeredBy task: Int) -> (losers: [Racer], timer: ScheduledTimer?)? {
+        guard case .inFlight(var flight) = stage, flight.hedgeTimer != nil || !flight.racers.isEmpty else { return nil }
+        var losers: [Racer]
+        if let index = flight.racers.firstIndex(where: { $0.task.identifier == task }) {
+            let winner = flight.racers.remove(at: index)
+            losers = flight.leadRecord.map { [Racer(task: flight.task, record: $0)] } ?? []
+            losers += flight.racers
+            (flight.task, flight.leadRecord) = (winner.task, winner.record)
+        } else if flight.task.identifier == task {
+            losers = flight.racers
+        } else {
+            return nil
+        }
+        stage = .modifying
+        let timer = flight.hedgeTimer
+        (flight.racers, flight.hedgeTimer) = ([], nil)
+        stage = .inFlight(flight)
+        return (losers, timer)
+    }
+
+    /// A racing hedge failed before any response: it leaves the race.
+    mutating func removeRacer(at index: Int) -> Racer? {
+        guard case .inFlight(var flight) = stage, flight.racers.indices.contains(index) else { return nil }
+        stage = .modifying
+        let racer = flight.racers.remove(at: index)
+        stage = .inFlight(flight)
+        return racer
+    }
+
+    /// The lead failed before any response while hedges race it: the oldest racer leads.
+    mutating func promoteRacer() {
+        guard case .inFlight(var flight) = stage, !flight.racers.isEmpty else { return }
+        stage = .modifying
+        let next = flight.racers.removeFirst()
+        (flight.task, flight.leadRecord) = (next.task, next.record)
+        stage = .inFlight(flight)
+    }
+
+    /// The racing hedge whose task is `task`, if one is, and where it is in the race.
+    func racer(_ task: Int) -> (index: Int, racer: Racer)? {
+        guard case .inFlight(let flight) = stage, let index = flight.racers.firstIndex(where: { $0.task.identifier == task }) else { return nil }
+        return (index, flight.racers[index])
+    }
+
+    /// Body bytes of the attempt in flight not yet told in a `data` event, taken to be told now.
+    mutating func takeUnannouncedBytes(at now: TimeInterval) -> Int {
+        guard case .inFlight(var flight) = stage, flight.unannouncedBytes > 0 else { return 0 }
+        stage = .modifying
+        defer { stage = .inFlight(flight) }
+        defer { (flight.unannouncedBytes, flight.lastDataEventAt) = (0, now) }
+        return flight.unannouncedBytes
+    }
+
+    /// Which copy of the attempt in flight a task is.
+    enum Copy {
+        case lead(TransportTask)
+        /// A racing hedge: its place in the race and its record.
+        case racer(index: Int, Racer)
+
+        var task: TransportTask {
+            switch self {
+            case .lead(let task): task
+            case .racer(_, let racer): racer.task
+            }
         }
     }
 
-    private var isHeld: Bool {
-        if case .held = phase { true } else { false }
+    /// The copy of the attempt in flight whose task is `task`; nil for a task of an attempt
+    /// that is over (a late callback).
+    func copy(_ task: Int) -> Copy? {
+        guard case .inFlight(let flight) = stage else { return nil }
+        if flight.task.identifier == task { return .lead(flight.task) }
+        guard let index = flight.racers.firstIndex(where: { $0.task.identifier == task }) else { return nil }
+        return .racer(index: index, flight.racers[index])
     }
 
-    private var isWaitingForReactor: Bool {
-        if case .waitingForReactor = phase { true } else { false }
+    /// The attempt's lead task is `task`.
+    func isLead(_ task: Int) -> Bool {
+        if case .inFlight(let flight) = stage { flight.task.identifier == task } else { false }
+    }
+
+    /// The record of the attempt under way: its lead's when hedges were sent.
+    var leadRecord: Int? {
+        switch stage {
+        case .inFlight(let flight): flight.leadRecord
+        case .deciding(_, let end), .stopped(_, .afterAnswer(let end)): end.leadRecord
+        default: nil
+        }
+    }
+
+    /// A hedge of attempt `id` was sent: it is attempt number ``attempt`` from now on.
+    /// Nil when the attempt is over (the caller discards the task and cancels the timer).
+    mutating func hedgeSent(_ racer: TransportTask, record: Int, lead: Int, nextTimer: ScheduledTimer?, of id: AttemptID) -> Int? {
+        let sent = inFlight(of: id) { flight -> Bool in
+            flight.leadRecord = lead
+            flight.racers.append(Racer(task: racer, record: record))
+            if let nextTimer { flight.hedgeTimer = nextTimer }
+            return true
+        }
+        guard sent != nil else { return nil }
+        attempt += 1
+        return attempt
+    }
+
+    /// The lead task ended, as `end` says: the attempt decides (reactors, a breakpoint, the
+    /// retry policy) and still holds its slot. Its timers and any racers are let go of.
+    mutating func taskEnded(_ task: Int, _ end: AttemptEnd) -> Teardown? {
+        guard case .inFlight(let flight) = stage, flight.task.identifier == task else { return nil }
+        var teardown = Teardown(timers: flight.timers)
+        teardown.tasks = flight.racers.map(\.task)
+        stage = .deciding(flight.granted, end)
+        return teardown
+    }
+
+
+    // MARK: - Breakpoints
+
+    /// A breakpoint stops the attempt before it is sent: right after it began (in admission
+    /// or asking for a slot, before either did anything).
+    mutating func stopBeforeSending(at breakpoint: Int, of id: AttemptID) -> Teardown? {
+        guard id == self.id else { return nil }
+        switch stage {
+        case .admitting(let admitting) where admitting.wait == .interceptors: break
+        case .askingForSlot(let asking) where asking.wait == .slot: break
+        default: return nil
+        }
+        let teardown = leave()
+        stage = .stopped(breakpoint: breakpoint, .beforeSending)
+        return teardown
+    }
+
+    /// A breakpoint stops the attempt after its answer: its slot goes back now, the answer
+    /// waits for the person.
+    mutating func stopAfterAnswer(at breakpoint: Int, of id: AttemptID) -> Teardown? {
+        guard id == self.id, case .deciding(let granted, let end) = stage else { return nil }
+        var teardown = Teardown()
+        teardown.release(granted)
+        stage = .stopped(breakpoint: breakpoint, .afterAnswer(end))
+        return teardown
+    }
+
+    /// Where a resolved stop goes on.
+    enum Resume {
+        case refuse
+        case admit(AttemptID)
+        case askForSlot(AttemptID)
+        /// On from the answer to reactors and the retry decision.
+        case decide(AttemptID, AttemptEnd)
+    }
+
+    /// A person let the stopped attempt go on (`needsAdmission` as for ``begin(needsAdmission:expected:)``).
+    mutating func resolveBreakpoint(needsAdmission: Bool) -> Resume {
+        guard case .stopped(_, let at) = stage else { return .refuse }
+        switch at {
+        case .afterAnswer(let end):
+            stage = .deciding(nil, end)
+            return .decide(id, end)
+        case .beforeSending:
+            stage = needsAdmission ? .admitting(Admitting()) : .askingForSlot(Asking())
+            return needsAdmission ? .admit(id) : .askForSlot(id)
+        }
+    }
+
+    // MARK: - Deciding
+
+    /// Takes out the breaker's pass of an attempt that ended, to tell it how it went (once),
+    /// and where the attempt stands.
+    mutating func takePass(of id: AttemptID) -> CircuitPass? {
+        guard id == self.id, case .deciding(var granted?, let end) = stage else { return nil }
+        defer { granted.pass = nil; stage = .deciding(granted, end) }
+        return granted.pass
+    }
+
+    /// A reactor runs after the answer: the attempt gives back its slot and waits for the
+    /// run (``workStarted(_:of:)`` takes the task that waits).
+    mutating func react(_ name: String, of id: AttemptID) -> Teardown? {
+        guard id == self.id, case .deciding(let granted, _) = stage else { return nil }
+        var teardown = Teardown()
+        teardown.release(granted)
+        stage = .reacting(name: name, work: nil)
+        return teardown
+    }
+
+    /// The attempt's end as it is decided, while it decides.
+    func deciding(of id: AttemptID) -> AttemptEnd? {
+        guard id == self.id, case .deciding(_, let end) = stage else { return nil }
+        return end
+    }
+
+    /// Whether attempt `id` can end now (fail into a retry or the end): it is preparing,
+    /// deciding or after a reactor's run.
+    func canClose(_ id: AttemptID) -> Bool {
+        guard id == self.id else { return false }
+        switch stage {
+        case .preparing, .deciding, .reacting: return true
+        default: return false
+        }
+    }
+
+    // MARK: - Retrying
+
+    /// The attempt failed and the next one waits until `until`; the attempt's number moves
+    /// on. The teardown holds what the attempt held; nil when it cannot end now.
+    mutating func retryScheduled(until: TimeInterval, of id: AttemptID) -> Teardown? {
+        guard canClose(id) else { return nil }
+        let teardown = leave()
+        stage = .waitingToRetry(until: until, timer: nil, observation: nil)
+        attempt += 1
+        return teardown
+    }
+
+    /// The timer that begins the next attempt, and the observation of the host that may
+    /// bring it forward: made once the wait began (a timer made before could fire into the
+    /// stage before). The teardown holds them when the wait is over already.
+    mutating func retryWaitStarted(timer: ScheduledTimer, observation: RecoveryObservation?, of id: AttemptID) -> Teardown {
+        guard id == self.id, case .waitingToRetry(let until, nil, let held) = stage else {
+            var late = Teardown(timers: [timer])
+            late.observation = observation
+            return late
+        }
+        stage = .waitingToRetry(until: until, timer: timer, observation: held ?? observation)
+        var unused = Teardown()
+        if held != nil { unused.observation = observation }
+        return unused
+    }
+
+    /// The host came back: the next attempt is due sooner, at `until`; its timer is made
+    /// again (``retryWaitStarted(timer:observation:of:)``). The observation is over. Nil
+    /// when the attempt does not wait, or is due sooner anyway.
+    mutating func retrySooner(until: TimeInterval, of id: AttemptID) -> Teardown? {
+        guard id == self.id, case .waitingToRetry(let due, let old, let observation) = stage, until < due else { return nil }
+        var replaced = Teardown(timers: [old])
+        replaced.observation = observation
+        stage = .waitingToRetry(until: until, timer: nil, observation: nil)
+        return replaced
+    }
+
+    // MARK: - The end
+
+    /// The operation ends: whatever the stage held is let go of. Nil when it ended already.
+    mutating func finish(_ outcome: RequestOutcome) -> Teardown? {
+        if isFinished { return nil }
+        let teardown = leave()
+        stage = .finished(outcome)
+        forcedFault = nil
+        return teardown
     }
 }

@@ -8,14 +8,18 @@ import FoundationNetworking
 /// decoded-size limits, and put in memory, a file or the caller's stream (paced on NIO).
 extension RequestOperation {
     func task(_ task: Int, didSendBodyBytes sent: Int) {
+        let now = environment.clock.now(), readTimeout = options.readTimeout
         state.withLock { state in
-            guard state.isCurrent(task: task) else { return }
-            if options.readTimeout != nil { state.current.lastProgress = environment.clock.now() }
-            let total = state.current.uploadTotal
-            // About a hundred events for a body of any size, none closer than 64 KiB.
-            let step = total.map { max(64 << 10, $0 / 100) } ?? (1 << 20)
-            guard sent - state.current.uploadAnnounced >= step || (total == sent && sent > state.current.uploadAnnounced) else { return }
-            state.current.uploadAnnounced = sent
+            let total = state.machine.inFlight(lead: task) { flight -> Int?? in
+                if readTimeout != nil { flight.lastProgress = now }
+                let total = flight.uploadTotal
+                // About a hundred events for a body of any size, none closer than 64 KiB.
+                let step = total.map { max(64 << 10, $0 / 100) } ?? (1 << 20)
+                guard sent - flight.uploadAnnounced >= step || (total == sent && sent > flight.uploadAnnounced) else { return nil }
+                flight.uploadAnnounced = sent
+                return .some(total)
+            }
+            guard let total = total ?? nil else { return }
             publish(&state, .uploaded(bytes: sent, totalBytes: total))
         }
     }
@@ -25,11 +29,10 @@ extension RequestOperation {
     /// …or this long after the last one (so a slow answer still shows progress).
     static let dataEventInterval: TimeInterval = 0.1
 
-    /// Publishes the bytes that came since the last `data` event.
+    /// Publishes the bytes of the attempt in flight that came since the last `data` event.
     func announceData(_ state: inout State, at now: TimeInterval) {
-        publish(&state, .data(bytes: state.current.unannouncedBytes))
-        state.current.unannouncedBytes = 0
-        state.current.lastDataEventAt = now
+        let bytes = state.machine.takeUnannouncedBytes(at: now)
+        if bytes > 0 { publish(&state, .data(bytes: bytes)) }
     }
 
     /// The wire size of an answer that came encoded, when its `Content-Length` says it.
@@ -56,51 +59,57 @@ extension RequestOperation {
         case stream(ResponseBodyStream, running: TransportTask)
         case file(ResponseFile)
         /// The attempt ends: this task is cancelled.
-        case stop(TransportTask?)
+        case stop(TransportTask)
     }
 
     /// A part of the answer's body. `paced`: the transport can wait — false asks it to read
     /// no more until ``RequestTransport/resumeReading(_:)`` (the caller's stream is full).
     private func receive(_ task: Int, _ data: Data, paced: Bool) -> Bool {
         let sink = state.withLock { state -> BodySink? in
-            guard state.isCurrent(task: task), state.current.redirectRefused == nil, state.current.localFailure == nil else { return nil }
+            // Once this side ended the attempt (a refused redirect, a limit), its bytes are not kept.
+            let lead = state.machine.inFlight(lead: task) { flight -> (task: TransportTask, encodedLength: Int?, streaming: Bool)? in
+                switch flight.stop {
+                case .redirectRefused?, .local?: return nil
+                case .attemptTimeout?, .invalid?, nil: return (flight.task, flight.encodedLength, flight.streaming)
+                }
+            }
+            guard let lead = lead ?? nil else { return nil }
             let now = environment.clock.now()
             if state.record.firstByteAt == nil { state.record.firstByteAt = now }
             state.record.bytes += data.count
-            if options.readTimeout != nil { state.current.lastProgress = now }
-            if let wire = state.current.encodedLength, let ratio = options.maxDecodedRatio,
+            if let wire = lead.encodedLength, let ratio = options.maxDecodedRatio,
                case let (cap, overflow) = wire.multipliedReportingOverflow(by: max(1, ratio)),
                !overflow, state.record.bytes > max(1 << 20, cap) {
                 // Before the bytes are kept or written: a bomb fills neither memory nor disk.
-                state.current.localFailure = TransportError(
+                return stop(&state, task, TransportError(
                     code: URLError.Code.dataLengthExceedsMaximum.rawValue,
-                    message: "the decoded answer grew past \(ratio)× its \(wire) bytes on the wire (a decompression bomb?; RequestOptions.maxDecodedRatio)")
-                return .stop(state.current.task)
+                    message: "the decoded answer grew past \(ratio)× its \(wire) bytes on the wire (a decompression bomb?; RequestOptions.maxDecodedRatio)"))
             }
             // One `data` event per 256 KiB or 100 ms, not per part: a bulk download is tens
             // of thousands of parts, and an event each halved its rate while watched.
-            state.current.unannouncedBytes += data.count
-            if state.current.unannouncedBytes >= Self.dataEventBytes || now - state.current.lastDataEventAt >= Self.dataEventInterval {
-                announceData(&state, at: now)
+            let readTimeout = options.readTimeout
+            let announce = state.machine.inFlight(lead: task) { flight -> Bool in
+                if readTimeout != nil { flight.lastProgress = now }
+                flight.unannouncedBytes += data.count
+                return flight.unannouncedBytes >= Self.dataEventBytes || now - flight.lastDataEventAt >= Self.dataEventInterval
             }
-            if state.current.streaming, let stream = options.bodyStream, let running = state.current.task {
-                return .stream(stream, running: running)
+            if announce == true { announceData(&state, at: now) }
+            if lead.streaming, let stream = options.bodyStream {
+                return .stream(stream, running: lead.task)
             }
             if let file = state.answer.file {
                 if let limit = options.maxFileBytes, state.record.bytes > limit {
-                    state.current.localFailure = TransportError(
+                    return stop(&state, task, TransportError(
                         code: URLError.Code.dataLengthExceedsMaximum.rawValue,
-                        message: "the answer is over the \(limit)-byte limit for its file (RequestOptions.maxFileBytes)")
-                    return .stop(state.current.task)
+                        message: "the answer is over the \(limit)-byte limit for its file (RequestOptions.maxFileBytes)"))
                 }
                 return .file(file)
             }
             if let limit = options.maxResponseBytes, state.answer.body.count + data.count > limit {
                 // Ended here: a server that sends without end cannot fill the memory.
-                state.current.localFailure = TransportError(
+                return stop(&state, task, TransportError(
                     code: URLError.Code.dataLengthExceedsMaximum.rawValue,
-                    message: "the answer is over the \(limit)-byte limit (RequestOptions.maxResponseBytes; a destination file has none)")
-                return .stop(state.current.task)
+                    message: "the answer is over the \(limit)-byte limit (RequestOptions.maxResponseBytes; a destination file has none)"))
             }
             state.answer.body.append(data)
             return .kept
@@ -109,7 +118,7 @@ extension RequestOperation {
         case nil, .kept?:
             return true
         case .stop(let stopped)?:
-            if let stopped { cancelTasks([stopped]) }
+            cancelTasks([stopped])
             return true
         case .stream(let stream, let running)?:
             let transport = environment.transport
@@ -138,13 +147,24 @@ extension RequestOperation {
         }
     }
 
+    /// Something on this side ends the lead `task`'s attempt with `error` (under the lock):
+    /// its task is to be cancelled.
+    private func stop(_ state: inout State, _ task: Int, _ error: TransportError) -> BodySink? {
+        state.machine.inFlight(lead: task) { flight -> BodySink in
+            flight.stop(.local(error))
+            return .stop(flight.task)
+        }
+    }
+
     /// Something on this side ends the attempt of `task` (a file that could not be written,
     /// a reader far behind): it fails with `error`, and its task is cancelled.
     private func failLocally(_ task: Int, _ error: TransportError) {
         let running = state.withLock { state -> TransportTask? in
-            guard state.isCurrent(task: task), state.current.localFailure == nil else { return nil }
-            state.current.localFailure = error
-            return state.current.task
+            state.machine.inFlight(lead: task) { flight -> TransportTask? in
+                if case .local? = flight.stop { return nil }
+                flight.stop(.local(error))
+                return flight.task
+            } ?? nil
         }
         if let running { cancelTasks([running]) }
     }

@@ -7,39 +7,38 @@ import FoundationNetworking
 /// (phase ``RequestPhase/stoppedAtBreakpoint(_:)``, event `breakpoint`) and waits for a
 /// person's ``BreakpointResolution`` (event `breakpointResolved`).
 extension RequestOperation {
-    /// Stops the attempt `token` if a breakpoint picks its request; true when it stopped.
-    func stopsAtBreakpoint(_ token: UInt64) -> Bool {
+    /// Stops the attempt `id` if a breakpoint picks its request; true when it stopped.
+    func stopsAtBreakpoint(_ id: AttemptID) -> Bool {
         let points = environment.breakpoints
         guard points.isActive else { return false }
         let request = state.withLock { $0.outgoing ?? $0.request }
         guard let entry = points.pick(for: request) else { return false }
-        let paused = ifCurrent(token) { state -> ScheduledTimer?? in
-            guard state.machine.apply(.stopAtBreakpoint(entry.id, afterAnswer: false)) == .announce else { return nil }
+        let stopped = state.withLock { state -> Teardown? in
+            guard var teardown = state.machine.stopBeforeSending(at: entry.id, of: id) else { return nil }
             publish(&state, .breakpoint(id: entry.id, rule: entry.breakpoint.match.description, by: entry.breakpoint.setBy))
-            return .some(pauseDeadline(&state))
+            teardown.merge(Teardown(timers: [pauseDeadline(&state)]))
+            return teardown
         }
-        guard let paused else { return false }
-        paused?.cancel()
+        guard let stopped else { return false }
+        tearDown(stopped)
         return true
     }
 
-    /// Stops the attempt `token` after its answer if a breakpoint at that stage picks its
+    /// Stops the attempt `id` after its answer if a breakpoint at that stage picks its
     /// request: the slot goes back now, the answer waits for the person. True when stopped.
-    func stopsAfterResponse(_ failure: AttemptFailure?, token: UInt64, taskError: TransportError?) -> Bool {
+    func stopsAfterResponse(_ end: AttemptEnd, id: AttemptID) -> Bool {
         let points = environment.breakpoints
         guard points.isActive else { return false }
         let request = state.withLock { $0.sent ?? $0.outgoing ?? $0.request }
         guard let entry = points.pick(for: request, at: .afterResponse) else { return false }
-        let slot = ifCurrent(token) { state -> (held: Bool, host: String?, deadline: ScheduledTimer?)? in
-            guard state.machine.apply(.stopAtBreakpoint(entry.id, afterAnswer: true)) == .announce else { return nil }
-            state.current.stoppedAnswer = (failure, taskError)
-            defer { state.current.slotHeld = false }
+        let stopped = state.withLock { state -> Teardown? in
+            guard var teardown = state.machine.stopAfterAnswer(at: entry.id, of: id) else { return nil }
             publish(&state, .breakpoint(id: entry.id, rule: entry.breakpoint.match.description, by: entry.breakpoint.setBy, afterResponse: true))
-            return (state.current.slotHeld, state.current.slotHost, pauseDeadline(&state))
+            teardown.merge(Teardown(timers: [pauseDeadline(&state)]))
+            return teardown
         }
-        guard let slot else { return false }
-        slot.deadline?.cancel()
-        if slot.held { environment.gate?.release(host: slot.host) }
+        guard let stopped else { return false }
+        tearDown(stopped)
         return true
     }
 
@@ -70,12 +69,15 @@ extension RequestOperation {
 
     /// The validator's word on a person's answer, asked outside the lock (it is the program's
     /// code); returns how the attempt failed, if it did.
-    private func judgeAnswerInstead(_ answer: Answer, token: UInt64) -> AttemptFailure? {
+    private func judgeAnswerInstead(_ answer: Answer, id: AttemptID) -> AttemptFailure? {
         var answer = answer
         guard let status = answer.status,
               let failure = options.validator.validate(status: status, headers: answer.headers, response: { answer.httpURLResponse() })
         else { return nil }
-        withCurrent(token) { publish(&$0, .validationFailed(reason: failure.summary)) }
+        state.withLock { state in
+            guard state.machine.isUnderWay(id) else { return }
+            publish(&state, .validationFailed(reason: failure.summary))
+        }
         return failure
     }
 
@@ -92,47 +94,59 @@ extension RequestOperation {
     /// the resolution does not apply where it is.
     @discardableResult
     public func resolveBreakpoint(_ resolution: BreakpointResolution, by actor: String = "library") -> Bool {
-        let needsAdmission = !options.interceptors.isEmpty || options.reactors.contains { $0.options.holdNewRequests }
+        let needsAdmission = self.needsAdmission
         enum Next {
-            case cancel, proceed(UInt64, AttemptStateMachine.Action), decide(UInt64, AttemptFailure?, TransportError?)
+            case cancel
+            case proceed(AttemptStateMachine.Resume)
+            /// On from the answer, with how the attempt ended (or the person said it did).
+            case decide(AttemptID, AttemptEnd)
             /// A person's answer, to be judged by the validator.
-            case answered(UInt64, Answer, partial: ResponseFile?)
+            case answered(AttemptID, AttemptEnd, Answer, partial: ResponseFile?)
         }
         let next = state.withLock { state -> Next? in
             guard state.result == nil, let stage = state.machine.breakpointStage else { return nil }
             if stage == .afterResponse, case .edit = resolution { return nil }
             publish(&state, .breakpointResolved(how: resolution.summary, by: actor))
             if case .cancel = resolution { return .cancel }
-            let action = state.machine.apply(.resolveBreakpoint(needsAdmission: needsAdmission))
-            if action == .decide, let stopped = state.current.stoppedAnswer {
-                state.current.stoppedAnswer = nil
+            let resume = state.machine.resolveBreakpoint(needsAdmission: needsAdmission)
+            switch resume {
+            case .refuse:
+                return nil
+            case .decide(let id, var end):
                 switch resolution {
                 case .fail(let code):
-                    return .decide(state.token, .transport(code), TransportError(code: code.rawValue, message: "\(TransportError.describe(code)) (failed at a breakpoint by \(actor))"))
+                    end.failure = .transport(code)
+                    end.taskError = TransportError(code: code.rawValue, message: "\(TransportError.describe(code)) (failed at a breakpoint by \(actor))")
+                    return .decide(id, end)
                 case .respond(let status, let headers, let body):
                     let partial = answerInstead(&state, status: status, headers: headers, body: body, by: actor)
-                    return .answered(state.token, state.answer, partial: partial)
+                    return .answered(id, end, state.answer, partial: partial)
                 case .proceed, .edit, .cancel:
-                    return .decide(state.token, stopped.failure, stopped.taskError)
+                    return .decide(id, end)
                 }
+            case .admit, .askForSlot:
+                if case .edit(let edited) = resolution {
+                    state.request = edited.request
+                    state.outgoing = nil
+                }
+                state.machine.force(resolution.fault(by: actor))
+                return .proceed(resume)
             }
-            if case .edit(let edited) = resolution {
-                state.request = edited.request
-                state.outgoing = nil
-            }
-            state.current.forcedFault = resolution.fault(by: actor)
-            return .proceed(state.token, action)
         }
         // The deadline's clock runs again from where it stood.
         if case .cancel? = next {} else if next != nil { resumeDeadline() }
         switch next {
         case nil: return false
         case .cancel?: cancel(by: actor)
-        case .proceed(let token, let action)?: proceed(token, action)
-        case .decide(let token, let failure, let error)?: attemptCompleted(failure, token: token, taskError: error, breakpoints: false)
-        case .answered(let token, let answer, let partial)?:
+        case .proceed(.admit(let id))?: startAdmission(id)
+        case .proceed(.askForSlot(let id))?: askForSlot(id)
+        case .proceed(.refuse)?, .proceed(.decide)?: break
+        case .decide(let id, let end)?: attemptCompleted(end, id: id, breakpoints: false)
+        case .answered(let id, var end, let answer, let partial)?:
             partial?.discard()
-            attemptCompleted(judgeAnswerInstead(answer, token: token), token: token, taskError: nil, breakpoints: false)
+            end.failure = judgeAnswerInstead(answer, id: id)
+            end.taskError = nil
+            attemptCompleted(end, id: id, breakpoints: false)
         }
         return true
     }

@@ -13,11 +13,14 @@ extension RequestOperation {
             end(outcome: .failure, error: .deadlineExceeded(deadline),
                 reason: "deadline of \(DurationText.format(deadline)) exceeded", cancelledBy: nil)
         }
-        keep(TimerHandle(timer: timer), ifCurrent: nil) { state, handle in
-            state.deadlineTimer = handle.timer
+        let kept = state.withLock { state -> Bool in
+            guard state.result == nil else { return false }
+            state.deadlineTimer = timer
             state.deadlineAt = clock.now() + left
             state.deadlineLeft = nil
+            return true
         }
+        if !kept { timer.cancel() }
     }
 
     /// Stops the deadline's clock while the operation is stopped at a breakpoint, keeping

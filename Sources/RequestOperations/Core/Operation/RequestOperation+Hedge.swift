@@ -5,30 +5,32 @@ import FoundationNetworking
 
 /// Hedged reads (``HedgePolicy``): copies of the attempt's request sent while it waits for
 /// a response, each a new attempt. The attempt's task is its *lead*; hedges in flight are
-/// *racers* (``AttemptState/racers``). The first response makes its task the lead and
+/// *racers* (``AttemptStateMachine/InFlight/racers``). The first response makes its task the lead and
 /// cancels the rest; a lead that fails before any response hands the lead to a racer.
 /// Everything else about the attempt (slot, breaker pass, timeout, validation) is shared.
 extension RequestOperation {
-    /// Called once the attempt's task is on the transport: arms the first hedge's timer
-    /// when the options ask for hedging and the request may be sent twice.
-    func armHedge(_ state: inout State, token: UInt64, request: URLRequest) {
-        guard let policy = options.hedge, policy.max > 0, HedgePolicy.allows(request) else { return }
-        let clock = environment.clock
-        state.current.hedgeTimer = clock.schedule(at: clock.now() + policy.after) { [weak self] in self?.hedgeDue(token) }
+    /// The first hedge's timer for an attempt about to be sent, when the options ask for
+    /// hedging and the request may be sent twice.
+    func hedgeTimer(for request: URLRequest, id: AttemptID, from now: TimeInterval) -> ScheduledTimer? {
+        guard let policy = options.hedge, policy.max > 0, HedgePolicy.allows(request) else { return nil }
+        return environment.clock.schedule(at: now + policy.after) { [weak self] in self?.hedgeDue(id) }
     }
 
     /// The hedge delay passed: sends a copy of the request unless a response came, the
     /// host is in trouble (breaker not closed, rate-limit pause), the attempt limit is
     /// reached, or the retry budget says no.
-    private func hedgeDue(_ token: UInt64) {
+    private func hedgeDue(_ id: AttemptID) {
         guard let policy = options.hedge else { return }
-        let wanted = ifCurrent(token) { state -> (URLRequest, String?, Int)? in
-            state.current.hedgeTimer = nil
-            guard hedgeWanted(state, policy: policy), let sent = state.sent else { return nil }
-            return (sent, state.current.host ?? state.hostKey(of: sent.url)?.description, state.attempt + 1)
+        let wanted = state.withLock { state -> (sent: URLRequest, host: String?, number: Int, more: Bool)? in
+            let racing = state.machine.inFlight(of: id) { flight -> Int? in
+                flight.hedgeTimer = nil
+                return flight.stop == nil ? flight.racers.count : nil
+            }
+            guard let racing = racing ?? nil, hedgeWanted(state, racing: racing, policy: policy), let sent = state.sent else { return nil }
+            return (sent, state.hostKey(of: sent.url)?.description, state.attempt + 1, racing + 1 < policy.max)
         }
-        guard let (sent, host, number) = wanted else { return }
-        if let host {
+        guard let wanted else { return }
+        if let host = wanted.host {
             if let breaker = environment.circuitBreaker, !breaker.isClosed(host) { return }
             if let limits = environment.rateLimits, limits.waitUntil(host) != nil { return }
             // A hedge is one more request to a host that may be slow because it is
@@ -41,39 +43,42 @@ extension RequestOperation {
         }
         let transport = environment.transport, clock = environment.clock
         // The copy is an attempt of its own to the instruments too (a span, its traceparent).
-        let request = instrumented(sent, attempt: number)
+        let request = instrumented(wanted.sent, attempt: wanted.number)
         let task = transport.makeTask(for: request, handler: AttemptCallbacks(self))
-        let resumed = ifCurrent(token) { state -> Bool? in
-            guard hedgeWanted(state, policy: policy), state.attempt + 1 == number else { return nil }
-            let now = clock.now()
-            let lead = state.current.leadRecord ?? state.records.count - 1
-            state.current.leadRecord = lead
-            state.attempt += 1
-            var record = AttemptRecord(number: state.attempt, queuedAt: now)
+        let now = clock.now()
+        let next = wanted.more ? clock.schedule(at: now + policy.after) { [weak self] in self?.hedgeDue(id) } : nil
+        let sent = state.withLock { state -> Bool in
+            let racing = state.machine.inFlight(of: id) { $0.stop == nil ? $0.racers.count : nil } ?? nil
+            guard let racing, hedgeWanted(state, racing: racing, policy: policy), state.attempt + 1 == wanted.number else { return false }
+            let lead = state.machine.leadRecord ?? state.records.count - 1
+            var record = AttemptRecord(number: wanted.number, queuedAt: now)
             record.startedAt = now
             record.sentAt = now
             state.records.append(record)
-            state.current.racers.append(Racer(task: task, record: state.records.count - 1))
-            let waited = now - (state.records[lead].sentAt ?? now)
-            publish(&state, .hedged(racing: state.records[lead].number, after: waited), attempt: state.attempt)
-            publish(&state, .taskCreated(taskIdentifier: task.identifier, url: request.url?.absoluteString ?? "",
-                                            insecure: !environment.transport.verifiesCertificates), attempt: state.attempt)
-            if state.current.racers.count < policy.max {
-                state.current.hedgeTimer = clock.schedule(at: now + policy.after) { [weak self] in self?.hedgeDue(token) }
+            guard let number = state.machine.hedgeSent(task, record: state.records.count - 1, lead: lead, nextTimer: next, of: id) else {
+                state.records.removeLast()
+                return false
             }
+            let waited = now - (state.records[lead].sentAt ?? now)
+            publish(&state, .hedged(racing: state.records[lead].number, after: waited), attempt: number)
+            publish(&state, .taskCreated(taskIdentifier: task.identifier, url: request.url?.absoluteString ?? "",
+                                            insecure: !environment.transport.verifiesCertificates), attempt: number)
             // Resumed outside the lock, as the lead is: a concurrent end that cancels the racer
             // meanwhile waits for the resume (`unresumed`).
             state.unresumed.insert(task.identifier)
             return true
         }
-        guard resumed != nil else { return transport.discard(task) }
+        guard sent else {
+            next?.cancel()
+            return transport.discard(task)
+        }
         resumeOutsideLock(task)
     }
 
-    /// The attempt is still waiting for its first response and has room for another copy.
-    private func hedgeWanted(_ state: State, policy: HedgePolicy) -> Bool {
-        guard state.phase == .inFlight, state.current.task != nil, state.answer.status == nil, !state.current.timedOut,
-              state.current.racers.count < policy.max else { return false }
+    /// The attempt in flight (with `racing` hedges) is still waiting for its first response
+    /// and has room for another copy.
+    private func hedgeWanted(_ state: State, racing: Int, policy: HedgePolicy) -> Bool {
+        guard state.answer.status == nil, racing < policy.max else { return false }
         if let limit = options.retryPolicy.attemptLimit, state.attempt >= limit { return false }
         return true
     }
@@ -81,33 +86,18 @@ extension RequestOperation {
     /// A response arrived on `task`: if hedges were sent, it wins. A racer becomes the
     /// lead; every other copy is closed. Returns what to cancel, nil when there was no race.
     func settleHedges(_ state: inout State, answeredBy task: Int, at now: TimeInterval) -> Teardown? {
-        guard state.current.hedgeTimer != nil || !state.current.racers.isEmpty else { return nil }
-        var teardown = Teardown()
-        if let timer = state.current.hedgeTimer { teardown.timers.append(timer) }
-        state.current.hedgeTimer = nil
-        if let racer = state.racer(task) {
-            let winner = state.current.racers.remove(at: racer)
-            let lost = TransportError.hedgeLost(to: state.records[winner.record].number)
-            if let lead = state.current.task, let leadRecord = state.current.leadRecord {
-                endCopy(&state, record: leadRecord, error: lost, at: now)
-                teardown.racers.append(lead)
-            }
-            state.current.task = winner.task
-            state.current.leadRecord = winner.record
-            teardown.racers += closeRacers(&state, at: now, error: lost)
-        } else if state.isCurrent(task: task) {
-            teardown.racers += closeRacers(&state, at: now, error: .hedgeLost(to: state.leadAttempt))
-        } else {
-            return nil
-        }
+        guard let (losers, timer) = state.machine.settleRace(answeredBy: task) else { return nil }
+        let lost = TransportError.hedgeLost(to: state.leadAttempt)
+        for loser in losers { endCopy(&state, record: loser.record, error: lost, at: now) }
+        var teardown = Teardown(timers: [timer])
+        teardown.tasks = losers.map(\.task)
         return teardown
     }
 
     /// Ends every racing hedge's part (its record and its `taskCompleted` with `error`) and
     /// takes them out of the attempt; their tasks are returned for cancelling.
     func closeRacers(_ state: inout State, at now: TimeInterval, error: TransportError) -> [TransportTask] {
-        let racers = state.current.racers
-        state.current.racers = []
+        let racers = state.machine.takeRacers()
         for racer in racers { endCopy(&state, record: racer.record, error: error, at: now) }
         return racers.map(\.task)
     }
@@ -115,7 +105,7 @@ extension RequestOperation {
     /// A racing hedge failed before any response (could not connect, lost its connection):
     /// recorded and published; the lead and the other racers go on.
     func hedgeFailed(_ state: inout State, racer: Int, failure: AttemptFailure?, reported: TransportError?) {
-        let record = state.current.racers.remove(at: racer).record
+        guard let record = state.machine.removeRacer(at: racer)?.record else { return }
         state.records[record].endedAt = environment.clock.now()
         state.records[record].failure = failure
         state.records[record].decision = "hedge failed; the attempt it raced goes on"
@@ -129,9 +119,7 @@ extension RequestOperation {
         state.record.failure = failure
         state.record.decision = "failed; its hedge goes on"
         publish(&state, .taskCompleted(error: reported))
-        let next = state.current.racers.removeFirst()
-        state.current.task = next.task
-        state.current.leadRecord = next.record
+        state.machine.promoteRacer()
     }
 
     /// Closes one copy that lost the race or outlived its attempt.

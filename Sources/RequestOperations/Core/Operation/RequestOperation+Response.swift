@@ -39,7 +39,7 @@ extension RequestOperation {
         case stale(ResponseFile?)
         /// The answer is refused or invalid: its task is cancelled (the `.cancel` disposition is
         /// ignored on Linux, where the body is read to the end).
-        case cancel(TransportTask?)
+        case cancel(TransportTask)
         /// A valid answer whose body goes to the caller's stream: the head goes first.
         case deliverHead(ResponseBodyStream, status: Int, headers: [String: String])
     }
@@ -50,9 +50,12 @@ extension RequestOperation {
             // The first response wins: a hedge that answers first leads from now on, and the
             // copies still racing are cancelled.
             // The 3xx of a refused redirect is no answer: the attempt fails as refused.
-            guard state.current.redirectRefused == nil || !state.isCurrent(task: task) else { return (nil, nil) }
-            let hedges = state.result == nil ? settleHedges(&state, answeredBy: task, at: environment.clock.now()) : nil
-            guard state.isCurrent(task: task) else { return (nil, hedges) }
+            let refused = state.machine.inFlight(lead: task) { flight in
+                if case .redirectRefused? = flight.stop { true } else { false }
+            }
+            guard refused != true else { return (nil, nil) }
+            let hedges = settleHedges(&state, answeredBy: task, at: environment.clock.now())
+            guard state.machine.isLead(task) else { return (nil, hedges) }
             return (Arrival(answer: state.answer, attempt: state.record.number, sentURL: state.sent?.url), hedges)
         }
         if let hedges { tearDown(hedges) }
@@ -62,7 +65,7 @@ extension RequestOperation {
         switch verdict {
         case .none: break
         case .stale(let file): file?.discard()
-        case .cancel(let task): if let task { cancelTasks([task]) }
+        case .cancel(let task): cancelTasks([task])
         case .deliverHead(let stream, let status, let headers): stream.deliverHead(status: status, headers: headers)
         }
         return .allow
@@ -110,30 +113,38 @@ extension RequestOperation {
 
     /// The third step, under the lock: the attempt takes in the answer as read.
     private func takeIn(_ state: inout State, _ reading: Reading, task: Int, expectedBytes: Int?) -> Verdict {
-        guard state.isCurrent(task: task) else { return .stale(reading.answer.file) }
+        guard let lead = state.machine.inFlight(lead: task, { flight -> TransportTask in
+            flight.invalid = nil
+            return flight.task
+        }) else { return .stale(reading.answer.file) }
         state.answer = reading.answer
-        state.current.invalid = nil
         guard reading.isHTTP, let status = state.answer.status else { return .none }
         if let refusal = reading.refusal {
-            state.current.localFailure = refusal
-            return .cancel(state.current.task)
+            state.machine.inFlight(lead: task) { $0.stop(.local(refusal)) }
+            return .cancel(lead)
         }
         let now = environment.clock.now()
-        if options.readTimeout != nil { state.current.lastProgress = now }
+        let encodedLength = Self.encodedLength(headers: state.answer.headers, expectedBytes: expectedBytes)
+        let readTimeout = options.readTimeout
+        state.machine.inFlight(lead: task) { flight in
+            if readTimeout != nil { flight.lastProgress = now }
+            flight.encodedLength = encodedLength
+        }
         state.record.responseAt = now
         state.record.status = status
         state.record.bytes = 0
-        state.current.encodedLength = Self.encodedLength(headers: state.answer.headers, expectedBytes: expectedBytes)
         publish(&state, .response(status: status, headers: state.answer.headers, expectedBytes: expectedBytes, httpVersion: state.answer.httpVersion))
         guard let failure = reading.failure else {
             guard let stream = options.bodyStream, state.answer.file == nil else { return .none }
-            state.current.streaming = true
+            state.machine.inFlight(lead: task) { $0.streaming = true }
             return .deliverHead(stream, status: status, headers: state.answer.headers)
         }
-        state.current.invalid = failure
+        let stops = options.cancelOnInvalidResponse
+        state.machine.inFlight(lead: task) { flight in
+            flight.invalid = failure
+            if stops { flight.stop(.invalid) }
+        }
         publish(&state, .validationFailed(reason: failure.summary))
-        guard options.cancelOnInvalidResponse else { return .none }
-        state.current.cancelledAsInvalid = true
-        return .cancel(state.current.task)
+        return stops ? .cancel(lead) : .none
     }
 }

@@ -7,44 +7,45 @@ import FoundationNetworking
 /// policy (schedule the next attempt, or end). Early retry shortens a scheduled wait.
 extension RequestOperation {
     /// After an attempt: reactors first, then success or the retry policy.
-    func attemptCompleted(_ failure: AttemptFailure?, token: UInt64, taskError: TransportError?, askReactors: Bool = true,
-                          breakpoints: Bool = true) {
-        tellHostGuards(failure, token: token)
-        if breakpoints, stopsAfterResponse(failure, token: token, taskError: taskError) { return }
-        if askReactors, !options.reactors.isEmpty, let input = ifCurrent(token, { state in
-            ReactorInput(operationID: id, request: state.sent ?? state.request, status: state.answer.status,
-                         headers: state.answer.headers, failure: failure, attempt: state.attempt)
+    func attemptCompleted(_ end: AttemptEnd, id: AttemptID, askReactors: Bool = true, breakpoints: Bool = true) {
+        tellHostGuards(end.failure, id: id)
+        if breakpoints, stopsAfterResponse(end, id: id) { return }
+        if askReactors, !options.reactors.isEmpty, let input = state.withLock({ state -> ReactorInput? in
+            guard state.machine.deciding(of: id) != nil else { return nil }
+            return ReactorInput(operationID: self.id, request: state.sent ?? state.request, status: state.answer.status,
+                                headers: state.answer.headers, failure: end.failure, attempt: state.attempt)
         }) {
             for reactor in options.reactors {
                 let decision = reactor.decide(input)
                 guard decision != .ignore else { continue }
-                react(decision, reactor: reactor, failure: failure, token: token, taskError: taskError)
+                react(decision, reactor: reactor, end: end, id: id)
                 return
             }
         }
-        guard let failure else {
+        guard let failure = end.failure else {
             do {
                 var answer = state.withLock { $0.answer }
                 try parseBody(answer.body) { answer.httpURLResponse() }
             } catch {
-                fail(token, .decoding("\(error)"), reason: "cannot decode the response: \(error)")
+                fail(id, .decoding("\(error)"), reason: "cannot decode the response: \(error)")
                 return
             }
-            end(outcome: .success, error: nil, reason: nil, cancelledBy: nil)
-            if let host { environment.recovery?.reportSuccess(host, by: id) }
+            self.end(outcome: .success, error: nil, reason: nil, cancelledBy: nil)
+            if let host { environment.recovery?.reportSuccess(host, by: self.id) }
             return
         }
-        attemptFailed(failure, token: token, taskError: taskError)
+        attemptFailed(failure, id: id, taskError: end.taskError, handedOver: end.handedOver)
     }
 
     /// Tells the host's breaker how the attempt it let through went (once per attempt), and
     /// shows the answer's rate-limit headers to the host's pushback.
-    private func tellHostGuards(_ failure: AttemptFailure?, token: UInt64) {
+    private func tellHostGuards(_ failure: AttemptFailure?, id: AttemptID) {
         // One look under the lock: the answer, the attempt's host, and the breaker's pass
         // (taken out, so it is told once).
-        guard let (status, headers, host, pass) = ifCurrent(token, { state -> (Int?, [String: String], String?, CircuitPass?) in
-            defer { state.current.circuitPass = nil }
-            return (state.answer.status, state.answer.headers, state.current.host, state.current.circuitPass)
+        guard let (status, headers, host, pass) = state.withLock({ state -> (Int?, [String: String], String?, CircuitPass?)? in
+            guard state.machine.deciding(of: id) != nil else { return nil }
+            let host = environment.rateLimits == nil ? nil : state.attemptHost()
+            return (state.answer.status, state.answer.headers, host, state.machine.takePass(of: id))
         }) else { return }
         if let limits = environment.rateLimits, let status, let host {
             // Only headers that could be Retry-After, RateLimit* or X-RateLimit* are looked at,
@@ -74,23 +75,26 @@ extension RequestOperation {
     /// operation): they are asked outside the lock, between a look at the attempt and the
     /// step that closes it. Nothing else happens to an attempt that failed in between but an
     /// end (a cancel, the deadline); then the verdict is dropped.
-    func attemptFailed(_ failure: AttemptFailure, token: UInt64, taskError: TransportError?, retryable: Bool = true) {
+    func attemptFailed(_ failure: AttemptFailure, id: AttemptID, taskError: TransportError?, retryable: Bool = true, handedOver: Bool = false) {
         let now = environment.clock.now()
         // Read before the operation's lock is taken (`host` takes it).
         let budgetHost = environment.retryBudget == nil ? nil : host?.description
         let judge = RetryJudge(policy: options.retryPolicy, budget: environment.retryBudget, deadline: options.deadline)
-        guard let input = ifCurrent(token, { state in
-            RetryJudge.Input(failure: failure, retryable: retryable, context: retryContext(after: failure, state: state, now: now),
-                             attempt: state.attempt, now: now, startedAt: state.startedAt, host: budgetHost, taskError: taskError,
-                             handedOver: state.current.streaming)
+        guard let input = state.withLock({ state -> RetryJudge.Input? in
+            guard state.machine.canClose(id) else { return nil }
+            return RetryJudge.Input(failure: failure, retryable: retryable, context: retryContext(after: failure, state: state, now: now),
+                                    attempt: state.attempt, now: now, startedAt: state.startedAt, host: budgetHost, taskError: taskError,
+                                    handedOver: handedOver)
         }) else { return }
         let verdict = judge.judge(input)
         if let host = verdict.askedBudget, let budget = environment.retryBudget { publishBudget(budget, host: host) }
-        let outcome = ifCurrent(token) { state -> (Teardown, ScheduledRetry?) in
+        let closed = state.withLock { state -> Teardown? in
+            guard state.machine.canClose(id) else { return nil }
             // With hedges, the attempt that failed need not be the newest one.
-            let failedRecord = state.current.leadRecord ?? state.records.count - 1
+            let failedRecord = state.machine.leadRecord ?? state.records.count - 1
             let failed = state.records[failedRecord].number
-            var teardown = closeAttempt(&state, failure: failure, at: now)
+            var racers = Teardown()
+            racers.tasks = closeRecord(&state, failure: failure, at: now)
             if case .preparation(let reason) = failure {
                 publish(&state, .preparationFailed(reason: reason), attempt: failed)
             }
@@ -98,26 +102,22 @@ extension RequestOperation {
             state.records[failedRecord].decision = verdict.reason
             switch verdict.next {
             case .stop(let reason, let error):
-                teardown.merge(endLocked(&state, outcome: .failure, error: error, reason: reason, cancelledBy: nil))
-                return (teardown, nil)
-            case .retry(let delay, let reason, let fromServer):
-                guard state.machine.apply(.retryScheduled(until: now + delay)) == .announce else {
-                    // An attempt ended in a phase no attempt ends in: a defect, caught by the
-                    // tests' assertion; in a release build the operation ends rather than hang.
-                    assertionFailure("an attempt failed in phase \(state.phase)")
-                    teardown.merge(endLocked(&state, outcome: .failure, error: RequestError.Reason(failure), reason: verdict.reason, cancelledBy: nil))
-                    return (teardown, nil)
-                }
+                racers.merge(endLocked(&state, outcome: .failure, error: error, reason: reason, cancelledBy: nil))
+                return racers
+            case .retry(let delay, let reason, _):
+                guard let left = state.machine.retryScheduled(until: now + delay, of: id) else { return nil }
+                racers.merge(left)
                 state.records[failedRecord].retryDelay = delay
                 state.lastDelay = delay
-                state.attempt += 1
                 publish(&state, .retryScheduled(delay: delay, reason: reason), attempt: failed)
-                return (teardown, ScheduledRetry(until: now + delay, fromServer: fromServer, failure: failure))
+                return racers
             }
         }
-        guard let (teardown, retry) = outcome else { return }
-        tearDown(teardown)
-        if let retry { scheduleRetry(retry, token: token) }
+        guard let closed else { return }
+        tearDown(closed)
+        if case .retry(let delay, _, let fromServer) = verdict.next {
+            startRetryWait(until: now + delay, fromServer: fromServer, failure: failure, id: id)
+        }
     }
 
     /// What the host's retry budget still allows, as a host-level event (the Hosts view's
@@ -130,67 +130,44 @@ extension RequestOperation {
     /// What the retry policy is asked with after `failure`.
     private func retryContext(after failure: AttemptFailure, state: State, now: TimeInterval) -> RetryContext {
         RetryContext(method: state.request.httpMethod ?? "GET", headers: state.request.allHTTPHeaderFields ?? [:],
-                     attempt: state.attempt - state.requeues, failure: failure,
+                     attempt: state.attempt - state.machine.requeues, failure: failure,
                      elapsed: now - (state.firstAttemptAt ?? now), previousDelay: state.lastDelay,
                      wallClockNow: Date(), random: environment.random)
     }
 
-    private struct ScheduledRetry {
-        /// When the next attempt is due: the time the phase shows, not "delay from whenever
-        /// the timer gets made" (a clock that moved in between would push it back).
-        var until: TimeInterval
-        var fromServer: Bool
-        var failure: AttemptFailure
-    }
-
-    /// Starts the backoff timer and, where early retry applies, watches the host.
-    private func scheduleRetry(_ retry: ScheduledRetry, token: UInt64) {
-        let clock = environment.clock
-        let timer = clock.schedule(at: retry.until) { [weak self] in self?.retryDue(token: token) }
+    /// Starts the backoff's timer (due `until`: the time the phase shows, not "delay from
+    /// whenever the timer gets made") and, where early retry applies, watches the host.
+    private func startRetryWait(until: TimeInterval, fromServer: Bool, failure: AttemptFailure, id: AttemptID) {
+        let timer = environment.clock.schedule(at: until) { [weak self] in self?.beginAttempt(expected: id) }
         var observation: RecoveryObservation?
         if let recovery = environment.recovery, let host {
             // Another request's success says the host is reachable again: that cures a failure
             // to reach it, never an answer that said "slow down" (429, 503, Retry-After), nor
             // any other status the host chose to send.
-            let onSuccess = options.earlyRetryOnHostSuccess && !retry.fromServer && retry.failure.isTransportFailure
-            let probe = options.earlyRetryOnProbe && retry.failure.isConnectivityFailure
+            let onSuccess = options.earlyRetryOnHostSuccess && !fromServer && failure.isTransportFailure
+            let probe = options.earlyRetryOnProbe && failure.isConnectivityFailure
             if onSuccess || probe {
                 observation = recovery.observe(host, onSuccess: onSuccess, probe: probe) { [weak self] trigger, delay in
-                    self?.hostRecovered(trigger: trigger, delay: delay, token: token)
+                    self?.hostRecovered(trigger: trigger, delay: delay, id: id)
                 }
             }
         }
-        let kept = ifCurrent(token) { state -> Bool? in
-            guard state.machine.isWaitingToRetry else { return nil }
-            state.retryTimer = timer
-            state.observation = observation
-            return true
-        } ?? false
-        if !kept {
-            timer.cancel()
-            observation?.cancel()
-        }
-    }
-
-    private func retryDue(token: UInt64) {
-        beginAttempt(ifCurrent: token)
+        tearDown(state.withLock { $0.machine.retryWaitStarted(timer: timer, observation: observation, of: id) })
     }
 
     /// Early retry: the host answered another request, or a probe saw it come back.
-    func hostRecovered(trigger: String, delay: TimeInterval, token: UInt64) {
+    func hostRecovered(trigger: String, delay: TimeInterval, id: AttemptID) {
         let clock = environment.clock
-        /// The timer the early one replaces.
-        struct Replaced { let old: ScheduledTimer? }
-        let replaced = ifCurrent(token) { state -> Replaced? in
-            let now = clock.now()
-            guard state.machine.apply(.retrySooner(until: now + delay)) == .announce else { return nil }
-            state.observation = nil
+        let now = clock.now()
+        let replaced = state.withLock { state -> Teardown? in
+            guard let replaced = state.machine.retrySooner(until: now + delay, of: id) else { return nil }
             publish(&state, .earlyRetry(trigger: trigger, delay: delay))
-            let old = state.retryTimer
-            state.retryTimer = clock.schedule(at: now + delay) { [weak self] in self?.retryDue(token: token) }
-            return Replaced(old: old)
+            return replaced
         }
-        replaced?.old?.cancel()
+        guard let replaced else { return }
+        tearDown(replaced)
+        let timer = clock.schedule(at: now + delay) { [weak self] in self?.beginAttempt(expected: id) }
+        tearDown(state.withLock { $0.machine.retryWaitStarted(timer: timer, observation: nil, of: id) })
     }
 }
 

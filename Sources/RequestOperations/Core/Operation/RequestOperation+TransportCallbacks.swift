@@ -4,8 +4,9 @@ import FoundationNetworking
 #endif
 
 /// What the transport reports about the attempt's task, in its order (redirects, response,
-/// data, completion). Each callback first checks that its task is still the attempt's
-/// (``State/isCurrent(task:)``): a late callback of an earlier attempt changes nothing.
+/// data, completion). Each callback first asks the machine which copy of the attempt in
+/// flight its task is (``AttemptStateMachine/copy(_:)``): a late callback of an earlier
+/// attempt finds none and changes nothing.
 extension RequestOperation {
     /// A redirect the transport would follow: judged by `RedirectSafety` (the one policy
     /// for every transport). The request returned is followed; nil is not, and a refused
@@ -19,17 +20,20 @@ extension RequestOperation {
         let rereadsBodyFile = options.bodyFile != nil && environment.transport.resendsBodyOnRedirect
         let location = request.url?.absoluteString ?? ""
         let judged = state.withLock { state -> RedirectStep? in
-            let racer = state.racer(task)
-            guard racer != nil || state.isCurrent(task: task) else { return nil }
-            let attempt = racer.map { state.records[state.current.racers[$0].record].number }
+            guard let copy = state.machine.copy(task) else { return nil }
+            let attempt = state.number(of: copy)
+            let byLead = attempt == nil
             let sent = state.sent ?? state.outgoing ?? state.request
             var verdict = RedirectSafety.judge(request, original: state.sent?.url, status: response.statusCode,
                                                location: response.headerDictionary.value(forHTTPHeader: "Location"),
                                                streamedBody: sent.httpBodyStream != nil && !rereadsBodyFile,
                                                bodyLost: !(sent.httpBody?.isEmpty ?? true) && !environment.transport.resendsBodyOnRedirect)
-            if case .follow = verdict, racer == nil {
-                state.current.redirects += 1
-                switch options.redirects.judge(number: state.current.redirects, from: response.url, to: request.url) {
+            if case .follow = verdict, byLead {
+                let redirects = state.machine.inFlight(lead: task) { flight in
+                    flight.redirects += 1
+                    return flight.redirects
+                } ?? 1
+                switch options.redirects.judge(number: redirects, from: response.url, to: request.url) {
                 case .follow:
                     break
                 case .stop:
@@ -46,16 +50,14 @@ extension RequestOperation {
                 if response.statusCode == 307 || response.statusCode == 308, next.httpBody == nil, let body = sent.httpBody {
                     next.httpBody = body
                 }
-                return .follow(next, dropped: dropped, byLead: racer == nil,
+                return .follow(next, dropped: dropped, byLead: byLead,
                                callerCookie: (state.outgoing ?? state.request).value(forHTTPHeaderField: "Cookie") != nil)
             case .refuse(let code, let reason):
                 publish(&state, .redirect(status: response.statusCode, location: location, refused: reason), attempt: attempt)
-                if let racer {
-                    // A hedge sent where it must not go: it ends as cancelled, the others race on.
-                    return .cancel(state.current.racers[racer].task)
-                }
-                state.current.redirectRefused = TransportError(code: code.rawValue, message: reason)
-                return .cancel(state.current.task)
+                // A hedge sent where it must not go ends as cancelled, the others race on; the
+                // lead's attempt fails as refused.
+                state.machine.inFlight(lead: task) { $0.stop(.redirectRefused(TransportError(code: code.rawValue, message: reason))) }
+                return .cancel(copy.task)
             }
         }
         guard let judged else { return nil }
@@ -66,7 +68,7 @@ extension RequestOperation {
         case .stop:
             return nil
         case .cancel(let refused):
-            if let refused { cancelTasks([refused]) }
+            cancelTasks([refused])
             return nil
         case .follow(var next, let dropped, let byLead, let callerCookie):
             if response.statusCode == 307 || response.statusCode == 308, rereadsBodyFile, let file = options.bodyFile {
@@ -84,9 +86,8 @@ extension RequestOperation {
                 next = withCookies(next)
             }
             let followed = state.withLock { state -> Bool in
-                let racer = state.racer(task)
-                guard racer != nil || state.isCurrent(task: task) else { return false }
-                let attempt = racer.map { state.records[state.current.racers[$0].record].number }
+                guard let copy = state.machine.copy(task) else { return false }
+                let attempt = state.number(of: copy)
                 if let refusal {
                     publish(&state, .redirect(status: response.statusCode, location: location, refused: refusal), attempt: attempt)
                     return false
@@ -103,7 +104,7 @@ extension RequestOperation {
         /// Not followed, and the 3xx is the answer.
         case stop
         /// Refused: the task is cancelled (the lead's attempt fails as refused).
-        case cancel(TransportTask?)
+        case cancel(TransportTask)
         /// Followed, once the program's policy agrees; `byLead`: not a hedge's.
         case follow(URLRequest, dropped: [String], byLead: Bool, callerCookie: Bool)
     }
@@ -111,26 +112,23 @@ extension RequestOperation {
     func task(_ task: Int, wasInjected rule: FaultRule) {
         state.withLock { state in
             let event = RequestEvent.Payload.injected(fault: rule.effect.summary, rule: rule.match.description, by: rule.setBy)
-            if let racer = state.racer(task) {
-                publish(&state, event, attempt: state.records[state.current.racers[racer].record].number)
-                return
-            }
-            guard state.isCurrent(task: task) else { return }
-            publish(&state, event)
+            guard let copy = state.machine.copy(task) else { return }
+            publish(&state, event, attempt: state.number(of: copy))
         }
     }
 
     func taskDidSendRequest(_ task: Int) {
         state.withLock { state in
-            if let racer = state.racer(task) {
-                let record = state.current.racers[racer].record
-                state.records[record].requestSentAt = environment.clock.now()
-                publish(&state, .sent, attempt: state.records[record].number)
+            switch state.machine.copy(task) {
+            case nil:
                 return
+            case .lead?:
+                state.record.requestSentAt = environment.clock.now()
+                publish(&state, .sent)
+            case .racer(_, let racer)?:
+                state.records[racer.record].requestSentAt = environment.clock.now()
+                publish(&state, .sent, attempt: state.records[racer.record].number)
             }
-            guard state.isCurrent(task: task) else { return }
-            state.record.requestSentAt = environment.clock.now()
-            publish(&state, .sent)
         }
     }
 
@@ -141,12 +139,8 @@ extension RequestOperation {
     func task(_ task: Int, didUseConnection connection: Int, reused: Bool, via proxy: String?) {
         state.withLock { state in
             let event = RequestEvent.Payload.connection(id: connection, reused: reused, proxy: proxy)
-            if let racer = state.racer(task) {
-                publish(&state, event, attempt: state.records[state.current.racers[racer].record].number)
-                return
-            }
-            guard state.isCurrent(task: task) else { return }
-            publish(&state, event)
+            guard let copy = state.machine.copy(task) else { return }
+            publish(&state, event, attempt: state.number(of: copy))
         }
     }
 
@@ -172,7 +166,7 @@ extension RequestOperation {
         let answer = options.challengeHandler?(challenge) ?? (.rejectProtectionSpace, nil)
         if answer.0 == .rejectProtectionSpace || answer.0 == .cancelAuthenticationChallenge {
             state.withLock { state in
-                if state.isCurrent(task: task) { state.current.challengeRefused = true }
+                state.machine.inFlight(lead: task) { $0.challengeRefused = true }
             }
         }
         return answer
@@ -182,32 +176,39 @@ extension RequestOperation {
     /// its removal) between them, outside it: the file is the attempt's alone once taken out
     /// of the answer, and no other callback of this task comes after this one.
     func task(_ task: Int, didCompleteWithError error: Error?) {
+        let now = environment.clock.now()
         let download = state.withLock { state -> Download? in
-            if let racer = state.racer(task) {
-                // A hedge that failed before any response: the others race on.
-                let (failure, reported) = Self.judge(AttemptState(), answered: false, error: error)
-                hedgeFailed(&state, racer: racer, failure: failure, reported: reported)
+            switch state.machine.copy(task) {
+            case nil:
                 return nil
+            case .racer(let index, _)?:
+                // A hedge that failed before any response: the others race on.
+                let reported = error.map(TransportError.init)
+                let failure = reported.map { AttemptFailure.transport(URLError.Code(rawValue: $0.code) ?? .unknown) }
+                hedgeFailed(&state, racer: index, failure: failure, reported: reported)
+                return nil
+            case .lead?:
+                break
             }
-            guard state.isCurrent(task: task) else { return nil }
-            if state.current.unannouncedBytes > 0 { announceData(&state, at: environment.clock.now()) }
-            if error == nil, state.current.localFailure == nil, state.answer.status == nil, state.current.redirectRefused == nil {
-                // Ended with neither an answer nor an error: FoundationNetworking does so for a
-                // redirect whose Location it cannot read (the 3xx is never handed on). No
-                // answer is no success.
-                state.current.localFailure = TransportError(code: URLError.Code.badServerResponse.rawValue,
-                                                            message: "the transport ended the request without an answer (FoundationNetworking does so for a redirect whose Location it cannot read)")
-            }
-            if error == nil, state.current.localFailure == nil, let status = state.answer.status,
-               let problem = ResponseFraming.mismatch(headers: state.answer.headers, status: status, method: state.sent?.httpMethod,
-                                                      received: state.record.bytes) {
-                state.current.localFailure = TransportError(code: URLError.Code.networkConnectionLost.rawValue, message: problem)
-            }
+            announceData(&state, at: now)
+            let status = state.answer.status
+            let mismatch = error == nil ? status.flatMap { status in
+                ResponseFraming.mismatch(headers: state.answer.headers, status: status, method: state.sent?.httpMethod, received: state.record.bytes)
+            } : nil
+            let succeeded = state.machine.inFlight(lead: task) { flight -> Bool in
+                if error == nil, status == nil {
+                    // Ended with neither an answer nor an error: FoundationNetworking does so for
+                    // a redirect whose Location it cannot read (the 3xx is never handed on). No
+                    // answer is no success.
+                    flight.stop(.local(TransportError(code: URLError.Code.badServerResponse.rawValue,
+                                                      message: "the transport ended the request without an answer (FoundationNetworking does so for a redirect whose Location it cannot read)")))
+                }
+                if let mismatch { flight.stop(.local(TransportError(code: URLError.Code.networkConnectionLost.rawValue, message: mismatch))) }
+                return error == nil && flight.invalid == nil && flight.stop == nil
+            } ?? false
             // A download goes into place only when this attempt succeeded; else it goes.
             guard let file = state.answer.file else { return Download.none }
             state.answer.file = nil
-            let succeeded = error == nil && state.current.invalid == nil && state.current.localFailure == nil
-                && state.current.redirectRefused == nil && !state.current.timedOut && !state.current.readTimedOut
             return succeeded ? .keep(file) : .discard(file)
         }
         guard let download else { return }
@@ -223,8 +224,8 @@ extension RequestOperation {
                 moved = .failure(failure)
             } catch {}
         }
-        let current = state.withLock { state -> (UInt64, AttemptFailure?, TransportError?)? in
-            guard state.isCurrent(task: task) else { return nil }
+        let ended = state.withLock { state -> (AttemptID, AttemptEnd, Teardown)? in
+            guard state.machine.isLead(task) else { return nil }
             switch moved {
             case nil: break
             case .success(let file)?:
@@ -235,31 +236,37 @@ extension RequestOperation {
                                                   mediaType: state.answer.headers.value(forHTTPHeader: "Content-Type")))
                 }
             case .failure(let failure)?:
-                state.current.localFailure = TransportError(code: URLError.Code.cannotMoveFile.rawValue, message: failure.message)
+                state.machine.inFlight(lead: task) { $0.stop(.local(TransportError(code: URLError.Code.cannotMoveFile.rawValue, message: failure.message))) }
             }
-            let (failure, reported) = Self.judge(state.current, answered: state.answer.status != nil, error: error)
-            if failure != nil, state.answer.status == nil, !state.current.timedOut, !state.current.racers.isEmpty {
+            let answered = state.answer.status != nil
+            guard let (failure, reported, racing, streaming) = state.machine.inFlight(lead: task, { flight in
+                let (failure, reported) = flight.judge(answered: answered, error: error)
+                return (failure, reported, !flight.racers.isEmpty && flight.stop != .attemptTimeout, flight.streaming)
+            }) else { return nil }
+            if failure != nil, !answered, racing {
                 // The lead failed before any response while hedges race it: one of them leads now.
                 leadFailedWhileHedged(&state, failure: failure, reported: reported)
                 return nil
             }
-            state.current.task = nil
-            state.record.endedAt = environment.clock.now()
+            state.record.endedAt = now
             // Only when someone reads events: the body is for people and files, and a queue
             // nobody watches (a service at full speed) is spared making it.
-            if state.current.streaming, environment.events.subscriberCount > 0 {
+            if streaming, environment.events.subscriberCount > 0 {
                 publish(&state, .responseBody(body: .omitted(bytes: state.record.bytes, reason: "streamed to the caller"),
                                               totalBytes: state.record.bytes, truncated: false,
                                               mediaType: state.answer.headers.value(forHTTPHeader: "Content-Type")))
-            } else if state.answer.status != nil, environment.events.subscriberCount > 0,
+            } else if answered, environment.events.subscriberCount > 0,
                let body = Self.responseBody(state.answer.body, headers: state.answer.headers, cap: options.responseBodyCap) {
                 publish(&state, body)
             }
             publish(&state, .taskCompleted(error: reported))
-            return (state.token, failure, reported)
+            let end = AttemptEnd(failure: failure, taskError: reported, handedOver: streaming, leadRecord: state.machine.leadRecord)
+            guard let teardown = state.machine.taskEnded(task, end) else { return nil }
+            return (state.machine.id, end, teardown)
         }
-        guard let (token, failure, reported) = current else { return }
-        attemptCompleted(failure, token: token, taskError: reported)
+        guard let (id, end, teardown) = ended else { return }
+        tearDown(teardown)
+        attemptCompleted(end, id: id)
     }
 
     /// What becomes of an attempt's download when its task ends (done outside the lock).
@@ -276,33 +283,5 @@ extension RequestOperation {
         let kept = body.count <= cap ? body : Data(body.prefix(cap))
         return .responseBody(body: .bytes(kept), totalBytes: body.count, truncated: kept.count < body.count,
                              mediaType: headers.value(forHTTPHeader: "Content-Type"))
-    }
-
-    /// How a finished task went: the failure the retry policy judges (nil: success) and the
-    /// error its event reports.
-    private static func judge(_ attempt: AttemptState, answered: Bool, error: Error?) -> (AttemptFailure?, TransportError?) {
-        var error = error
-        // A refused challenge ends the task as "cancelled" on Linux, after the 401
-        // response and its body arrived: that response is the answer.
-        if attempt.challengeRefused, answered, (error as? URLError)?.code == .cancelled {
-            error = nil
-        }
-        if let refused = attempt.redirectRefused {
-            return (.transport(URLError.Code(rawValue: refused.code) ?? .unsupportedURL), refused)
-        }
-        if let local = attempt.localFailure {
-            return (.transport(URLError.Code(rawValue: local.code) ?? .unknown), local)
-        }
-        if attempt.timedOut {
-            return (.transport(.timedOut), TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)", timeout: .attempt))
-        }
-        if attempt.cancelledAsInvalid {
-            return (attempt.invalid, error.map(TransportError.init))
-        }
-        if let error {
-            let transport = TransportError(error)
-            return (.transport(URLError.Code(rawValue: transport.code) ?? .unknown), transport)
-        }
-        return (attempt.invalid, nil)
     }
 }

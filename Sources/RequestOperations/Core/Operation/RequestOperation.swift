@@ -94,10 +94,8 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
     /// recording's early retries with it.
     @discardableResult
     public func retrySooner(delay: TimeInterval, trigger: String) -> Bool {
-        guard let token = state.withLock({ state in state.result == nil && state.machine.isWaitingToRetry ? state.token : nil }) else {
-            return false
-        }
-        hostRecovered(trigger: trigger, delay: max(0, delay), token: token)
+        guard let id = state.withLock({ state in state.machine.isWaitingToRetry ? state.machine.id : nil }) else { return false }
+        hostRecovered(trigger: trigger, delay: max(0, delay), id: id)
         return true
     }
 
@@ -105,13 +103,13 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
     /// operation is not waiting to retry.
     @discardableResult
     public func retryNow() -> Bool {
-        let token = state.withLock { state -> UInt64? in
-            guard state.result == nil, state.machine.apply(.retryNow) == .beginNext else { return nil }
+        let id = state.withLock { state -> AttemptID? in
+            guard state.machine.isWaitingToRetry else { return nil }
             publish(&state, .earlyRetry(trigger: "manual", delay: 0))
-            return state.token
+            return state.machine.id
         }
-        guard let token else { return false }
-        beginAttempt(ifCurrent: token)
+        guard let id else { return false }
+        beginAttempt(expected: id)
         return true
     }
 
@@ -201,16 +199,21 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         tearDown(teardown)
     }
 
-    /// Undoes what `teardown` holds (outside the lock) and, if it ended the operation,
-    /// calls the completion handler.
+    /// The timers of an attempt in flight, made once its task is resumed.
+    typealias AttemptTimers = (attempt: ScheduledTimer?, read: ScheduledTimer?, hedge: ScheduledTimer?, id: AttemptID)
+
     /// Resumes `task` on the transport, outside the lock (a transport may call back from
-    /// inside `resume`), then carries out a cancel that came while it was being resumed.
-    func resumeOutsideLock(_ task: TransportTask) {
+    /// inside `resume`), then hands the attempt its timers (`timers` makes them) and carries
+    /// out a cancel that came while it was being resumed.
+    func resumeOutsideLock(_ task: TransportTask, timers: (() -> AttemptTimers)? = nil) {
         environment.transport.resume(task)
-        let cancelled = state.withLock { state -> Bool in
+        let made = timers?()
+        let (cancelled, unused) = state.withLock { state -> (Bool, Teardown) in
             state.unresumed.remove(task.identifier)
-            return state.cancelOnResume.remove(task.identifier) != nil
+            let unused = made.map { state.machine.timersStarted(attempt: $0.attempt, read: $0.read, hedge: $0.hedge, of: $0.id).1 } ?? Teardown()
+            return (state.cancelOnResume.remove(task.identifier) != nil, unused)
         }
+        unused.timers.forEach { $0.cancel() }
         if cancelled { environment.transport.cancel(task) }
     }
 
@@ -229,8 +232,11 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         now.forEach(environment.transport.cancel)
     }
 
+    /// Undoes what `teardown` holds (outside the lock) and, if it ended the operation,
+    /// calls the completion handler.
     func tearDown(_ teardown: Teardown) {
-        teardown.perform(cancel: cancelTasks, gate: environment.gate)
+        guard !teardown.isEmpty else { return }
+        teardown.perform(cancel: cancelTasks, discard: environment.transport.discard, gate: environment.gate)
         guard let result = teardown.result else { return }
         if let stream = options.bodyStream {
             // Outside the lock: telling the transport there is room may read on at once.
@@ -243,20 +249,16 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         completed(result)
     }
 
-    /// Ends the current attempt's own part under the lock (its timer, task and slot) and
-    /// records how it ended; the rest of the operation goes on. What to undo is returned.
-    func closeAttempt(_ state: inout State, failure: AttemptFailure?, at now: TimeInterval) -> Teardown {
-        // Bytes since the last `data` event are told before the attempt ends (its task's own
-        // completion, which would tell them, comes for a task no longer current).
-        if state.current.unannouncedBytes > 0 { announceData(&state, at: now) }
-        let lead = state.current.leadRecord ?? state.records.count - 1
+    /// Closes the record of the attempt that ends (its lead's, with hedges) as `failure`
+    /// says; any hedges still racing it are closed too. Bytes not yet told are told first.
+    /// Returns the racers' tasks, to cancel.
+    func closeRecord(_ state: inout State, failure: AttemptFailure?, at now: TimeInterval) -> [TransportTask] {
+        announceData(&state, at: now)
+        let lead = state.machine.leadRecord ?? state.records.count - 1
         let racers = closeRacers(&state, at: now, error: .hedgeEnded(with: state.records[lead].number))
-        var teardown = Teardown(closing: state.current)
-        teardown.racers += racers
-        state.current = AttemptState()
         state.records[lead].endedAt = state.records[lead].endedAt ?? now
         state.records[lead].failure = failure
-        return teardown
+        return racers
     }
 
     func endLocked(_ state: inout State, outcome: RequestOutcome, error: RequestError.Reason?, reason: String?,
@@ -264,15 +266,10 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         let now = environment.clock.now()
         // The attempt that decided the end: with hedges, the one that answered first.
         let deciding = state.leadAttempt
-        if state.current.unannouncedBytes > 0 { announceData(&state, at: now) }
-        var teardown = Teardown(closing: state.current)
-        teardown.merge(Teardown(timers: [state.retryTimer, state.deadlineTimer], observation: state.observation))
-        teardown.waiting = state.waiting
-        state.current = AttemptState()
-        state.waiting = nil
-        state.retryTimer = nil
+        announceData(&state, at: now)
+        var teardown = state.machine.finish(outcome) ?? Teardown()
+        teardown.merge(Teardown(timers: [state.deadlineTimer]))
         state.deadlineTimer = nil
-        state.observation = nil
         // The attempt under way, and any hedges racing it.
         for index in state.records.indices where state.records[index].endedAt == nil && state.records[index].startedAt != nil {
             state.records[index].endedAt = now
@@ -291,7 +288,6 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
                                    data: state.answer.body, error: error, attempts: state.records, duration: duration)
         result.file = outcome == .success ? state.answer.savedTo : nil
         state.result = result
-        _ = state.machine.apply(.finish(outcome))
         if let cancelledBy { publish(&state, .cancelled(by: cancelledBy), attempt: deciding) }
         publish(&state, .finished(outcome: outcome, status: status, attempts: attempts, duration: duration, reason: reason), attempt: deciding)
         teardown.result = result

@@ -1,0 +1,107 @@
+import Foundation
+
+extension AttemptStateMachine {
+    /// An attempt whose request is on the transport: its task (the *lead*), the hedges racing
+    /// it, its timers, and what the transport told it so far. It holds the gate's slot and the
+    /// breaker's pass it was granted.
+    struct InFlight {
+        var granted: Granted
+        var task: TransportTask
+        /// The record of the attempt whose task is `task` when hedges were sent (nil: the
+        /// last record). A hedge that answers first becomes the lead.
+        var leadRecord: Int?
+        /// Hedges in flight with no response yet (see RequestOperation+Hedge.swift).
+        var racers: [Racer] = []
+        /// Ends the attempt at ``RequestOptions/attemptTimeout``.
+        var timer: ScheduledTimer?
+        /// Ends the attempt when no byte came for ``RequestOptions/readTimeout``: it fires at
+        /// most once per that span, and looks at ``lastProgress`` (a byte does not reschedule it).
+        var readTimer: ScheduledTimer?
+        /// Sends the next hedge.
+        var hedgeTimer: ScheduledTimer?
+        /// Why the attempt is being ended on this side, if it is: the first cause wins.
+        var stop: AttemptStop?
+        /// The validator's verdict on the response.
+        var invalid: AttemptFailure?
+        var challengeRefused = false
+        /// Redirects the lead task followed so far.
+        var redirects = 0
+        /// When the transport last said something (the task made, the request written, a
+        /// response, a byte).
+        var lastProgress: TimeInterval = 0
+        /// The answer's size on the wire when it came encoded (gzip, deflate) with a
+        /// `Content-Length`: what ``RequestOptions/maxDecodedRatio`` judges its decoded bytes by.
+        var encodedLength: Int?
+        /// The request body's length, when known, and how much of it the last `uploaded`
+        /// event said was sent.
+        var uploadTotal: Int?
+        var uploadAnnounced = 0
+        /// The answer was valid and its body goes to the caller's ``ResponseBodyStream``: the
+        /// attempt is committed (a failure from here is not retried: parts were handed over).
+        var streaming = false
+        /// Body bytes not yet told in a `data` event, and when the last one was published.
+        var unannouncedBytes = 0
+        var lastDataEventAt: TimeInterval = -.infinity
+
+        init(granted: Granted, task: TransportTask) {
+            self.granted = granted
+            self.task = task
+        }
+
+        /// The timers it holds, for its teardown.
+        var timers: [ScheduledTimer?] { [timer, readTimer, hedgeTimer] }
+
+        /// Ends the attempt with `cause` unless another cause came first.
+        mutating func stop(_ cause: AttemptStop) {
+            if stop == nil { stop = cause }
+        }
+
+        /// How the lead's task went: the failure the retry policy judges (nil: success) and
+        /// the error its event reports.
+        func judge(answered: Bool, error: Error?) -> (AttemptFailure?, TransportError?) {
+            var error = error
+            // A refused challenge ends the task as "cancelled" on Linux, after the 401
+            // response and its body arrived: that response is the answer.
+            if challengeRefused, answered, (error as? URLError)?.code == .cancelled {
+                error = nil
+            }
+            switch stop {
+            case .redirectRefused(let refused)?:
+                return (.transport(URLError.Code(rawValue: refused.code) ?? .unsupportedURL), refused)
+            case .local(let local)?:
+                return (.transport(URLError.Code(rawValue: local.code) ?? .unknown), local)
+            case .attemptTimeout?:
+                return (.transport(.timedOut), TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)", timeout: .attempt))
+            case .invalid?:
+                return (invalid, error.map(TransportError.init))
+            case nil:
+                if let error {
+                    let transport = TransportError(error)
+                    return (.transport(URLError.Code(rawValue: transport.code) ?? .unknown), transport)
+                }
+                return (invalid, nil)
+            }
+        }
+    }
+
+    /// A hedged copy of the attempt's request in flight, racing the lead for a response.
+    struct Racer {
+        let task: TransportTask
+        /// Its index in the operation's records (its attempt number is there).
+        let record: Int
+    }
+
+    /// Why this side ends an attempt in flight.
+    enum AttemptStop: Equatable {
+        /// A redirect the engine would not follow (`RedirectSafety`).
+        case redirectRefused(TransportError)
+        /// The body over its limit, a file that could not be written, no length to read the
+        /// answer by, no byte for the read timeout.
+        case local(TransportError)
+        /// The attempt timeout.
+        case attemptTimeout
+        /// The answer failed validation and ``RequestOptions/cancelOnInvalidResponse`` said to
+        /// stop reading it.
+        case invalid
+    }
+}
