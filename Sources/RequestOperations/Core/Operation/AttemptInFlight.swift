@@ -104,4 +104,71 @@ extension AttemptStateMachine {
         /// stop reading it.
         case invalid
     }
+
+    /// Which copy of the attempt in flight a task is.
+    enum Copy {
+        case lead(TransportTask)
+        /// A racing hedge: its place in the race and its record.
+        case racer(index: Int, Racer)
+
+        var task: TransportTask {
+            switch self {
+            case .lead(let task): task
+            case .racer(_, let racer): racer.task
+            }
+        }
+    }
+}
+
+/// The race between an attempt's lead and its hedges.
+extension AttemptStateMachine.InFlight {
+    typealias Racer = AttemptStateMachine.Racer
+
+    /// The copy whose task is `task`, if it is one of this attempt's.
+    func copy(_ task: Int) -> AttemptStateMachine.Copy? {
+        if self.task.identifier == task { return .lead(self.task) }
+        guard let index = racers.firstIndex(where: { $0.task.identifier == task }) else { return nil }
+        return .racer(index: index, racers[index])
+    }
+
+    mutating func takeRacers() -> [Racer] {
+        defer { racers = [] }
+        return racers
+    }
+
+    /// A response came on `task`: if hedges race, the first response wins. A racer that
+    /// answered leads from now on; every other copy lost (returned, with the hedge timer to
+    /// cancel). Nil when there was no race or `task` is none of the attempt's.
+    mutating func settleRace(answeredBy task: Int) -> (losers: [Racer], timer: ScheduledTimer?)? {
+        guard hedgeTimer != nil || !racers.isEmpty else { return nil }
+        var losers: [Racer]
+        if let index = racers.firstIndex(where: { $0.task.identifier == task }) {
+            let winner = racers.remove(at: index)
+            losers = leadRecord.map { [Racer(task: self.task, record: $0)] } ?? []
+            losers += racers
+            (self.task, leadRecord) = (winner.task, winner.record)
+        } else if self.task.identifier == task {
+            losers = racers
+        } else {
+            return nil
+        }
+        defer { (racers, hedgeTimer) = ([], nil) }
+        return (losers, hedgeTimer)
+    }
+
+    mutating func removeRacer(at index: Int) -> Racer? {
+        racers.indices.contains(index) ? racers.remove(at: index) : nil
+    }
+
+    /// The oldest racer leads.
+    mutating func promoteRacer() {
+        guard !racers.isEmpty else { return }
+        let next = racers.removeFirst()
+        (task, leadRecord) = (next.task, next.record)
+    }
+
+    mutating func takeUnannouncedBytes(at now: TimeInterval) -> Int {
+        defer { (unannouncedBytes, lastDataEventAt) = (0, now) }
+        return unannouncedBytes
+    }
 }

@@ -28,24 +28,6 @@ typealias AttemptID = UInt64
 ///   after the answer, then requeue or decide; finish: from anywhere.
 /// ```
 struct AttemptStateMachine {
-    enum Stage {
-        case pending
-        case admitting(Admitting)
-        case askingForSlot(Asking)
-        case preparing(Granted, work: Work?)
-        case inFlight(InFlight)
-        /// The task ended: reactors, a breakpoint and the retry policy decide. The slot is
-        /// held until the attempt closes (nil once given back).
-        case deciding(Granted?, AttemptEnd)
-        /// A reactor's run after the answer; `work` waits for it.
-        case reacting(name: String, work: Work?)
-        case stopped(breakpoint: Int, StoppedAt)
-        case waitingToRetry(until: TimeInterval, timer: ScheduledTimer?, observation: RecoveryObservation?)
-        case finished(RequestOutcome)
-        /// Only while an attempt in flight is changed in place (its arrays are not copied).
-        case modifying
-    }
-
     private(set) var stage: Stage = .pending
     /// The number of the attempt under way or next, from 1: retries, requeues and hedges count.
     private(set) var attempt = 1
@@ -58,29 +40,7 @@ struct AttemptStateMachine {
     private(set) var forcedFault: FaultRule?
 
     /// The phase the world sees (events, the monitor).
-    var phase: RequestPhase {
-        switch stage {
-        case .pending: .pending
-        case .admitting(let admitting):
-            switch admitting.wait {
-            case .interceptors: .intercepting
-            case .held(let batch): .held(batch: batch)
-            case .reactor(let name): .waitingForReactor(name)
-            }
-        case .askingForSlot(let asking):
-            switch asking.wait {
-            case .slot: .waitingForSlot
-            case .rateLimit(let host, let until): .waitingForRateLimit(host: host, until: until)
-            case .circuit(let host): .waitingForCircuit(host: host)
-            }
-        case .preparing: .preparing
-        case .inFlight, .deciding, .modifying: .inFlight
-        case .reacting(let name, _): .waitingForReactor(name)
-        case .stopped(let breakpoint, _): .stoppedAtBreakpoint(breakpoint)
-        case .waitingToRetry(let until, _, _): .waitingToRetry(until: until)
-        case .finished(let outcome): .finished(outcome)
-        }
-    }
+    var phase: RequestPhase { stage.phase }
 
     /// Where a stopped operation is stopped; nil when it is not.
     var breakpointStage: Breakpoint.Stage? {
@@ -99,25 +59,6 @@ struct AttemptStateMachine {
     /// Attempt `id` is the one under way and the operation has not ended.
     func isUnderWay(_ id: AttemptID) -> Bool {
         id == self.id && !isFinished
-    }
-
-    /// What a change of the attempt's wait says.
-    enum Change: Equatable {
-        /// The input does not fit the stage: nothing changed.
-        case refuse
-        /// The phase is what the input says already: nothing to announce again.
-        case stay
-        /// The phase changed: the operation publishes its event.
-        case announce
-    }
-
-    /// Where a new attempt (or one a breakpoint let go) goes first.
-    enum Entry {
-        case refuse
-        /// Run the interceptors and holding reactors (``workStarted(_:of:)`` takes their task).
-        case admit(AttemptID, Teardown)
-        /// Ask the rate-limit pause, the breaker and the gate for a slot.
-        case askForSlot(AttemptID, Teardown)
     }
 
     // MARK: - Beginning an attempt
@@ -157,40 +98,11 @@ struct AttemptStateMachine {
     }
 
     /// What the stage holds now: what leaving it would let go of.
-    var held: Teardown {
-        var copy = self
-        return copy.leave()
-    }
+    var held: Teardown { stage.holdings }
 
-    /// Leaves the stage: what it held, to let go of.
+    /// Leaves the stage: what it held, to let go of (the caller sets the next stage).
     private mutating func leave() -> Teardown {
-        var teardown = Teardown()
-        switch stage {
-        case .pending, .finished, .modifying, .stopped:
-            break
-        case .admitting(let admitting):
-            teardown.work = admitting.work.map { [$0] } ?? []
-        case .askingForSlot(let asking):
-            teardown = Teardown(timers: [asking.circuitTimer, asking.rateLimitTimer])
-            teardown.ticket = asking.ticket
-            teardown.pass = asking.pass
-            teardown.circuitWait = asking.circuitWait
-        case .preparing(let granted, let work):
-            teardown.release(granted)
-            teardown.work = work.map { [$0] } ?? []
-        case .inFlight(let flight):
-            teardown = Teardown(timers: flight.timers)
-            teardown.tasks = [flight.task] + flight.racers.map(\.task)
-            teardown.release(flight.granted)
-        case .deciding(let granted, _):
-            teardown.release(granted)
-        case .reacting(_, let work):
-            teardown.work = work.map { [$0] } ?? []
-        case .waitingToRetry(_, let timer, let observation):
-            teardown = Teardown(timers: [timer])
-            teardown.observation = observation
-        }
-        return teardown
+        stage.holdings
     }
 
     /// Work began for attempt `id` (its interceptors, its preparer, a reactor's wait): kept
@@ -370,15 +282,6 @@ struct AttemptStateMachine {
         if case .askingForSlot(let asking) = stage { asking.pass } else { nil }
     }
 
-    /// What the gate's slot leads to.
-    enum Grant {
-        /// The attempt ended meanwhile: the slot goes straight back.
-        case refuse
-        /// Run the preparer (``workStarted(_:of:)`` takes its task), then send.
-        case prepare
-        case send
-    }
-
     /// The gate gave the attempt a slot (per host: `slotHost`'s). The gate's ticket is
     /// spent by the grant; a wait for the breaker or the pause still held is let go of.
     mutating func slotGranted(slotHost: String?, prepares: Bool, of id: AttemptID) -> (Grant, Teardown) {
@@ -471,91 +374,46 @@ struct AttemptStateMachine {
         return change(&flight)
     }
 
-    /// Takes the racing hedges out of the attempt in flight (to close them).
-    mutating func takeRacers() -> [Racer] {
-        guard case .inFlight(var flight) = stage, !flight.racers.isEmpty else { return [] }
+    /// The attempt in flight, whatever its lead, changed in place.
+    @discardableResult
+    private mutating func anyInFlight<T>(_ change: (inout InFlight) -> T?) -> T? {
+        guard case .inFlight(var flight) = stage else { return nil }
         stage = .modifying
-        defer { flight.racers = []; stage = .inFlight(flight) }
-        return flight.racers
+        defer { stage = .inFlight(flight) }
+        return change(&flight)
     }
 
-    /// A response came on `task`: if hedges race, the first response wins. A racer that
-    /// answered leads from now on; every other copy lost (returned, with the hedge timer to
-    /// cancel). Nil when there was no race or `task` is none of the attempt's.
+    /// Takes the racing hedges out of the attempt in flight (to close them).
+    mutating func takeRacers() -> [Racer] {
+        anyInFlight { $0.takeRacers() } ?? []
+    }
+
+    /// A response came on `task`: if hedges race, the first response wins
+    /// (``InFlight/settleRace(answeredBy:)``).
     mutating func settleRace(answeredBy task: Int) -> (losers: [Racer], timer: ScheduledTimer?)? {
-        guard case .inFlight(var flight) = stage, flight.hedgeTimer != nil || !flight.racers.isEmpty else { return nil }
-        var losers: [Racer]
-        if let index = flight.racers.firstIndex(where: { $0.task.identifier == task }) {
-            let winner = flight.racers.remove(at: index)
-            losers = flight.leadRecord.map { [Racer(task: flight.task, record: $0)] } ?? []
-            losers += flight.racers
-            (flight.task, flight.leadRecord) = (winner.task, winner.record)
-        } else if flight.task.identifier == task {
-            losers = flight.racers
-        } else {
-            return nil
-        }
-        stage = .modifying
-        let timer = flight.hedgeTimer
-        (flight.racers, flight.hedgeTimer) = ([], nil)
-        stage = .inFlight(flight)
-        return (losers, timer)
+        anyInFlight { $0.settleRace(answeredBy: task) }
     }
 
     /// A racing hedge failed before any response: it leaves the race.
     mutating func removeRacer(at index: Int) -> Racer? {
-        guard case .inFlight(var flight) = stage, flight.racers.indices.contains(index) else { return nil }
-        stage = .modifying
-        let racer = flight.racers.remove(at: index)
-        stage = .inFlight(flight)
-        return racer
+        anyInFlight { $0.removeRacer(at: index) }
     }
 
     /// The lead failed before any response while hedges race it: the oldest racer leads.
     mutating func promoteRacer() {
-        guard case .inFlight(var flight) = stage, !flight.racers.isEmpty else { return }
-        stage = .modifying
-        let next = flight.racers.removeFirst()
-        (flight.task, flight.leadRecord) = (next.task, next.record)
-        stage = .inFlight(flight)
-    }
-
-    /// The racing hedge whose task is `task`, if one is, and where it is in the race.
-    func racer(_ task: Int) -> (index: Int, racer: Racer)? {
-        guard case .inFlight(let flight) = stage, let index = flight.racers.firstIndex(where: { $0.task.identifier == task }) else { return nil }
-        return (index, flight.racers[index])
+        anyInFlight { $0.promoteRacer() }
     }
 
     /// Body bytes of the attempt in flight not yet told in a `data` event, taken to be told now.
     mutating func takeUnannouncedBytes(at now: TimeInterval) -> Int {
-        guard case .inFlight(var flight) = stage, flight.unannouncedBytes > 0 else { return 0 }
-        stage = .modifying
-        defer { stage = .inFlight(flight) }
-        defer { (flight.unannouncedBytes, flight.lastDataEventAt) = (0, now) }
-        return flight.unannouncedBytes
-    }
-
-    /// Which copy of the attempt in flight a task is.
-    enum Copy {
-        case lead(TransportTask)
-        /// A racing hedge: its place in the race and its record.
-        case racer(index: Int, Racer)
-
-        var task: TransportTask {
-            switch self {
-            case .lead(let task): task
-            case .racer(_, let racer): racer.task
-            }
-        }
+        anyInFlight { $0.takeUnannouncedBytes(at: now) } ?? 0
     }
 
     /// The copy of the attempt in flight whose task is `task`; nil for a task of an attempt
     /// that is over (a late callback).
     func copy(_ task: Int) -> Copy? {
         guard case .inFlight(let flight) = stage else { return nil }
-        if flight.task.identifier == task { return .lead(flight.task) }
-        guard let index = flight.racers.firstIndex(where: { $0.task.identifier == task }) else { return nil }
-        return .racer(index: index, flight.racers[index])
+        return flight.copy(task)
     }
 
     /// The attempt's lead task is `task`.
@@ -621,15 +479,6 @@ struct AttemptStateMachine {
         teardown.release(granted)
         stage = .stopped(breakpoint: breakpoint, .afterAnswer(end))
         return teardown
-    }
-
-    /// Where a resolved stop goes on.
-    enum Resume {
-        case refuse
-        case admit(AttemptID)
-        case askForSlot(AttemptID)
-        /// On from the answer to reactors and the retry decision.
-        case decide(AttemptID, AttemptEnd)
     }
 
     /// A person let the stopped attempt go on (`needsAdmission` as for ``begin(needsAdmission:expected:)``).
