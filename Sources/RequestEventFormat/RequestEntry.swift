@@ -66,21 +66,7 @@ public struct RequestEntry: Sendable, Equatable {
         guard method.allSatisfy({ $0.isLetter }), !method.isEmpty else {
             throw StrictJSONError(file: file, path: "method", message: "\"\(method)\" is not an HTTP method")
         }
-        var headers: [String: String] = [:]
-        if let raw = object["headers"] {
-            guard let fields = raw as? [String: Any] else {
-                throw StrictJSONError(file: file, path: "headers", message: "expected an object of strings, found \(StrictJSONReader.kind(raw))")
-            }
-            for (name, value) in fields {
-                guard let text = value as? String else {
-                    throw StrictJSONError(file: file, path: "headers.\(name)", message: "expected a string, found \(StrictJSONReader.describe(value))")
-                }
-                guard !name.isEmpty, !name.contains(where: { $0 == ":" || $0.isWhitespace || $0.isNewline }), !text.contains(where: \.isNewline) else {
-                    throw StrictJSONError(file: file, path: "headers.\(name)", message: "not a header a request can carry (a name without spaces or colons, a value on one line)")
-                }
-                headers[name] = text
-            }
-        }
+        let headers = try reader.headers(object["headers"], at: "headers")
         var body: Data?
         switch object["body"] {
         case nil, is NSNull: break

@@ -1,4 +1,5 @@
 import Foundation
+import RequestOperations
 
 /// Where a JSON file is wrong: the file, the place (a JSON path such as `requests[2].url`),
 /// and what was expected there.
@@ -68,6 +69,30 @@ public struct StrictJSONReader: Sendable {
                                   message: "\(Self.describe(raw!)) is too large; expected a number of seconds up to \(Int(JSONText.maxSeconds))")
         }
         return value
+    }
+
+    /// A request's header fields: an object of names to strings, each name an RFC 9110 token
+    /// and each value one a request can carry (no line break, no control character). The one
+    /// reading of `headers` for a plan's request and for a request edited to be sent again.
+    public func headers(_ raw: Any?, at path: String) throws -> [String: String] {
+        guard let raw else { return [:] }
+        guard let fields = raw as? [String: Any] else {
+            throw StrictJSONError(file: file, path: path, message: "expected an object of header names to strings, found \(Self.kind(raw))")
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in fields {
+            guard let text = value as? String else {
+                throw StrictJSONError(file: file, path: "\(path).\(name)", message: "expected a string, found \(Self.kind(value))")
+            }
+            guard HTTPFieldCheck.isToken(name) else {
+                throw StrictJSONError(file: file, path: path, message: "\"\(name)\" is not a valid header name (RFC 9110 token)")
+            }
+            if let problem = HTTPFieldCheck.valueProblem(text) {
+                throw StrictJSONError(file: file, path: "\(path).\(name)", message: problem)
+            }
+            headers[name] = text
+        }
+        return headers
     }
 
     /// Seconds that limit something (a timeout, a deadline): above 0, as 0 would fail every

@@ -35,7 +35,9 @@ final class PlanParserTests: XCTestCase {
         XCTAssertEqual(first.method, "GET")
         XCTAssertEqual(first.attemptTimeout, 4)
         XCTAssertEqual(first.deadline, 50)
-        XCTAssertEqual(first.retry, RetrySettings(maxAttempts: 5, baseDelay: 0.25, jitter: .full, retryBudget: nil))
+        var expected = RetrySettings()
+        (expected.maxAttempts, expected.baseDelay, expected.jitter, expected.retryBudget) = (5, 0.25, .full, nil)
+        XCTAssertEqual(first.retry, expected)
         let second = plan.requests[1]
         XCTAssertEqual(second.method, "POST")
         XCTAssertEqual(second.retry.maxAttempts, 2)
@@ -318,5 +320,31 @@ final class PlanOrderingTests: XCTestCase {
             XCTAssertTrue(text.hasPrefix("cycle.json: requests[0].dependsOn: a cycle: c0 → c1 → c2"), String(text.prefix(200)))
             XCTAssertTrue(text.hasSuffix("c4999 → c0; a request cannot wait for itself"), String(text.suffix(200)))
         }
+    }
+
+    /// A recording's header keeps the run's queue settings as plan members (QueueSettings),
+    /// and `reqtop whatif` reads them back with this parser: every key of each section is
+    /// written, and what is written parses back to the same settings.
+    func testQueueSettingsAreWrittenInTheWordsTheParserReadsBack() throws {
+        let breaker = HostCircuitBreaker.Options(window: 7, minimumRequests: 9, failureRatio: 0.3, consecutiveConnectionFailures: 4,
+                                                 openFor: 2, maxOpenFor: 20, failFast: true, maxWait: nil)
+        let budget = RatioRetryBudget.Options(percent: 0.15, window: 12, minRetriesPerSecond: 3)
+        let settings = QueueSettings(maxConcurrent: 5, maxConcurrentPerHost: 2, retryBudgetPerHost: budget, circuitBreaker: breaker,
+                                     rateLimitPushback: false)
+        XCTAssertEqual(Set((settings.object["circuitBreaker"] as? [String: Any] ?? [:]).keys), PlanParser.circuitBreakerKeys)
+        XCTAssertEqual(Set((settings.object["retryBudgetPerHost"] as? [String: Any] ?? [:]).keys), PlanParser.retryBudgetKeys)
+        var object = settings.object
+        object["requests"] = [["url": "http://a.test/"]]
+        let plan = try PlanParser(file: "header").parse(JSONSerialization.data(withJSONObject: object))
+        XCTAssertEqual(plan.circuitBreaker, breaker)
+        XCTAssertEqual(plan.retryBudgetPerHost, budget)
+        XCTAssertEqual([plan.maxConcurrent, plan.maxConcurrentPerHost], [5, 2])
+        XCTAssertFalse(plan.rateLimitPushback)
+        let off = QueueSettings(maxConcurrent: 1, retryBudgetPerHost: nil, circuitBreaker: nil)
+        var offObject = off.object
+        offObject["requests"] = [["url": "http://a.test/"]]
+        let offPlan = try PlanParser(file: "header").parse(JSONSerialization.data(withJSONObject: offObject))
+        XCTAssertNil(offPlan.circuitBreaker)
+        XCTAssertNil(offPlan.retryBudgetPerHost)
     }
 }

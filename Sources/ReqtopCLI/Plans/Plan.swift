@@ -126,19 +126,18 @@ struct PlannedRequest: Equatable {
 }
 
 /// The `retry` object of a plan, top level or per request.
+/// A plan's `retry`: the engine's retry policy settings (the same fields a recording keeps,
+/// `RequestOperations.RetrySettings`, read through as `retry.maxAttempts`, ...) and early retry.
+@dynamicMemberLookup
 struct RetrySettings: Equatable {
-    var maxAttempts = 3
-    var baseDelay: TimeInterval = 0.5
-    var multiplier: Double = 2
-    var maxDelay: TimeInterval = 30
-    var jitter: Jitter = .equal
-    var retryNonIdempotent = false
-    var retryBudget: TimeInterval? = 60
+    var policySettings = RequestOperations.RetrySettings.defaults
     /// Retry at once when another request to the host succeeds (transport failures only).
     var earlyRetry = true
 
-    var policy: ExponentialBackoffRetryPolicy {
-        ExponentialBackoffRetryPolicy(maxAttempts: maxAttempts, baseDelay: baseDelay, multiplier: multiplier, maxDelay: maxDelay,
-                                      jitter: jitter, retryNonIdempotent: retryNonIdempotent, retryBudget: retryBudget)
+    subscript<Value>(dynamicMember field: WritableKeyPath<RequestOperations.RetrySettings, Value>) -> Value {
+        get { policySettings[keyPath: field] }
+        set { policySettings[keyPath: field] = newValue }
     }
+
+    var policy: ExponentialBackoffRetryPolicy { ExponentialBackoffRetryPolicy(policySettings) }
 }

@@ -10,11 +10,22 @@ extension PlanParser {
     static let circuitBreakerKeys: Set<String> = ["window", "minimumRequests", "failureRatio", "consecutiveFailures",
                                                   "openFor", "maxOpenFor", "failFast", "maxWait"]
 
+    /// The section as a plan writes it (false: off), so a recording's header keeps a run's
+    /// settings in the words this parser reads back; every key of ``circuitBreakerKeys``.
+    static func circuitBreakerObject(_ options: HostCircuitBreaker.Options?) -> Any {
+        guard let breaker = options else { return false }
+        return ["window": breaker.window, "minimumRequests": breaker.minimumRequests, "failureRatio": breaker.failureRatio * 100,
+                "consecutiveFailures": breaker.consecutiveConnectionFailures, "openFor": breaker.openFor, "maxOpenFor": breaker.maxOpenFor,
+                "failFast": breaker.failFast, "maxWait": breaker.maxWait.map { $0 as Any } ?? false] as [String: Any]
+    }
+
     func circuitBreakerSettings(_ raw: Any?, at path: String = "circuitBreaker") throws -> HostCircuitBreaker.Options? {
-        guard let setting = try defaultOffOrObject(raw, at: path, keys: Self.circuitBreakerKeys, off: "to turn breakers off") else {
-            return HostCircuitBreaker.Options()
+        let object: [String: Any]
+        switch try section(raw, at: path, keys: Self.circuitBreakerKeys, off: "to turn breakers off") {
+        case .defaults: return HostCircuitBreaker.Options()
+        case .off: return nil
+        case .settings(let given): object = given
         }
-        guard let object = setting else { return nil }
         let defaults = HostCircuitBreaker.Options()
         let ratio = try json.number(object["failureRatio"], at: "\(path).failureRatio") ?? defaults.failureRatio * 100
         guard ratio > 0, ratio <= 100 else {

@@ -7,11 +7,19 @@ import RequestOperations
 extension PlanParser {
     static let retryBudgetKeys: Set<String> = ["percent", "window", "minPerSecond"]
 
+    /// The section as a plan writes it (false: off); every key of ``retryBudgetKeys``.
+    static func retryBudgetObject(_ options: RatioRetryBudget.Options?) -> Any {
+        guard let budget = options else { return false }
+        return ["percent": budget.percent * 100, "window": budget.window, "minPerSecond": budget.minRetriesPerSecond] as [String: Any]
+    }
+
     func retryBudgetSettings(_ raw: Any?, at path: String = "retryBudgetPerHost") throws -> RatioRetryBudget.Options? {
-        guard let setting = try defaultOffOrObject(raw, at: path, keys: Self.retryBudgetKeys, off: "to turn it off") else {
-            return RatioRetryBudget.Options()
+        let object: [String: Any]
+        switch try section(raw, at: path, keys: Self.retryBudgetKeys, off: "to turn it off") {
+        case .defaults: return RatioRetryBudget.Options()
+        case .off: return nil
+        case .settings(let given): object = given
         }
-        guard let object = setting else { return nil }
         let defaults = RatioRetryBudget.Options()
         let percent = try json.number(object["percent"], at: "\(path).percent") ?? defaults.percent * 100
         guard (0...100).contains(percent) else {
@@ -25,21 +33,30 @@ extension PlanParser {
         return RatioRetryBudget.Options(percent: percent / 100, window: window, minRetriesPerSecond: floor)
     }
 
-    /// A setting that is on by default: absent or null → nil (the default); `false` →
-    /// `.some(nil)` (off); an object with only `keys` → that object. `true` and anything else
-    /// are errors that say what is expected; `off` says what false does.
-    func defaultOffOrObject(_ raw: Any?, at path: String, keys: Set<String>, off: String) throws -> [String: Any]?? {
-        guard let raw, !(raw is NSNull) else { return nil }
+    /// A plan section that is on by default (`circuitBreaker`, `retryBudgetPerHost`).
+    enum Section {
+        /// Absent or null: the defaults.
+        case defaults
+        /// `false`.
+        case off
+        /// An object with only the section's keys.
+        case settings([String: Any])
+    }
+
+    /// Reads a section that is on by default. `true` and anything but false or an object are
+    /// errors that say what is expected; `off` says what false does.
+    func section(_ raw: Any?, at path: String, keys: Set<String>, off: String) throws -> Section {
+        guard let raw, !(raw is NSNull) else { return .defaults }
         if JSONText.isBoolean(raw) {
             guard (raw as? Bool) == false else {
                 throw PlanError(file: file, path: path, message: "true is the default; expected false (\(off)) or an object with \(keys.sorted().joined(separator: ", "))")
             }
-            return .some(nil)
+            return .off
         }
         guard let object = raw as? [String: Any] else {
             throw PlanError(file: file, path: path, message: "expected false or an object, found \(StrictJSONReader.kind(raw))")
         }
         try json.checkKeys(object, allowed: keys, at: path)
-        return .some(object)
+        return .settings(object)
     }
 }

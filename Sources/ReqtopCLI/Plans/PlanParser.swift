@@ -214,24 +214,7 @@ struct PlanParser {
         }
         try checkURL(urlText, at: "\(at).url")
 
-        var headers: [String: String] = [:]
-        if let raw = object["headers"] {
-            guard let dictionary = raw as? [String: Any] else {
-                throw PlanError(file: file, path: "\(at).headers", message: "expected an object of header names to strings, found \(StrictJSONReader.kind(raw))")
-            }
-            for (name, value) in dictionary {
-                guard let text = value as? String else {
-                    throw PlanError(file: file, path: "\(at).headers.\(name)", message: "expected a string, found \(StrictJSONReader.kind(value))")
-                }
-                if !HTTPFieldCheck.isToken(name) {
-                    throw PlanError(file: file, path: "\(at).headers", message: "\"\(name)\" is not a valid header name (RFC 9110 token)")
-                }
-                if let problem = HTTPFieldCheck.valueProblem(text) {
-                    throw PlanError(file: file, path: "\(at).headers.\(name)", message: problem)
-                }
-                headers[name] = text
-            }
-        }
+        var headers = try json.headers(object["headers"], at: "\(at).headers")
 
         var body: Data?
         if let raw = object["body"], !(raw is NSNull) {

@@ -26,16 +26,8 @@ struct QueueSettings {
     var object: [String: Any] {
         var object: [String: Any] = ["maxConcurrent": maxConcurrent, "rateLimitPushback": rateLimitPushback]
         if let maxConcurrentPerHost { object["maxConcurrentPerHost"] = maxConcurrentPerHost }
-        object["retryBudgetPerHost"] = retryBudgetPerHost.map { budget -> Any in
-            ["percent": budget.percent * 100, "window": budget.window, "minPerSecond": budget.minRetriesPerSecond]
-        } ?? false
-        object["circuitBreaker"] = circuitBreaker.map { breaker -> Any in
-            var members: [String: Any] = ["window": breaker.window, "minimumRequests": breaker.minimumRequests,
-                                          "failureRatio": breaker.failureRatio * 100, "consecutiveFailures": breaker.consecutiveConnectionFailures,
-                                          "openFor": breaker.openFor, "maxOpenFor": breaker.maxOpenFor, "failFast": breaker.failFast]
-            members["maxWait"] = breaker.maxWait.map { $0 as Any } ?? false
-            return members
-        } ?? false
+        object["retryBudgetPerHost"] = PlanParser.retryBudgetObject(retryBudgetPerHost)
+        object["circuitBreaker"] = PlanParser.circuitBreakerObject(circuitBreaker)
         return object
     }
 

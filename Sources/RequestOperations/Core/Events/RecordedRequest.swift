@@ -107,6 +107,12 @@ public struct RetrySettings: Sendable, Equatable {
     }
 }
 
+extension RetrySettings {
+    /// An ``ExponentialBackoffRetryPolicy``'s defaults (made with none given, its retryable
+    /// sets are the defaults, so it has settings).
+    public static let defaults: RetrySettings = ExponentialBackoffRetryPolicy().settings!
+}
+
 extension ExponentialBackoffRetryPolicy {
     /// A policy with these settings and the default retryable methods, statuses and errors.
     public init(_ settings: RetrySettings) {
