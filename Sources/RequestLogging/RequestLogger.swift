@@ -43,7 +43,11 @@ public final class RequestLogger: Sendable {
             let host = URLComponents(string: url).map { [$0.host ?? "", $0.port.map { ":\($0)" } ?? ""].joined() } ?? ""
             requests.withLock { $0[event.operationID] = (host, redacted) }
             return
-        default:
+        case .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data, .uploaded,
+             .responseBody, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected, .breakpoint,
+             .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened, .circuitHalfOpen,
+             .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released,
+             .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled, .finished, .missed, .other:
             break
         }
         guard logger.logLevel <= .info else {
@@ -88,7 +92,10 @@ public final class RequestLogger: Sendable {
                 logger.info("request failed", metadata: metadata(event, fields))
             }
             forget(event.operationID)
-        default:
+        case .queued, .built, .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data,
+             .uploaded, .responseBody, .taskCompleted, .validationFailed, .injected, .breakpoint, .breakpointResolved,
+             .breakpointSet, .breakpointRemoved, .rateLimitWaiting, .intercepted, .held, .released, .reactorWaiting, .missed,
+             .other:
             break
         }
     }

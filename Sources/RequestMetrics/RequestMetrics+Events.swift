@@ -67,7 +67,10 @@ extension RequestMetrics {
             }) else { return }
             if open > 0 { Meter(label: Self.activeRequests, dimensions: Self.dimensions(target), factory: factory).decrement(by: Double(open)) }
             Counter(label: Self.operations, dimensions: Self.dimensions(target) + [("outcome", outcome.rawValue)], factory: factory).increment()
-        default:
+        case .started, .sent, .connection, .preparationFailed, .redirect, .data, .uploaded, .responseBody, .validationFailed,
+             .injected, .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened,
+             .circuitHalfOpen, .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held,
+             .released, .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled, .missed, .other:
             break
         }
     }
@@ -78,7 +81,11 @@ extension RequestMetrics {
         case .circuitOpened: value = 2
         case .circuitHalfOpen: value = 1
         case .circuitClosed: value = 0
-        default: return
+        case .queued, .built, .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data,
+             .uploaded, .responseBody, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected,
+             .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .rateLimitWaiting,
+             .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released, .reactorStarted, .reactorWaiting,
+             .reactorFinished, .requeued, .cancelled, .finished, .missed, .other: return
         }
         guard let host = payload.host else { return }
         let (address, port) = Self.split(host)

@@ -80,7 +80,9 @@ extension RequestTracer {
             }
             state.contexts[id] = nil
             state.pending[id] = nil
-        default:
+        case .queued, .built, .started, .sent, .connection, .preparationFailed, .taskCreated, .data, .uploaded, .responseBody,
+             .validationFailed, .injected, .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitOpened,
+             .circuitHalfOpen, .circuitClosed, .rateLimited, .retryBudget, .intercepted, .missed, .other:
             break
         }
     }

@@ -44,7 +44,11 @@ extension RequestTracer {
                     state.spans[id, default: [:]][event.attempt]?.span.end(at: at)
                     state.spans[id, default: [:]][event.attempt] = OpenSpan(span: span)
                     made += 1
-                default:
+                case .started, .sent, .connection, .preparationFailed, .redirect, .response, .data, .uploaded, .responseBody,
+                     .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected, .breakpoint,
+                     .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened, .circuitHalfOpen,
+                     .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released,
+                     .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled, .finished, .missed, .other:
                     break
                 }
                 apply(event, to: &state)

@@ -81,7 +81,11 @@ struct RunDigest: Equatable {
                     if outcome == .failure { hosts[host, default: Host()].failures += 1 }
                     if outcome != .cancelled { hosts[host, default: Host()].durations.append(duration) }
                 }
-            default:
+            case .started, .sent, .connection, .preparationFailed, .redirect, .response, .data, .uploaded, .responseBody,
+                 .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected, .breakpoint,
+                 .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened, .circuitHalfOpen,
+                 .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released,
+                 .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled, .missed, .other:
                 break
             }
         }

@@ -111,7 +111,10 @@ struct RecordedDecisions {
             case .finished(.cancelled, _, _, _, let reason?) where parents[id] == nil:
                 // Recorded before `parents` was: the parent that was not there is named.
                 if let parent = Self.parent(inReason: reason) { parents[id] = [parent] }
-            default:
+            case .queued, .finished, .cancelled, .built, .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data, .uploaded,
+                 .responseBody, .hedged, .injected, .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved,
+                 .circuitWaiting, .circuitOpened, .circuitHalfOpen, .circuitClosed, .rateLimitWaiting, .rateLimited,
+                 .retryBudget, .intercepted, .missed, .other:
                 break
             }
         }

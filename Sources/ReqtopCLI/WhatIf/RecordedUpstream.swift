@@ -98,7 +98,10 @@ enum RecordedUpstream {
                 attempts[key]?.error = error
                 attempts[key]?.ended = true
                 if attempts[key]?.answeredAt == nil { attempts[key]?.answeredAt = event.time }
-            default:
+            case .earlyRetry, .started, .sent, .connection, .preparationFailed, .redirect, .uploaded, .validationFailed, .retryScheduled,
+                 .retryDenied, .hedged, .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting,
+                 .circuitOpened, .circuitHalfOpen, .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .intercepted,
+                 .held, .released, .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .finished, .missed, .other:
                 break
             }
         }

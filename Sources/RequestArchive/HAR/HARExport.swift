@@ -47,7 +47,12 @@ public enum HARExport {
                 switch event.payload {
                 case .queued(let method, let url, let headers, _, let body, _), .built(let method, let url, let headers, let body):
                     request = SentRequest(method: method, url: url, headers: headers, body: body)
-                default: break
+                case .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data, .uploaded,
+                     .responseBody, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected,
+                     .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened,
+                     .circuitHalfOpen, .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted,
+                     .held, .released, .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled, .finished,
+                     .missed, .other: break
                 }
             }
             let attempts = Set(own.map(\.attempt)).sorted()
@@ -157,7 +162,10 @@ public enum HARExport {
                 outcome = o.rawValue
                 reason = r ?? reason
                 end = end ?? event.time
-            default: break
+            case .queued, .built, .started, .preparationFailed, .uploaded, .validationFailed, .retryDenied, .hedged, .breakpoint,
+                 .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened, .circuitHalfOpen,
+                 .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released,
+                 .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled, .missed, .other: break
             }
         }
         let created = taskCreated ?? started

@@ -107,7 +107,11 @@ public struct QueueModel: Sendable {
             case .breakpointRemoved(let id):
                 breakpoints[id] = nil
                 version += 1
-            default:
+            case .queued, .built, .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data,
+                 .uploaded, .responseBody, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected,
+                 .breakpoint, .breakpointResolved, .circuitWaiting, .circuitOpened, .circuitHalfOpen, .circuitClosed,
+                 .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released, .reactorStarted,
+                 .reactorWaiting, .reactorFinished, .requeued, .cancelled, .finished, .missed, .other:
                 break
             }
             if event.payload.host != nil {
