@@ -4,7 +4,12 @@ extension AttemptStateMachine {
     /// An attempt whose request is on the transport: its task (the *lead*), the hedges racing
     /// it, its timers, and what the transport told it so far. It holds the gate's slot and the
     /// breaker's pass it was granted.
-    struct InFlight {
+    ///
+    /// One object, held by the `inFlight` stage alone and changed only under the operation's
+    /// lock: its fields change on every part of the body, and a value would be copied out of
+    /// the stage and back (a retain and a release of each of its handles) every time — 6–9 %
+    /// of the throughput of small GETs on NIO.
+    final class InFlight {
         var granted: Granted
         var task: TransportTask
         /// The record of the attempt whose task is `task` when hedges were sent (nil: the
@@ -52,7 +57,7 @@ extension AttemptStateMachine {
         var timers: [ScheduledTimer?] { [timer, readTimer, hedgeTimer] }
 
         /// Ends the attempt with `cause` unless another cause came first.
-        mutating func stop(_ cause: AttemptStop) {
+        func stop(_ cause: AttemptStop) {
             if stop == nil { stop = cause }
         }
 
@@ -131,7 +136,7 @@ extension AttemptStateMachine.InFlight {
         return .racer(index: index, racers[index])
     }
 
-    mutating func takeRacers() -> [Racer] {
+    func takeRacers() -> [Racer] {
         defer { racers = [] }
         return racers
     }
@@ -139,7 +144,7 @@ extension AttemptStateMachine.InFlight {
     /// A response came on `task`: if hedges race, the first response wins. A racer that
     /// answered leads from now on; every other copy lost (returned, with the hedge timer to
     /// cancel). Nil when there was no race or `task` is none of the attempt's.
-    mutating func settleRace(answeredBy task: Int) -> (losers: [Racer], timer: ScheduledTimer?)? {
+    func settleRace(answeredBy task: Int) -> (losers: [Racer], timer: ScheduledTimer?)? {
         guard hedgeTimer != nil || !racers.isEmpty else { return nil }
         var losers: [Racer]
         if let index = racers.firstIndex(where: { $0.task.identifier == task }) {
@@ -156,18 +161,18 @@ extension AttemptStateMachine.InFlight {
         return (losers, hedgeTimer)
     }
 
-    mutating func removeRacer(at index: Int) -> Racer? {
+    func removeRacer(at index: Int) -> Racer? {
         racers.indices.contains(index) ? racers.remove(at: index) : nil
     }
 
     /// The oldest racer leads.
-    mutating func promoteRacer() {
+    func promoteRacer() {
         guard !racers.isEmpty else { return }
         let next = racers.removeFirst()
         (task, leadRecord) = (next.task, next.record)
     }
 
-    mutating func takeUnannouncedBytes(at now: TimeInterval) -> Int {
+    func takeUnannouncedBytes(at now: TimeInterval) -> Int {
         defer { (unannouncedBytes, lastDataEventAt) = (0, now) }
         return unannouncedBytes
     }

@@ -17,8 +17,6 @@ extension AttemptStateMachine {
         case stopped(breakpoint: Int, StoppedAt)
         case waitingToRetry(until: TimeInterval, timer: ScheduledTimer?, observation: RecoveryObservation?)
         case finished(RequestOutcome)
-        /// Only while an attempt in flight is changed in place (its arrays are not copied).
-        case modifying
     }
 }
 
@@ -40,7 +38,7 @@ extension AttemptStateMachine.Stage {
             case .circuit(let host): .waitingForCircuit(host: host)
             }
         case .preparing: .preparing
-        case .inFlight, .deciding, .modifying: .inFlight
+        case .inFlight, .deciding: .inFlight
         case .reacting(let name, _): .waitingForReactor(name)
         case .stopped(let breakpoint, _): .stoppedAtBreakpoint(breakpoint)
         case .waitingToRetry(let until, _, _): .waitingToRetry(until: until)
@@ -52,7 +50,7 @@ extension AttemptStateMachine.Stage {
     var holdings: Teardown {
         var teardown = Teardown()
         switch self {
-        case .pending, .finished, .modifying, .stopped:
+        case .pending, .finished, .stopped:
             break
         case .admitting(let admitting):
             teardown.work = admitting.work.map { [$0] } ?? []

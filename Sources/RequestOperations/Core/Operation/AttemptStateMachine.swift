@@ -7,8 +7,8 @@ typealias AttemptID = UInt64
 /// ``RequestPhase``), what each stage holds (a gate ticket, a slot, the task, its timers, the
 /// backoff's timer), how attempts are numbered, and which attempt is under way (``id``).
 ///
-/// In the style of AsyncHTTPClient's `RequestBag+StateMachine`: a value with no lock, no
-/// clock and no transport, so every stage × input is tested alone
+/// In the style of AsyncHTTPClient's `RequestBag+StateMachine`: a value (but for the one
+/// object an attempt in flight is: ``InFlight``) with no lock, no clock and no transport, so every stage × input is tested alone
 /// (`AttemptStateMachineTests`). Inputs bring the handles the operation made for them (a
 /// timer, a task); the result says what to do next and carries a ``Teardown`` of what the
 /// stage let go of — or, for an input that does not fit, of what the input brought. The
@@ -328,7 +328,7 @@ struct AttemptStateMachine {
             refused.unsent = task
             return refused
         }
-        var flight = InFlight(granted: granted, task: task)
+        let flight = InFlight(granted: granted, task: task)
         flight.lastProgress = now
         flight.uploadTotal = uploadTotal
         stage = .inFlight(flight)
@@ -354,58 +354,50 @@ struct AttemptStateMachine {
 
     // MARK: - Inputs while in flight
 
-    /// The lead task `task`'s attempt in flight, changed in place by `change`; nil (and
-    /// nothing changed) when `task` is not the lead of an attempt in flight.
+    /// The lead task `task`'s attempt in flight, for `change` to change; nil (and nothing
+    /// changed) when `task` is not the lead of an attempt in flight.
     @discardableResult
-    mutating func inFlight<T>(lead task: Int, _ change: (inout InFlight) -> T) -> T? {
-        guard case .inFlight(var flight) = stage, flight.task.identifier == task else { return nil }
-        // Out of the stage while it changes, so its arrays are not copied.
-        stage = .modifying
-        defer { stage = .inFlight(flight) }
-        return change(&flight)
+    func inFlight<T>(lead task: Int, _ change: (InFlight) -> T) -> T? {
+        guard case .inFlight(let flight) = stage, flight.task.identifier == task else { return nil }
+        return change(flight)
     }
 
-    /// The attempt in flight, changed in place, if `id` is still the attempt under way.
+    /// The attempt in flight, for `change` to change, if `id` is still the attempt under way.
     @discardableResult
-    mutating func inFlight<T>(of id: AttemptID, _ change: (inout InFlight) -> T) -> T? {
-        guard self.id == id, case .inFlight(var flight) = stage else { return nil }
-        stage = .modifying
-        defer { stage = .inFlight(flight) }
-        return change(&flight)
+    func inFlight<T>(of id: AttemptID, _ change: (InFlight) -> T) -> T? {
+        guard self.id == id, case .inFlight(let flight) = stage else { return nil }
+        return change(flight)
     }
 
-    /// The attempt in flight, whatever its lead, changed in place.
-    @discardableResult
-    private mutating func anyInFlight<T>(_ change: (inout InFlight) -> T?) -> T? {
-        guard case .inFlight(var flight) = stage else { return nil }
-        stage = .modifying
-        defer { stage = .inFlight(flight) }
-        return change(&flight)
+    /// The attempt in flight, whatever its lead.
+    private func anyInFlight<T>(_ change: (InFlight) -> T?) -> T? {
+        guard case .inFlight(let flight) = stage else { return nil }
+        return change(flight)
     }
 
     /// Takes the racing hedges out of the attempt in flight (to close them).
-    mutating func takeRacers() -> [Racer] {
+    func takeRacers() -> [Racer] {
         anyInFlight { $0.takeRacers() } ?? []
     }
 
     /// A response came on `task`: if hedges race, the first response wins
     /// (``InFlight/settleRace(answeredBy:)``).
-    mutating func settleRace(answeredBy task: Int) -> (losers: [Racer], timer: ScheduledTimer?)? {
+    func settleRace(answeredBy task: Int) -> (losers: [Racer], timer: ScheduledTimer?)? {
         anyInFlight { $0.settleRace(answeredBy: task) }
     }
 
     /// A racing hedge failed before any response: it leaves the race.
-    mutating func removeRacer(at index: Int) -> Racer? {
+    func removeRacer(at index: Int) -> Racer? {
         anyInFlight { $0.removeRacer(at: index) }
     }
 
     /// The lead failed before any response while hedges race it: the oldest racer leads.
-    mutating func promoteRacer() {
+    func promoteRacer() {
         anyInFlight { $0.promoteRacer() }
     }
 
     /// Body bytes of the attempt in flight not yet told in a `data` event, taken to be told now.
-    mutating func takeUnannouncedBytes(at now: TimeInterval) -> Int {
+    func takeUnannouncedBytes(at now: TimeInterval) -> Int {
         anyInFlight { $0.takeUnannouncedBytes(at: now) } ?? 0
     }
 

@@ -48,9 +48,10 @@ extension RequestOperation {
         /// What the current or last attempt sent, for reactors.
         var sent: URLRequest?
 
-        /// The last URL whose host was asked for, and its host: an attempt wants it up to four
-        /// times (breaker, gate, retry budget, recovery), and URL parsing is not cheap in Foundation.
-        private var parsedHost: (url: URL?, key: HostKey?)?
+        /// The last URL whose host was asked for, its host and that as `host:port`: an attempt
+        /// wants it up to four times (breaker, gate, retry budget, recovery), and URL parsing
+        /// is not cheap in Foundation.
+        private var parsedHost: (url: URL?, key: HostKey?, text: String?)?
 
         init(createdAt: TimeInterval, request: URLRequest) {
             self.createdAt = createdAt
@@ -59,15 +60,19 @@ extension RequestOperation {
 
         /// `HostKey(url:)`, parsed again only for another URL.
         mutating func hostKey(of url: URL?) -> HostKey? {
-            if let parsedHost, parsedHost.url == url { return parsedHost.key }
-            let key = HostKey(url: url)
-            parsedHost = (url, key)
-            return key
+            parsed(url).key
         }
 
         /// `host:port` of what the attempt sends.
         mutating func attemptHost() -> String? {
-            hostKey(of: (outgoing ?? request).url)?.description
+            parsed((outgoing ?? request).url).text
+        }
+
+        private mutating func parsed(_ url: URL?) -> (url: URL?, key: HostKey?, text: String?) {
+            if let parsedHost, parsedHost.url == url { return parsedHost }
+            let key = HostKey(url: url)
+            parsedHost = (url, key, key?.description)
+            return parsedHost!
         }
 
         /// The record of the attempt under way (its lead's, when hedges race it), or the last one.
