@@ -8,7 +8,8 @@ import Synchronization
 /// test can inject ``ManualClock`` and make every delay exact and instant. The default,
 /// ``SystemClock``, is the machine's monotonic clock.
 public protocol RequestClock: Sendable {
-    /// Seconds since a fixed, arbitrary origin. Never goes backwards.
+    /// Seconds since a fixed, arbitrary origin. Never goes backwards. Read by an operation
+    /// while it holds its lock: it must not call back into the queue.
     func now() -> TimeInterval
 
     /// Runs `work` once, at or after `deadline` (a value of ``now()``), on a background queue.
