@@ -15,12 +15,14 @@ import Synchronization
 /// and requeue it; a typed operation parses the body of the final success.
 ///
 /// The file is the public surface, the start and the end; the rest is one extension a
-/// concept: `+Attempt` (slot, preparation, sending: the transport seam), `+TransportCallbacks`
-/// (what the transport reports), `+Retry` (after an attempt: success or the retry policy),
-/// `+FlowControl` (interceptors, batches, reactors), `+State` (the locked state and the
-/// guards every step uses). Which phase the operation is in, and which moves between phases
-/// are allowed, is `AttemptStateMachine`'s alone; the extensions give it inputs and perform
-/// the actions it returns.
+/// concept: `+Attempt` (an attempt's start, the grant, preparation, sending: the transport
+/// seam), `+Slot` (the one way to a slot: pause, breaker, gate), `+TransportCallbacks` and
+/// `+Response`, `+Body` (what the transport reports), `+Retry` (after an attempt: success or
+/// the retry policy), `+FlowControl` (interceptors, batches, reactors), `+Hedge`,
+/// `+Breakpoint`, `+Deadline`, `+State` (what outlives attempts). Where the attempt is, what
+/// it holds there and which moves are allowed is `AttemptStateMachine`'s alone: each lock
+/// section gives it an input and keeps the record; what the input let go of, and anything
+/// with an effect (the transport, files, the program's own code), runs after the lock.
 ///
 /// Every state change and every transport callback is published on the environment's
 /// ``EventHub``. The operation ends exactly once, as success, failure or cancelled, and then
