@@ -73,8 +73,11 @@ struct WhatIfRun {
         let base = try settings.plan(recorded: recorded.values.first?.options)
         // Which recorded upstream each server stands for, in the new recording's header.
         let origins = Dictionary(uniqueKeysWithValues: servers.ports.map { ("127.0.0.1:\($0.value)", recordedOrigins[$0.key] ?? $0.key) })
+        // With the recorded refusals replayed, the host's budget is not asked again: which
+        // member of a burst met it first was a race between simultaneous failures, and a live
+        // budget let a clean-clone run refuse w1-burst-1 a retry the recording had allowed.
         let queue = RequestQueue(maxConcurrentRequests: base.maxConcurrent, maxConcurrentRequestsPerHost: base.maxConcurrentPerHost,
-                                 transport: transport, retryBudget: base.retryBudgetPerHost, circuitBreaker: base.circuitBreaker,
+                                 transport: transport, retryBudget: replaysBudget ? nil : base.retryBudgetPerHost, circuitBreaker: base.circuitBreaker,
                                  rateLimits: base.rateLimitPushback, instruments: [AttemptTagging(hosts: recorded.mapValues(\.host))])
         let writer: EventLogWriter
         do {
