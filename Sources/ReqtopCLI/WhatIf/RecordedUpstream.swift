@@ -154,30 +154,35 @@ enum RecordedUpstream {
     }
 
     /// The spans a host refused connections: from its first refused attempt after a
-    /// connected one (from 0 when it never connected before) to its next connected attempt,
-    /// or to the moment a probe found it answering (`probedAt`) where that came first: the
-    /// host was back then, and a probe of the re-run must find it back at the same moment.
+    /// connected one (from 0 when it never connected before) until it was back. The
+    /// recording shows only that it was back somewhere between its last refused attempt and
+    /// its next connected one: the span ends at a probe that found it answering in between
+    /// (a probe of the re-run must find it back at the same moment), else halfway, so an
+    /// attempt of the re-run a little sooner or later than its recorded one meets the host
+    /// as it was then (one at the recorded moment of the first connection found it still
+    /// refusing on a clean run, and went a third time).
     private static func refusals(_ tries: [(at: TimeInterval, refused: Bool)], probedAt: [TimeInterval] = []) -> [(from: TimeInterval, to: TimeInterval?)] {
         refusals(tries).map { span in
-            guard let probe = probedAt.first(where: { $0 > span.from && $0 < (span.to ?? .infinity) }) else { return span }
-            return (span.from, probe)
+            guard let back = span.back else { return (span.from, nil) }
+            if let probe = probedAt.first(where: { $0 > span.lastRefused && $0 < back }) { return (span.from, probe) }
+            return (span.from, (span.lastRefused + back) / 2)
         }
     }
 
-    private static func refusals(_ tries: [(at: TimeInterval, refused: Bool)]) -> [(from: TimeInterval, to: TimeInterval?)] {
-        var spans: [(from: TimeInterval, to: TimeInterval?)] = []
-        var open: TimeInterval?
+    private static func refusals(_ tries: [(at: TimeInterval, refused: Bool)]) -> [(from: TimeInterval, lastRefused: TimeInterval, back: TimeInterval?)] {
+        var spans: [(from: TimeInterval, lastRefused: TimeInterval, back: TimeInterval?)] = []
+        var open: (from: TimeInterval, last: TimeInterval)?
         var connectedBefore = false
         for attempt in tries {
             if attempt.refused {
-                if open == nil { open = connectedBefore ? attempt.at : 0 }
+                open = (open?.from ?? (connectedBefore ? attempt.at : 0), attempt.at)
             } else {
-                if let from = open { spans.append((from, attempt.at)) }
+                if let span = open { spans.append((span.from, span.last, attempt.at)) }
                 open = nil
                 connectedBefore = true
             }
         }
-        if let from = open { spans.append((from, nil)) }
+        if let span = open { spans.append((span.from, span.last, nil)) }
         return spans
     }
 
