@@ -95,7 +95,8 @@ struct Teardown {
     var result: RequestResult?
 
     init(timers: [ScheduledTimer?] = []) {
-        self.timers = timers.compactMap { $0 }
+        // Appended one by one: no second array when, as on most transitions, none is set.
+        for case let timer? in timers { self.timers.append(timer) }
     }
 
     var isEmpty: Bool {
