@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "RequestTracing", targets: ["RequestTracing"]),
         .library(name: "RequestMetrics", targets: ["RequestMetrics"]),
         .library(name: "RequestTransportNIO", targets: ["RequestTransportNIO"]),
+        .library(name: "RequestProxy", targets: ["RequestProxy"]),
         .executable(name: "reqtop", targets: ["reqtop"]),
         // The parsers as fuzz targets, for scripts/fuzz (libFuzzer) and the tests.
         .library(name: "ParserFuzzing", targets: ["ParserFuzzing"]),
@@ -76,6 +77,19 @@ let package = Package(
         .target(name: "RequestTracing", dependencies: ["RequestOperations", "RequestEventFormat", .product(name: "Tracing", package: "swift-distributed-tracing")]),
         // Metrics from the events on swift-metrics (the API only: the program picks the backend).
         .target(name: "RequestMetrics", dependencies: ["RequestOperations", .product(name: "CoreMetrics", package: "swift-metrics")]),
+        // `reqtop proxy`: an HTTP/1.1 forward proxy whose upstream leg is the engine's
+        // operation; its own certificate authority for intercepted HTTPS.
+        .target(name: "RequestProxy", dependencies: [
+            "RequestOperations",
+            "RequestArchive",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         .target(
             name: "FaultServer",
             dependencies: [
@@ -99,6 +113,7 @@ let package = Package(
                 "RequestArchive",
                 "RequestEndpoint",
                 "RequestTransportNIO",
+                "RequestProxy",
                 "RequestTracing",
                 "RequestMetrics",
                 "FaultServer",

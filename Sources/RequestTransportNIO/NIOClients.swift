@@ -15,9 +15,13 @@ final class NIOClients: Sendable {
     let sendsClientCertificate: Bool
     /// Whether any request may go through a proxy.
     private let usesProxies: Bool
+    /// Whether encoded answers are decoded (and `Accept-Encoding` offered when the request has
+    /// none): false for `reqtop proxy`, whose client negotiated the encoding itself.
+    let decodesBodies: Bool
 
-    init(configuration: HTTPClient.Configuration, proxies: ProxySettings) {
+    init(configuration: HTTPClient.Configuration, proxies: ProxySettings, decodesBodies: Bool = true) {
         self.configuration = configuration
+        self.decodesBodies = decodesBodies
         self.proxies = proxies
         usesProxies = proxies.http != nil || proxies.https != nil
         sendsClientCertificate = !(configuration.tlsConfiguration?.certificateChain.isEmpty ?? true)

@@ -96,7 +96,7 @@ final class NIOExchange: Sendable {
     private func send(_ request: URLRequest, hop: Int) {
         let outgoing: HTTPClient.Request
         do {
-            outgoing = try Self.clientRequest(request)
+            outgoing = try Self.clientRequest(request, offeringEncodings: clients.decodesBodies)
         } catch {
             complete(hop: hop, NIOErrorMapping.urlError(error))
             return
@@ -116,13 +116,15 @@ final class NIOExchange: Sendable {
         if cancelledMeanwhile { task.cancel() }
     }
 
-    static func clientRequest(_ request: URLRequest) throws -> HTTPClient.Request {
+    /// - Parameter offeringEncodings: add `Accept-Encoding: gzip, deflate` when the request has
+    ///   none (the transport decodes what it offered); false when bodies pass as they came.
+    static func clientRequest(_ request: URLRequest, offeringEncodings: Bool = true) throws -> HTTPClient.Request {
         guard let url = request.url else { throw URLError(.badURL) }
         var headers = HTTPHeaders()
         for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
         // What the decoder reads, unless the caller asked for something else (libcurl offers
         // its own list on the URLSession transport: deflate, gzip, br, zstd).
-        if !headers.contains(name: "Accept-Encoding") { headers.add(name: "Accept-Encoding", value: "gzip, deflate") }
+        if offeringEncodings, !headers.contains(name: "Accept-Encoding") { headers.add(name: "Accept-Encoding", value: "gzip, deflate") }
         var body: HTTPClient.Body?
         if let data = request.httpBody {
             body = .bytes(data)

@@ -62,12 +62,16 @@ public final class NIOTransport: RequestTransport {
     ///     wire ends the attempt with -1103 (a decompression bomb), counted by the decoder as
     ///     it reads — also for answers without a `Content-Length`, which the engine's own
     ///     check (`RequestOptions.maxDecodedRatio`) cannot judge. nil: no limit.
+    ///   - decodesBodies: false: encoded answers pass as they came (their `Content-Encoding`
+    ///     and `Content-Length` true to the body), and no `Accept-Encoding` is added — for a
+    ///     proxy, whose client negotiated the encoding itself.
     public init(configuration: HTTPClient.Configuration = HTTPClient.Configuration(),
                 proxies: ProxySettings = .fromEnvironment(),
-                maxDecodedRatio: Int? = RequestOptions.defaultMaxDecodedRatio) {
+                maxDecodedRatio: Int? = RequestOptions.defaultMaxDecodedRatio,
+                decodesBodies: Bool = true) {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
-        configuration.decompression = .enabled(limit: maxDecodedRatio.map { .ratio(max(1, $0)) } ?? .none)
+        configuration.decompression = decodesBodies ? .enabled(limit: maxDecodedRatio.map { .ratio(max(1, $0)) } ?? .none) : .disabled
         configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(
             idleTimeout: configuration.connectionPool.idleTimeout, concurrentHTTP1ConnectionsPerHostSoftLimit: 512)
         // A connection that cannot be made fails the attempt at once, as with URLSession: the
@@ -88,7 +92,7 @@ public final class NIOTransport: RequestTransport {
             guard let callersStreamInitializer else { return guarded }
             return guarded.flatMap { callersStreamInitializer(channel) }
         }
-        clients = NIOClients(configuration: configuration, proxies: proxies)
+        clients = NIOClients(configuration: configuration, proxies: proxies, decodesBodies: decodesBodies)
         verifiesCertificates = configuration.tlsConfiguration?.certificateVerification != CertificateVerification.none
     }
 

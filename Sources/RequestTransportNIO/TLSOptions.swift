@@ -96,10 +96,11 @@ public struct TLSOptionError: Error, CustomStringConvertible {
 }
 
 extension NIOTransport {
-    /// A transport with `tls` (checked now) and `proxies`.
-    public convenience init(tls: TLSOptions, proxies: ProxySettings = .fromEnvironment()) throws {
+    /// A transport with `tls` (checked now) and `proxies`; `decodesBodies` as in
+    /// ``init(configuration:proxies:maxDecodedRatio:decodesBodies:)``.
+    public convenience init(tls: TLSOptions, proxies: ProxySettings = .fromEnvironment(), decodesBodies: Bool = true) throws {
         var configuration = HTTPClient.Configuration()
         configuration.tlsConfiguration = try tls.clientConfiguration()
-        self.init(configuration: configuration, proxies: proxies)
+        self.init(configuration: configuration, proxies: proxies, decodesBodies: decodesBodies)
     }
 }

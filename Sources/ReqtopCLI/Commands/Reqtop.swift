@@ -17,7 +17,7 @@ public struct Reqtop: ParsableCommand {
         2 for bad usage or bad input.
         """,
         version: "0.1.0",
-        subcommands: [DemoCommand.self, RunCommand.self, AttachCommand.self, ReplayCommand.self, ExportCommand.self, ServeCommand.self, DiffCommand.self, WhatIfCommand.self]
+        subcommands: [DemoCommand.self, RunCommand.self, AttachCommand.self, ReplayCommand.self, ExportCommand.self, ServeCommand.self, DiffCommand.self, WhatIfCommand.self, ProxyCommand.self]
     )
 
     public init() {}

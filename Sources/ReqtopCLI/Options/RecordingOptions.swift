@@ -53,10 +53,11 @@ struct RecordingOptions: ParsableArguments {
     /// Ends a session: finishes the recording, prints the summary, and exits with the
     /// summary's status — or with 2 when the recording could not be written whole (a full
     /// disk), after the summary, so the run's own story is never lost with it.
-    static func end(_ recorder: Recorder?, hub: EventHub, summary: RunSummary) throws -> Never {
+    /// - Parameter status: the exit status when the recording was written; the summary's by default.
+    static func end(_ recorder: Recorder?, hub: EventHub, summary: RunSummary, status: Int32? = nil) throws -> Never {
         guard let recorder else {
             ReqtopMain.printError(summary.line)
-            throw ExitCode(summary.exitStatus)
+            throw ExitCode(status ?? summary.exitStatus)
         }
         do {
             switch recorder {
@@ -70,6 +71,6 @@ struct RecordingOptions: ParsableArguments {
         }
         ReqtopMain.printError("reqtop: recorded to \(recorder.path)" + (recorder.redacted ? " (secrets redacted)" : " (not redacted)"))
         ReqtopMain.printError(summary.line)
-        throw ExitCode(summary.exitStatus)
+        throw ExitCode(status ?? summary.exitStatus)
     }
 }

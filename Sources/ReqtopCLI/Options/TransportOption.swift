@@ -68,6 +68,20 @@ struct TransportOption: ParsableArguments {
         return options
     }
 
+    /// `reqtop proxy`'s upstream leg: the NIO transport with these TLS options, no proxy of
+    /// the environment's (an http_proxy naming the proxy itself would loop), and bodies passed
+    /// as they came. Kept for the life of the process, as ``make(_:names:)``'s are.
+    func proxyUpstream() throws -> NIOTransport {
+        let transport: NIOTransport
+        do {
+            transport = try NIOTransport(tls: tls(), proxies: ProxySettings(), decodesBodies: false)
+        } catch let error as TLSOptionError {
+            throw InputError(message: error.description)
+        }
+        Self.kept.withLock { $0.append(transport) }
+        return transport
+    }
+
     /// The transport to use: `choice`, with `--proxy` (or the environment's proxies, read
     /// with curl's rules on both transports) applied. Throws an ``InputError`` for a proxy
     /// that is not an http:// URL; warns on stderr about one in the environment.

@@ -1,0 +1,152 @@
+import ArgumentParser
+import Foundation
+import RequestOperations
+import RequestProxy
+
+/// `reqtop proxy`: an HTTP/1.1 forward proxy whose every request is an operation on the
+/// monitor — any program, in any language, seen, held, answered and recorded.
+struct ProxyCommand: ParsableCommand, RunsASession {
+    static let configuration = CommandConfiguration(
+        commandName: "proxy",
+        abstract: "Watch, hold and answer the requests of any program through an HTTP proxy.",
+        discussion: """
+        Point a program at it (http_proxy=http://127.0.0.1:8080 https_proxy=http://127.0.0.1:8080) \
+        and each request it sends is one operation in the monitor: body, filters, copy as curl, \
+        breakpoints, faults, recordings. By default the proxy is transparent: one attempt, no \
+        redirect followed, no cookie jar, bodies passed as they came. HTTPS is decrypted with a \
+        certificate authority of this machine's own, made on first use (see --ca for where it is \
+        and how to trust it); --tunnel passes hosts through undecrypted, --no-intercept all of \
+        them. It listens on 127.0.0.1 only unless --allow-remote, which needs --auth. \
+        See docs/proxy.md.
+        """
+    )
+
+    @Option(help: "The port to listen on (0 picks a free one).")
+    var port = 8080
+
+    @Option(name: .customLong("bind"), help: ArgumentHelp("The address to listen on; anything but loopback needs --allow-remote and --auth.", valueName: "address"))
+    var bind = "127.0.0.1"
+
+    @Flag(name: .customLong("allow-remote"), help: "Allow --bind to an address other machines can reach (with --auth).")
+    var allowRemote = false
+
+    @Option(name: .customLong("auth"), help: ArgumentHelp("Clients must send these proxy credentials (Basic).", valueName: "user:password"))
+    var auth: String?
+
+    @Flag(name: .customLong("ca"), help: "Print where the proxy's certificate authority is and how to make clients trust it, then exit.")
+    var showCA = false
+
+    @Option(name: .customLong("ca-dir"), help: ArgumentHelp("The certificate authority's folder (default $XDG_CONFIG_HOME/reqtop/ca).", valueName: "folder"))
+    var caFolder: String?
+
+    @Option(name: .customLong("tunnel"), help: ArgumentHelp("Pass this host through undecrypted (repeatable; *.example.com for its subdomains): for clients that pin certificates.", valueName: "host"))
+    var tunnel: [String] = []
+
+    @Flag(name: .customLong("no-intercept"), help: "Pass all HTTPS through undecrypted (no certificate authority is made or needed).")
+    var noIntercept = false
+
+    @Flag(name: .customLong("no-tui"), help: "Print events as JSON lines instead of opening the monitor.")
+    var noTUI = false
+
+    @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
+    var noColor = false
+
+    @Option(name: .customLong("body-cap"), help: ArgumentHelp("Bytes of each answer's body the events, the monitor and recordings keep (65536 by default).", valueName: "bytes"))
+    var bodyCap: Int?
+
+    @OptionGroup var recording: RecordingOptions
+
+    @OptionGroup var endpoint: ListenOption
+
+    @OptionGroup var transport: TransportOption
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, not \(port)") }
+        var probe = ProxyOptions()
+        probe.host = bind
+        if !probe.isLoopback {
+            guard allowRemote else {
+                throw ValidationError("--bind \(bind) is reachable from other machines: say --allow-remote (and give --auth) if that is meant")
+            }
+            guard auth != nil else {
+                throw ValidationError("--allow-remote needs --auth user:password: the proxy is never an open relay")
+            }
+        }
+        if let auth, ProxyCredentials(auth) == nil { throw ValidationError("--auth expects user:password") }
+        if let bodyCap, bodyCap < 0 { throw ValidationError("--body-cap \(bodyCap): expected a number of bytes, 0 or more") }
+        if !tunnel.isEmpty, noIntercept { throw ValidationError("--tunnel and --no-intercept together: --no-intercept already tunnels every host") }
+        if transport.transport == .urlsession { throw ValidationError("--transport urlsession: the proxy's upstream leg is the NIO transport (it streams bodies both ways)") }
+        if transport.proxy != nil { throw ValidationError("--proxy: a chain of proxies is not supported yet") }
+    }
+
+    func run() throws {
+        let folder = caFolder ?? LocalCertificateAuthority.defaultFolder
+        if showCA { return try printAuthority(folder: folder) }
+        var options = ProxyOptions()
+        options.host = bind
+        options.port = port
+        options.credentials = auth.flatMap(ProxyCredentials.init)
+        options.tunnelHosts = tunnel
+        if let bodyCap { options.operation.responseBodyCap = bodyCap }
+        var made = false
+        if !noIntercept {
+            do {
+                let (authority, new) = try LocalCertificateAuthority.loadOrMake(in: folder)
+                (options.authority, made) = (authority, new)
+            } catch let problem as LocalCertificateAuthority.Problem {
+                throw InputError(message: problem.description)
+            }
+        }
+        if transport.insecure {
+            ReqtopMain.printError("reqtop: WARNING: --insecure: upstream TLS certificates are not verified; clients of this proxy are told nothing of it")
+        }
+        let upstream = try transport.proxyUpstream()
+        // A proxy's client retries if it wants to: no budget, breaker or pushback of the
+        // proxy's own holds a request back by default; no cookie jar sends cookies it did not.
+        let queue = RequestQueue(maxConcurrentRequests: 512, transport: upstream, earlyRetry: nil, retryBudget: nil,
+                                 circuitBreaker: nil, rateLimits: false, cookies: nil)
+        let server: ProxyServer
+        do {
+            server = try ProxyServer.start(queue: queue, options: options)
+        } catch {
+            throw InputError(message: "cannot listen on \(bind):\(port) (\(error))")
+        }
+        defer { server.stop() }
+        let address = "http://\(bind.contains(":") ? "[\(bind)]" : bind):\(server.port)"
+        if !options.isLoopback {
+            ReqtopMain.printError("reqtop: WARNING: the proxy listens on \(bind), reachable from the network; clients must send the --auth credentials")
+        }
+        if made, let authority = options.authority {
+            ReqtopMain.printError("reqtop: made a certificate authority for this machine in \(authority.folder); trust \(authority.certificateFile) in clients (reqtop proxy --ca says how)")
+        }
+        ReqtopMain.printError("reqtop: proxy listening on \(address)"
+                              + (options.authority == nil ? " (HTTPS tunnelled, not decrypted)" : " (HTTPS decrypted with \(options.authority!.certificateFile))"))
+        ReqtopMain.printError("reqtop: use it with: export http_proxy=\(address) https_proxy=\(address)")
+        let recorder = try recording.start(queue.events, settings: QueueSettings(maxConcurrent: 512, retryBudgetPerHost: nil, circuitBreaker: nil, rateLimitPushback: false))
+        let listening = try endpoint.start(queue, name: "reqtop proxy \(address)", redactor: recording.redactor)
+        defer { listening?.stop() }
+        let summary: RunSummary
+        let source = "proxy \(address) · " + (options.authority == nil ? "HTTPS tunnelled" : "HTTPS decrypted") + (transport.insecure ? " · INSECURE TLS" : "")
+        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
+            let session = try MonitorSession(queue: queue, source: source, color: color, redactor: recording.redactor)
+            summary = session.run { while !session.hasQuit { Thread.sleep(forTimeInterval: 0.1) } }
+        } else {
+            let session = HeadlessSession(queue: queue, redactor: recording.redactor)
+            summary = session.run { while !session.wasInterrupted { Thread.sleep(forTimeInterval: 0.1) } }
+        }
+        // A proxy that was stopped did its job: its clients' failures are not its exit status.
+        try RecordingOptions.end(recorder, hub: queue.events, summary: summary, status: 0)
+    }
+
+    private func printAuthority(folder: String) throws {
+        let authority: LocalCertificateAuthority
+        let made: Bool
+        do {
+            (authority, made) = try LocalCertificateAuthority.loadOrMake(in: folder)
+        } catch let problem as LocalCertificateAuthority.Problem {
+            throw InputError(message: problem.description)
+        }
+        let file = authority.certificateFile
+        print(ProxyTrustGuide.text(certificateFile: file, folder: authority.folder, made: made))
+    }
+}

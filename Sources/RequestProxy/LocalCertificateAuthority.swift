@@ -1,0 +1,188 @@
+import Crypto
+import Foundation
+import NIOSSL
+import RequestArchive
+import SwiftASN1
+import Synchronization
+import X509
+
+/// The proxy's own certificate authority, made on first use and kept in a folder only this
+/// user may enter: `ca.pem` (what clients are told to trust) and `ca-key.pem` (0600, never
+/// printed, served or recorded). It signs a leaf per host a client asks for (by SNI, or the
+/// `CONNECT` authority when the client sends none), all with one key made at start; leaves are
+/// kept for the life of the process.
+public final class LocalCertificateAuthority: Sendable {
+    /// The folder, the certificate's file and the key's.
+    public let folder: String
+    public var certificateFile: String { folder + "/ca.pem" }
+    public var keyFile: String { folder + "/ca-key.pem" }
+    /// The authority's certificate, to show its fingerprint and dates.
+    public let certificate: Certificate
+
+    private let key: P256.Signing.PrivateKey
+    /// One key for every leaf (made once: a key per host cost a key generation per new host).
+    private let leafKey = P256.Signing.PrivateKey()
+    private let leafKeySource: NIOSSLPrivateKeySource
+    private let contexts = Mutex<[String: NIOSSLContext]>([:])
+    private let leaves = Mutex<[String: NIOSSLCertificate]>([:])
+
+    /// `$XDG_CONFIG_HOME/reqtop/ca`, or `~/.config/reqtop/ca`.
+    public static var defaultFolder: String {
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/.config"
+        return base + "/reqtop/ca"
+    }
+
+    /// What went wrong with the authority's folder or files, naming the file.
+    public struct Problem: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Loads the authority in `folder`, or makes it there when the folder has none.
+    /// - Returns: the authority, and whether it was made now.
+    public static func loadOrMake(in folder: String = defaultFolder) throws -> (LocalCertificateAuthority, made: Bool) {
+        let parent = (folder as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try PrivateFolder.make(folder)
+        } catch let error as ArchiveError {
+            throw Problem(description: "the proxy's certificate authority: \(error)")
+        } catch {
+            throw Problem(description: "the proxy's certificate authority: cannot make \(parent): \(error.localizedDescription)")
+        }
+        let certificatePath = folder + "/ca.pem", keyPath = folder + "/ca-key.pem"
+        let hasCertificate = FileManager.default.fileExists(atPath: certificatePath)
+        let hasKey = FileManager.default.fileExists(atPath: keyPath)
+        if !hasCertificate, !hasKey {
+            let (certificate, key) = try make()
+            do {
+                try PrivateFolder.writeNew(Data(key.pemRepresentation.utf8), to: keyPath)
+                try PrivateFolder.writeNew(Data(try certificate.serializeAsPEM().pemString.utf8), to: certificatePath)
+            } catch {
+                throw Problem(description: "the proxy's certificate authority: \(error)")
+            }
+            return (LocalCertificateAuthority(folder: folder, certificate: certificate, key: key), true)
+        }
+        guard hasCertificate, hasKey else {
+            let missing = hasCertificate ? keyPath : certificatePath
+            throw Problem(description: "\(missing) is missing beside \(hasCertificate ? certificatePath : keyPath); remove the folder \(folder) to make a new authority (clients that trusted the old one must be told the new one)")
+        }
+        var info = stat()
+        if lstat(keyPath, &info) == 0, info.st_mode & 0o077 != 0 {
+            throw Problem(description: "\(keyPath) is open to other users (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it: anyone who reads it can read and change all traffic through the proxy")
+        }
+        do {
+            let keyText = String(decoding: try PrivateFolder.read(keyPath), as: UTF8.self)
+            let certificateText = String(decoding: try PrivateFolder.read(certificatePath), as: UTF8.self)
+            let key = try P256.Signing.PrivateKey(pemRepresentation: keyText)
+            let certificate = try Certificate(pemEncoded: certificateText)
+            guard certificate.publicKey == Certificate.PublicKey(key.publicKey) else {
+                throw Problem(description: "\(keyPath) is not the key of \(certificatePath); remove the folder \(folder) to make a new authority")
+            }
+            return (LocalCertificateAuthority(folder: folder, certificate: certificate, key: key), false)
+        } catch let problem as Problem {
+            throw problem
+        } catch {
+            throw Problem(description: "the proxy's certificate authority in \(folder) cannot be read (\(error)); remove the folder to make a new one")
+        }
+    }
+
+    private init(folder: String, certificate: Certificate, key: P256.Signing.PrivateKey) {
+        self.folder = folder
+        self.certificate = certificate
+        self.key = key
+        // The key of every leaf, as the TLS library takes it.
+        leafKeySource = .privateKey(try! NIOSSLPrivateKey(bytes: Array(leafKey.pemRepresentation.utf8), format: .pem))
+    }
+
+    /// A new authority: P-256, valid for ten years, unique to this machine.
+    private static func make() throws -> (Certificate, P256.Signing.PrivateKey) {
+        let key = P256.Signing.PrivateKey()
+        let now = Date()
+        let name = try DistinguishedName {
+            CommonName("reqtop proxy CA (\(ProcessInfo.processInfo.hostName), \(NSUserName()))")
+            OrganizationName("reqtop")
+        }
+        let certificate = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
+            notValidBefore: now.addingTimeInterval(-86_400), notValidAfter: now.addingTimeInterval(10 * 365 * 86_400),
+            issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                SubjectKeyIdentifier(hash: .init(key.publicKey))
+            },
+            issuerPrivateKey: .init(key))
+        return (certificate, key)
+    }
+
+    /// The certificate for `host` (a name or an IP address), signed now or taken from those
+    /// signed before.
+    func leaf(for host: String) throws -> NIOSSLCertificate {
+        if let known = leaves.withLock({ $0[host] }) { return known }
+        let now = Date()
+        let alternative: GeneralName
+        if let address = IPAddressBytes(host) {
+            alternative = .ipAddress(ASN1OctetString(contentBytes: address.bytes[...]))
+        } else {
+            alternative = .dnsName(host)
+        }
+        let made = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(leafKey.publicKey),
+            // A day back for clocks behind; under 398 days, the most clients accept for a leaf.
+            notValidBefore: now.addingTimeInterval(-86_400), notValidAfter: min(now.addingTimeInterval(390 * 86_400), certificate.notValidAfter),
+            issuer: certificate.subject, subject: try DistinguishedName { CommonName(String(host.prefix(64))) },
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                SubjectAlternativeNames([alternative])
+                try ExtendedKeyUsage([.serverAuth])
+            },
+            issuerPrivateKey: .init(key))
+        let leaf = try NIOSSLCertificate(bytes: Array(try made.serializeAsPEM().pemString.utf8), format: .pem)
+        leaves.withLock { $0[host] = leaf }
+        return leaf
+    }
+
+    /// A server context for a tunnel to `host`: its leaf, or the leaf of the name the client's
+    /// TLS hello asks for when it names another. ALPN offers HTTP/1.1 only.
+    func serverContext(for host: String) throws -> NIOSSLContext {
+        if let known = contexts.withLock({ $0[host] }) { return known }
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(try leaf(for: host))], privateKey: leafKeySource)
+        configuration.applicationProtocols = ["http/1.1"]
+        let keySource = leafKeySource
+        configuration.sslContextCallback = { [weak self] values, promise in
+            guard let self, let name = values.serverHostname?.lowercased(), name != host else { return promise.succeed(.noChanges) }
+            do {
+                var change = NIOSSLContextConfigurationOverride()
+                change.certificateChain = [.certificate(try self.leaf(for: name))]
+                change.privateKey = keySource
+                promise.succeed(change)
+            } catch {
+                promise.fail(error)
+            }
+        }
+        let context = try NIOSSLContext(configuration: configuration)
+        contexts.withLock { $0[host] = context }
+        return context
+    }
+}
+
+/// An IPv4 or IPv6 address's bytes, for a certificate's IP-address name.
+struct IPAddressBytes {
+    let bytes: [UInt8]
+
+    init?(_ text: String) {
+        let text = text.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        var v4 = in_addr(), v6 = in6_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            bytes = withUnsafeBytes(of: &v4) { Array($0) }
+        } else if inet_pton(AF_INET6, text, &v6) == 1 {
+            bytes = withUnsafeBytes(of: &v6) { Array($0) }
+        } else {
+            return nil
+        }
+    }
+}

@@ -1,0 +1,225 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOSSL
+import RequestOperations
+
+/// One client connection's requests, in order: each becomes a ``ProxyExchange`` (one
+/// operation); a `CONNECT` turns the connection into a tunnel or, intercepted, into TLS with
+/// this handler again inside it (``origin`` then names the host every request goes to).
+final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// A request body up to this size is read whole before the operation starts (so its
+    /// events carry the body, for the monitor and copy as curl); a larger one, or a chunked
+    /// one, streams.
+    static let wholeBodyLimit = 64 * 1024
+
+    private let proxy: ProxyContext
+    private let connection: Int
+    private let origin: URL?
+    private let codec: [RemovableChannelHandler]
+    private var requests = 0
+    private var receiving = Receiving.idle
+    /// The latest exchange: told when the client goes away.
+    private var exchange: ProxyExchange?
+
+    private enum Receiving {
+        case idle
+        /// A body read whole before the operation starts.
+        case collecting(ProxyExchange, ByteBuffer)
+        case streaming(ProxyExchange, UploadStream)
+        case connect(host: String, port: Int)
+        /// Answered already (a 400, a 407): the rest of the request is dropped.
+        case refused
+    }
+
+    private init(proxy: ProxyContext, connection: Int, origin: URL?, codec: [RemovableChannelHandler]) {
+        self.proxy = proxy
+        self.connection = connection
+        self.origin = origin
+        self.codec = codec
+    }
+
+    /// Adds the HTTP/1.1 server handlers and a proxy handler to `channel` (on its event loop).
+    /// - Parameter idle: add the idle timer (false inside a tunnel, whose connection has one).
+    static func install(on channel: Channel, context: ProxyContext, connection: Int, origin: URL?, idle: Bool = true) throws {
+        let encoder = HTTPResponseEncoder()
+        let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
+        let pipelining = HTTPServerPipelineHandler()
+        let errors = HTTPServerProtocolErrorHandler()
+        let handler = ProxyConnectionHandler(proxy: context, connection: connection, origin: origin,
+                                             codec: [errors, pipelining, encoder, decoder])
+        let sync = channel.pipeline.syncOperations
+        if idle { try sync.addHandler(IdleStateHandler(allTimeout: .milliseconds(Int64(context.options.idleTimeout * 1000)))) }
+        try sync.addHandler(encoder)
+        try sync.addHandler(decoder)
+        try sync.addHandler(pipelining)
+        try sync.addHandler(errors)
+        try sync.addHandler(handler)
+        context.track(channel)
+    }
+
+    // MARK: - The client's request
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): received(head, context: context)
+        case .body(let part): receivedBody(part, context: context)
+        case .end: receivedEnd(context: context)
+        }
+    }
+
+    private func received(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        requests += 1
+        let id = "c\(connection)-r\(requests)"
+        if origin == nil, let credentials = proxy.options.credentials,
+           !credentials.accepts(head.headers.first(name: "Proxy-Authorization")) {
+            return refuse(ProxyFailureAnswer(status: 407, errorType: "proxy_internal_response", message: "proxy credentials required"),
+                          extra: [("Proxy-Authenticate", "Basic realm=\"reqtop\"")], context: context, close: false)
+        }
+        let target: ProxyTarget
+        switch ProxyTarget.parse(method: head.method.rawValue, target: head.uri, origin: origin) {
+        case .failure(let problem):
+            return refuse(ProxyFailureAnswer(status: 400, errorType: "http_request_error", message: problem.message), context: context, close: true)
+        case .success(let parsed):
+            target = parsed
+        }
+        let listening = proxy.listening.withLock { $0 }
+        switch target {
+        case .connect(let host, let port):
+            if ProxyTarget.isProxyItself(host: host, port: port, listening: listening) { return refuseLoop(context: context) }
+            receiving = .connect(host: host, port: port)
+        case .url(let url):
+            if origin == nil, let host = url.host, ProxyTarget.isProxyItself(host: host, port: url.port ?? (url.scheme == "https" ? 443 : 80), listening: listening) {
+                return refuseLoop(context: context)
+            }
+            if head.headers.contains(name: "Upgrade") {
+                return refuse(ProxyFailureAnswer(status: 501, errorType: "proxy_internal_error",
+                                                 message: "protocol upgrades (WebSocket) through the proxy are not supported yet"),
+                              context: context, close: true)
+            }
+            start(head, url: url, id: id, context: context)
+        }
+    }
+
+    private func start(_ head: HTTPRequestHead, url: URL, id: String, context: ChannelHandlerContext) {
+        var request = URLRequest(url: url)
+        request.httpMethod = head.method.rawValue
+        var headers = HTTPHeaders(HopByHopHeaders.removed(from: head.headers))
+        // The URL names the host; the client's Expect is answered here, not sent on.
+        headers.remove(name: "Host")
+        let expectsContinue = headers.first(name: "Expect")?.lowercased() == "100-continue"
+        headers.remove(name: "Expect")
+        for (name, value) in headers {
+            if let existing = request.value(forHTTPHeaderField: name) {
+                request.setValue(existing + (name.lowercased() == "cookie" ? "; " : ", ") + value, forHTTPHeaderField: name)
+            } else {
+                request.setValue(value, forHTTPHeaderField: name)
+            }
+        }
+        let length = head.headers.first(name: "Content-Length").flatMap(Int.init)
+        let chunked = head.headers[canonicalForm: "Transfer-Encoding"].contains { $0.lowercased() == "chunked" }
+        let exchange = ProxyExchange(id: id, channel: context.channel, proxy: proxy, version: head.version,
+                                     keepAlive: head.isKeepAlive, isHead: head.method == .HEAD)
+        self.exchange = exchange
+        if expectsContinue, chunked || (length ?? 0) > 0 {
+            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
+        }
+        if chunked || (length ?? 0) > Self.wholeBodyLimit {
+            let upload = UploadStream(capacity: proxy.options.uploadBuffer)
+            request.httpBodyStream = upload
+            receiving = .streaming(exchange, upload)
+            exchange.start(request)
+        } else {
+            receiving = .collecting(exchange, context.channel.allocator.buffer(capacity: length ?? 0))
+            exchange.prepare(request)
+        }
+    }
+
+    private func receivedBody(_ part: ByteBuffer, context: ChannelHandlerContext) {
+        switch receiving {
+        case .collecting(let exchange, var body):
+            receiving = .idle
+            var part = part
+            body.writeBuffer(&part)
+            receiving = .collecting(exchange, body)
+        case .streaming(_, let upload):
+            let channel = context.channel
+            let room = upload.append(part) {
+                channel.eventLoop.execute {
+                    channel.setOption(ChannelOptions.autoRead, value: true).whenSuccess { channel.read() }
+                }
+            }
+            if !room { context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in } }
+        case .idle, .connect, .refused:
+            break
+        }
+    }
+
+    private func receivedEnd(context: ChannelHandlerContext) {
+        let now = receiving
+        receiving = .idle
+        switch now {
+        case .collecting(let exchange, let body):
+            exchange.startPrepared(body: body.readableBytes > 0 ? Data(buffer: body) : nil)
+        case .streaming(let exchange, let upload):
+            upload.finish()
+            exchange.requestEnded()
+        case .connect(let host, let port):
+            ProxyTunnel.connect(host: host, port: port, proxy: proxy, connection: connection, codec: codec + [self], context: context)
+        case .idle, .refused:
+            break
+        }
+    }
+
+    // MARK: - Answers of the proxy's own
+
+    private func refuseLoop(context: ChannelHandlerContext) {
+        refuse(ProxyFailureAnswer(status: 508, errorType: "proxy_loop_detected", message: "the request is aimed at this proxy itself"),
+               context: context, close: true)
+    }
+
+    private func refuse(_ answer: ProxyFailureAnswer, extra: [(String, String)] = [], context: ChannelHandlerContext, close: Bool) {
+        receiving = .refused
+        var headers = HTTPHeaders(answer.headers + extra)
+        if close { headers.add(name: "Connection", value: "close") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: answer.status), headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: answer.body)))), promise: nil)
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if close {
+            let channel = context.channel
+            written.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    // MARK: - The connection
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if case .streaming(_, let upload) = receiving { upload.finish(ProxyExchange.ClientGone()) }
+        exchange?.clientWentAway()
+        context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent, exchange?.isUnderWay != true {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // A malformed request was answered 400 by HTTPServerProtocolErrorHandler (the
+        // exchange under way writes nothing more); TLS garbage and resets end the connection.
+        if case .streaming(_, let upload) = receiving { upload.finish(error) }
+        receiving = .refused
+        exchange?.requestBroken()
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import RequestOperations
+
+/// How `reqtop proxy` listens, whom it serves and what it does with each request.
+public struct ProxyOptions: Sendable {
+    /// The address to listen on: loopback unless told otherwise (then only with ``credentials``).
+    public var host = "127.0.0.1"
+    /// 0 picks a free port (tests).
+    public var port = 8080
+    /// A client must send these (`Proxy-Authorization: Basic`), compared in constant time.
+    public var credentials: ProxyCredentials?
+    /// Signs the leaves of intercepted HTTPS; nil: every `CONNECT` is tunnelled undecrypted.
+    public var authority: LocalCertificateAuthority?
+    /// Hosts whose `CONNECT` is tunnelled undecrypted even with an ``authority`` (clients that
+    /// pin certificates): `example.com` or `*.example.com`.
+    public var tunnelHosts: [String] = []
+    /// Connections open at once; one more is closed at once.
+    public var maxConnections = 1024
+    /// A client connection with no request under way is closed after this long.
+    public var idleTimeout: TimeInterval = 120
+    /// Bytes of a request body held for the upstream before the proxy stops reading the client.
+    public var uploadBuffer = 1 << 20
+    /// Bytes of a response body read ahead of the client (``RequestQueue/stream(for:id:options:bufferSize:)``).
+    public var downloadBuffer = 1 << 20
+    /// Each request's operation options: by default transparent (``transparent``).
+    public var operation = ProxyOptions.transparent
+
+    public init() {}
+
+    /// A proxy must never send a client's request twice behind its back: one attempt, no
+    /// redirect followed (the client gets the 3xx), no deadline but the client's patience, and
+    /// error answers kept whole up to 64 MiB to pass on.
+    public static var transparent: RequestOptions {
+        var options = RequestOptions(retryPolicy: ExponentialBackoffRetryPolicy.never, deadline: nil,
+                                     earlyRetryOnHostSuccess: false, earlyRetryOnProbe: false)
+        options.redirects = .none
+        return options
+    }
+
+    /// Whether `host`'s `CONNECT` is passed through undecrypted.
+    func tunnels(_ host: String) -> Bool {
+        guard authority != nil else { return true }
+        let host = host.lowercased()
+        return tunnelHosts.contains { pattern in
+            let pattern = pattern.lowercased()
+            if pattern.hasPrefix("*.") { return host.hasSuffix(pattern.dropFirst(1)) || host == pattern.dropFirst(2) }
+            return host == pattern
+        }
+    }
+
+    /// Whether the proxy is reachable from other machines.
+    public var isLoopback: Bool {
+        host == "127.0.0.1" || host == "::1" || host == "localhost" || host.hasPrefix("127.")
+    }
+}
+
+/// The user name and password a client must present to use the proxy.
+public struct ProxyCredentials: Sendable {
+    /// The `Proxy-Authorization` value that matches, as bytes.
+    let expected: [UInt8]
+
+    /// `text` is `user:password`.
+    public init?(_ text: String) {
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else { return nil }
+        expected = Array(("Basic " + Data(text.utf8).base64EncodedString()).utf8)
+    }
+
+    /// Whether `header` matches, in time that depends on its length only.
+    func accepts(_ header: String?) -> Bool {
+        let given = Array((header ?? "").utf8)
+        var difference = UInt8(given.count == expected.count ? 0 : 1)
+        for index in 0..<expected.count {
+            difference |= expected[index] ^ (index < given.count ? given[index] : 0)
+        }
+        return difference == 0
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import RequestOperations
+import Synchronization
+
+/// `reqtop proxy`'s server: an HTTP/1.1 forward proxy on SwiftNIO whose upstream leg is an
+/// operation on ``RequestQueue`` — each request a client sends is one ``RequestOperation``
+/// (id `c<connection>-r<request>`), so the monitor, recordings, breakpoints and faults see it
+/// like any other. `CONNECT` is intercepted with ``ProxyOptions/authority``'s leaves, or
+/// tunnelled as bytes.
+public final class ProxyServer: Sendable {
+    /// The address and port it listens on (the port picked when 0 was asked).
+    public let host: String
+    public let port: Int
+    private let channel: Channel
+    let context: ProxyContext
+
+    private init(channel: Channel, context: ProxyContext, host: String, port: Int) {
+        self.channel = channel
+        self.context = context
+        self.host = host
+        self.port = port
+    }
+
+    /// Listens on `options.host:options.port` and serves until ``stop()``.
+    public static func start(queue: RequestQueue, options: ProxyOptions) throws -> ProxyServer {
+        // A pipe's reader gone must not end the process (NIO sends with MSG_NOSIGNAL; this
+        // covers everything else the process writes).
+        signal(SIGPIPE, SIG_IGN)
+        let context = ProxyContext(queue: queue, options: options)
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                guard context.admit() else { return channel.close() }
+                channel.closeFuture.whenComplete { _ in context.left() }
+                return channel.eventLoop.makeCompletedFuture {
+                    try ProxyConnectionHandler.install(on: channel, context: context, connection: context.nextConnection(), origin: nil)
+                }
+            }
+        let channel = try bootstrap.bind(host: options.host, port: options.port).wait()
+        let port = channel.localAddress?.port ?? options.port
+        context.listening.withLock { $0 = (options.host, port) }
+        return ProxyServer(channel: channel, context: context, host: options.host, port: port)
+    }
+
+    /// Stops listening; connections open now are closed.
+    public func stop() {
+        try? channel.close().wait()
+        context.closeAll()
+    }
+
+    /// Client connections open now.
+    public var openConnections: Int { context.open.withLock { $0.count } }
+}
+
+/// What every connection of one proxy shares: the queue, the options, the counts.
+final class ProxyContext: Sendable {
+    let queue: RequestQueue
+    let options: ProxyOptions
+    let listening = Mutex<(host: String, port: Int)>(("", 0))
+    let open = Mutex<(count: Int, numbered: Int)>((0, 0))
+    private let channels = Mutex<[ObjectIdentifier: Channel]>([:])
+
+    init(queue: RequestQueue, options: ProxyOptions) {
+        self.queue = queue
+        self.options = options
+    }
+
+    /// Counts a new connection in, unless as many as allowed are open.
+    func admit() -> Bool {
+        open.withLock { open in
+            guard open.count < options.maxConnections else { return false }
+            open.count += 1
+            return true
+        }
+    }
+
+    func left() {
+        open.withLock { $0.count -= 1 }
+    }
+
+    func nextConnection() -> Int {
+        open.withLock { open in
+            open.numbered += 1
+            return open.numbered
+        }
+    }
+
+    func track(_ channel: Channel) {
+        let key = ObjectIdentifier(channel)
+        channels.withLock { $0[key] = channel }
+        channel.closeFuture.whenComplete { [weak self] _ in _ = self?.channels.withLock { $0.removeValue(forKey: key) } }
+    }
+
+    func closeAll() {
+        for channel in channels.withLock({ Array($0.values) }) { channel.close(promise: nil) }
+    }
+}

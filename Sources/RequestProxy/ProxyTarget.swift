@@ -1,0 +1,83 @@
+import Foundation
+
+/// Where a client's request is to go, read from its request line: an absolute-form URL for a
+/// plain proxied request, an authority (`host:port`) for `CONNECT`, or a path when the request
+/// came inside an intercepted tunnel, whose host the tunnel named.
+enum ProxyTarget: Equatable {
+    case url(URL)
+    case connect(host: String, port: Int)
+
+    /// What is wrong with a request target, for the 400 the client gets.
+    struct Problem: Error, Equatable {
+        let message: String
+    }
+
+    /// Reads `target` of a request with `method`; `origin` is the scheme and authority of the
+    /// intercepted tunnel the request came through (nil on the proxy's own port).
+    static func parse(method: String, target: String, origin: URL?) -> Result<ProxyTarget, Problem> {
+        if method == "CONNECT" {
+            guard origin == nil else { return .failure(Problem(message: "CONNECT inside a tunnel is not supported")) }
+            guard let (host, port) = authority(target) else {
+                return .failure(Problem(message: "CONNECT needs host:port, not \"\(target.prefix(200))\""))
+            }
+            return .success(.connect(host: host, port: port))
+        }
+        if target.hasPrefix("/"), let origin {
+            guard let url = URL(string: origin.absoluteString + target) else {
+                return .failure(Problem(message: "the request target \"\(target.prefix(200))\" is not a valid path"))
+            }
+            return .success(.url(url))
+        }
+        // Nothing a client sends may choose a local resource: only the two web schemes.
+        if let scheme = URL(string: target)?.scheme?.lowercased(), scheme != "http", scheme != "https" {
+            return .failure(Problem(message: "only http and https URLs are proxied, not \(scheme.prefix(20)):"))
+        }
+        guard let url = URL(string: target), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+            let hint = target.hasPrefix("/") ? "; this is a proxy: send the whole URL (absolute form), as a client configured with a proxy does" : ""
+            return .failure(Problem(message: "the request target \"\(target.prefix(200))\" is not an absolute http URL\(hint)"))
+        }
+        guard scheme == "http" || scheme == "https" else {
+            return .failure(Problem(message: "only http and https URLs are proxied, not \(scheme):"))
+        }
+        guard url.user == nil, url.password == nil else {
+            return .failure(Problem(message: "credentials in the URL are not forwarded; send them in a header"))
+        }
+        return .success(.url(url))
+    }
+
+    /// `host:port` (`[v6]:port` for an IPv6 address), or nil.
+    static func authority(_ text: String) -> (String, Int)? {
+        var host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else { return nil }
+            portText = rest.dropFirst()
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, !host.contains(where: { $0 == "/" || $0 == "@" || $0 == " " }),
+              let port = Int(portText), (1...65535).contains(port) else { return nil }
+        host = Substring(host.lowercased())
+        return (String(host), port)
+    }
+
+    /// The names a request to this very proxy would use: a request aimed there would come back
+    /// to it, again and again.
+    static func isProxyItself(host: String, port: Int, listening: (host: String, port: Int)) -> Bool {
+        guard port == listening.port else { return false }
+        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let local: Set<String> = ["localhost", "127.0.0.1", "::1", "0.0.0.0", "::"]
+        return host == listening.host.lowercased() || local.contains(host)
+            || (listening.host == "0.0.0.0" || listening.host == "::") && Self.isThisMachine(host)
+    }
+
+    /// Whether `host` names one of this machine's addresses (for a proxy listening on all of them).
+    private static func isThisMachine(_ host: String) -> Bool {
+        host == ProcessInfo.processInfo.hostName.lowercased() || host.hasPrefix("127.")
+    }
+}
