@@ -103,7 +103,7 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         let upstream = try transport.proxyUpstream()
         // A proxy's client retries if it wants to: no budget, breaker or pushback of the
         // proxy's own holds a request back by default; no cookie jar sends cookies it did not.
-        let queue = RequestQueue(maxConcurrentRequests: 512, transport: upstream, earlyRetry: nil, retryBudget: nil,
+        let queue = RequestQueue(maxConcurrentRequests: options.maxConnections, transport: upstream, earlyRetry: nil, retryBudget: nil,
                                  circuitBreaker: nil, rateLimits: false, cookies: nil)
         let server: ProxyServer
         do {
@@ -122,7 +122,7 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         ReqtopMain.printError("reqtop: proxy listening on \(address)"
                               + (options.authority == nil ? " (HTTPS tunnelled, not decrypted)" : " (HTTPS decrypted with \(options.authority!.certificateFile))"))
         ReqtopMain.printError("reqtop: use it with: export http_proxy=\(address) https_proxy=\(address)")
-        let recorder = try recording.start(queue.events, settings: QueueSettings(maxConcurrent: 512, retryBudgetPerHost: nil, circuitBreaker: nil, rateLimitPushback: false))
+        let recorder = try recording.start(queue.events, settings: QueueSettings(maxConcurrent: options.maxConnections, retryBudgetPerHost: nil, circuitBreaker: nil, rateLimitPushback: false))
         let listening = try endpoint.start(queue, name: "reqtop proxy \(address)", redactor: recording.redactor)
         defer { listening?.stop() }
         let summary: RunSummary

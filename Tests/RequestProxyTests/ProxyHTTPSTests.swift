@@ -1,0 +1,114 @@
+import FaultServer
+import Foundation
+import RequestOperations
+import RequestProxy
+import XCTest
+
+/// HTTPS through the proxy: decrypted with the proxy's own authority (curl and Python's
+/// `requests` trusting it), tunnelled undecrypted for `--tunnel` hosts, the authority's files
+/// closed to other users.
+final class ProxyHTTPSTests: XCTestCase {
+    private func authority() throws -> LocalCertificateAuthority {
+        let folder = try temporaryFolder() + "/ca"
+        let (authority, made) = try LocalCertificateAuthority.loadOrMake(in: folder)
+        XCTAssertTrue(made)
+        return authority
+    }
+
+    func testCurlTrustingTheProxysAuthoritySeesTheUpstreamDecrypted() throws {
+        let pki = try TestCertificates.make()
+        addTeardownBlock { pki.remove() }
+        let upstream = try startFaultServer(tls: pki)
+        var options = ProxyOptions()
+        options.authority = try authority()
+        let proxy = try startProxy(options, trusting: pki.caFile)
+        let url = "https://localhost:\(upstream.port)/status/200"
+        let answer = try run(curl, ["-s", "-v", "--cacert", options.authority!.certificateFile, "-x", proxy.url, url])
+        XCTAssertEqual(answer.stdout, "status 200\n", answer.stderr)
+        // The certificate curl saw is the proxy's leaf for the host, from the proxy's authority.
+        XCTAssertTrue(answer.stderr.contains("issuer: O=reqtop") || answer.stderr.contains("issuer: CN=reqtop proxy CA"), answer.stderr)
+        XCTAssertTrue(answer.stderr.contains("ALPN: server accepted http/1.1"), answer.stderr)
+        // An IP address gets a leaf for the address.
+        let byAddress = try run(curl, ["-s", "--cacert", options.authority!.certificateFile, "-x", proxy.url, "https://127.0.0.1:\(upstream.port)/status/201"])
+        XCTAssertEqual(byAddress.stdout, "status 201\n", byAddress.stderr)
+        // Without the authority, curl refuses: nothing is trusted silently.
+        let untrusted = try run(curl, ["-s", "-x", proxy.url, url])
+        XCTAssertEqual(untrusted.status, 60, "curl: peer certificate cannot be authenticated; \(untrusted.stderr)")
+        proxy.queue.waitUntilAllOperationsAreFinished()
+        proxy.queue.events.waitUntilDelivered()
+        let urls = proxy.events.events.compactMap { event -> String? in
+            if case .queued(_, let url, _, _, _, _) = event.payload { return url }
+            return nil
+        }
+        XCTAssertEqual(urls.sorted(), [url, "https://127.0.0.1:\(upstream.port)/status/201"].sorted(), "each decrypted request is an operation on its https URL")
+    }
+
+    func testAnUpstreamTheProxyCannotVerifyIsA502NamingTheTLSFailure() throws {
+        let pki = try TestCertificates.make()
+        addTeardownBlock { pki.remove() }
+        let upstream = try startFaultServer(tls: pki)
+        var options = ProxyOptions()
+        options.authority = try authority()
+        // The proxy's upstream leg does not trust the test authority.
+        let proxy = try startProxy(options)
+        let answer = try run(curl, ["-s", "-i", "--cacert", options.authority!.certificateFile, "-x", proxy.url, "https://localhost:\(upstream.port)/status/200"])
+        // curl -i shows the tunnel's 200, then the answer inside it.
+        XCTAssertTrue(answer.stdout.contains("\nHTTP/1.1 502"), answer.stdout + answer.stderr)
+        XCTAssertTrue(answer.stdout.contains("error=tls_certificate_error"), answer.stdout)
+        XCTAssertTrue(answer.stdout.contains("(untrusted)"), answer.stdout)
+    }
+
+    func testATunnelledHostIsPassedThroughUndecrypted() throws {
+        let pki = try TestCertificates.make()
+        addTeardownBlock { pki.remove() }
+        let upstream = try startFaultServer(tls: pki)
+        var options = ProxyOptions()
+        options.authority = try authority()
+        options.tunnelHosts = ["localhost"]
+        let proxy = try startProxy(options)
+        // curl sees the upstream's own certificate (it trusts the test authority, not the proxy's).
+        let answer = try run(curl, ["-s", "--cacert", pki.caFile, "-x", proxy.url, "https://localhost:\(upstream.port)/status/200"])
+        XCTAssertEqual(answer.stdout, "status 200\n", answer.stderr)
+        XCTAssertTrue(proxy.events.operations().isEmpty, "a tunnel's requests are not seen")
+    }
+
+    func testPythonRequestsThroughTheProxy() throws {
+        guard (try? run("/usr/bin/python3", ["-c", "import requests"]).status) == 0 else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("python3-requests is missing: .ci/run installs it") }
+            throw XCTSkip("Python's requests is not installed (apt-get install python3-requests)")
+        }
+        let pki = try TestCertificates.make()
+        addTeardownBlock { pki.remove() }
+        let upstream = try startFaultServer(tls: pki)
+        var options = ProxyOptions()
+        options.authority = try authority()
+        let proxy = try startProxy(options, trusting: pki.caFile)
+        let script = """
+        import requests, sys
+        r = requests.post(sys.argv[1], json={"hello": "proxy"}, timeout=30)
+        print(r.status_code, r.json()["body"])
+        """
+        let answer = try run("/usr/bin/python3", ["-c", script, "https://localhost:\(upstream.port)/echo"],
+                             environment: ["HTTPS_PROXY": proxy.url, "REQUESTS_CA_BUNDLE": options.authority!.certificateFile])
+        XCTAssertEqual(answer.stdout, "200 {\"hello\": \"proxy\"}\n", answer.stderr)
+    }
+
+    func testTheAuthoritysKeyIsClosedToOtherUsersAndKeptAcrossStarts() throws {
+        let folder = try temporaryFolder() + "/ca"
+        let (first, made) = try LocalCertificateAuthority.loadOrMake(in: folder)
+        XCTAssertTrue(made)
+        var info = stat()
+        XCTAssertEqual(stat(folder, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o700)
+        XCTAssertEqual(stat(first.keyFile, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o600)
+        let (second, madeAgain) = try LocalCertificateAuthority.loadOrMake(in: folder)
+        XCTAssertFalse(madeAgain)
+        XCTAssertEqual(first.certificate, second.certificate)
+        // A key someone opened to others is refused by name.
+        chmod(first.keyFile, 0o644)
+        XCTAssertThrowsError(try LocalCertificateAuthority.loadOrMake(in: folder)) { error in
+            XCTAssertTrue("\(error)".contains("ca-key.pem is open to other users"), "\(error)")
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import FaultServer
+import Foundation
+import RequestOperations
+import RequestProxy
+import XCTest
+
+/// Plain http through the proxy with curl, a real client: answers pass as they came, each
+/// request is one operation named by its connection and number, and what the proxy cannot
+/// pass on is said in a status and a Proxy-Status header.
+final class ProxyHTTPTests: XCTestCase {
+    func testCurlGetsTheUpstreamsAnswersAndEachRequestIsAnOperation() throws {
+        let upstream = try startFaultServer()
+        let proxy = try startProxy()
+        let ok = try run(curl, ["-s", "-i", "-x", proxy.url, upstream.baseURL.absoluteString + "/status/200"])
+        XCTAssertTrue(ok.stdout.hasPrefix("HTTP/1.1 200"), ok.stdout)
+        XCTAssertTrue(ok.stdout.hasSuffix("status 200\n"), ok.stdout)
+        // An error page is the upstream's answer, passed on whole (not the proxy's 502).
+        let missing = try run(curl, ["-s", "-i", "-x", proxy.url, upstream.baseURL.absoluteString + "/status/404"])
+        XCTAssertTrue(missing.stdout.hasPrefix("HTTP/1.1 404"), missing.stdout)
+        XCTAssertTrue(missing.stdout.hasSuffix("status 404\n"), missing.stdout)
+        XCTAssertFalse(missing.stdout.contains("Proxy-Status"), missing.stdout)
+        // Two requests on one connection: c<n>-r1 and c<n>-r2.
+        let two = try run(curl, ["-s", "-x", proxy.url, upstream.baseURL.absoluteString + "/status/200", upstream.baseURL.absoluteString + "/status/201"])
+        XCTAssertEqual(two.stdout, "status 200\nstatus 201\n")
+        proxy.queue.waitUntilAllOperationsAreFinished()
+        proxy.queue.events.waitUntilDelivered()
+        let ids = proxy.events.operations()
+        XCTAssertEqual(ids.count, 4, "\(ids)")
+        XCTAssertTrue(ids.contains("c3-r1") && ids.contains("c3-r2"), "\(ids)")
+        // One attempt, whatever the answer: the proxy never sends a request twice on its own.
+        let finished = proxy.events.events.compactMap { event -> (String, Int?, Int)? in
+            if case .finished(_, let status, let attempts, _, _) = event.payload { return (event.operationID, status, attempts) }
+            return nil
+        }
+        XCTAssertEqual(finished.first { $0.0 == "c2-r1" }?.1, 404)
+        XCTAssertTrue(finished.allSatisfy { $0.2 == 1 }, "\(finished)")
+    }
+
+    func testRedirectsAndEncodedBodiesPassAsTheyCame() throws {
+        let upstream = try startFaultServer()
+        let proxy = try startProxy()
+        let redirect = try run(curl, ["-s", "-i", "-x", proxy.url, upstream.baseURL.absoluteString + "/redirect/2"])
+        XCTAssertTrue(redirect.stdout.hasPrefix("HTTP/1.1 302"), "the client follows a redirect, not the proxy: \(redirect.stdout)")
+        // A gzip answer reaches the client as gzip, its length true to the bytes, and decodes
+        // to what the upstream encoded.
+        let head = try run(curl, ["-s", "-D", "-", "-o", "/dev/null", "-x", proxy.url, upstream.baseURL.absoluteString + "/gzip/5000"])
+        XCTAssertTrue(head.stdout.lowercased().contains("content-encoding: gzip"), head.stdout)
+        let decoded = try run("/bin/sh", ["-c", "\(curl) -s --compressed -x \(proxy.url) \(upstream.baseURL.absoluteString)/gzip/5000 | wc -c; \(curl) -s --compressed -x \(proxy.url) \(upstream.baseURL.absoluteString)/gzip/5000 | sha256sum"])
+        let plain = try run("/bin/sh", ["-c", "\(curl) -s \(upstream.baseURL.absoluteString)/bytes/5000?seed=0 | wc -c; \(curl) -s \(upstream.baseURL.absoluteString)/bytes/5000?seed=0 | sha256sum"])
+        XCTAssertTrue(decoded.stdout.hasPrefix("5000\n"), decoded.stdout)
+        XCTAssertEqual(decoded.stdout, plain.stdout)
+    }
+
+    func testWhatTheProxyCannotPassOnIsNamed() throws {
+        let proxy = try startProxy()
+        // A dead port: 502, Proxy-Status connection_refused.
+        let dead = try run(curl, ["-s", "-i", "-x", proxy.url, "http://127.0.0.1:1/"])
+        XCTAssertTrue(dead.stdout.hasPrefix("HTTP/1.1 502"), dead.stdout)
+        XCTAssertTrue(dead.stdout.contains("Proxy-Status: reqtop; error=connection_refused"), dead.stdout)
+        // Aimed at the proxy itself: refused, not looped.
+        let loop = try run(curl, ["-s", "-i", "-x", proxy.url, "\(proxy.url)/anything"])
+        XCTAssertTrue(loop.stdout.hasPrefix("HTTP/1.1 508"), loop.stdout)
+        XCTAssertTrue(loop.stdout.contains("error=proxy_loop_detected"), loop.stdout)
+    }
+
+    func testCredentialsAreRequiredWhenSet() throws {
+        let upstream = try startFaultServer()
+        var options = ProxyOptions()
+        options.credentials = ProxyCredentials("alice:s3cret")
+        let proxy = try startProxy(options)
+        let without = try run(curl, ["-s", "-i", "-x", proxy.url, upstream.baseURL.absoluteString + "/status/200"])
+        XCTAssertTrue(without.stdout.hasPrefix("HTTP/1.1 407"), without.stdout)
+        XCTAssertTrue(without.stdout.contains("Proxy-Authenticate: Basic"), without.stdout)
+        let wrong = try run(curl, ["-s", "-i", "-x", proxy.url, "-U", "alice:guess", upstream.baseURL.absoluteString + "/status/200"])
+        XCTAssertTrue(wrong.stdout.hasPrefix("HTTP/1.1 407"), wrong.stdout)
+        let right = try run(curl, ["-s", "-x", proxy.url, "-U", "alice:s3cret", upstream.baseURL.absoluteString + "/echo"])
+        XCTAssertTrue(right.stdout.contains("\"method\":\"GET\""), right.stdout)
+        // The proxy's credentials are the proxy's: they never reach the upstream.
+        XCTAssertFalse(right.stdout.lowercased().contains("proxy-authorization"), right.stdout)
+        XCTAssertEqual(proxy.events.operations().count, 1, "refused requests make no operation")
+    }
+
+    func testHopByHopHeadersStayOnTheirHop() throws {
+        let upstream = try startFaultServer()
+        let proxy = try startProxy()
+        let echoed = try run(curl, ["-s", "-x", proxy.url, "-H", "Connection: X-Secret-Hop", "-H", "X-Secret-Hop: 1",
+                                    "-H", "Keep-Alive: timeout=5", "-H", "X-Kept: yes", upstream.baseURL.absoluteString + "/echo"])
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(echoed.stdout.utf8)) as? [String: Any], echoed.stdout)
+        let headers = try XCTUnwrap(object["headers"] as? [String: String])
+        XCTAssertEqual(headers["x-kept"], "yes")
+        XCTAssertNil(headers["x-secret-hop"], "a header Connection names is the hop's")
+        XCTAssertNil(headers["keep-alive"])
+        XCTAssertNil(headers["proxy-connection"])
+    }
+}
