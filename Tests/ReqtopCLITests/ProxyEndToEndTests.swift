@@ -1,0 +1,103 @@
+import FaultServer
+import Foundation
+import XCTest
+
+/// `reqtop proxy` in a real terminal, with curl as the client (#44): a breakpoint holds curl's
+/// request and `a` answers it (curl prints the mock); `!` on the host makes curl see the
+/// injected 503; cancelling a request in flight gives curl a 502 that says so.
+final class ProxyEndToEndTests: TerminalTestCase {
+    private static func curl(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-s", "-i", "--max-time", "30"] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        for name in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "no_proxy"] { environment[name] = nil }
+        process.environment = environment
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Runs `curl` on a thread of its own: the request is held while the test types.
+    private func curlInBackground(_ arguments: [String]) -> () -> String {
+        let done = DispatchSemaphore(value: 0)
+        let answer = Answer()
+        Thread {
+            answer.text = (try? Self.curl(arguments)) ?? "<curl failed>"
+            done.signal()
+        }.start()
+        return {
+            _ = done.wait(timeout: .now() + 40)
+            return answer.text
+        }
+    }
+
+    private final class Answer: @unchecked Sendable {
+        // @unchecked: written once by the curl thread before the semaphore, read after it.
+        var text = ""
+    }
+
+    func testBreakpointAnswerFaultAndCancelReachCurl() throws {
+        let upstream = try FaultServer.start()
+        defer { upstream.stop() }
+        let folder = try makeTemporaryFolder("proxy-tmux")
+        let port = 20_000 + Int(getpid() % 20_000)
+        let proxy = "http://127.0.0.1:\(port)"
+        try openShell(width: 170, height: 40)
+        try keys("XDG_CONFIG_HOME=\(folder) \(CommandLineTests.binary.path) proxy --port \(port); echo \"exit\"\"-status-$?\"", "Enter")
+        try waitForScreen("the proxy's monitor") { $0.contains("proxy \(proxy)") }
+        let base = upstream.baseURL.absoluteString
+
+        // A request seen.
+        XCTAssertTrue(try Self.curl(["-x", proxy, base + "/status/200"]).hasSuffix("status 200\n"))
+        try waitForScreen("the first request") { $0.contains("c1-r1") && $0.contains("/status/200") }
+
+        // A breakpoint holds curl's request; `a` answers it, and curl prints the answer.
+        try keys("B")
+        try waitForScreen("the breakpoint prompt") { $0.contains("break before sending:") }
+        try keys("C-u")
+        try tmux(["send-keys", "-t", session, "-l", "path:/echo"])
+        try keys("Enter")
+        try waitForScreen("the breakpoint set") { $0.contains("stops path:/echo before sending") }
+        let held = curlInBackground(["-x", proxy, base + "/echo"])
+        try waitForScreen("curl's request held") { $0.split(separator: "\n").contains { $0.contains("c2-r1") && $0.contains("break") } }
+        try keys("G", "a")
+        try waitForScreen("the answer prompt") { $0.contains("answer c2-r1 with") }
+        try keys("C-u")
+        try tmux(["send-keys", "-t", session, "-l", #"200 {"mocked":true}"#])
+        try keys("Enter")
+        let mocked = held()
+        XCTAssertTrue(mocked.hasPrefix("HTTP/1.1 200"), mocked)
+        XCTAssertTrue(mocked.contains("X-Reqtop-Injected: true"), mocked)
+        XCTAssertTrue(mocked.hasSuffix(#"{"mocked":true}"#), mocked)
+        try keys("B")
+        try keys("C-u", "Enter")
+
+        // `!` on the host in the Hosts view: curl sees the injected 503, marked.
+        try keys("H")
+        try waitForScreen("the Hosts view") { $0.contains("BREAKER") }
+        try keys("g", "!")
+        try waitForScreen("faults on") { $0.contains("FAULTS ON") }
+        let injected = try Self.curl(["-x", proxy, base + "/status/200"])
+        XCTAssertTrue(injected.hasPrefix("HTTP/1.1 503"), injected)
+        XCTAssertTrue(injected.contains("X-Reqtop-Injected: true"), injected)
+        try keys("Z", "Escape")
+        try waitForScreen("faults off") { !$0.contains("FAULTS ON") }
+
+        // Cancel a request in flight: curl gets a 502 that says who cancelled it.
+        let slow = curlInBackground(["-x", proxy, base + "/delay/20000"])
+        try waitForScreen("the slow request running") { $0.split(separator: "\n").contains { $0.contains("/delay/20000") && $0.contains("running") } }
+        try keys("G", "X")
+        try waitForScreen("the cancel question") { $0.contains("Cancel c") }
+        try keys("y")
+        let cancelled = slow()
+        XCTAssertTrue(cancelled.hasPrefix("HTTP/1.1 502"), cancelled)
+        XCTAssertTrue(cancelled.contains("cancelled by monitor"), cancelled)
+
+        try keys("q")
+        try waitForScreen("the exit") { $0.contains("exit-status-0") }
+    }
+}
