@@ -138,3 +138,37 @@ sleep 0.5
 shot two-runs
 tmux send-keys -t "$session" q
 rm -rf "$shots_dir"
+
+# reqtop proxy: curl and Python's urllib through it, one request held at a breakpoint.
+proxy_dir="$(mktemp -d)"
+"$binary" serve --port 0 > "$proxy_dir/serve.out" 2>&1 &
+serve_pid=$!
+sleep 1
+upstream="$(head -1 "$proxy_dir/serve.out" | grep -o 'http://[^ ]*')"
+proxy_port=18089
+tmux kill-session -t "$session" 2>/dev/null || true
+tmux new-session -d -s "$session" -x "$cols" -y "$rows" "env LANG=C.UTF-8 TERM=xterm-256color XDG_CONFIG_HOME=$proxy_dir $binary proxy --port $proxy_port"
+sleep 1.5
+export http_proxy="http://127.0.0.1:$proxy_port"
+curl -s "$upstream/status/200" > /dev/null
+curl -s "$upstream/bytes/20000?seed=3" > /dev/null
+curl -s -d '{"order":42}' -H 'Content-Type: application/json' "$upstream/echo" > /dev/null
+curl -s "$upstream/status/503" > /dev/null
+python3 -c "import urllib.request; urllib.request.urlopen('$upstream/delay/300').read()"
+tmux send-keys -t "$session" B C-u
+tmux send-keys -t "$session" -l "path:/echo"
+tmux send-keys -t "$session" Enter
+sleep 0.3
+curl -s -d '{"order":43}' -H 'Content-Type: application/json' "$upstream/echo" > /dev/null &
+sleep 1
+tmux send-keys -t "$session" G
+sleep 0.3
+shot proxy
+tmux send-keys -t "$session" a C-u
+tmux send-keys -t "$session" -l '200 {"mocked":true}'
+tmux send-keys -t "$session" Enter
+sleep 0.5
+unset http_proxy
+tmux send-keys -t "$session" q
+kill "$serve_pid" 2>/dev/null || true
+rm -rf "$proxy_dir"
