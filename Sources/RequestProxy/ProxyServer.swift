@@ -33,7 +33,9 @@ public final class ProxyServer: Sendable {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // An IPPROTO_TCP option: `.socketOption(.tcp_nodelay)` is SOL_SOCKET's option 1,
+            // SO_DEBUG, which a user who is not root may not set (every connection was closed).
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 guard context.admit() else { return channel.close() }
                 channel.closeFuture.whenComplete { _ in context.left() }

@@ -16,7 +16,7 @@ enum ProxyTunnel {
         channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
         if proxy.options.tunnels(host) {
             ClientBootstrap(group: channel.eventLoop)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .connectTimeout(.seconds(10))
                 .connect(host: host, port: port)
                 .hop(to: channel.eventLoop)

@@ -23,6 +23,9 @@ struct ServeCommand: ParsableCommand, RunsASession {
     @Option(parsing: .unconditional, help: "The port to listen on (0 picks a free one).")
     var port = 0
 
+    @Flag(help: "Serve HTTPS with a certificate made now for 127.0.0.1 and localhost; the authority that signed it is printed (for --cacert).")
+    var tls = false
+
     func validate() throws {
         guard (0...65535).contains(port) else {
             throw ValidationError("--port must be between 0 and 65535, not \(port)")
@@ -42,8 +45,10 @@ struct ServeCommand: ParsableCommand, RunsASession {
                                   + (built.skipped > 0 ? " (\(built.skipped) attempts left out: injected, cancelled or never answered)" : ""))
         }
         let server: FaultServer
+        let certificates = tls ? try TestCertificates.make() : nil
+        defer { certificates?.remove() }
         do {
-            server = try FaultServer.start(port: port, script: script)
+            server = try FaultServer.start(port: port, tls: certificates, script: script)
         } catch {
             throw InputError(message: "cannot listen on 127.0.0.1:\(port) (\(error))")
         }
@@ -52,7 +57,8 @@ struct ServeCommand: ParsableCommand, RunsASession {
         // Announced only once the signal handlers are in place, so a script that stops
         // the server as soon as it reads this line gets a clean exit. Written straight to the file handle: a script waiting for this line must not wait
         // for a block-buffered stdout to fill.
-        let listing = script == nil ? FaultRoute.routeList : "answering as recorded in \(from ?? "")\n"
+        let listing = (certificates.map { "certificate authority (for --cacert): \($0.caFile)\n" } ?? "")
+            + (script == nil ? FaultRoute.routeList : "answering as recorded in \(from ?? "")\n")
         FileHandle.standardOutput.write(Data("reqtop fault server listening on \(server.baseURL.absoluteString)\n\(listing)".utf8))
         stop.wait()
         sources.forEach { $0.cancel() }
