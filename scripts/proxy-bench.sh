@@ -90,8 +90,8 @@ timed() { local s e; s=$(date +%s.%N); "$@" > /dev/null; e=$(date +%s.%N); awk -
 down_direct=$(timed curl -s "$http/zeros/1073741824" -o /dev/null)
 down_proxy=$(timed curl -s -x http://127.0.0.1:18182 "$http/zeros/1073741824" -o /dev/null)
 head -c 1073741824 /dev/zero > "$work/upload.bin"
-up_direct=$(timed curl -s --data-binary "@$work/upload.bin" "$http/sink?hash=0")
-up_proxy=$(timed curl -s -x http://127.0.0.1:18182 --data-binary "@$work/upload.bin" "$http/sink?hash=0")
+up_direct=$(timed curl -s -H "Expect:" -X POST -T "$work/upload.bin" "$http/sink?hash=0")
+up_proxy=$(timed curl -s -H "Expect:" -x http://127.0.0.1:18182 -X POST -T "$work/upload.bin" "$http/sink?hash=0")
 peak=$(hwm)
 echo "| way | direct | through reqtop proxy | proxy ÷ direct rate | proxy RSS before → peak |"
 echo "| --- | --- | --- | --- | --- |"

@@ -20,8 +20,9 @@ public struct ProxyOptions: Sendable {
     public var idleTimeout: TimeInterval = 120
     /// Bytes of a request body held for the upstream before the proxy stops reading the client.
     public var uploadBuffer = 1 << 20
-    /// Bytes of a response body read ahead of the client (``RequestQueue/stream(for:id:options:bufferSize:)``).
-    public var downloadBuffer = 1 << 20
+    /// Bytes of a response body read ahead of the client (``RequestQueue/stream(for:id:options:bufferSize:)``;
+    /// 4 MiB: at 1 MiB a 1 GiB download ran at 0.30 of direct curl).
+    public var downloadBuffer = ResponseBodyStream.defaultCapacity
     /// Each request's operation options: by default transparent (``transparent``).
     public var operation = ProxyOptions.transparent
 
