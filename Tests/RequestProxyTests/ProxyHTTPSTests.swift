@@ -15,12 +15,19 @@ final class ProxyHTTPSTests: XCTestCase {
         return authority
     }
 
-    func testCurlTrustingTheProxysAuthoritySeesTheUpstreamDecrypted() throws {
+    /// An HTTPS fault server with certificates made now, and proxy options with an authority
+    /// of the test's own.
+    private func httpsUpstream() throws -> (TestCertificates, FaultServer, ProxyOptions) {
         let pki = try TestCertificates.make()
         addTeardownBlock { pki.remove() }
         let upstream = try startFaultServer(tls: pki)
         var options = ProxyOptions()
         options.authority = try authority()
+        return (pki, upstream, options)
+    }
+
+    func testCurlTrustingTheProxysAuthoritySeesTheUpstreamDecrypted() throws {
+        let (pki, upstream, options) = try httpsUpstream()
         let proxy = try startProxy(options, trusting: pki.caFile)
         let url = "https://localhost:\(upstream.port)/status/200"
         let answer = try run(curl, ["-s", "-v", "--cacert", options.authority!.certificateFile, "-x", proxy.url, url])
@@ -44,11 +51,7 @@ final class ProxyHTTPSTests: XCTestCase {
     }
 
     func testAnUpstreamTheProxyCannotVerifyIsA502NamingTheTLSFailure() throws {
-        let pki = try TestCertificates.make()
-        addTeardownBlock { pki.remove() }
-        let upstream = try startFaultServer(tls: pki)
-        var options = ProxyOptions()
-        options.authority = try authority()
+        let (_, upstream, options) = try httpsUpstream()
         // The proxy's upstream leg does not trust the test authority.
         let proxy = try startProxy(options)
         let answer = try run(curl, ["-s", "-i", "--cacert", options.authority!.certificateFile, "-x", proxy.url, "https://localhost:\(upstream.port)/status/200"])
@@ -59,11 +62,7 @@ final class ProxyHTTPSTests: XCTestCase {
     }
 
     func testATunnelledHostIsPassedThroughUndecrypted() throws {
-        let pki = try TestCertificates.make()
-        addTeardownBlock { pki.remove() }
-        let upstream = try startFaultServer(tls: pki)
-        var options = ProxyOptions()
-        options.authority = try authority()
+        var (pki, upstream, options) = try httpsUpstream()
         options.tunnelHosts = ["localhost"]
         let proxy = try startProxy(options)
         // curl sees the upstream's own certificate (it trusts the test authority, not the proxy's).
@@ -77,11 +76,7 @@ final class ProxyHTTPSTests: XCTestCase {
             if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("python3-requests is missing: .ci/run installs it") }
             throw XCTSkip("Python's requests is not installed (apt-get install python3-requests)")
         }
-        let pki = try TestCertificates.make()
-        addTeardownBlock { pki.remove() }
-        let upstream = try startFaultServer(tls: pki)
-        var options = ProxyOptions()
-        options.authority = try authority()
+        let (pki, upstream, options) = try httpsUpstream()
         let proxy = try startProxy(options, trusting: pki.caFile)
         let script = """
         import requests, sys
