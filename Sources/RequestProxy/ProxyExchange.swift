@@ -128,7 +128,8 @@ final class ProxyExchange: Sendable {
         defer { state.withLock { $0.underWay = false } }
         let answer: StreamedResponse
         do {
-            answer = try await proxy.queue.stream(for: request, id: id, options: proxy.options.operation, bufferSize: proxy.options.downloadBuffer)
+            answer = try await proxy.queue.stream(for: request, id: id, options: Self.options(proxy.options.operation, for: request),
+                                                  bufferSize: proxy.options.downloadBuffer)
         } catch let error as RequestError {
             guard await requestCame() else { return channel.close(promise: nil) }
             if let status = error.result.status {
@@ -167,6 +168,16 @@ final class ProxyExchange: Sendable {
             // connection end short of the length it was told (or without the last chunk).
             channel.close(promise: nil)
         }
+    }
+
+    /// `options` for `request`: a body streamed from the client is read once, so such a
+    /// request is sent once — never retried or hedged, whatever the configuration says.
+    static func options(_ options: RequestOptions, for request: URLRequest) -> RequestOptions {
+        guard request.httpBodyStream != nil else { return options }
+        var once = options
+        once.retryPolicy = ExponentialBackoffRetryPolicy.never
+        once.hedge = nil
+        return once
     }
 
     private func head(status: Int, headers: [(String, String)]) -> HTTPResponseHead {

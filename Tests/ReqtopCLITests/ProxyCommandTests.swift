@@ -59,14 +59,13 @@ final class ProxyCommandTests: XCTestCase {
         XCTAssertTrue(refused.stderr.contains("ca-key.pem is open to other users"), refused.stderr)
     }
 
-    func testTheHeadlessProxyServesCurlAsAUserWhoIsNotRootAndStopsOnSIGTERM() throws {
-        let upstream = try FaultServer.start()
-        defer { upstream.stop() }
-        let home = try home()
-        let port = 30_000 + Int(getpid() % 20_000)
+    /// A headless `reqtop proxy` on its own port, as the unprivileged user when asked; `stop`
+    /// sends SIGTERM and returns how it ended and what it printed.
+    private func launchProxy(_ extra: [String], unprivileged: Bool, home: String) throws -> (port: Int, stop: () -> ReqtopRun) {
+        let port = 30_000 + Int(getpid() % 10_000) + Int.random(in: 0..<10_000)
         let process = Process()
-        let arguments = ["proxy", "--no-tui", "--port", String(port)]
-        if UnprivilegedUser.isRoot {
+        let arguments = ["proxy", "--no-tui", "--port", String(port)] + extra
+        if unprivileged, UnprivilegedUser.isRoot {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments = UnprivilegedUser.setprivArguments + [try UnprivilegedUser.binary()] + arguments
         } else {
@@ -82,32 +81,82 @@ final class ProxyCommandTests: XCTestCase {
         let group = DispatchGroup()
         DispatchQueue.global().async(group: group) { stdout = out.fileHandleForReading.readDataToEndOfFile() }
         DispatchQueue.global().async(group: group) { stderr = err.fileHandleForReading.readDataToEndOfFile() }
-        defer { if process.isRunning { process.terminate() } }
+        addTeardownBlock { if process.isRunning { process.terminate() } }
         // Listening once a connection is taken.
         let deadline = Date().addingTimeInterval(20)
-        var answer = ""
-        while Date() < deadline {
-            let curl = Process()
-            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            curl.arguments = ["-s", "--max-time", "10", "-x", "http://127.0.0.1:\(port)", upstream.baseURL.absoluteString + "/status/200"]
-            curl.environment = [:]
-            let pipe = Pipe()
-            curl.standardOutput = pipe
-            try curl.run()
-            answer = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            curl.waitUntilExit()
-            if curl.terminationStatus == 0 { break }
-            usleep(100_000)
+        while Date() < deadline, process.isRunning {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+            close(fd)
+            if connected { break }
+            usleep(50_000)
         }
-        XCTAssertEqual(answer, "status 200\n")
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        group.wait()
-        let printed = String(decoding: stderr, as: UTF8.self)
-        XCTAssertEqual(process.terminationStatus, 0, printed)
-        XCTAssertTrue(printed.contains("made a certificate authority for this machine in \(home)/.config/reqtop/ca"), printed)
-        XCTAssertTrue(printed.contains("proxy listening on http://127.0.0.1:\(port)"), printed)
-        let events = String(decoding: stdout, as: UTF8.self)
-        XCTAssertTrue(events.contains(#""op":"c1-r1""#) && events.contains(#""event":"finished","outcome":"success","status":200"#), events)
+        return (port, {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            group.wait()
+            return ReqtopRun(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                             stderr: String(decoding: stderr, as: UTF8.self))
+        })
+    }
+
+    private func curl(_ arguments: [String]) throws -> String {
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments = ["-s", "--max-time", "20"] + arguments
+        curl.environment = [:]
+        let pipe = Pipe()
+        curl.standardOutput = pipe
+        try curl.run()
+        let answer = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        curl.waitUntilExit()
+        return answer
+    }
+
+    func testTheHeadlessProxyServesCurlAsAUserWhoIsNotRootAndStopsOnSIGTERM() throws {
+        let upstream = try FaultServer.start()
+        defer { upstream.stop() }
+        let home = try home()
+        let (port, stop) = try launchProxy([], unprivileged: true, home: home)
+        XCTAssertEqual(try curl(["-x", "http://127.0.0.1:\(port)", upstream.baseURL.absoluteString + "/status/200"]), "status 200\n")
+        let ended = stop()
+        XCTAssertEqual(ended.status, 0, ended.stderr)
+        XCTAssertTrue(ended.stderr.contains("made a certificate authority for this machine in \(home)/.config/reqtop/ca"), ended.stderr)
+        XCTAssertTrue(ended.stderr.contains("proxy listening on http://127.0.0.1:\(port)"), ended.stderr)
+        // c2-r1: the first connection was the test's probe for the port.
+        XCTAssertTrue(ended.stdout.contains(#""op":"c2-r1""#) && ended.stdout.contains(#""event":"finished","outcome":"success","status":200"#), ended.stdout)
+    }
+
+    func testAConfigRetriesOnlyWhatIsSafeToRepeatAndFaultsAreInjected() throws {
+        let upstream = try FaultServer.start()
+        defer { upstream.stop() }
+        let folder = try makeTemporaryFolder("proxy-config")
+        try #"{"retry": {"maxAttempts": 3, "baseDelay": 0.05}, "timeout": 5}"#.write(toFile: folder + "/config.json", atomically: true, encoding: .utf8)
+        try #"{"faults": [{"match": "path:/broken", "status": 503}]}"#.write(toFile: folder + "/faults.json", atomically: true, encoding: .utf8)
+        let (port, stop) = try launchProxy(["--config", folder + "/config.json", "--faults", folder + "/faults.json", "--ca-dir", folder + "/ca"],
+                                           unprivileged: false, home: folder)
+        let proxy = "http://127.0.0.1:\(port)", base = upstream.baseURL.absoluteString
+        // A GET fails twice, then succeeds: retried, and the client sees only the success.
+        XCTAssertEqual(try curl(["-o", "/dev/null", "-w", "%{http_code}", "-x", proxy, base + "/flaky/get?failures=2"]), "200")
+        // A POST is not repeated behind the client's back…
+        XCTAssertEqual(try curl(["-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-x", proxy, base + "/flaky/post?failures=2"]), "503")
+        // …unless it carries an Idempotency-Key.
+        XCTAssertEqual(try curl(["-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Idempotency-Key: k-1", "-x", proxy, base + "/flaky/keyed?failures=2"]), "200")
+        // The fault file's rule answers for the upstream, marked.
+        let injected = try curl(["-i", "-x", proxy, base + "/broken"])
+        XCTAssertTrue(injected.hasPrefix("HTTP/1.1 503") && injected.contains("X-Reqtop-Injected: true"), injected)
+        let ended = stop()
+        XCTAssertEqual(ended.status, 0, ended.stderr)
+        XCTAssertTrue(ended.stderr.contains("FAULTS ON: 1 rule"), ended.stderr)
+        let attempts = ended.events.filter { $0["event"] as? String == "taskCreated" }.count
+        // 3 for the GET, 1 for the POST, 3 for the keyed POST, and 3 for the injected 503, retried
+        // as the server's own would be (the injected attempts send nothing).
+        XCTAssertEqual(attempts, 3 + 1 + 3 + 3)
     }
 }

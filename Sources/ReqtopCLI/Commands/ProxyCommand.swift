@@ -45,6 +45,12 @@ struct ProxyCommand: ParsableCommand, RunsASession {
     @Flag(name: .customLong("no-intercept"), help: "Pass all HTTPS through undecrypted (no certificate authority is made or needed).")
     var noIntercept = false
 
+    @Option(name: .customLong("config"), help: ArgumentHelp("Resilience for every proxied request, in a plan's words: retry, timeout, deadline, readTimeout, hedge, redirects, retryBudgetPerHost, circuitBreaker, rateLimitPushback, maxConcurrentPerHost, faults (see docs/proxy.md). Without it the proxy is transparent.", valueName: "file"))
+    var config: String?
+
+    @Option(name: .customLong("faults"), help: ArgumentHelp("Inject the faults of this file ({\"faults\": [...]}, a plan's fault rules) into the proxied requests.", valueName: "file"))
+    var faults: String?
+
     @Flag(name: .customLong("no-tui"), help: "Print events as JSON lines instead of opening the monitor.")
     var noTUI = false
 
@@ -82,7 +88,17 @@ struct ProxyCommand: ParsableCommand, RunsASession {
     func run() throws {
         let folder = caFolder ?? LocalCertificateAuthority.defaultFolder
         if showCA { return try printAuthority(folder: folder) }
+        let settings = try config.map(ProxyConfig.load)
+        var faultRules = settings?.faults ?? []
+        if let faults {
+            let only = try ProxyConfig.load(path: faults)
+            if let other = try ProxyConfig.namedFields(path: faults).first(where: { $0 != "faults" }) {
+                throw InputError(message: "\(faults): \(other): --faults takes only \"faults\"; put the rest in --config")
+            }
+            faultRules += only.faults
+        }
         var options = ProxyOptions()
+        if let settings { options.operation = settings.options }
         options.host = bind
         options.port = port
         options.credentials = auth.flatMap(ProxyCredentials.init)
@@ -103,8 +119,14 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         let upstream = try transport.proxyUpstream()
         // A proxy's client retries if it wants to: no budget, breaker or pushback of the
         // proxy's own holds a request back by default; no cookie jar sends cookies it did not.
-        let queue = RequestQueue(maxConcurrentRequests: options.maxConnections, transport: upstream, earlyRetry: nil, retryBudget: nil,
-                                 circuitBreaker: nil, rateLimits: false, cookies: nil)
+        // With --config, the plan's: budget, breaker and pushback by default, as for `reqtop run`.
+        let queue = RequestQueue(maxConcurrentRequests: options.maxConnections, maxConcurrentRequestsPerHost: settings?.maxConcurrentPerHost,
+                                 transport: upstream, earlyRetry: settings.map { _ in .init() }, retryBudget: settings?.retryBudgetPerHost,
+                                 circuitBreaker: settings?.circuitBreaker, rateLimits: settings?.rateLimitPushback ?? false, cookies: nil)
+        for rule in faultRules { queue.faults.add(rule) }
+        if !faultRules.isEmpty {
+            ReqtopMain.printError("reqtop: FAULTS ON: \(faultRules.count) rule\(faultRules.count == 1 ? "" : "s") inject failures into proxied requests; every injected answer says so (X-Reqtop-Injected) and in its events")
+        }
         let server: ProxyServer
         do {
             server = try ProxyServer.start(queue: queue, options: options)
@@ -122,11 +144,15 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         ReqtopMain.printError("reqtop: proxy listening on \(address)"
                               + (options.authority == nil ? " (HTTPS tunnelled, not decrypted)" : " (HTTPS decrypted with \(options.authority!.certificateFile))"))
         ReqtopMain.printError("reqtop: use it with: export http_proxy=\(address) https_proxy=\(address)")
-        let recorder = try recording.start(queue.events, settings: QueueSettings(maxConcurrent: options.maxConnections, retryBudgetPerHost: nil, circuitBreaker: nil, rateLimitPushback: false))
+        let recorder = try recording.start(queue.events, inputs: [config, faults].compactMap { $0 },
+                                           settings: QueueSettings(maxConcurrent: options.maxConnections, maxConcurrentPerHost: settings?.maxConcurrentPerHost,
+                                                                   retryBudgetPerHost: settings?.retryBudgetPerHost, circuitBreaker: settings?.circuitBreaker,
+                                                                   rateLimitPushback: settings?.rateLimitPushback ?? false))
         let listening = try endpoint.start(queue, name: "reqtop proxy \(address)", redactor: recording.redactor)
         defer { listening?.stop() }
         let summary: RunSummary
-        let source = "proxy \(address) · " + (options.authority == nil ? "HTTPS tunnelled" : "HTTPS decrypted") + (transport.insecure ? " · INSECURE TLS" : "")
+        let source = "proxy \(address) · " + (options.authority == nil ? "HTTPS tunnelled" : "HTTPS decrypted")
+            + (config.map { " · " + URL(fileURLWithPath: $0).lastPathComponent } ?? " · transparent") + (transport.insecure ? " · INSECURE TLS" : "")
         if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
             let session = try MonitorSession(queue: queue, source: source, color: color, redactor: recording.redactor)
             summary = session.run { while !session.hasQuit { Thread.sleep(forTimeInterval: 0.1) } }
