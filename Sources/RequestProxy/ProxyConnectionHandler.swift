@@ -23,6 +23,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     private let proxy: ProxyContext
     private let connection: Int
     private let origin: URL?
+    /// The local program at the other end, found as the connection opened.
+    private let client: ClientOrigin
     private let codec: [RemovableChannelHandler]
     private var requests = 0
     private var receiving = Receiving.idle
@@ -39,21 +41,26 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         case refused
     }
 
-    private init(proxy: ProxyContext, connection: Int, origin: URL?, codec: [RemovableChannelHandler]) {
+    private init(proxy: ProxyContext, connection: Int, origin: URL?, client: ClientOrigin, codec: [RemovableChannelHandler]) {
         self.proxy = proxy
         self.connection = connection
         self.origin = origin
+        self.client = client
         self.codec = codec
     }
 
     /// Adds the HTTP/1.1 server handlers and a proxy handler to `channel` (on its event loop).
-    /// - Parameter idle: add the idle timer (false inside a tunnel, whose connection has one).
-    static func install(on channel: Channel, context: ProxyContext, connection: Int, origin: URL?, idle: Bool = true) throws {
+    /// - Parameters:
+    ///   - idle: add the idle timer (false inside a tunnel, whose connection has one).
+    ///   - client: the program at the other end (looked up now when not given).
+    static func install(on channel: Channel, context: ProxyContext, connection: Int, origin: URL?, idle: Bool = true,
+                        client: ClientOrigin? = nil) throws {
         let encoder = HTTPResponseEncoder()
         let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
         let pipelining = HTTPServerPipelineHandler()
         let errors = HTTPServerProtocolErrorHandler()
-        let handler = ProxyConnectionHandler(proxy: context, connection: connection, origin: origin,
+        let client = client ?? ClientOrigin(client: Self.endpoint(channel.remoteAddress), server: Self.endpoint(channel.localAddress))
+        let handler = ProxyConnectionHandler(proxy: context, connection: connection, origin: origin, client: client,
                                              codec: [errors, pipelining, encoder, decoder])
         let sync = channel.pipeline.syncOperations
         if idle { try sync.addHandler(IdleStateHandler(allTimeout: .milliseconds(Int64(context.options.idleTimeout * 1000)))) }
@@ -63,6 +70,12 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         try sync.addHandler(errors)
         try sync.addHandler(handler)
         context.track(channel)
+    }
+
+    /// An address's bytes and port, for the client program's lookup.
+    private static func endpoint(_ address: SocketAddress?) -> (address: [UInt8], port: Int)? {
+        guard let address, let ip = address.ipAddress, let port = address.port, let bytes = IPAddressBytes(ip) else { return nil }
+        return (bytes.bytes, port)
     }
 
     // MARK: - The client's request
@@ -125,7 +138,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         }
         let length = head.headers.first(name: "Content-Length").flatMap(Int.init)
         let chunked = head.headers[canonicalForm: "Transfer-Encoding"].contains { $0.lowercased() == "chunked" }
-        let exchange = ProxyExchange(id: id, channel: context.channel, proxy: proxy, version: head.version,
+        let exchange = ProxyExchange(id: id, channel: context.channel, proxy: proxy, client: client, version: head.version,
                                      keepAlive: head.isKeepAlive, isHead: head.method == .HEAD)
         self.exchange = exchange
         if expectsContinue, chunked || (length ?? 0) > 0 {
@@ -172,7 +185,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
             upload.finish()
             exchange.requestEnded()
         case .connect(let host, let port):
-            ProxyTunnel.connect(host: host, port: port, proxy: proxy, connection: connection, codec: codec + [self], context: context)
+            ProxyTunnel.connect(host: host, port: port, proxy: proxy, connection: connection, client: client, codec: codec + [self], context: context)
         case .idle, .refused:
             break
         }

@@ -16,6 +16,7 @@ final class ProxyExchange: Sendable {
     let id: String
     private let channel: Channel
     private let proxy: ProxyContext
+    private let client: ClientOrigin
     private let version: HTTPVersion
     private let keepAlive: Bool
     private let isHead: Bool
@@ -40,10 +41,11 @@ final class ProxyExchange: Sendable {
     /// Who an operation is cancelled by when its client went away.
     static let clientCanceller = "client"
 
-    init(id: String, channel: Channel, proxy: ProxyContext, version: HTTPVersion, keepAlive: Bool, isHead: Bool) {
+    init(id: String, channel: Channel, proxy: ProxyContext, client: ClientOrigin, version: HTTPVersion, keepAlive: Bool, isHead: Bool) {
         self.id = id
         self.channel = channel
         self.proxy = proxy
+        self.client = client
         self.version = version
         self.keepAlive = keepAlive
         self.isHead = isHead
@@ -128,8 +130,9 @@ final class ProxyExchange: Sendable {
         defer { state.withLock { $0.underWay = false } }
         let answer: StreamedResponse
         do {
-            answer = try await proxy.queue.stream(for: request, id: id, options: Self.options(proxy.options.operation, for: request),
-                                                  bufferSize: proxy.options.downloadBuffer)
+            var options = Self.options(proxy.options.operation, for: request)
+            options.origin = await client.program
+            answer = try await proxy.queue.stream(for: request, id: id, options: options, bufferSize: proxy.options.downloadBuffer)
         } catch let error as RequestError {
             guard await requestCame() else { return channel.close(promise: nil) }
             if let status = error.result.status {

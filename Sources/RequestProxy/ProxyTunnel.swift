@@ -8,7 +8,7 @@ import NIOSSL
 /// upstream (``ProxyOptions/tunnels(_:)``: no authority, or a host passed through), or TLS
 /// ended here with a leaf of the proxy's authority and the requests inside run as operations.
 enum ProxyTunnel {
-    static func connect(host: String, port: Int, proxy: ProxyContext, connection: Int, codec: [RemovableChannelHandler],
+    static func connect(host: String, port: Int, proxy: ProxyContext, connection: Int, client: ClientOrigin, codec: [RemovableChannelHandler],
                         context: ChannelHandlerContext) {
         let channel = context.channel
         let codec = NIOLoopBound(codec, eventLoop: channel.eventLoop)
@@ -45,7 +45,7 @@ enum ProxyTunnel {
         let origin = URL(string: "https://\(host.contains(":") ? "[\(host)]" : host)\(port == 443 ? "" : ":\(port)")")!
         established(channel, codec: codec.value) {
             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
-            try ProxyConnectionHandler.install(on: channel, context: proxy, connection: connection, origin: origin, idle: false)
+            try ProxyConnectionHandler.install(on: channel, context: proxy, connection: connection, origin: origin, idle: false, client: client)
         }
     }
 

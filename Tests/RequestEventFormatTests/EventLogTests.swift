@@ -27,6 +27,8 @@ final class EventLogTests: XCTestCase {
             .queued(method: "POST", url: "http://h/", headers: [:], maxAttempts: nil, body: .omitted(bytes: nil, reason: "a stream")),
             .queued(method: "PUT", url: "http://h/", headers: [:], maxAttempts: nil, body: .omitted(bytes: nil, reason: "a stream"),
                     options: { var files = RecordedOptions(); (files.saveTo, files.bodyFile) = ("/tmp/a b.bin", "/tmp/up.bin"); return files }()),
+            .queued(method: "GET", url: "http://h/", headers: [:], maxAttempts: 1,
+                    options: { var proxied = RecordedOptions(); proxied.origin = "curl 4242"; return proxied }()),
             .built(method: "GET", url: "http://h/items/7", headers: ["Authorization": "[redacted]"], body: nil),
             .built(method: "POST", url: "http://h/items", headers: [:], body: .bytes(Data("id=7".utf8))),
             .started,

@@ -60,3 +60,22 @@ extension MonitorViewTests {
         }
     }
 }
+
+extension MonitorViewTests {
+    /// A proxy's rows name the program that sent each request (#44); a table without such
+    /// rows has no PROGRAM column, and a narrow one leaves it out before HOST.
+    func testThePROGRAMColumnShowsWhoSentAProxiedRequest() {
+        var model = QueueModel(source: "proxy")
+        var options = RecordedOptions()
+        options.origin = "python3 4242"
+        model.apply(RequestEvent(time: 1, operationID: "c1-r1", attempt: 1,
+                                 payload: .queued(method: "GET", url: "http://api.test/orders", headers: [:], maxAttempts: 1, options: options)))
+        let table = render(model, width: 160, height: 12)
+        let header = line(table, containing: "PROGRAM")
+        let row = line(table, containing: "c1-r1")
+        let column = header.range(of: "PROGRAM")!.lowerBound.utf16Offset(in: header)
+        XCTAssertEqual(row.utf16.dropFirst(column).prefix(12).map { Character(UnicodeScalar($0)!) }.map(String.init).joined(), "python3 4242", table.text)
+        XCTAssertFalse(render(scriptedModel(), width: 160, height: 12).text.contains("PROGRAM"), "only proxied rows bring the column")
+        XCTAssertFalse(render(model, width: 64, height: 12).text.contains("PROGRAM"), "narrow: left out")
+    }
+}

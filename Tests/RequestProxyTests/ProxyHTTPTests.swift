@@ -33,6 +33,13 @@ final class ProxyHTTPTests: XCTestCase {
             return nil
         }
         XCTAssertEqual(finished.first { $0.0 == "c2-r1" }?.1, 404)
+        // Each names the program that sent it, as `ss -p` finds it: curl and its pid.
+        let origins = proxy.events.events.compactMap { event -> String? in
+            if case .queued(_, _, _, _, _, let options) = event.payload { return options?.origin }
+            return nil
+        }
+        XCTAssertEqual(origins.count, 4, "\(origins)")
+        XCTAssertTrue(origins.allSatisfy { $0.hasPrefix("curl ") && Int($0.dropFirst(5)) != nil }, "\(origins)")
         XCTAssertTrue(finished.allSatisfy { $0.2 == 1 }, "\(finished)")
     }
 

@@ -16,6 +16,7 @@ extension OperationRow {
             self.maxAttempts = maxAttempts
             live[0].requestBody = body
             live[0].requestOptions = options
+            origin = options?.origin
             setURL(url)
         case .built(let method, let url, let headers, let body):
             self.method = method

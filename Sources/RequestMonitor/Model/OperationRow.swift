@@ -89,6 +89,9 @@ public struct OperationRow: Sendable {
     public internal(set) var method = "GET"
     public internal(set) var url = ""
     public internal(set) var host = ""
+    /// Who asked for the request when it was not the program itself (a proxy's client:
+    /// `curl (pid 4242)`), from the `queued` event's `origin`; the PROGRAM column.
+    public internal(set) var origin: String?
     /// The path and query, when they are not simply the end of ``url`` (see ``path``).
     var ownPath: String?
     // The four below share two words: the optional's flag byte leaves room for them.

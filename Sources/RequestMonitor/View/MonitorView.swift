@@ -132,7 +132,7 @@ public struct MonitorView {
 
     /// The table's columns, by what they show; the heading is the raw value.
     enum TableColumn: String, CaseIterable {
-        case id = "ID", state = "STATE", method = "METH", host = "HOST", path = "PATH", status = "STAT", attempts = "ATT"
+        case id = "ID", program = "PROGRAM", state = "STATE", method = "METH", host = "HOST", path = "PATH", status = "STAT", attempts = "ATT"
         case wait = "WAIT", duration = "DUR", size = "SIZE", timeline = "TIMELINE"
     }
 
@@ -144,30 +144,34 @@ public struct MonitorView {
     }
 
     /// The table's columns for `width`: ID and HOST as wide as what the visible rows hold
-    /// (within bounds), PATH the rest; when the width is short, whole columns are left out,
-    /// least needed first (TIMELINE, HOST, SIZE, METH, WAIT), so a value is never drawn
-    /// under another column's heading.
+    /// (within bounds), PATH the rest; PROGRAM only while a row on screen names one (a
+    /// proxy's client); when the width is short, whole columns are left out, least needed
+    /// first (TIMELINE, PROGRAM, HOST, SIZE, METH, WAIT), so a value is never drawn under
+    /// another column's heading.
     /// - Parameter page: the indices (into `visible`) of the rows on screen; the ID and HOST
     ///   columns fit what those hold. Measuring every visible row instead cost 150 ms a
     ///   frame at 100,000 rows.
     func columns(width: Int, page: Range<Int>? = nil) -> [Column] {
         let onScreen = page ?? 0..<min(visible.count, 200)
-        var idWidth = 6, hostWidth = 8
+        var idWidth = 6, hostWidth = 8, programWidth = 0
         for position in onScreen {
             let row = visible[position]
             idWidth = max(idWidth, model.rows[row].id.utf8.count)
             hostWidth = max(hostWidth, model.rows[row].host.utf8.count)
+            if let origin = model.rows[row].origin { programWidth = max(programWidth, 7, origin.count) }
         }
         idWidth = min(28, idWidth)
         hostWidth = min(24, hostWidth)
-        var columns = [Column(kind: .id, width: idWidth), Column(kind: .state, width: 11), Column(kind: .method, width: 6),
+        var columns = [Column(kind: .id, width: idWidth)]
+        if programWidth > 0 { columns.append(Column(kind: .program, width: min(22, programWidth))) }
+        columns += [Column(kind: .state, width: 11), Column(kind: .method, width: 6),
                        Column(kind: .host, width: hostWidth), Column(kind: .path, width: 0),
                        Column(kind: .status, width: 4, right: true), Column(kind: .attempts, width: 5, right: true),
                        Column(kind: .wait, width: 7, right: true), Column(kind: .duration, width: 6, right: true),
                        Column(kind: .size, width: 6, right: true), Column(kind: .timeline, width: width >= 200 ? 24 : 14)]
         let minimumPath = 12
         func used() -> Int { columns.reduce(1) { $0 + ($1.kind == .path ? minimumPath : $1.width) + 1 } }
-        for kind in [TableColumn.timeline, .host, .size, .method, .wait] where used() > width {
+        for kind in [TableColumn.timeline, .program, .host, .size, .method, .wait] where used() > width {
             columns.removeAll { $0.kind == kind }
         }
         // Still too wide (under 60 columns): the id gives way down to 6.
@@ -227,6 +231,9 @@ public struct MonitorView {
             case .state:
                 text = fit("\(theme.glyph(row.state)) \(theme.word(row.state))", width)
                 style = stateStyle
+            case .program:
+                text = fit(row.origin ?? "", width, ellipsis: theme.ellipsis)
+                style.dim = true
             case .method: text = fit(row.method, width)
             case .host: text = fit(row.host, width, ellipsis: theme.ellipsis)
             case .path: text = fit(row.path, width, ellipsis: theme.ellipsis)

@@ -43,6 +43,10 @@ public struct RequestOptions: Sendable {
     public var hedge: HedgePolicy?
     /// Kept on each operation for the caller: the plan's name for it, a tag, ...
     public var userInfo: [String: String]
+    /// Who asked for this request, for people, when it is not the program itself: a proxy's
+    /// client (`curl (pid 4242)`). In the `queued` event's `origin` (added), and the monitor's
+    /// PROGRAM column. nil: the program that runs the queue.
+    public var origin: String?
     /// How many redirects an attempt follows (10), and whether https may go to http (no).
     public var redirects: RedirectPolicy = .follow()
     /// How much of each attempt's response body the `responseBody` event carries (bytes;

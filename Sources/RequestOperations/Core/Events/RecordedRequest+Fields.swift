@@ -9,7 +9,8 @@ import Foundation
 ///   `retryNonIdempotent`, `retryBudget` (absent: no budget) beside `maxAttempts`; hedged
 ///   reads `hedgeAfter` (seconds), `hedgeMax` (copies), absent when off; `saveTo` and
 ///   `bodyFile` (added), the files an answer goes to and a body comes from; `parents` (added),
-///   the ids of the operations it ran after, each percent-encoded, joined by `,`.
+///   the ids of the operations it ran after, each percent-encoded, joined by `,`; `origin`
+///   (added), who asked for the request when it was not the program itself (a proxy's client).
 extension RequestEvent.Payload {
     static func write<W: EventFieldWriter>(body: RecordedBody?, to w: inout W) {
         switch body {
@@ -39,6 +40,7 @@ extension RequestEvent.Payload {
         if let saveTo = options.saveTo { w.string("saveTo", saveTo) }
         if let bodyFile = options.bodyFile { w.string("bodyFile", bodyFile) }
         if !options.parents.isEmpty { w.string("parents", options.parents.map(encodedID).joined(separator: ",")) }
+        if let origin = options.origin { w.string("origin", origin) }
         if let retry = options.retry {
             w.double("retryBaseDelay", retry.baseDelay)
             w.double("retryMultiplier", retry.multiplier)
@@ -92,10 +94,11 @@ extension RequestEvent.Payload {
         }
         let saveTo = r.optionalString("saveTo"), bodyFile = r.optionalString("bodyFile")
         let parents = r.optionalString("parents").map { $0.split(separator: ",").map { $0.removingPercentEncoding ?? String($0) } } ?? []
+        let origin = r.optionalString("origin")
         guard timeout != nil || deadline != nil || earlyRetry != nil || retry != nil || hedge != nil || saveTo != nil || bodyFile != nil
-                || !parents.isEmpty else { return nil }
+                || !parents.isEmpty || origin != nil else { return nil }
         var options = RecordedOptions(attemptTimeout: timeout, deadline: deadline, retry: retry, earlyRetry: earlyRetry ?? true, hedge: hedge)
-        (options.saveTo, options.bodyFile, options.parents) = (saveTo, bodyFile, parents)
+        (options.saveTo, options.bodyFile, options.parents, options.origin) = (saveTo, bodyFile, parents, origin)
         return options
     }
 

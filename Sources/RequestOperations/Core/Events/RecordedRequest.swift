@@ -56,6 +56,9 @@ public struct RecordedOptions: Sendable, Equatable {
     /// percent-encoded and joined by `,`; absent when none), so a re-run can wait for the
     /// same ones. Empty: none.
     public var parents: [String] = []
+    /// ``RequestOptions/origin`` (`origin`, added): who asked for the request, when it was not
+    /// the program itself (a proxy's client).
+    public var origin: String?
 
     public init(attemptTimeout: TimeInterval? = nil, deadline: TimeInterval? = nil, retry: RetrySettings? = nil, earlyRetry: Bool = true,
                 hedge: HedgePolicy? = nil) {
@@ -72,6 +75,7 @@ public struct RecordedOptions: Sendable, Equatable {
                   earlyRetry: options.earlyRetryOnHostSuccess || options.earlyRetryOnProbe, hedge: options.hedge)
         saveTo = options.destination?.path
         bodyFile = options.bodyFile?.path
+        origin = options.origin
     }
 
     /// `options`, and the operations it runs after.

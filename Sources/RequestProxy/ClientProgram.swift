@@ -1,0 +1,142 @@
+import Foundation
+import Synchronization
+
+/// Which local program opened a client connection, as `ss -p` finds it: the kernel's socket
+/// diagnostics (netlink `SOCK_DIAG_BY_FAMILY`, one exact query by the connection's addresses)
+/// give the client socket's inode and owner; the process holding that inode is found among
+/// `/proc/*/fd` (the programs found lately first). Linux only; nil elsewhere, for a client on
+/// another machine, or a process this user may not look into (then its owner's uid is named).
+enum ClientProgram {
+    /// The programs found lately: most clients open many connections.
+    private static let recent = Mutex<[Int32]>([])
+
+    /// `curl 4242` for the client whose socket is `client` connected to `server`.
+    static func find(client: (address: [UInt8], port: Int), server: (address: [UInt8], port: Int)) -> String? {
+        #if os(Linux)
+        guard client.address.count == server.address.count, let (inode, uid) = socketInode(client: client, server: server) else { return nil }
+        if let pid = owner(of: inode) { return "\(name(of: pid)) \(pid)" }
+        return uid == getuid() ? nil : "uid \(uid)"
+        #else
+        return nil
+        #endif
+    }
+
+    #if os(Linux)
+    /// The client socket's inode and owner's uid, from one exact `sock_diag` query.
+    private static func socketInode(client: (address: [UInt8], port: Int), server: (address: [UInt8], port: Int)) -> (UInt32, UInt32)? {
+        let fd = socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue), 4 /* NETLINK_SOCK_DIAG */)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var message = [UInt8]()
+        func u16(_ value: UInt16) { message += withUnsafeBytes(of: value.littleEndian, Array.init) }
+        func u32(_ value: UInt32) { message += withUnsafeBytes(of: value.littleEndian, Array.init) }
+        func port(_ value: Int) { message += [UInt8(value >> 8 & 0xff), UInt8(value & 0xff)] }  // network order
+        func address(_ bytes: [UInt8]) { message += bytes + [UInt8](repeating: 0, count: 16 - bytes.count) }
+        // nlmsghdr: length, SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, sequence, port id.
+        u32(72); u16(20); u16(1); u32(1); u32(0)
+        // inet_diag_req_v2: family, TCP, no extensions, pad, every state.
+        message += [UInt8(client.address.count == 4 ? AF_INET : AF_INET6), UInt8(IPPROTO_TCP), 0, 0]
+        u32(0xffff_ffff)
+        // inet_diag_sockid: the client's side is the socket's source.
+        port(client.port); port(server.port); address(client.address); address(server.address)
+        u32(0); u32(0xffff_ffff); u32(0xffff_ffff)  // any interface; no cookie
+        // No address: a netlink socket sends to the kernel by default.
+        let sent = send(fd, message, message.count, 0)
+        guard sent == message.count else { return nil }
+        var answer = [UInt8](repeating: 0, count: 8192)
+        let count = recv(fd, &answer, answer.count, 0)
+        // nlmsghdr (16), then inet_diag_msg: family, state, timer, retrans (4), the sockid
+        // (48), expires, rqueue, wqueue (12), uid at 80, inode at 84. NLMSG_ERROR (2): none.
+        guard count >= 88, answer[4] == 20 else { return nil }
+        func read32(_ offset: Int) -> UInt32 {
+            UInt32(answer[offset]) | UInt32(answer[offset + 1]) << 8 | UInt32(answer[offset + 2]) << 16 | UInt32(answer[offset + 3]) << 24
+        }
+        let inode = read32(84)
+        return inode == 0 ? nil : (inode, read32(80))
+    }
+
+    /// The process that holds socket `inode`: the programs found lately first, then all.
+    private static func owner(of inode: UInt32) -> Int32? {
+        let link = "socket:[\(inode)]"
+        for pid in recent.withLock({ $0 }) where holds(pid, link) { return pid }
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        let own = getpid()
+        for entry in entries {
+            guard let pid = Int32(entry), pid != own, holds(pid, link) else { continue }
+            recent.withLock { list in
+                list.removeAll { $0 == pid }
+                list.insert(pid, at: 0)
+                if list.count > 16 { list.removeLast() }
+            }
+            return pid
+        }
+        return nil
+    }
+
+    private static func holds(_ pid: Int32, _ link: String) -> Bool {
+        let folder = "/proc/\(pid)/fd"
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return false }
+        var buffer = [CChar](repeating: 0, count: 64)
+        for descriptor in descriptors {
+            let length = readlink(folder + "/" + descriptor, &buffer, buffer.count - 1)
+            guard length > 0 else { continue }
+            buffer[length] = 0
+            if String(cString: buffer) == link { return true }
+        }
+        return false
+    }
+
+    /// The program's name as the kernel keeps it (`comm`).
+    private static func name(of pid: Int32) -> String {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?"
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    #endif
+}
+
+/// A connection's client program, looked up once when the connection opens (off the event
+/// loop) and awaited by its first request.
+final class ClientOrigin: Sendable {
+    private enum State {
+        case looking([CheckedContinuation<String?, Never>])
+        case found(String?)
+    }
+    private let state = Mutex(State.looking([]))
+
+    /// Starts the lookup for a connection from `client` to `server` (IP addresses' bytes).
+    init(client: (address: [UInt8], port: Int)?, server: (address: [UInt8], port: Int)?) {
+        guard let client, let server else {
+            state.withLock { $0 = .found(nil) }
+            return
+        }
+        DispatchQueue.global().async { [self] in
+            let found = ClientProgram.find(client: client, server: server)
+            let waiting = state.withLock { state -> [CheckedContinuation<String?, Never>] in
+                guard case .looking(let waiting) = state else { return [] }
+                state = .found(found)
+                return waiting
+            }
+            waiting.forEach { $0.resume(returning: found) }
+        }
+    }
+
+    /// The program, once found (nil: not a local program, or not to be known).
+    var program: String? {
+        get async {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> String?? in
+                    switch state {
+                    case .found(let program): return .some(program)
+                    case .looking(var waiting):
+                        waiting.append(continuation)
+                        state = .looking(waiting)
+                        return nil
+                    }
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        }
+    }
+}
