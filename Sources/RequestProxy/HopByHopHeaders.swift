@@ -23,14 +23,17 @@ enum HopByHopHeaders {
         return headers.filter { !named.contains($0.name.lowercased()) }.map { ($0.name, $0.value) }
     }
 
-    /// The same, for the engine's answer headers (one value per name).
-    static func removed(from headers: [String: String]) -> [(String, String)] {
+    /// The same, for an answer the engine read: one field per value, a header sent more than
+    /// once (`repeated`: two `Set-Cookie`) passed on as that many fields, not joined.
+    static func removed(from headers: [String: String], repeated: [String: [String]] = [:]) -> [(String, String)] {
         var named = always
         for (name, value) in headers where name.lowercased() == "connection" {
             for token in value.split(separator: ",") {
                 named.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
             }
         }
-        return headers.filter { !named.contains($0.key.lowercased()) }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        return headers.filter { !named.contains($0.key.lowercased()) }.sorted { $0.key < $1.key }.flatMap { name, value in
+            (repeated[name] ?? [value]).map { (name, $0) }
+        }
     }
 }

@@ -138,7 +138,8 @@ final class ProxyExchange: Sendable {
             if let status = error.result.status {
                 // The upstream's own answer, which the engine judged a failure (a 404, a 503):
                 // passed on as it came.
-                var headers = HopByHopHeaders.removed(from: error.result.headers).filter { $0.0.lowercased() != "content-length" }
+                var headers = HopByHopHeaders.removed(from: error.result.headers, repeated: error.result.repeatedHeaders)
+                    .filter { $0.0.lowercased() != "content-length" }
                 headers.append(("Content-Length", String(error.result.data.count)))
                 await answerWhole(status: status, headers: headers, body: error.result.data)
             } else {
@@ -156,7 +157,8 @@ final class ProxyExchange: Sendable {
             return channel.close(promise: nil)
         }
         do {
-            channel.write(HTTPServerResponsePart.head(head(status: answer.status, headers: HopByHopHeaders.removed(from: answer.headers))), promise: nil)
+            channel.write(HTTPServerResponsePart.head(head(status: answer.status, headers: HopByHopHeaders.removed(from: answer.headers, repeated: answer.repeatedHeaders))),
+                          promise: nil)
             for try await part in answer.body {
                 let written = channel.eventLoop.makePromise(of: Void.self)
                 channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(data: part))), promise: written)

@@ -92,4 +92,13 @@ final class TransportResponseTests: XCTestCase {
         XCTAssertEqual(response.mimeType, "text/plain")
         XCTAssertEqual(response.textEncodingName, "utf-8")
     }
+
+    func testAHeaderSentMoreThanOnceKeepsEachValueApartBesideTheJoinedOne() {
+        let response = TransportResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+                                         fields: [("set-cookie", "a=1; Expires=Wed, 21 Oct 2037 07:28:00 GMT"), ("content-type", "text/plain"),
+                                                  ("Set-Cookie", "b=2"), ("set-cookie", "c=3")])
+        XCTAssertEqual(response.headers["Set-Cookie"], "a=1; Expires=Wed, 21 Oct 2037 07:28:00 GMT, b=2, c=3")
+        XCTAssertEqual(response.repeatedHeaders, ["Set-Cookie": ["a=1; Expires=Wed, 21 Oct 2037 07:28:00 GMT", "b=2", "c=3"]])
+        XCTAssertEqual(TransportResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", fields: [("a", "1")]).repeatedHeaders, [:])
+    }
 }

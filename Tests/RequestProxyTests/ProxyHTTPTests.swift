@@ -100,3 +100,46 @@ final class ProxyHTTPTests: XCTestCase {
         XCTAssertNil(headers["proxy-connection"])
     }
 }
+
+/// A header an upstream sends twice reaches the client twice: two cookies joined by ", " are
+/// one broken cookie to a client (an `Expires` date has a comma of its own).
+final class ProxyRepeatedHeaderTests: XCTestCase {
+    func testTwoSetCookiesReachTheClientAsTwo() throws {
+        let script = """
+        import http.server
+        class Two(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def do_GET(self):
+                status = 200 if self.path == "/ok" else 401
+                self.send_response(status)
+                self.send_header("Set-Cookie", "a=1; Expires=Wed, 21 Oct 2037 07:28:00 GMT; Path=/")
+                self.send_header("Set-Cookie", "b=2; Path=/")
+                self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"ok")
+            def log_message(self, *args): pass
+        server = http.server.HTTPServer(("127.0.0.1", 0), Two)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", script]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        addTeardownBlock { process.terminate(); process.waitUntilExit() }
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let byte = out.fileHandleForReading.readData(ofLength: 1)
+            guard !byte.isEmpty else { break }
+            line += byte
+        }
+        let port = try XCTUnwrap(Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let proxy = try startProxy()
+        // A streamed (valid) answer and an error answer passed whole: both keep the two.
+        for path in ["/ok", "/denied"] {
+            let answer = try run(curl, ["-s", "-i", "-x", proxy.url, "http://127.0.0.1:\(port)\(path)"])
+            let cookies = answer.stdout.split(separator: "\r\n").filter { $0.lowercased().hasPrefix("set-cookie:") }
+            XCTAssertEqual(cookies, ["Set-Cookie: a=1; Expires=Wed, 21 Oct 2037 07:28:00 GMT; Path=/", "Set-Cookie: b=2; Path=/"], "\(path): \(answer.stdout)")
+        }
+    }
+}

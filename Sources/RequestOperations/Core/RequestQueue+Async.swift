@@ -70,7 +70,7 @@ extension RequestQueue {
         } onCancel: {
             operation.cancel(by: Self.taskCanceller)
         }
-        return StreamedResponse(status: head.0, headers: head.1, body: body, operation: operation)
+        return StreamedResponse(status: head.status, headers: head.headers, repeatedHeaders: head.repeated, body: body, operation: operation)
     }
 
     /// Adds `operation`, awaits its end, and turns the end into a return or a throw.

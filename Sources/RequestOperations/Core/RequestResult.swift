@@ -161,6 +161,9 @@ public struct RequestResult: Sendable {
     /// The last response's status, if any.
     public var status: Int?
     public var headers: [String: String]
+    /// Each value of a header the last response sent more than once, in order (``headers``
+    /// joins them with ", "); empty when none was, or the transport does not tell.
+    public var repeatedHeaders: [String: [String]] = [:]
     /// The last response's body.
     public var data: Data
     public var error: RequestError.Reason?

@@ -46,10 +46,17 @@ public final class ResponseBodyStream: AsyncSequence, Sendable {
         }
     }
 
+    /// The answer's status and headers.
+    struct Head {
+        let status: Int
+        let headers: [String: String]
+        let repeated: [String: [String]]
+    }
+
     /// The answer's status and headers: what ``RequestQueue/stream(for:id:options:bufferSize:)`` returns with.
     enum HeadState {
-        case waiting([CheckedContinuation<(Int, [String: String]), Error>])
-        case arrived(Int, [String: String])
+        case waiting([CheckedContinuation<Head, Error>])
+        case arrived(Head)
         case failed(Error)
     }
 
@@ -70,13 +77,14 @@ public final class ResponseBodyStream: AsyncSequence, Sendable {
     // MARK: - The engine's side
 
     /// The answer the body belongs to arrived: the caller waiting for it goes on.
-    func deliverHead(status: Int, headers: [String: String]) {
-        let waiting = state.withLock { state -> [CheckedContinuation<(Int, [String: String]), Error>] in
+    func deliverHead(status: Int, headers: [String: String], repeated: [String: [String]] = [:]) {
+        let waiting = state.withLock { state -> [CheckedContinuation<Head, Error>] in
             guard case .waiting(let waiting) = state.head else { return [] }
-            state.head = .arrived(status, headers)
+            state.head = .arrived(Head(status: status, headers: headers, repeated: repeated))
             return waiting
         }
-        waiting.forEach { $0.resume(returning: (status, headers)) }
+        let head = Head(status: status, headers: headers, repeated: repeated)
+        waiting.forEach { $0.resume(returning: head) }
     }
 
     /// Runs the work it is given later, once the transport delivered what it has read now.
@@ -131,7 +139,7 @@ public final class ResponseBodyStream: AsyncSequence, Sendable {
     /// for the answer, are told. Never called under the operation's lock: telling the
     /// transport there is room may run its reading at once.
     func finish(_ end: End) {
-        typealias HeadWaiter = CheckedContinuation<(Int, [String: String]), Error>
+        typealias HeadWaiter = CheckedContinuation<Head, Error>
         typealias Reader = (CheckedContinuation<[Data], Error>, [Data])
         let (reader, waiting, room) = state.withLock { state -> (Reader?, [HeadWaiter], (@Sendable () -> Void)?) in
             guard state.end == nil else { return (nil, [], nil) }
@@ -162,11 +170,11 @@ public final class ResponseBodyStream: AsyncSequence, Sendable {
     }
 
     /// Waits for the answer's status and headers; throws when the request ended without one.
-    func head() async throws -> (Int, [String: String]) {
+    func head() async throws -> Head {
         try await withCheckedThrowingContinuation { continuation in
-            let now = state.withLock { state -> Result<(Int, [String: String]), Error>? in
+            let now = state.withLock { state -> Result<Head, Error>? in
                 switch state.head {
-                case .arrived(let status, let headers): return .success((status, headers))
+                case .arrived(let head): return .success(head)
                 case .failed(let error): return .failure(error)
                 case .waiting(var list):
                     list.append(continuation)
@@ -257,6 +265,9 @@ public final class ResponseBodyStream: AsyncSequence, Sendable {
 public struct StreamedResponse: Sendable {
     public let status: Int
     public let headers: [String: String]
+    /// Each value of a header the server sent more than once, in order (``headers`` joins
+    /// them with ", "); empty when none was, or the transport does not tell (URLSession).
+    public let repeatedHeaders: [String: [String]]
     /// The body, part by part as it arrives.
     public let body: ResponseBodyStream
     /// The operation: its ``RequestOperation/finished`` result (attempts, timings) once the

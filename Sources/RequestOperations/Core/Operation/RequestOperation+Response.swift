@@ -41,7 +41,7 @@ extension RequestOperation {
         /// ignored on Linux, where the body is read to the end).
         case cancel(TransportTask)
         /// A valid answer whose body goes to the caller's stream: the head goes first.
-        case deliverHead(ResponseBodyStream, status: Int, headers: [String: String])
+        case deliverHead(ResponseBodyStream, status: Int, headers: [String: String], repeated: [String: [String]])
     }
 
     /// A response of `task`: `take` files it in the answer (false: it is no HTTP response).
@@ -66,7 +66,7 @@ extension RequestOperation {
         case .none: break
         case .stale(let file): file?.discard()
         case .cancel(let task): cancelTasks([task])
-        case .deliverHead(let stream, let status, let headers): stream.deliverHead(status: status, headers: headers)
+        case .deliverHead(let stream, let status, let headers, let repeated): stream.deliverHead(status: status, headers: headers, repeated: repeated)
         }
         return .allow
     }
@@ -137,7 +137,7 @@ extension RequestOperation {
         guard let failure = reading.failure else {
             guard let stream = options.bodyStream, state.answer.file == nil else { return .none }
             state.machine.inFlight(lead: task) { $0.streaming = true }
-            return .deliverHead(stream, status: status, headers: state.answer.headers)
+            return .deliverHead(stream, status: status, headers: state.answer.headers, repeated: state.answer.repeatedHeaders)
         }
         let stops = options.cancelOnInvalidResponse
         state.machine.inFlight(lead: task) { flight in

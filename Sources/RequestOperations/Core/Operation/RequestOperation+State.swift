@@ -124,6 +124,9 @@ extension RequestOperation {
         /// `HTTP/1.1`, `HTTP/2.0`: from a transport that says (a `TransportResponse`).
         var httpVersion: String? { head?.httpVersion }
 
+        /// Each value of a header sent more than once, from a transport that keeps them apart.
+        var repeatedHeaders: [String: [String]] { head?.repeatedHeaders ?? [:] }
+
         /// The response as FoundationNetworking's type, for validators and parsers.
         mutating func httpURLResponse() -> HTTPURLResponse? {
             if response == nil, let head { response = head.httpURLResponse() }

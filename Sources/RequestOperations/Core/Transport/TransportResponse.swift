@@ -20,6 +20,10 @@ public struct TransportResponse: Sendable {
     /// ``canonicalName(_:)``), so events and results read the same on every transport; a
     /// name sent twice has its values joined with ", ".
     public let headers: [String: String]
+    /// Each value of a header sent more than once, in order, by its name in ``headers``
+    /// (empty when none was): what a proxy passes on as it came (two `Set-Cookie` joined by
+    /// ", " are not two cookies to a client).
+    public let repeatedHeaders: [String: [String]]
 
     /// - Parameter fields: the fields in the order received, names as sent. (Inlinable, so
     ///   it is specialised for the caller's sequence: a transport's own header type.)
@@ -29,11 +33,18 @@ public struct TransportResponse: Sendable {
         self.statusCode = statusCode
         self.httpVersion = httpVersion
         var headers: [String: String] = [:]
+        var repeated: [String: [String]] = [:]
         for (name, value) in fields where !name.isEmpty {
             let name = Self.canonicalName(name)
-            headers[name] = headers[name].map { "\($0), \(value)" } ?? value
+            if let earlier = headers[name] {
+                headers[name] = "\(earlier), \(value)"
+                if repeated[name] == nil { repeated[name] = [earlier, value] } else { repeated[name]!.append(value) }
+            } else {
+                headers[name] = value
+            }
         }
         self.headers = headers
+        self.repeatedHeaders = repeated
     }
 
     /// `Content-Length`, when it is a number of bytes.
