@@ -137,11 +137,11 @@ final class CommandLineTests: XCTestCase {
     func testNoCommandAndHelpForAnUnknownCommandAreUsageErrors() throws {
         let bare = try reqtop([])
         XCTAssertEqual(bare.status, 2)
-        XCTAssert(bare.stderr.hasSuffix("reqtop: no command given; use one of: demo, run, attach, replay, export, serve, diff, whatif\n"), bare.stderr)
+        XCTAssert(bare.stderr.hasSuffix("reqtop: no command given; use one of: demo, run, attach, replay, export, serve, diff, whatif, proxy\n"), bare.stderr)
         XCTAssert(bare.stderr.contains("USAGE"), "the help comes with it: \(bare.stderr)")
         let bogus = try reqtop(["help", "bogus"])
         XCTAssertEqual(bogus.status, 2)
-        XCTAssertEqual(bogus.stderr, "reqtop: help: no command 'bogus'; the commands are: demo, run, attach, replay, export, serve, diff, whatif\n")
+        XCTAssertEqual(bogus.stderr, "reqtop: help: no command 'bogus'; the commands are: demo, run, attach, replay, export, serve, diff, whatif, proxy\n")
     }
 
     func testTheDemoRunsItsWholeFlowHeadless() throws {
