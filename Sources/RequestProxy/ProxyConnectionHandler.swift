@@ -37,6 +37,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         case collecting(ProxyExchange, ByteBuffer)
         case streaming(ProxyExchange, UploadStream)
         case connect(host: String, port: Int)
+        /// An `Upgrade` request (a WebSocket): tunnelled once its head has come whole.
+        case upgrade(HTTPRequestHead, URL)
         /// Answered already (a 400, a 407): the rest of the request is dropped.
         case refused
     }
@@ -113,9 +115,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
                 return refuseLoop(context: context)
             }
             if head.headers.contains(name: "Upgrade") {
-                return refuse(ProxyFailureAnswer(status: 501, errorType: "proxy_internal_error",
-                                                 message: "protocol upgrades (WebSocket) through the proxy are not supported yet"),
-                              context: context, close: true)
+                receiving = .upgrade(head, url)
+                return
             }
             start(head, url: url, id: id, context: context)
         }
@@ -170,7 +171,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
                 }
             }
             if !room { context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in } }
-        case .idle, .connect, .refused:
+        case .idle, .connect, .upgrade, .refused:
             break
         }
     }
@@ -184,6 +185,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         case .streaming(let exchange, let upload):
             upload.finish()
             exchange.requestEnded()
+        case .upgrade(let head, let url):
+            ProxyTunnel.upgrade(head, url: url, proxy: proxy, codec: codec + [self], context: context)
         case .connect(let host, let port):
             ProxyTunnel.connect(host: host, port: port, proxy: proxy, connection: connection, client: client, codec: codec + [self], context: context)
         case .idle, .refused:

@@ -1,4 +1,5 @@
 import Foundation
+import NIOSSL
 import RequestOperations
 
 /// How `reqtop proxy` listens, whom it serves and what it does with each request.
@@ -23,6 +24,9 @@ public struct ProxyOptions: Sendable {
     /// Bytes of a response body read ahead of the client (``RequestQueue/stream(for:id:options:bufferSize:)``;
     /// 4 MiB: at 1 MiB a 1 GiB download ran at 0.30 of direct curl).
     public var downloadBuffer = ResponseBodyStream.defaultCapacity
+    /// How the proxy's own upstream connections (an upgrade to wss) verify the server: as the
+    /// upstream transport's requests do (the CLI gives both the same `--cacert`, `--insecure`).
+    public var upstreamTLS = TLSConfiguration.makeClientConfiguration()
     /// Each request's operation options: by default transparent (``transparent``).
     public var operation = ProxyOptions.transparent
 

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import RequestOperations
 import Synchronization
 
@@ -66,10 +67,22 @@ final class ProxyContext: Sendable {
     let listening = Mutex<(host: String, port: Int)>(("", 0))
     let open = Mutex<(count: Int, numbered: Int)>((0, 0))
     private let channels = Mutex<[ObjectIdentifier: Channel]>([:])
+    private let upstreamContext = Mutex<NIOSSLContext?>(nil)
 
     init(queue: RequestQueue, options: ProxyOptions) {
         self.queue = queue
         self.options = options
+    }
+
+    /// The TLS context of upstream connections the proxy makes itself (an upgrade to wss),
+    /// made once from ``ProxyOptions/upstreamTLS``.
+    func upstreamTLS() throws -> NIOSSLContext {
+        try upstreamContext.withLock { context in
+            if let context { return context }
+            let made = try NIOSSLContext(configuration: options.upstreamTLS)
+            context = made
+            return made
+        }
     }
 
     /// Counts a new connection in, unless as many as allowed are open.

@@ -7,6 +7,8 @@ import NIOSSL
 /// What a `CONNECT` becomes once the client was told `200`: bytes relayed both ways to the
 /// upstream (``ProxyOptions/tunnels(_:)``: no authority, or a host passed through), or TLS
 /// ended here with a leaf of the proxy's authority and the requests inside run as operations.
+/// And what an `Upgrade` request (a WebSocket) becomes: its head sent on to the upstream, then
+/// bytes relayed both ways, the upstream's `101` first.
 enum ProxyTunnel {
     static func connect(host: String, port: Int, proxy: ProxyContext, connection: Int, client: ClientOrigin, codec: [RemovableChannelHandler],
                         context: ChannelHandlerContext) {
@@ -23,7 +25,7 @@ enum ProxyTunnel {
                 .whenComplete { result in
                     switch result {
                     case .success(let upstream):
-                        established(channel, codec: codec.value) {
+                        swapToBytes(channel, codec: codec.value, telling: ByteBuffer(string: "HTTP/1.1 200 Connection established\r\n\r\n")) {
                             let (client, server) = GlueHandler.matchedPair()
                             try channel.pipeline.syncOperations.addHandler(client)
                             try upstream.pipeline.syncOperations.addHandler(server)
@@ -43,22 +45,79 @@ enum ProxyTunnel {
             return refuse(channel, ProxyFailureAnswer(status: 502, errorType: "proxy_internal_error", message: "cannot make a certificate for \(host): \(error)"))
         }
         let origin = URL(string: "https://\(host.contains(":") ? "[\(host)]" : host)\(port == 443 ? "" : ":\(port)")")!
-        established(channel, codec: codec.value) {
+        swapToBytes(channel, codec: codec.value, telling: ByteBuffer(string: "HTTP/1.1 200 Connection established\r\n\r\n")) {
             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
             try ProxyConnectionHandler.install(on: channel, context: proxy, connection: connection, origin: origin, idle: false, client: client)
         }
     }
 
-    /// Takes the HTTP handlers out, tells the client the tunnel is up, adds `next`'s, and reads on.
+    /// An `Upgrade` request to `url`: a connection to its host (TLS for https, verified as
+    /// the proxy's requests are), the request's head written to it as the client sent it (less
+    /// the proxy's own headers), and then bytes both ways. The upstream's answer (`101`, or a
+    /// refusal) reaches the client as it came.
+    static func upgrade(_ head: HTTPRequestHead, url: URL, proxy: ProxyContext, codec: [RemovableChannelHandler], context: ChannelHandlerContext) {
+        let channel = context.channel
+        let codec = NIOLoopBound(codec, eventLoop: channel.eventLoop)
+        channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+        guard let host = url.host else { return refuse(channel, ProxyFailureAnswer(status: 400, errorType: "http_request_error", message: "no host")) }
+        let secure = url.scheme == "https"
+        let port = url.port ?? (secure ? 443 : 80)
+        let tls: NIOSSLContext?
+        do {
+            tls = secure ? try proxy.upstreamTLS() : nil
+        } catch {
+            return refuse(channel, ProxyFailureAnswer(status: 502, errorType: "tls_protocol_error", message: "the upstream TLS settings: \(error)"))
+        }
+        ClientBootstrap(group: channel.eventLoop)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .connectTimeout(.seconds(10))
+            .channelInitializer { upstream in
+                guard let tls else { return upstream.eventLoop.makeSucceededVoidFuture() }
+                return upstream.eventLoop.makeCompletedFuture {
+                    try upstream.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: IPAddressBytes(host) == nil ? host : nil))
+                }
+            }
+            .connect(host: host, port: port)
+            .hop(to: channel.eventLoop)
+            .whenComplete { result in
+                switch result {
+                case .success(let upstream):
+                    upstream.writeAndFlush(requestHead(head, url: url), promise: nil)
+                    swapToBytes(channel, codec: codec.value, telling: nil) {
+                        let (client, server) = GlueHandler.matchedPair()
+                        try channel.pipeline.syncOperations.addHandler(client)
+                        try upstream.pipeline.syncOperations.addHandler(server)
+                    }
+                case .failure(let error):
+                    refuse(channel, ProxyFailureAnswer(status: 502, errorType: "connection_refused", message: "cannot connect to \(host):\(port) (\(error))"))
+                }
+            }
+    }
+
+    /// The head as the upstream takes it: origin-form target, the client's headers less the
+    /// proxy's own (`Proxy-*`), `Upgrade` and `Connection` kept (they are what is asked).
+    private static func requestHead(_ head: HTTPRequestHead, url: URL) -> ByteBuffer {
+        var target = url.path.isEmpty ? "/" : url.path
+        if let query = url.query { target += "?" + query }
+        var text = "\(head.method.rawValue) \(target) HTTP/1.1\r\n"
+        for (name, value) in head.headers where !name.lowercased().hasPrefix("proxy-") {
+            text += "\(name): \(value)\r\n"
+        }
+        return ByteBuffer(string: text + "\r\n")
+    }
+
+    /// Takes the HTTP handlers out, writes `telling` to the client (the tunnel's `200`; nil
+    /// for an upgrade, whose answer is the upstream's), adds `next`'s handlers, and reads on.
     /// The `200` is written as bytes: NIO's encoder would frame it as a chunked body, whose
     /// last chunk the client would read as the first bytes of the tunnel.
-    private static func established(_ channel: Channel, codec: [RemovableChannelHandler], then next: @escaping () throws -> Void) {
+    private static func swapToBytes(_ channel: Channel, codec: [RemovableChannelHandler], telling: ByteBuffer?, then next: @escaping () throws -> Void) {
         let sync = channel.pipeline.syncOperations
-        // The decoder stays until the new handlers are in: bytes it read past the CONNECT go on to them.
+        // The decoder stays until the new handlers are in: bytes it read past the head go on to them.
         let decoder = codec[codec.count - 2]
         for handler in codec.dropLast(2) + [codec.last!] { sync.removeHandler(handler, promise: nil) }
         let steps = NIOLoopBound((decoder, next), eventLoop: channel.eventLoop)
-        channel.writeAndFlush(ByteBuffer(string: "HTTP/1.1 200 Connection established\r\n\r\n")).whenComplete { result in
+        let told = telling.map { channel.writeAndFlush($0) } ?? channel.eventLoop.makeSucceededVoidFuture()
+        told.whenComplete { result in
             guard case .success = result else { return channel.close(promise: nil) }
             let (decoder, next) = steps.value
             do {

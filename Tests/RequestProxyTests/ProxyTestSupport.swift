@@ -44,6 +44,7 @@ extension XCTestCase {
     func startProxy(_ options: ProxyOptions = ProxyOptions(), trusting caFile: String? = nil) throws -> ProxyUnderTest {
         var options = options
         options.port = 0
+        options.upstreamTLS = try TLSOptions(caFile: caFile).clientConfiguration()
         let transport = try NIOTransport(tls: TLSOptions(caFile: caFile), proxies: ProxySettings(), decodesBodies: false)
         let queue = RequestQueue(maxConcurrentRequests: options.maxConnections, transport: transport, earlyRetry: nil, retryBudget: nil,
                                  circuitBreaker: nil, rateLimits: false, cookies: nil)

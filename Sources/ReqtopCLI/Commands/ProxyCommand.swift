@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RequestOperations
 import RequestProxy
+import RequestTransportNIO
 
 /// `reqtop proxy`: an HTTP/1.1 forward proxy whose every request is an operation on the
 /// monitor — any program, in any language, seen, held, answered and recorded.
@@ -103,6 +104,11 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         options.port = port
         options.credentials = auth.flatMap(ProxyCredentials.init)
         options.tunnelHosts = tunnel
+        do {
+            options.upstreamTLS = try transport.tls().clientConfiguration()
+        } catch let error as TLSOptionError {
+            throw InputError(message: error.description)
+        }
         if let bodyCap { options.operation.responseBodyCap = bodyCap }
         var made = false
         if !noIntercept {

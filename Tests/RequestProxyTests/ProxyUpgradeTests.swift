@@ -1,0 +1,73 @@
+import FaultServer
+import Foundation
+import RequestProxy
+import XCTest
+
+/// An `Upgrade` request (a WebSocket) through the proxy: the head goes on to the upstream,
+/// its `101` comes back, and then bytes pass both ways — plain (ws) and inside an intercepted
+/// tunnel (wss, the upstream's certificate verified).
+final class ProxyUpgradeTests: XCTestCase {
+    /// A Python upstream that answers an upgrade with 101 and then echoes what it reads, and a
+    /// Python client that upgrades through the proxy, sends a line and prints what came back.
+    private let script = """
+    import socket, ssl, sys, threading
+    mode, proxy_port, proxy_ca, server_cert, server_key = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+    listener = socket.socket(); listener.bind(("127.0.0.1", 0)); listener.listen(4)
+    port = listener.getsockname()[1]
+    def serve():
+        connection, _ = listener.accept()
+        if mode == "wss":
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); context.load_cert_chain(server_cert, server_key)
+            connection = context.wrap_socket(connection, server_side=True)
+        head = b""
+        while b"\\r\\n\\r\\n" not in head: head += connection.recv(4096)
+        sys.stderr.write("upstream saw: " + head.decode().split("\\r\\n")[0] + "\\n")
+        connection.sendall(b"HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n\\r\\n")
+        while True:
+            data = connection.recv(4096)
+            if not data: break
+            connection.sendall(data)
+    threading.Thread(target=serve, daemon=True).start()
+    client = socket.create_connection(("127.0.0.1", proxy_port)); client.settimeout(10)
+    if mode == "wss":
+        client.sendall(f"CONNECT localhost:{port} HTTP/1.1\\r\\nHost: localhost:{port}\\r\\n\\r\\n".encode())
+        answer = b""
+        while b"\\r\\n\\r\\n" not in answer: answer += client.recv(4096)
+        context = ssl.create_default_context(cafile=proxy_ca)
+        client = context.wrap_socket(client, server_hostname="localhost")
+        target = "/chat?room=1"
+    else:
+        target = f"http://127.0.0.1:{port}/chat?room=1"
+    client.sendall(f"GET {target} HTTP/1.1\\r\\nHost: localhost:{port}\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n".encode())
+    answer = b""
+    while b"\\r\\n\\r\\n" not in answer: answer += client.recv(4096)
+    print(answer.split(b"\\r\\n")[0].decode())
+    client.sendall(b"hello through the tunnel")
+    echoed = b""
+    while len(echoed) < 24: echoed += client.recv(4096)
+    print(echoed.decode())
+    """
+
+    private func upgrade(_ mode: String) throws -> (status: Int32, stdout: String, stderr: String) {
+        let pki = try TestCertificates.make(hosts: ["localhost", "127.0.0.1"])
+        addTeardownBlock { pki.remove() }
+        var options = ProxyOptions()
+        let folder = try temporaryFolder()
+        options.authority = try LocalCertificateAuthority.loadOrMake(in: folder + "/ca").0
+        let proxy = try startProxy(options, trusting: pki.caFile)
+        return try run("/usr/bin/python3", ["-c", script, mode, String(proxy.server.port), options.authority!.certificateFile,
+                                            pki.serverCertificateFile, pki.serverKeyFile], timeout: 60)
+    }
+
+    func testAWebSocketUpgradeIsTunnelled() throws {
+        let result = try upgrade("ws")
+        XCTAssertEqual(result.stdout, "HTTP/1.1 101 Switching Protocols\nhello through the tunnel\n", result.stderr)
+        XCTAssertTrue(result.stderr.contains("upstream saw: GET /chat?room=1 HTTP/1.1"), "origin-form to the upstream: \(result.stderr)")
+    }
+
+    func testASecureWebSocketUpgradeInsideAnInterceptedTunnel() throws {
+        let result = try upgrade("wss")
+        XCTAssertEqual(result.stdout, "HTTP/1.1 101 Switching Protocols\nhello through the tunnel\n", result.stderr)
+        XCTAssertTrue(result.stderr.contains("upstream saw: GET /chat?room=1 HTTP/1.1"), result.stderr)
+    }
+}
