@@ -35,20 +35,7 @@ final class ProxyBulkAndHostileTests: XCTestCase {
         print(server.server_address[1], flush=True)
         server.serve_forever()
         """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        addTeardownBlock { process.terminate(); process.waitUntilExit() }
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let byte = out.fileHandleForReading.readData(ofLength: 1)
-            guard !byte.isEmpty else { break }
-            line += byte
-        }
-        return try XCTUnwrap(Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+        return try startPythonServer(script)
     }
 
     private func residentKiB() -> Int {

@@ -66,6 +66,25 @@ extension XCTestCase {
         return server
     }
 
+    /// Runs a Python server `script` that prints its port on its first line; stopped at the
+    /// end of the test. The port.
+    func startPythonServer(_ script: String) throws -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", script]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        addTeardownBlock { process.terminate(); process.waitUntilExit() }
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let byte = out.fileHandleForReading.readData(ofLength: 1)
+            guard !byte.isEmpty else { break }
+            line += byte
+        }
+        return try XCTUnwrap(Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)), "the server's port")
+    }
+
     /// A folder of the test's own, removed at its end.
     func temporaryFolder() throws -> String {
         let folder = NSTemporaryDirectory() + "reqtop-proxy-test-\(UUID().uuidString.prefix(8))"
