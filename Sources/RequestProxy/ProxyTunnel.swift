@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import NIOTLS
 
 /// What a `CONNECT` becomes once the client was told `200`: bytes relayed both ways to the
 /// upstream (``ProxyOptions/tunnels(_:)``: no authority, or a host passed through), or TLS
@@ -74,13 +75,30 @@ enum ProxyTunnel {
             .channelInitializer { upstream in
                 guard let tls else { return upstream.eventLoop.makeSucceededVoidFuture() }
                 return upstream.eventLoop.makeCompletedFuture {
-                    try upstream.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: IPAddressBytes(host) == nil ? host : nil))
+                    let sync = upstream.pipeline.syncOperations
+                    try sync.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: IPAddressBytes(host) == nil ? host : nil))
+                    try sync.addHandler(HandshakeWatch(upstream.eventLoop.makePromise()))
                 }
             }
             .connect(host: host, port: port)
+            // With TLS, connected is when the handshake is done: a certificate the proxy
+            // refuses is then a 502 that says so, not a connection closed after the swap.
+            .flatMap { upstream -> EventLoopFuture<Channel> in
+                guard tls != nil, let watch = try? upstream.pipeline.syncOperations.handler(type: HandshakeWatch.self) else {
+                    return upstream.eventLoop.makeSucceededFuture(upstream)
+                }
+                return watch.done.futureResult.map { upstream }.flatMapErrorThrowing { error in
+                    upstream.close(promise: nil)
+                    throw UpgradeTLSFailure(error: error)
+                }
+            }
             .hop(to: channel.eventLoop)
             .whenComplete { result in
                 switch result {
+                case .failure(let failure as UpgradeTLSFailure):
+                    let refused = "\(failure.error)".contains("CERTIFICATE_VERIFY_FAILED")
+                    refuse(channel, ProxyFailureAnswer(status: 502, errorType: refused ? "tls_certificate_error" : "tls_protocol_error",
+                                                       message: "TLS to \(host):\(port) failed\(refused ? " (its certificate was refused)" : ""): \(failure.error)"))
                 case .success(let upstream):
                     upstream.writeAndFlush(requestHead(head, url: url), promise: nil)
                     swapToBytes(channel, codec: codec.value, telling: nil) {
@@ -136,5 +154,48 @@ enum ProxyTunnel {
         channel.write(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: answer.status), headers: headers)), promise: nil)
         channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: answer.body))), promise: nil)
         channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
+    }
+}
+
+/// Why a tunnel's TLS to the upstream failed (the handshake's error).
+struct UpgradeTLSFailure: Error {
+    let error: Error
+}
+
+/// Completes `done` when the upstream's TLS handshake is over, or failed; then stays out of
+/// the way (everything else passes through).
+final class HandshakeWatch: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    let done: EventLoopPromise<Void>
+    /// `done` is completed once, by whichever comes first.
+    private var told = false
+
+    init(_ done: EventLoopPromise<Void>) {
+        self.done = done
+    }
+
+    private func tell(_ result: Result<Void, Error>) {
+        guard !told else { return }
+        told = true
+        done.completeWith(result)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted? = event as? TLSUserEvent { tell(.success(())) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        tell(.failure(error))
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        tell(.failure(ChannelError.ioOnClosedChannel))
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        tell(.failure(ChannelError.ioOnClosedChannel))
     }
 }

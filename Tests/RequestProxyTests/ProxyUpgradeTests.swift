@@ -16,7 +16,7 @@ final class ProxyUpgradeTests: XCTestCase {
     port = listener.getsockname()[1]
     def serve():
         connection, _ = listener.accept()
-        if mode == "wss":
+        if mode.startswith("wss"):
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); context.load_cert_chain(server_cert, server_key)
             connection = context.wrap_socket(connection, server_side=True)
         head = b""
@@ -29,7 +29,7 @@ final class ProxyUpgradeTests: XCTestCase {
             connection.sendall(data)
     threading.Thread(target=serve, daemon=True).start()
     client = socket.create_connection(("127.0.0.1", proxy_port)); client.settimeout(10)
-    if mode == "wss":
+    if mode.startswith("wss"):
         client.sendall(f"CONNECT localhost:{port} HTTP/1.1\\r\\nHost: localhost:{port}\\r\\n\\r\\n".encode())
         answer = b""
         while b"\\r\\n\\r\\n" not in answer: answer += client.recv(4096)
@@ -42,19 +42,26 @@ final class ProxyUpgradeTests: XCTestCase {
     answer = b""
     while b"\\r\\n\\r\\n" not in answer: answer += client.recv(4096)
     print(answer.split(b"\\r\\n")[0].decode())
+    if b" 101 " not in answer.split(b"\\r\\n")[0]:
+        while True:
+            more = client.recv(4096)
+            if not more: break
+            answer += more
+        print(answer.decode(errors="replace").split("\\r\\n\\r\\n", 1)[1].strip())
+        sys.exit(0)
     client.sendall(b"hello through the tunnel")
     echoed = b""
     while len(echoed) < 24: echoed += client.recv(4096)
     print(echoed.decode())
     """
 
-    private func upgrade(_ mode: String) throws -> (status: Int32, stdout: String, stderr: String) {
+    private func upgrade(_ mode: String, trusted: Bool = true) throws -> (status: Int32, stdout: String, stderr: String) {
         let pki = try TestCertificates.make(hosts: ["localhost", "127.0.0.1"])
         addTeardownBlock { pki.remove() }
         var options = ProxyOptions()
         let folder = try temporaryFolder()
         options.authority = try LocalCertificateAuthority.loadOrMake(in: folder + "/ca").0
-        let proxy = try startProxy(options, trusting: pki.caFile)
+        let proxy = try startProxy(options, trusting: trusted ? pki.caFile : nil)
         return try run("/usr/bin/python3", ["-c", script, mode, String(proxy.server.port), options.authority!.certificateFile,
                                             pki.serverCertificateFile, pki.serverKeyFile], timeout: 60)
     }
@@ -69,5 +76,13 @@ final class ProxyUpgradeTests: XCTestCase {
         let result = try upgrade("wss")
         XCTAssertEqual(result.stdout, "HTTP/1.1 101 Switching Protocols\nhello through the tunnel\n", result.stderr)
         XCTAssertTrue(result.stderr.contains("upstream saw: GET /chat?room=1 HTTP/1.1"), result.stderr)
+    }
+
+    func testAnUpgradeToAnUpstreamWhoseCertificateIsRefusedIsA502NamingIt() throws {
+        let result = try upgrade("wss", trusted: false)
+        let lines = result.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.first, "HTTP/1.1 502 Bad Gateway", result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("its certificate was refused"), result.stdout)
+        XCTAssertFalse(result.stderr.contains("upstream saw"), "nothing was sent to an upstream the proxy could not verify")
     }
 }
