@@ -130,7 +130,7 @@ final class ProxyExchange: Sendable {
         defer { state.withLock { $0.underWay = false } }
         let answer: StreamedResponse
         do {
-            var options = Self.options(proxy.options.operation, for: request)
+            var options = Self.options(proxy.options.operation(for: request.url?.host), for: request)
             options.origin = await client.program
             answer = try await proxy.queue.stream(for: request, id: id, options: options, bufferSize: proxy.options.downloadBuffer)
         } catch let error as RequestError {

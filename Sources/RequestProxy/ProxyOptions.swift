@@ -29,6 +29,9 @@ public struct ProxyOptions: Sendable {
     public var upstreamTLS = TLSConfiguration.makeClientConfiguration()
     /// Each request's operation options: by default transparent (``transparent``).
     public var operation = ProxyOptions.transparent
+    /// A host's own operation options, by host name or `*.example.com` (its subdomains and
+    /// itself); ``operation`` for the others.
+    public var operationByHost: [String: RequestOptions] = [:]
 
     public init() {}
 
@@ -42,15 +45,26 @@ public struct ProxyOptions: Sendable {
         return options
     }
 
+    /// The operation options for a request to `host`.
+    func operation(for host: String?) -> RequestOptions {
+        guard !operationByHost.isEmpty, let host = host?.lowercased() else { return operation }
+        if let exact = operationByHost[host] { return exact }
+        let pattern = operationByHost.keys.filter { Self.matches(host, $0) }.max { $0.count < $1.count }
+        return pattern.flatMap { operationByHost[$0] } ?? operation
+    }
+
+    /// Whether `host` is `pattern`, or under it when the pattern is `*.example.com`.
+    static func matches(_ host: String, _ pattern: String) -> Bool {
+        let pattern = pattern.lowercased()
+        if pattern.hasPrefix("*.") { return host.hasSuffix(pattern.dropFirst(1)) || host == pattern.dropFirst(2) }
+        return host == pattern
+    }
+
     /// Whether `host`'s `CONNECT` is passed through undecrypted.
     func tunnels(_ host: String) -> Bool {
         guard authority != nil else { return true }
         let host = host.lowercased()
-        return tunnelHosts.contains { pattern in
-            let pattern = pattern.lowercased()
-            if pattern.hasPrefix("*.") { return host.hasSuffix(pattern.dropFirst(1)) || host == pattern.dropFirst(2) }
-            return host == pattern
-        }
+        return tunnelHosts.contains { Self.matches(host, $0) }
     }
 
     /// Whether the proxy is reachable from other machines.

@@ -159,4 +159,28 @@ final class ProxyCommandTests: XCTestCase {
         // as the server's own would be (the injected attempts send nothing).
         XCTAssertEqual(attempts, 3 + 1 + 3 + 3)
     }
+
+    func testAHostsOwnSettingsOverTheFilesAndBadOnesNamed() throws {
+        let upstream = try FaultServer.start()
+        defer { upstream.stop() }
+        let folder = try makeTemporaryFolder("proxy-hosts")
+        // Nothing is retried, except for 127.0.0.1, which gets three attempts.
+        try #"{"retry": {"maxAttempts": 1}, "hosts": {"127.0.0.1": {"retry": {"maxAttempts": 3, "baseDelay": 0.05}}, "*.example.com": {"timeout": 2}}}"#
+            .write(toFile: folder + "/config.json", atomically: true, encoding: .utf8)
+        let (port, stop) = try launchProxy(["--config", folder + "/config.json", "--ca-dir", folder + "/ca"], unprivileged: false, home: folder)
+        XCTAssertEqual(try curl(["-o", "/dev/null", "-w", "%{http_code}", "-x", "http://127.0.0.1:\(port)", upstream.baseURL.absoluteString + "/flaky/host?failures=2"]), "200")
+        // localhost is the same server by another name: the file's own setting, one attempt.
+        let other = upstream.baseURL.absoluteString.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        XCTAssertEqual(try curl(["-o", "/dev/null", "-w", "%{http_code}", "-x", "http://127.0.0.1:\(port)", other + "/flaky/name?failures=2"]), "503")
+        XCTAssertEqual(stop().status, 0)
+
+        try #"{"hosts": {"api.test": {"circuitBreaker": false}}}"#.write(toFile: folder + "/bad.json", atomically: true, encoding: .utf8)
+        let refused = try reqtop(["proxy", "--no-tui", "--config", folder + "/bad.json"], timeout: 30)
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertTrue(refused.stderr.contains("hosts.api.test.circuitBreaker: not a per-host setting"), refused.stderr)
+        try #"{"hosts": {"api.test": {"retry": {"maxAttempts": "three"}}}}"#.write(toFile: folder + "/bad2.json", atomically: true, encoding: .utf8)
+        let wrong = try reqtop(["proxy", "--no-tui", "--config", folder + "/bad2.json"], timeout: 30)
+        XCTAssertEqual(wrong.status, 2)
+        XCTAssertTrue(wrong.stderr.contains("hosts.api.test.retry.maxAttempts"), wrong.stderr)
+    }
 }

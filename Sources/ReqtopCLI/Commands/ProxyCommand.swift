@@ -99,7 +99,7 @@ struct ProxyCommand: ParsableCommand, RunsASession {
             faultRules += only.faults
         }
         var options = ProxyOptions()
-        if let settings { options.operation = settings.options }
+        if let settings { (options.operation, options.operationByHost) = (settings.options, settings.optionsByHost) }
         options.host = bind
         options.port = port
         options.credentials = auth.flatMap(ProxyCredentials.init)

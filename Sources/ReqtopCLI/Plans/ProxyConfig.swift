@@ -8,11 +8,15 @@ import RequestOperations
 /// `retryBudgetPerHost`, `circuitBreaker`, `rateLimitPushback`, `maxConcurrentPerHost` and
 /// `faults` — for every request the proxy sends. A field left out keeps the plan's default,
 /// except `redirects`, which stays off (the client follows them) unless the file names it.
+/// `"hosts"` gives a host (or `*.example.com`) request settings of its own over those.
 /// Retries go only to requests the engine judges safe to repeat (GET, HEAD, PUT, DELETE,
 /// OPTIONS, or one with an `Idempotency-Key`), as for any plan.
 struct ProxyConfig {
     /// Each request's options before the proxy's own changes.
     var options: RequestOptions
+    /// A host's own (`"hosts": {"api.example.com": {...}}`, `*.example.com` for its
+    /// subdomains): the file's top-level request settings with the host's over them.
+    var optionsByHost: [String: RequestOptions] = [:]
     var retryBudgetPerHost: RatioRetryBudget.Options?
     var circuitBreaker: HostCircuitBreaker.Options?
     var rateLimitPushback: Bool
@@ -59,7 +63,43 @@ struct ProxyConfig {
         for key in object.keys.sorted() {
             if let why = notForAProxy[key] { throw PlanError(file: path, path: key, message: "not a proxy setting: \(why)") }
         }
-        let followsRedirects = object["redirects"] != nil
+        let hosts = object.removeValue(forKey: "hosts")
+        let (plan, options) = try read(object, path: path)
+        var config = ProxyConfig(options: options, retryBudgetPerHost: plan.retryBudgetPerHost, circuitBreaker: plan.circuitBreaker,
+                                 rateLimitPushback: plan.rateLimitPushback, maxConcurrentPerHost: plan.maxConcurrentPerHost,
+                                 faults: plan.faults, followsRedirects: object["redirects"] != nil)
+        guard let hosts else { return config }
+        guard let byHost = hosts as? [String: Any] else {
+            throw PlanError(file: path, path: "hosts", message: "expected an object of host names, each with its request settings, found \(StrictJSONReader.kind(hosts))")
+        }
+        for (host, raw) in byHost.sorted(by: { $0.key < $1.key }) {
+            guard let settings = raw as? [String: Any] else {
+                throw PlanError(file: path, path: "hosts.\(host)", message: "expected an object of request settings, found \(StrictJSONReader.kind(raw))")
+            }
+            if let key = settings.keys.sorted().first(where: { !perHost.contains($0) }) {
+                throw PlanError(file: path, path: "hosts.\(host).\(key)",
+                                message: "not a per-host setting; a host may set \(perHost.sorted().joined(separator: ", "))")
+            }
+            // The host's settings over the file's own, read as one plan, errors named under the host.
+            var merged = object
+            for (key, value) in settings { merged[key] = value }
+            do {
+                config.optionsByHost[host.lowercased()] = try read(merged, path: path).1
+            } catch var error as PlanError where settings[String(error.path.split(separator: ".").first ?? "")] != nil {
+                error.path = "hosts.\(host).\(error.path)"
+                throw error
+            }
+        }
+        return config
+    }
+
+    /// What a host may set for itself: how its requests are sent. The budget, the breaker and
+    /// the pushback are each host's own already (one per host, with the file's options).
+    private static let perHost: Set<String> = ["retry", "timeout", "deadline", "readTimeout", "hedge", "redirects"]
+
+    /// `object` read as a plan, and the options of a request it would send.
+    private static func read(_ object: [String: Any], path: String) throws -> (Plan, RequestOptions) {
+        var object = object
         // The plan parser reads the plan-wide settings into each request: one stands in for
         // every request the proxy will send.
         object["requests"] = [["id": "proxied", "url": "http://proxied.invalid/"]]
@@ -69,9 +109,7 @@ struct ProxyConfig {
                                      earlyRetryOnHostSuccess: planned.retry.earlyRetry, earlyRetryOnProbe: planned.retry.earlyRetry,
                                      hedge: planned.hedge)
         options.readTimeout = planned.readTimeout
-        options.redirects = followsRedirects ? .follow(max: planned.maxRedirects) : .none
-        return ProxyConfig(options: options, retryBudgetPerHost: plan.retryBudgetPerHost, circuitBreaker: plan.circuitBreaker,
-                           rateLimitPushback: plan.rateLimitPushback, maxConcurrentPerHost: plan.maxConcurrentPerHost,
-                           faults: plan.faults, followsRedirects: followsRedirects)
+        options.redirects = object["redirects"] != nil ? .follow(max: planned.maxRedirects) : .none
+        return (plan, options)
     }
 }
