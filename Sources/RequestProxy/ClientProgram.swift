@@ -97,10 +97,11 @@ enum ClientProgram {
 }
 
 /// A connection's client program, looked up once when the connection opens (off the event
-/// loop) and awaited by its first request.
+/// loop) and awaited by its first request (or its tunnel's row).
 final class ClientOrigin: Sendable {
+    typealias Waiter = @Sendable (String?) -> Void
     private enum State {
-        case looking([CheckedContinuation<String?, Never>])
+        case looking([Waiter])
         case found(String?)
     }
     private let state = Mutex(State.looking([]))
@@ -113,29 +114,43 @@ final class ClientOrigin: Sendable {
         }
         DispatchQueue.global().async { [self] in
             let found = ClientProgram.find(client: client, server: server)
-            let waiting = state.withLock { state -> [CheckedContinuation<String?, Never>] in
+            let waiting = state.withLock { state -> [Waiter] in
                 guard case .looking(let waiting) = state else { return [] }
                 state = .found(found)
                 return waiting
             }
-            waiting.forEach { $0.resume(returning: found) }
+            waiting.forEach { $0(found) }
         }
+    }
+
+    /// The program if found by now, without waiting.
+    var known: String? {
+        state.withLock { state in
+            if case .found(let program) = state { return program }
+            return nil
+        }
+    }
+
+    /// Calls `body` with the program once it is found (at once when it is), on the thread
+    /// that found it.
+    func whenFound(_ body: @escaping Waiter) {
+        let now = state.withLock { state -> String?? in
+            switch state {
+            case .found(let program): return .some(program)
+            case .looking(var waiting):
+                waiting.append(body)
+                state = .looking(waiting)
+                return nil
+            }
+        }
+        if let now { body(now) }
     }
 
     /// The program, once found (nil: not a local program, or not to be known).
     var program: String? {
         get async {
             await withCheckedContinuation { continuation in
-                let now = state.withLock { state -> String?? in
-                    switch state {
-                    case .found(let program): return .some(program)
-                    case .looking(var waiting):
-                        waiting.append(continuation)
-                        state = .looking(waiting)
-                        return nil
-                    }
-                }
-                if let now { continuation.resume(returning: now) }
+                whenFound { continuation.resume(returning: $0) }
             }
         }
     }

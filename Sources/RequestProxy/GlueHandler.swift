@@ -4,18 +4,26 @@ import NIOCore
 /// cannot take more stops the other from reading (back-pressure across the tunnel). Closing
 /// either side closes both. After SwiftNIO's own connect-proxy example.
 final class GlueHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = NIOAny
+    /// Bytes: a tunnel's channels carry nothing else (a TLS handler's output is bytes too).
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = NIOAny
     typealias OutboundOut = NIOAny
 
     private var partner: GlueHandler?
     private var context: ChannelHandlerContext?
     private var pendingRead = false
+    /// Counts what passes, for the tunnel's row: the client's side counts up, the other down.
+    private let meter: TunnelMeter?
+    private let isClientSide: Bool
 
-    private init() {}
+    private init(meter: TunnelMeter?, isClientSide: Bool) {
+        self.meter = meter
+        self.isClientSide = isClientSide
+    }
 
-    static func matchedPair() -> (GlueHandler, GlueHandler) {
-        let first = GlueHandler(), second = GlueHandler()
+    /// The client's side first.
+    static func matchedPair(meter: TunnelMeter? = nil) -> (GlueHandler, GlueHandler) {
+        let first = GlueHandler(meter: meter, isClientSide: true), second = GlueHandler(meter: meter, isClientSide: false)
         first.partner = second
         second.partner = first
         return (first, second)
@@ -60,6 +68,10 @@ final class GlueHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: - This side
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if let meter {
+            let bytes = unwrapInboundIn(data).readableBytes
+            if isClientSide { meter.countUp(bytes) } else { meter.countDown(bytes) }
+        }
         partner?.partnerWrite(data)
     }
 
@@ -68,6 +80,7 @@ final class GlueHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        meter?.close(nil)
         partner?.partnerCloseFull()
     }
 
@@ -78,6 +91,7 @@ final class GlueHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
+        meter?.close(error)
         partner?.partnerCloseFull()
         context.close(promise: nil)
     }

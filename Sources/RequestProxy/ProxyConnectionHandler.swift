@@ -36,9 +36,9 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         /// A body read whole before the operation starts.
         case collecting(ProxyExchange, ByteBuffer)
         case streaming(ProxyExchange, UploadStream)
-        case connect(host: String, port: Int)
+        case connect(host: String, port: Int, id: String)
         /// An `Upgrade` request (a WebSocket): tunnelled once its head has come whole.
-        case upgrade(HTTPRequestHead, URL)
+        case upgrade(HTTPRequestHead, URL, id: String)
         /// Answered already (a 400, a 407): the rest of the request is dropped.
         case refused
     }
@@ -109,13 +109,13 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         switch target {
         case .connect(let host, let port):
             if ProxyTarget.isProxyItself(host: host, port: port, listening: listening) { return refuseLoop(context: context) }
-            receiving = .connect(host: host, port: port)
+            receiving = .connect(host: host, port: port, id: id)
         case .url(let url):
             if origin == nil, let host = url.host, ProxyTarget.isProxyItself(host: host, port: url.port ?? (url.scheme == "https" ? 443 : 80), listening: listening) {
                 return refuseLoop(context: context)
             }
             if head.headers.contains(name: "Upgrade") {
-                receiving = .upgrade(head, url)
+                receiving = .upgrade(head, url, id: id)
                 return
             }
             start(head, url: url, id: id, context: context)
@@ -185,10 +185,24 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         case .streaming(let exchange, let upload):
             upload.finish()
             exchange.requestEnded()
-        case .upgrade(let head, let url):
-            ProxyTunnel.upgrade(head, url: url, proxy: proxy, codec: codec + [self], context: context)
-        case .connect(let host, let port):
-            ProxyTunnel.connect(host: host, port: port, proxy: proxy, connection: connection, client: client, codec: codec + [self], context: context)
+        case .upgrade(let head, let url, let id):
+            // The tunnel's row names its program: found before the row is made.
+            let steps = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            client.whenFound { _ in
+                steps.eventLoop.execute {
+                    let (handler, context) = steps.value
+                    ProxyTunnel.upgrade(head, url: url, id: id, proxy: handler.proxy, client: handler.client, codec: handler.codec + [handler], context: context)
+                }
+            }
+        case .connect(let host, let port, let id):
+            let steps = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            client.whenFound { _ in
+                steps.eventLoop.execute {
+                    let (handler, context) = steps.value
+                    ProxyTunnel.connect(host: host, port: port, id: id, proxy: handler.proxy, connection: handler.connection, client: handler.client,
+                                        codec: handler.codec + [handler], context: context)
+                }
+            }
         case .idle, .refused:
             break
         }

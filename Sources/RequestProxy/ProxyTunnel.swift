@@ -11,7 +11,8 @@ import NIOTLS
 /// And what an `Upgrade` request (a WebSocket) becomes: its head sent on to the upstream, then
 /// bytes relayed both ways, the upstream's `101` first.
 enum ProxyTunnel {
-    static func connect(host: String, port: Int, proxy: ProxyContext, connection: Int, client: ClientOrigin, codec: [RemovableChannelHandler],
+    /// - Parameter id: the `CONNECT`'s id: a passed-through tunnel's row.
+    static func connect(host: String, port: Int, id: String, proxy: ProxyContext, connection: Int, client: ClientOrigin, codec: [RemovableChannelHandler],
                         context: ChannelHandlerContext) {
         let channel = context.channel
         let codec = NIOLoopBound(codec, eventLoop: channel.eventLoop)
@@ -27,7 +28,10 @@ enum ProxyTunnel {
                     switch result {
                     case .success(let upstream):
                         swapToBytes(channel, codec: codec.value, telling: ByteBuffer(string: "HTTP/1.1 200 Connection established\r\n\r\n")) {
-                            let (client, server) = GlueHandler.matchedPair()
+                            let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+                            let meter = TunnelMeter(id: id, method: "CONNECT", url: "https://\(authority)", headers: [:], origin: client.known,
+                                                    events: proxy.queue.events, on: channel.eventLoop)
+                            let (client, server) = GlueHandler.matchedPair(meter: meter)
                             try channel.pipeline.syncOperations.addHandler(client)
                             try upstream.pipeline.syncOperations.addHandler(server)
                         }
@@ -56,7 +60,8 @@ enum ProxyTunnel {
     /// the proxy's requests are), the request's head written to it as the client sent it (less
     /// the proxy's own headers), and then bytes both ways. The upstream's answer (`101`, or a
     /// refusal) reaches the client as it came.
-    static func upgrade(_ head: HTTPRequestHead, url: URL, proxy: ProxyContext, codec: [RemovableChannelHandler], context: ChannelHandlerContext) {
+    static func upgrade(_ head: HTTPRequestHead, url: URL, id: String, proxy: ProxyContext, client origin: ClientOrigin, codec: [RemovableChannelHandler],
+                        context: ChannelHandlerContext) {
         let channel = context.channel
         let codec = NIOLoopBound(codec, eventLoop: channel.eventLoop)
         channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
@@ -102,7 +107,13 @@ enum ProxyTunnel {
                 case .success(let upstream):
                     upstream.writeAndFlush(requestHead(head, url: url), promise: nil)
                     swapToBytes(channel, codec: codec.value, telling: nil) {
-                        let (client, server) = GlueHandler.matchedPair()
+                        var headers: [String: String] = [:]
+                        for (name, value) in head.headers where !name.lowercased().hasPrefix("proxy-") {
+                            headers[name] = headers[name].map { "\($0), \(value)" } ?? value
+                        }
+                        let meter = TunnelMeter(id: id, method: head.method.rawValue, url: url.absoluteString, headers: headers, origin: origin.known,
+                                                events: proxy.queue.events, on: channel.eventLoop)
+                        let (client, server) = GlueHandler.matchedPair(meter: meter)
                         try channel.pipeline.syncOperations.addHandler(client)
                         try upstream.pipeline.syncOperations.addHandler(server)
                     }

@@ -183,4 +183,23 @@ final class ProxyCommandTests: XCTestCase {
         XCTAssertEqual(wrong.status, 2)
         XCTAssertTrue(wrong.stderr.contains("hosts.api.test.retry.maxAttempts"), wrong.stderr)
     }
+
+    func testARecordedTunnelIsARowThatWhatIfLeavesOut() throws {
+        let pki = try TestCertificates.make()
+        defer { pki.remove() }
+        let secure = try FaultServer.start(tls: pki)
+        defer { secure.stop() }
+        let plain = try FaultServer.start()
+        defer { plain.stop() }
+        let folder = try makeTemporaryFolder("proxy-tunnel")
+        let recording = folder + "/proxied.jsonl"
+        let (port, stop) = try launchProxy(["--tunnel", "localhost", "--record", recording, "--ca-dir", folder + "/ca"], unprivileged: false, home: folder)
+        let proxy = "http://127.0.0.1:\(port)"
+        XCTAssertEqual(try curl(["--cacert", pki.caFile, "-x", proxy, "https://localhost:\(secure.port)/status/200"]), "status 200\n")
+        XCTAssertEqual(try curl(["-x", proxy, plain.baseURL.absoluteString + "/status/200"]), "status 200\n")
+        XCTAssertEqual(stop().status, 0)
+        let whatIf = try reqtop(["whatif", recording, "--record", folder + "/again.jsonl"], timeout: 60)
+        XCTAssertTrue(whatIf.stderr.contains("not sent again: a tunnel (CONNECT)"), whatIf.stderr)
+        XCTAssertEqual(whatIf.status, 0, "the tunnel is not compared; the request is the same again: \(whatIf.stdout)\(whatIf.stderr)")
+    }
 }

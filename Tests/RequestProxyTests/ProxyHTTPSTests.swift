@@ -68,7 +68,18 @@ final class ProxyHTTPSTests: XCTestCase {
         // curl sees the upstream's own certificate (it trusts the test authority, not the proxy's).
         let answer = try run(curl, ["-s", "--cacert", pki.caFile, "-x", proxy.url, "https://localhost:\(upstream.port)/status/200"])
         XCTAssertEqual(answer.stdout, "status 200\n", answer.stderr)
-        XCTAssertTrue(proxy.events.operations().isEmpty, "a tunnel's requests are not seen")
+        // What is inside is not seen; the tunnel is a row: CONNECT, its program, its bytes.
+        let row = proxy.events.finished("c1-r1")
+        XCTAssertEqual(proxy.events.operations(), ["c1-r1"])
+        guard case .queued(let method, let url, _, _, _, let options)? = row.first?.payload else { return XCTFail("\(row)") }
+        XCTAssertEqual(method, "CONNECT")
+        XCTAssertEqual(url, "https://localhost:\(upstream.port)")
+        XCTAssertTrue(options?.origin?.hasPrefix("curl ") == true, "\(String(describing: options))")
+        let down = row.reduce(0) { total, event in if case .data(let bytes) = event.payload { total + bytes } else { total } }
+        XCTAssertGreaterThan(down, 1000, "the TLS bytes to the client were counted")
+        guard case .finished(let outcome, _, _, _, let reason)? = row.last?.payload else { return XCTFail("\(row)") }
+        XCTAssertEqual(outcome, .success)
+        XCTAssertTrue(reason?.hasPrefix("tunnel closed: ") == true, "\(String(describing: reason))")
     }
 
     func testPythonRequestsThroughTheProxy() throws {

@@ -27,6 +27,17 @@ final class EventRecorder: Sendable {
     var events: [RequestEvent] { all.value }
 
     func operations() -> Set<String> { Set(events.map(\.operationID)) }
+
+    /// Waits (up to 10 s) until `id` has finished; its events.
+    func finished(_ id: String) -> [RequestEvent] {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let mine = events.filter { $0.operationID == id }
+            if mine.contains(where: { if case .finished = $0.payload { true } else { false } }) { return mine }
+            usleep(20_000)
+        }
+        return events.filter { $0.operationID == id }
+    }
 }
 
 /// A value behind a lock, for test bookkeeping.

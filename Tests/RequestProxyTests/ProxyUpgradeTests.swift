@@ -55,21 +55,30 @@ final class ProxyUpgradeTests: XCTestCase {
     print(echoed.decode())
     """
 
-    private func upgrade(_ mode: String, trusted: Bool = true) throws -> (status: Int32, stdout: String, stderr: String) {
+    private func upgrade(_ mode: String, trusted: Bool = true) throws -> (status: Int32, stdout: String, stderr: String, proxy: ProxyUnderTest) {
         let pki = try TestCertificates.make(hosts: ["localhost", "127.0.0.1"])
         addTeardownBlock { pki.remove() }
         var options = ProxyOptions()
         let folder = try temporaryFolder()
         options.authority = try LocalCertificateAuthority.loadOrMake(in: folder + "/ca").0
         let proxy = try startProxy(options, trusting: trusted ? pki.caFile : nil)
-        return try run("/usr/bin/python3", ["-c", script, mode, String(proxy.server.port), options.authority!.certificateFile,
-                                            pki.serverCertificateFile, pki.serverKeyFile], timeout: 60)
+        let result = try run("/usr/bin/python3", ["-c", script, mode, String(proxy.server.port), options.authority!.certificateFile,
+                                                  pki.serverCertificateFile, pki.serverKeyFile], timeout: 60)
+        return (result.status, result.stdout, result.stderr, proxy)
     }
 
     func testAWebSocketUpgradeIsTunnelled() throws {
         let result = try upgrade("ws")
         XCTAssertEqual(result.stdout, "HTTP/1.1 101 Switching Protocols\nhello through the tunnel\n", result.stderr)
         XCTAssertTrue(result.stderr.contains("upstream saw: GET /chat?room=1 HTTP/1.1"), "origin-form to the upstream: \(result.stderr)")
+        // The upgrade is a row: its request, and the bytes each way (24 echoed, plus the 101).
+        let row = result.proxy.events.finished("c1-r1")
+        guard case .queued(let method, let url, let headers, _, _, _)? = row.first?.payload else { return XCTFail("\(row)") }
+        XCTAssertEqual(method, "GET")
+        XCTAssertTrue(url.hasSuffix("/chat?room=1"), url)
+        XCTAssertEqual(headers["Upgrade"], "websocket")
+        let up = row.compactMap { event -> Int? in if case .uploaded(let bytes, _) = event.payload { bytes } else { nil } }.last
+        XCTAssertEqual(up, 24, "the client's bytes after the head: \(row)")
     }
 
     func testASecureWebSocketUpgradeInsideAnInterceptedTunnel() throws {

@@ -94,7 +94,25 @@ struct Resend {
         return false
     }
 
+    /// Whether a recorded request is a proxy's tunnel row (`CONNECT`, or an upgrade): its bytes
+    /// were relayed as they came, and nothing can send them again.
+    static func isTunnel(method: String, headers: [String: String]) -> Bool {
+        method == "CONNECT" || headers.keys.contains { $0.lowercased() == "upgrade" }
+    }
+
+    /// The ids of the tunnel rows among `events`.
+    static func tunnels(in events: [RequestEvent]) -> Set<String> {
+        Set(events.compactMap { event in
+            guard case .queued(let method, _, let headers, _, _, _) = event.payload, isTunnel(method: method, headers: headers) else { return nil }
+            return event.operationID
+        })
+    }
+
     private static func request(_ recorded: Recorded, target: URL?, redactedAllowed: Bool) throws -> URLRequest {
+        // A proxy's tunnel row: bytes relayed, not a request anything can send again.
+        if isTunnel(method: recorded.method, headers: recorded.headers) {
+            throw NotSent("a tunnel (\(recorded.method == "CONNECT" ? "CONNECT" : "an upgrade")): its bytes were relayed as they came, and cannot be sent again")
+        }
         let redactedHeaders = recorded.headers.filter { $0.value == Redactor.placeholder }.map(\.key).sorted()
         guard redactedAllowed || redactedHeaders.isEmpty else { throw NotSent("its \(redactedHeaders.joined(separator: ", ")) value was redacted") }
         guard var components = URLComponents(string: recorded.url), components.host != nil else {

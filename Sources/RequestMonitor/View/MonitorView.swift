@@ -164,7 +164,7 @@ public struct MonitorView {
         hostWidth = min(24, hostWidth)
         var columns = [Column(kind: .id, width: idWidth)]
         if programWidth > 0 { columns.append(Column(kind: .program, width: min(22, programWidth))) }
-        columns += [Column(kind: .state, width: 11), Column(kind: .method, width: 6),
+        columns += [Column(kind: .state, width: 11), Column(kind: .method, width: 7),
                        Column(kind: .host, width: hostWidth), Column(kind: .path, width: 0),
                        Column(kind: .status, width: 4, right: true), Column(kind: .attempts, width: 5, right: true),
                        Column(kind: .wait, width: 7, right: true), Column(kind: .duration, width: 6, right: true),
