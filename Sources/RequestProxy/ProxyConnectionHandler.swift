@@ -26,6 +26,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     /// The local program at the other end, found as the connection opened.
     private let client: ClientOrigin
     private let codec: [RemovableChannelHandler]
+    /// Closes the connection when a head is slow to come.
+    private let headTimer: RequestHeadTimer
     private var requests = 0
     private var receiving = Receiving.idle
     /// The latest exchange: told when the client goes away.
@@ -43,8 +45,9 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         case refused
     }
 
-    private init(proxy: ProxyContext, connection: Int, origin: URL?, client: ClientOrigin, codec: [RemovableChannelHandler]) {
+    private init(proxy: ProxyContext, connection: Int, origin: URL?, client: ClientOrigin, headTimer: RequestHeadTimer, codec: [RemovableChannelHandler]) {
         self.proxy = proxy
+        self.headTimer = headTimer
         self.connection = connection
         self.origin = origin
         self.client = client
@@ -62,11 +65,14 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         let pipelining = HTTPServerPipelineHandler()
         let errors = HTTPServerProtocolErrorHandler()
         let client = client ?? ClientOrigin(client: Self.endpoint(channel.remoteAddress), server: Self.endpoint(channel.localAddress))
-        let handler = ProxyConnectionHandler(proxy: context, connection: connection, origin: origin, client: client,
-                                             codec: [errors, pipelining, encoder, decoder])
+        let headTimer = RequestHeadTimer(timeout: .milliseconds(Int64(context.options.requestHeadTimeout * 1000)))
+        // The timer before the decoder (it counts bytes); taken out with the codec for a tunnel.
+        let handler = ProxyConnectionHandler(proxy: context, connection: connection, origin: origin, client: client, headTimer: headTimer,
+                                             codec: [headTimer, errors, pipelining, encoder, decoder])
         let sync = channel.pipeline.syncOperations
         if idle { try sync.addHandler(IdleStateHandler(allTimeout: .milliseconds(Int64(context.options.idleTimeout * 1000)))) }
         try sync.addHandler(encoder)
+        try sync.addHandler(headTimer)
         try sync.addHandler(decoder)
         try sync.addHandler(pipelining)
         try sync.addHandler(errors)
@@ -91,6 +97,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     private func received(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        headTimer.headArrived()
         requests += 1
         let id = "c\(connection)-r\(requests)"
         if origin == nil, let credentials = proxy.options.credentials,
@@ -177,6 +184,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     private func receivedEnd(context: ChannelHandlerContext) {
+        headTimer.requestEnded()
         let now = receiving
         receiving = .idle
         switch now {

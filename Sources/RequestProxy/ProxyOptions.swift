@@ -19,6 +19,9 @@ public struct ProxyOptions: Sendable {
     public var maxConnections = 1024
     /// A client connection with no request under way is closed after this long.
     public var idleTimeout: TimeInterval = 120
+    /// A request's head must be whole this long after its first byte (or the connection's
+    /// start), or the connection is closed: a client sending a byte a minute holds no slot.
+    public var requestHeadTimeout: TimeInterval = 30
     /// Bytes of a request body held for the upstream before the proxy stops reading the client.
     public var uploadBuffer = 1 << 20
     /// Bytes of a response body read ahead of the client (``RequestQueue/stream(for:id:options:bufferSize:)``;

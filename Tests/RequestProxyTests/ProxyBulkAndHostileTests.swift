@@ -139,4 +139,22 @@ final class ProxyBulkAndHostileTests: XCTestCase {
         XCTAssertEqual(result.stdout, "{'200': 1000}\n", result.stderr)
         XCTAssertEqual(proxy.events.operations().count, 1000)
     }
+
+    func testAClientSlowToSendItsHeadIsCutOff() throws {
+        let upstream = try startFaultServer()
+        var options = ProxyOptions()
+        options.requestHeadTimeout = 0.5
+        let proxy = try startProxy(options)
+        // Half a head, then nothing: closed once the deadline passed, nothing answered.
+        let started = Date()
+        let answer = rawExchange(port: proxy.server.port, Array("GET \(upstream.baseURL.absoluteString)/status/200 HTTP/1.1\r\nHost: x\r\nX-Slow:".utf8), wait: 10)
+        XCTAssertEqual(answer, "")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "closed at the head's deadline, not the idle limit")
+        // A connection that sends nothing at all is closed too.
+        XCTAssertEqual(rawExchange(port: proxy.server.port, [], wait: 10), "")
+        // One whose request is slow upstream is not: the deadline is the head's only.
+        let slow = try run(curl, ["-s", "-x", proxy.url, upstream.baseURL.absoluteString + "/delay/1500"])
+        XCTAssertEqual(slow.stdout, "delayed 1500 ms\n", slow.stderr)
+        XCTAssertTrue(proxy.events.operations().count == 1, "\(proxy.events.operations())")
+    }
 }
