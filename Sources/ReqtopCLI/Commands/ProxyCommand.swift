@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RequestArchive
 import RequestOperations
 import RequestProxy
 import RequestTransportNIO
@@ -81,6 +82,9 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         }
         if let auth, ProxyCredentials(auth) == nil { throw ValidationError("--auth expects user:password") }
         if let bodyCap, bodyCap < 0 { throw ValidationError("--body-cap \(bodyCap): expected a number of bytes, 0 or more") }
+        if let bodyCap, bodyCap > EventLogWriter.maxBodyCap {
+            throw ValidationError("--body-cap \(bodyCap): at most \(EventLogWriter.maxBodyCap) (32 MiB), what a recording's line can hold and every reader takes")
+        }
         if !tunnel.isEmpty, noIntercept { throw ValidationError("--tunnel and --no-intercept together: --no-intercept already tunnels every host") }
         if transport.transport == .urlsession { throw ValidationError("--transport urlsession: the proxy's upstream leg is the NIO transport (it streams bodies both ways)") }
         if transport.proxy != nil { throw ValidationError("--proxy: a chain of proxies is not supported yet") }
