@@ -21,6 +21,17 @@ enum ClientProgram {
         #endif
     }
 
+    /// The uid that owns the client's socket (one `sock_diag` query, no `/proc`); nil when it
+    /// cannot be told (not Linux, not this machine's, the query refused).
+    static func owner(client: (address: [UInt8], port: Int), server: (address: [UInt8], port: Int)) -> uid_t? {
+        #if os(Linux)
+        guard client.address.count == server.address.count else { return nil }
+        return socketInode(client: client, server: server).map { uid_t($0.1) }
+        #else
+        return nil
+        #endif
+    }
+
     #if os(Linux)
     /// The client socket's inode and owner's uid, from one exact `sock_diag` query.
     private static func socketInode(client: (address: [UInt8], port: Int), server: (address: [UInt8], port: Int)) -> (UInt32, UInt32)? {

@@ -24,6 +24,8 @@ public final class LocalCertificateAuthority: Sendable {
     private let leafKey = P256.Signing.PrivateKey()
     private let leafKeySource: NIOSSLPrivateKeySource
     private let contexts = Mutex<[String: NIOSSLContext]>([:])
+    /// Leaves and contexts kept at most (each a few KB); past it they are made again.
+    static let kept = 1_000
     private let leaves = Mutex<[String: NIOSSLCertificate]>([:])
 
     /// `$XDG_CONFIG_HOME/reqtop/ca`, or `~/.config/reqtop/ca`.
@@ -142,7 +144,12 @@ public final class LocalCertificateAuthority: Sendable {
             },
             issuerPrivateKey: .init(key))
         let leaf = try NIOSSLCertificate(bytes: Array(try made.serializeAsPEM().pemString.utf8), format: .pem)
-        leaves.withLock { $0[host] = leaf }
+        leaves.withLock { leaves in
+            // Any client may name any host in its TLS hello: bounded, not a cache that grows
+            // with every name a client invents.
+            if leaves.count >= Self.kept { leaves.removeAll() }
+            leaves[host] = leaf
+        }
         return leaf
     }
 
@@ -165,7 +172,10 @@ public final class LocalCertificateAuthority: Sendable {
             }
         }
         let context = try NIOSSLContext(configuration: configuration)
-        contexts.withLock { $0[host] = context }
+        contexts.withLock { contexts in
+            if contexts.count >= Self.kept { contexts.removeAll() }
+            contexts[host] = context
+        }
         return context
     }
 }

@@ -81,7 +81,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     /// An address's bytes and port, for the client program's lookup.
-    private static func endpoint(_ address: SocketAddress?) -> (address: [UInt8], port: Int)? {
+    static func endpoint(_ address: SocketAddress?) -> (address: [UInt8], port: Int)? {
         guard let address, let ip = address.ipAddress, let port = address.port, let bytes = IPAddressBytes(ip) else { return nil }
         return (bytes.bytes, port)
     }
@@ -118,7 +118,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
             if ProxyTarget.isProxyItself(host: host, port: port, listening: listening) { return refuseLoop(context: context) }
             receiving = .connect(host: host, port: port, id: id)
         case .url(let url):
-            if origin == nil, let host = url.host, ProxyTarget.isProxyItself(host: host, port: url.port ?? (url.scheme == "https" ? 443 : 80), listening: listening) {
+            // Inside a tunnel too: an absolute URL there may name the proxy as well.
+            if let host = url.host, ProxyTarget.isProxyItself(host: host, port: url.port ?? (url.scheme == "https" ? 443 : 80), listening: listening) {
                 return refuseLoop(context: context)
             }
             if head.headers.contains(name: "Upgrade") {

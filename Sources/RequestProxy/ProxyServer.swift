@@ -39,6 +39,10 @@ public final class ProxyServer: Sendable {
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 guard context.admit() else { return channel.close() }
+                if let refusal = context.refusal(of: channel) {
+                    channel.closeFuture.whenComplete { _ in context.left() }
+                    return channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Refusing(refusal)) }
+                }
                 channel.closeFuture.whenComplete { _ in context.left() }
                 return channel.eventLoop.makeCompletedFuture {
                     try ProxyConnectionHandler.install(on: channel, context: context, connection: context.nextConnection(), origin: nil)
@@ -85,6 +89,22 @@ final class ProxyContext: Sendable {
         }
     }
 
+    /// What a connection from another user of this machine is told before it is closed, when
+    /// the proxy takes no credentials: a proxy on loopback is its own user's, as a Unix socket
+    /// would be — another user's program would otherwise send through it with this user's
+    /// client certificate and reach what only this user's loopback services answer. Nil: served.
+    /// A client whose owner cannot be told (not Linux) is served.
+    func refusal(of channel: Channel) -> ByteBuffer? {
+        guard options.credentials == nil,
+              let client = ProxyConnectionHandler.endpoint(channel.remoteAddress),
+              let server = ProxyConnectionHandler.endpoint(channel.localAddress),
+              let uid = ClientProgram.owner(client: client, server: server), uid != getuid() else { return nil }
+        let answer = ProxyFailureAnswer(status: 403, errorType: "proxy_internal_response",
+                                        message: "this proxy serves its own user only (uid \(getuid())), not uid \(uid); start it with --auth to let others in")
+        let head = "HTTP/1.1 403 Forbidden\r\n" + answer.headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "Connection: close\r\n\r\n"
+        return ByteBuffer(string: head + answer.body)
+    }
+
     /// Counts a new connection in, unless as many as allowed are open.
     func admit() -> Bool {
         open.withLock { open in
@@ -114,4 +134,23 @@ final class ProxyContext: Sendable {
     func closeAll() {
         for channel in channels.withLock({ Array($0.values) }) { channel.close(promise: nil) }
     }
+}
+
+/// Says `answer` to a connection as it opens, and closes it.
+private final class Refusing: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    private let answer: ByteBuffer
+
+    init(_ answer: ByteBuffer) {
+        self.answer = answer
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(answer)).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// What the client sends meanwhile is not read into anything.
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
 }

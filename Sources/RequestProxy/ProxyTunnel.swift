@@ -126,8 +126,12 @@ enum ProxyTunnel {
     /// The head as the upstream takes it: origin-form target, the client's headers less the
     /// proxy's own (`Proxy-*`), `Upgrade` and `Connection` kept (they are what is asked).
     private static func requestHead(_ head: HTTPRequestHead, url: URL) -> ByteBuffer {
-        var target = url.path.isEmpty ? "/" : url.path
-        if let query = url.query { target += "?" + query }
+        // As sent, percent-encoded: `url.path` decodes `%0d%0a`, which would end the request
+        // line and let a client write headers of its own choosing to the upstream.
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        var target = components?.percentEncodedPath ?? "/"
+        if target.isEmpty { target = "/" }
+        if let query = components?.percentEncodedQuery { target += "?" + query }
         var text = "\(head.method.rawValue) \(target) HTTP/1.1\r\n"
         for (name, value) in head.headers where !name.lowercased().hasPrefix("proxy-") {
             text += "\(name): \(value)\r\n"

@@ -106,10 +106,16 @@ final class ProxyCommandTests: XCTestCase {
         })
     }
 
-    private func curl(_ arguments: [String]) throws -> String {
+    /// curl's output; `unprivileged`: as the user the proxy runs as (it serves only its own).
+    private func curl(_ arguments: [String], unprivileged: Bool = false) throws -> String {
         let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        curl.arguments = ["-s", "--max-time", "20"] + arguments
+        if unprivileged, UnprivilegedUser.isRoot {
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            curl.arguments = UnprivilegedUser.setprivArguments + ["/usr/bin/curl", "-s", "--max-time", "20"] + arguments
+        } else {
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            curl.arguments = ["-s", "--max-time", "20"] + arguments
+        }
         curl.environment = [:]
         let pipe = Pipe()
         curl.standardOutput = pipe
@@ -124,7 +130,7 @@ final class ProxyCommandTests: XCTestCase {
         defer { upstream.stop() }
         let home = try home()
         let (port, stop) = try launchProxy([], unprivileged: true, home: home)
-        XCTAssertEqual(try curl(["-x", "http://127.0.0.1:\(port)", upstream.baseURL.absoluteString + "/status/200"]), "status 200\n")
+        XCTAssertEqual(try curl(["-x", "http://127.0.0.1:\(port)", upstream.baseURL.absoluteString + "/status/200"], unprivileged: true), "status 200\n")
         let ended = stop()
         XCTAssertEqual(ended.status, 0, ended.stderr)
         XCTAssertTrue(ended.stderr.contains("made a certificate authority for this machine in \(home)/.config/reqtop/ca"), ended.stderr)
