@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Synchronization
 
 /// Which local program opened a client connection, as `ss -p` finds it: the kernel's socket
@@ -10,26 +11,40 @@ enum ClientProgram {
     /// The programs found lately: most clients open many connections.
     private static let recent = Mutex<[Int32]>([])
 
-    /// `curl 4242` for the client whose socket is `client` connected to `server`.
-    static func find(client: (address: [UInt8], port: Int), server: (address: [UInt8], port: Int)) -> String? {
+    /// A client's socket as the kernel knows it: its inode and its owner.
+    struct Socket: Sendable {
+        let inode: UInt32
+        let uid: uid_t
+    }
+
+    /// The socket at the other end of `channel` (one `sock_diag` query, no `/proc`); nil when
+    /// it cannot be told (not Linux, not this machine's, the query refused).
+    static func clientSocket(of channel: Channel) -> Socket? {
         #if os(Linux)
-        guard client.address.count == server.address.count, let (inode, uid) = socketInode(client: client, server: server) else { return nil }
-        if let pid = owner(of: inode) { return "\(name(of: pid)) \(pid)" }
-        return uid == getuid() ? nil : "uid \(uid)"
+        guard let client = endpoint(channel.remoteAddress), let server = endpoint(channel.localAddress),
+              client.address.count == server.address.count,
+              let (inode, uid) = socketInode(client: client, server: server) else { return nil }
+        return Socket(inode: inode, uid: uid_t(uid))
         #else
         return nil
         #endif
     }
 
-    /// The uid that owns the client's socket (one `sock_diag` query, no `/proc`); nil when it
-    /// cannot be told (not Linux, not this machine's, the query refused).
-    static func owner(client: (address: [UInt8], port: Int), server: (address: [UInt8], port: Int)) -> uid_t? {
+    /// `curl 4242`: the program holding `socket` (under `/proc`), or its owner's uid when this
+    /// user may not look into it.
+    static func name(of socket: Socket) -> String? {
         #if os(Linux)
-        guard client.address.count == server.address.count else { return nil }
-        return socketInode(client: client, server: server).map { uid_t($0.1) }
+        if let pid = owner(of: socket.inode) { return "\(name(of: pid)) \(pid)" }
+        return socket.uid == getuid() ? nil : "uid \(socket.uid)"
         #else
         return nil
         #endif
+    }
+
+    /// An address's bytes and port.
+    private static func endpoint(_ address: SocketAddress?) -> (address: [UInt8], port: Int)? {
+        guard let address, let ip = address.ipAddress, let port = address.port, let bytes = IPAddressBytes(ip) else { return nil }
+        return (bytes.bytes, port)
     }
 
     #if os(Linux)
@@ -117,14 +132,14 @@ final class ClientOrigin: Sendable {
     }
     private let state = Mutex(State.looking([]))
 
-    /// Starts the lookup for a connection from `client` to `server` (IP addresses' bytes).
-    init(client: (address: [UInt8], port: Int)?, server: (address: [UInt8], port: Int)?) {
-        guard let client, let server else {
+    /// Starts the lookup of the program holding `socket` (nil: none to look for).
+    init(_ socket: ClientProgram.Socket?) {
+        guard let socket else {
             state.withLock { $0 = .found(nil) }
             return
         }
         DispatchQueue.global().async { [self] in
-            let found = ClientProgram.find(client: client, server: server)
+            let found = ClientProgram.name(of: socket)
             let waiting = state.withLock { state -> [Waiter] in
                 guard case .looking(let waiting) = state else { return [] }
                 state = .found(found)

@@ -12,28 +12,25 @@ enum HopByHopHeaders {
         "te", "trailer", "transfer-encoding", "upgrade",
     ]
 
-    /// `headers` without the hop-by-hop ones, in their order, duplicates kept.
-    static func removed(from headers: HTTPHeaders) -> [(String, String)] {
+    /// `fields` without the hop-by-hop ones, in their order, duplicates kept.
+    static func removed(from fields: [(String, String)]) -> [(String, String)] {
         var named = always
-        for value in headers["connection"] + headers["proxy-connection"] {
+        for (name, value) in fields where ["connection", "proxy-connection"].contains(name.lowercased()) {
             for token in value.split(separator: ",") {
                 named.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
             }
         }
-        return headers.filter { !named.contains($0.name.lowercased()) }.map { ($0.name, $0.value) }
+        return fields.filter { !named.contains($0.0.lowercased()) }
     }
 
-    /// The same, for an answer the engine read: one field per value, a header sent more than
-    /// once (`repeated`: two `Set-Cookie`) passed on as that many fields, not joined.
+    /// A client's request head's fields.
+    static func removed(from headers: HTTPHeaders) -> [(String, String)] {
+        removed(from: headers.map { ($0.name, $0.value) })
+    }
+
+    /// An answer the engine read, one field per value: a header sent more than once
+    /// (`repeated`: two `Set-Cookie`) passed on as that many fields, not joined.
     static func removed(from headers: [String: String], repeated: [String: [String]] = [:]) -> [(String, String)] {
-        var named = always
-        for (name, value) in headers where name.lowercased() == "connection" {
-            for token in value.split(separator: ",") {
-                named.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
-            }
-        }
-        return headers.filter { !named.contains($0.key.lowercased()) }.sorted { $0.key < $1.key }.flatMap { name, value in
-            (repeated[name] ?? [value]).map { (name, $0) }
-        }
+        removed(from: headers.sorted { $0.key < $1.key }.flatMap { name, value in (repeated[name] ?? [value]).map { (name, $0) } })
     }
 }

@@ -45,6 +45,11 @@ public final class LocalCertificateAuthority: Sendable {
     /// - Returns: the authority, and whether it was made now.
     public static func loadOrMake(in folder: String = defaultFolder) throws -> (LocalCertificateAuthority, made: Bool) {
         let parent = (folder as NSString).deletingLastPathComponent
+        var existing = stat()
+        if lstat(folder, &existing) == 0, ![S_IFDIR, S_IFLNK].contains(existing.st_mode & S_IFMT) {
+            // Named by the person (`--ca-dir`): said plainly, with no advice to remove it.
+            throw Problem(description: "\(folder): not a folder; the certificate authority is kept in a folder of its own (--ca-dir names one)")
+        }
         do {
             try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try PrivateFolder.make(folder)

@@ -57,14 +57,13 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     /// Adds the HTTP/1.1 server handlers and a proxy handler to `channel` (on its event loop).
     /// - Parameters:
     ///   - idle: add the idle timer (false inside a tunnel, whose connection has one).
-    ///   - client: the program at the other end (looked up now when not given).
+    ///   - client: the program at the other end.
     static func install(on channel: Channel, context: ProxyContext, connection: Int, origin: URL?, idle: Bool = true,
-                        client: ClientOrigin? = nil) throws {
+                        client: ClientOrigin) throws {
         let encoder = HTTPResponseEncoder()
         let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
         let pipelining = HTTPServerPipelineHandler()
         let errors = HTTPServerProtocolErrorHandler()
-        let client = client ?? ClientOrigin(client: Self.endpoint(channel.remoteAddress), server: Self.endpoint(channel.localAddress))
         let headTimer = RequestHeadTimer(timeout: .milliseconds(Int64(context.options.requestHeadTimeout * 1000)))
         // The timer before the decoder (it counts bytes); taken out with the codec for a tunnel.
         let handler = ProxyConnectionHandler(proxy: context, connection: connection, origin: origin, client: client, headTimer: headTimer,
@@ -78,12 +77,6 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         try sync.addHandler(errors)
         try sync.addHandler(handler)
         context.track(channel)
-    }
-
-    /// An address's bytes and port, for the client program's lookup.
-    static func endpoint(_ address: SocketAddress?) -> (address: [UInt8], port: Int)? {
-        guard let address, let ip = address.ipAddress, let port = address.port, let bytes = IPAddressBytes(ip) else { return nil }
-        return (bytes.bytes, port)
     }
 
     // MARK: - The client's request
@@ -226,15 +219,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
 
     private func refuse(_ answer: ProxyFailureAnswer, extra: [(String, String)] = [], context: ChannelHandlerContext, close: Bool) {
         receiving = .refused
-        var headers = HTTPHeaders(answer.headers + extra)
-        if close { headers.add(name: "Connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: answer.status), headers: headers))), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: answer.body)))), promise: nil)
-        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if close {
-            let channel = context.channel
-            written.whenComplete { _ in channel.close(promise: nil) }
-        }
+        answer.send(on: context.channel, extra: extra, closing: close)
     }
 
     // MARK: - The connection

@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOHTTP1
 import RequestOperations
 
 /// What the client receives when the proxy has no upstream answer to pass on: a status, a
@@ -79,5 +81,25 @@ struct ProxyFailureAnswer: Equatable {
     /// `text` as an RFC 8941 string's inside: no quote, backslash or control character.
     private static func quoted(_ text: String) -> String {
         String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F && $0 != "\"" && $0 != "\\" }.map(Character.init).prefix(300))
+    }
+}
+
+extension ProxyFailureAnswer {
+    /// Writes the answer on `channel` through its HTTP encoder, with `extra` headers; closes the
+    /// connection after it when `closing`.
+    func send(on channel: Channel, extra: [(String, String)] = [], closing: Bool) {
+        var fields = HTTPHeaders(headers + extra)
+        if closing { fields.add(name: "Connection", value: "close") }
+        channel.write(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: fields)), promise: nil)
+        channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: body))), promise: nil)
+        let written = channel.writeAndFlush(HTTPServerResponsePart.end(nil))
+        if closing { written.whenComplete { _ in channel.close(promise: nil) } }
+    }
+
+    /// The whole answer as bytes, for a connection with no HTTP encoder (refused as it opens).
+    var bytes: ByteBuffer {
+        let status = HTTPResponseStatus(statusCode: status)
+        let head = "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "Connection: close\r\n\r\n"
+        return ByteBuffer(string: head + body)
     }
 }

@@ -39,13 +39,16 @@ public final class ProxyServer: Sendable {
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 guard context.admit() else { return channel.close() }
-                if let refusal = context.refusal(of: channel) {
-                    channel.closeFuture.whenComplete { _ in context.left() }
+                channel.closeFuture.whenComplete { _ in context.left() }
+                // One query for the client's socket: whose it is (served or not) and, later,
+                // which program holds it (the PROGRAM column).
+                let socket = ClientProgram.clientSocket(of: channel)
+                if let refusal = context.refusal(of: socket) {
                     return channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Refusing(refusal)) }
                 }
-                channel.closeFuture.whenComplete { _ in context.left() }
                 return channel.eventLoop.makeCompletedFuture {
-                    try ProxyConnectionHandler.install(on: channel, context: context, connection: context.nextConnection(), origin: nil)
+                    try ProxyConnectionHandler.install(on: channel, context: context, connection: context.nextConnection(), origin: nil,
+                                                       client: ClientOrigin(socket))
                 }
             }
         let channel = try bootstrap.bind(host: options.host, port: options.port).wait()
@@ -94,15 +97,10 @@ final class ProxyContext: Sendable {
     /// would be — another user's program would otherwise send through it with this user's
     /// client certificate and reach what only this user's loopback services answer. Nil: served.
     /// A client whose owner cannot be told (not Linux) is served.
-    func refusal(of channel: Channel) -> ByteBuffer? {
-        guard options.credentials == nil,
-              let client = ProxyConnectionHandler.endpoint(channel.remoteAddress),
-              let server = ProxyConnectionHandler.endpoint(channel.localAddress),
-              let uid = ClientProgram.owner(client: client, server: server), uid != getuid() else { return nil }
-        let answer = ProxyFailureAnswer(status: 403, errorType: "proxy_internal_response",
-                                        message: "this proxy serves its own user only (uid \(getuid())), not uid \(uid); start it with --auth to let others in")
-        let head = "HTTP/1.1 403 Forbidden\r\n" + answer.headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "Connection: close\r\n\r\n"
-        return ByteBuffer(string: head + answer.body)
+    func refusal(of socket: ClientProgram.Socket?) -> ByteBuffer? {
+        guard options.credentials == nil, let uid = socket?.uid, uid != getuid() else { return nil }
+        return ProxyFailureAnswer(status: 403, errorType: "proxy_internal_response",
+                                  message: "this proxy serves its own user only (uid \(getuid())), not uid \(uid); start it with --auth to let others in").bytes
     }
 
     /// Counts a new connection in, unless as many as allowed are open.

@@ -164,11 +164,7 @@ enum ProxyTunnel {
     }
 
     private static func refuse(_ channel: Channel, _ answer: ProxyFailureAnswer) {
-        var headers = HTTPHeaders(answer.headers)
-        headers.add(name: "Connection", value: "close")
-        channel.write(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: answer.status), headers: headers)), promise: nil)
-        channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: answer.body))), promise: nil)
-        channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
+        answer.send(on: channel, closing: true)
     }
 }
 

@@ -97,7 +97,7 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         var faultRules = settings?.faults ?? []
         if let faults {
             let only = try ProxyConfig.load(path: faults)
-            if let other = try ProxyConfig.namedFields(path: faults).first(where: { $0 != "faults" }) {
+            if let other = only.fields.first(where: { $0 != "faults" }) {
                 throw InputError(message: "\(faults): \(other): --faults takes only \"faults\"; put the rest in --config")
             }
             faultRules += only.faults

@@ -24,6 +24,8 @@ struct ProxyConfig {
     var faults: [FaultRule]
     /// Whether `redirects` was named (followed then, up to its count).
     var followsRedirects: Bool
+    /// The top-level fields the file names (`--faults` takes only "faults").
+    var fields: [String] = []
 
     /// Fields of a plan that say nothing about a proxied request: refused by name.
     private static let notForAProxy: [String: String] = [
@@ -36,12 +38,6 @@ struct ProxyConfig {
         "maxConcurrent": "the proxy runs as many requests as its clients send (up to 1,024 connections)",
         "bodyCap": "use --body-cap",
     ]
-
-    /// The top-level fields `path` names (read again: `--faults` takes only "faults").
-    static func namedFields(path: String) throws -> [String] {
-        let object = (try? JSONSerialization.jsonObject(with: try InputFile.read(path))) as? [String: Any]
-        return object.map { Array($0.keys).sorted() } ?? []
-    }
 
     /// Reads `path`; a `PlanError` names the file, the field and what was expected.
     static func load(path: String) throws -> ProxyConfig {
@@ -63,11 +59,12 @@ struct ProxyConfig {
         for key in object.keys.sorted() {
             if let why = notForAProxy[key] { throw PlanError(file: path, path: key, message: "not a proxy setting: \(why)") }
         }
+        let fields = object.keys.sorted()
         let hosts = object.removeValue(forKey: "hosts")
         let (plan, options) = try read(object, path: path)
         var config = ProxyConfig(options: options, retryBudgetPerHost: plan.retryBudgetPerHost, circuitBreaker: plan.circuitBreaker,
                                  rateLimitPushback: plan.rateLimitPushback, maxConcurrentPerHost: plan.maxConcurrentPerHost,
-                                 faults: plan.faults, followsRedirects: object["redirects"] != nil)
+                                 faults: plan.faults, followsRedirects: object["redirects"] != nil, fields: fields)
         guard let hosts else { return config }
         guard let byHost = hosts as? [String: Any] else {
             throw PlanError(file: path, path: "hosts", message: "expected an object of host names, each with its request settings, found \(StrictJSONReader.kind(hosts))")
