@@ -1,10 +1,12 @@
 import RequestOperations
 
 /// The events of every live operation and of the most recently finished ones: what a
-/// monitor that attaches late is shown first, so it sees what a live monitor would.
-struct OperationJournal {
+/// monitor that attaches late is shown first, so it sees what a live monitor would. Also
+/// what `reqtop attach --all` keeps of each program, to show the others again when one of
+/// them fell behind and starts over from a fresh snapshot.
+public struct OperationJournal: Sendable {
     /// Finished operations kept for late monitors.
-    let finishedLimit: Int
+    public let finishedLimit: Int
     private(set) var events: [String: [RequestEvent]] = [:]
     /// Operations in order of their first event.
     private var order: [String] = []
@@ -15,13 +17,13 @@ struct OperationJournal {
     /// an open breaker from a monitor that attaches later.
     private var hostEvents: [String: RequestEvent] = [:]
 
-    init(finishedLimit: Int = 1000) {
+    public init(finishedLimit: Int = 1000) {
         self.finishedLimit = finishedLimit
     }
 
-    var liveCount: Int { events.count - (finished.count - finishedHead) }
+    public var liveCount: Int { events.count - (finished.count - finishedHead) }
 
-    mutating func apply(_ batch: [RequestEvent]) {
+    public mutating func apply(_ batch: [RequestEvent]) {
         for event in batch {
             if event.operationID.isEmpty {
                 if let host = event.payload.host {
@@ -49,7 +51,7 @@ struct OperationJournal {
     }
 
     /// Every kept event, operation by operation in arrival order.
-    var snapshot: (operations: Int, events: [RequestEvent]) {
+    public var snapshot: (operations: Int, events: [RequestEvent]) {
         // Each host's breaker as it stands now, then the operations.
         var out = hostEvents.values.sorted { $0.time < $1.time }
         var count = 0

@@ -40,6 +40,7 @@ public enum EventLog {
         // fields appended to the same text: one buffer a line.
         var line = JSONFieldWriter(text: "{\"t\":\(JSONText.number(event.time)),\"op\":\(JSONText.quote(event.operationID)),"
             + "\"attempt\":\(event.attempt),\"event\":\(JSONText.quote(event.payload.name))")
+        if let program = event.program { line.text += ",\"program\":" + JSONText.quote(program) }
         event.payload.write(to: &line)
         line.text += "}"
         return line.text
@@ -104,6 +105,7 @@ extension EventLog {
         let name = try fields.string("event")
         if name == "session" { return nil }
         let payload = try RequestEvent.Payload(name: name, fields: fields)
-        return RequestEvent(time: try fields.double("t"), operationID: try fields.string("op"), attempt: try fields.int("attempt"), payload: payload)
+        return RequestEvent(time: try fields.double("t"), operationID: try fields.string("op"), attempt: try fields.int("attempt"), payload: payload,
+                            program: fields.optionalString("program"))
     }
 }

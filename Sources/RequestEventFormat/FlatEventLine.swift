@@ -21,7 +21,7 @@ enum FlatEventLine {
                 if name == "session" { return .header }
                 let payload = try RequestEvent.Payload(name: name, fields: fields)
                 let event = RequestEvent(time: try fields.double("t"), operationID: try fields.string("op"), attempt: try fields.int("attempt"),
-                                         payload: payload)
+                                         payload: payload, program: fields.optionalString("program"))
                 return fields.declined.value ? .declined : .event(event)
             } catch {
                 return .declined

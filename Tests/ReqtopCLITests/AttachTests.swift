@@ -119,7 +119,7 @@ final class AttachTests: XCTestCase {
         let both = try Self.launch(["attach"], runtimeDirectory: directory)
         both.process.waitUntilExit()
         XCTAssertEqual(both.process.terminationStatus, 2)
-        XCTAssertTrue(both.stderr().contains("2 programs can be attached to; pick one: reqtop attach PID"), both.stderr())
+        XCTAssertTrue(both.stderr().contains("2 programs can be attached to; pick one (reqtop attach PID)"), both.stderr())
         for program in programs {
             let row = both.stdout().split(separator: "\n").first { $0.hasPrefix("\(program.process.processIdentifier) ") }
             XCTAssertTrue(row?.contains("reqtop demo") == true, both.stdout())

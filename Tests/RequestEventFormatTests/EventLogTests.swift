@@ -280,3 +280,21 @@ final class EventLogTests: XCTestCase {
         XCTAssertFalse(cancelled.isHedgeCancellation)
     }
 }
+
+/// `program` (added): written only when set, read back by both readers the same way.
+final class EventProgramFieldTests: XCTestCase {
+    func testTheProgramOfAMergedViewIsWrittenAndReadBack() throws {
+        let merged = RequestEvent(time: 1.5, operationID: "4121/login", attempt: 1, payload: .started, program: "api 4121")
+        let line = EventLog.line(for: merged)
+        XCTAssertEqual(line, #"{"t":1.5,"op":"4121/login","attempt":1,"event":"started","program":"api 4121"}"#)
+        XCTAssertEqual(try EventLog.parse(line: line, lineNumber: 1), merged)
+        XCTAssertNil(EventLog.fastReaderDisagreement(Data(line.utf8)))
+        let own = RequestEvent(time: 1.5, operationID: "login", attempt: 1, payload: .started)
+        XCTAssertFalse(EventLog.line(for: own).contains("program"), "a program's own stream does not name itself")
+        XCTAssertNil(try EventLog.parse(line: EventLog.line(for: own), lineNumber: 1)?.program)
+        // A `program` that is not a string is no program (both readers agree).
+        let odd = #"{"t":1,"op":"x","attempt":1,"event":"started","program":7}"#
+        XCTAssertNil(try EventLog.parse(line: odd, lineNumber: 1)?.program)
+        XCTAssertNil(EventLog.fastReaderDisagreement(Data(odd.utf8)))
+    }
+}

@@ -23,8 +23,11 @@ struct AttachCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: "A pid, or the path of a socket.")
-    var target: String?
+    @Argument(help: "Pids or socket paths; several are shown in one monitor.")
+    var targets: [String] = []
+
+    @Flag(help: "Watch every program of this user on this machine that has an endpoint, in one monitor; programs that start later join.")
+    var all = false
 
     @Flag(help: "List the programs that can be attached to, and stop.")
     var list = false
@@ -62,23 +65,34 @@ struct AttachCommand: ParsableCommand {
     }
 
     func run() throws {
+        if all || targets.count > 1 {
+            return try runMany()
+        }
         let path = try resolve()
+        let (client, hello) = try Self.open(path)
+        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
+            try AttachedMonitor(client: client, color: color).run(hello)
+        } else {
+            try Self.printEvents(client, hello: hello)
+        }
+    }
+
+    /// Connects to the endpoint at `path` and reads its hello. A refusal, another protocol
+    /// version or a socket that is no endpoint is an error (exit 2), not a program that "ended".
+    static func open(_ path: String) throws -> (EndpointClient, EndpointClient.Hello) {
         let client: EndpointClient
         do {
             client = try EndpointClient.connect(path: path)
         } catch {
             throw InputError(message: "cannot attach to \(path): \(error)")
         }
-        // The first line says whether the program takes us: a refusal is an error (exit 2),
-        // not a program that "ended".
-        let hello: EndpointClient.Hello
         switch client.greeting() {
         case .message(.hello(let greeting)):
             guard greeting.version == EndpointProtocol.version else {
                 throw InputError(message: "cannot attach to \(path): the program speaks endpoint protocol version \(greeting.version); "
                                  + "this reqtop speaks version \(EndpointProtocol.version) (use the reqtop the program was built with)")
             }
-            hello = greeting
+            return (client, greeting)
         case .message(.error(let text)):
             throw InputError(message: "cannot attach to \(path): the program says: \(text)")
         case .message(.unreadable(let text)):
@@ -90,43 +104,42 @@ struct AttachCommand: ParsableCommand {
         case .timedOut:
             throw InputError(message: "cannot attach to \(path): no hello from it within 5 s (is it a reqtop endpoint?)")
         }
-        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
-            try AttachedMonitor(client: client, color: color).run(hello)
-        } else {
-            try Self.printEvents(client, hello: hello)
+    }
+
+    /// The endpoint folder, checked before a socket in it is listed or used (owner, mode, not
+    /// a link); the socket's peer is checked when it is connected to (``EndpointClient``: the
+    /// same user). No folder is no error: no program has listened yet, said by the caller.
+    static func checkFolder() throws {
+        guard FileManager.default.fileExists(atPath: EndpointDirectory.path) || (try? FileManager.default.destinationOfSymbolicLink(atPath: EndpointDirectory.path)) != nil else { return }
+        do {
+            try EndpointDirectory.checkForAttaching()
+        } catch {
+            throw InputError(message: "\(error)")
         }
     }
 
-    /// The socket to attach to, from the argument or the list. The endpoint folder is checked
-    /// before a socket in it is listed or used (owner, mode, not a link); the socket's peer
-    /// is checked when it is connected to (``EndpointClient``: the same user).
+    /// The socket a target names: a pid's in the endpoint folder, or a socket's path.
+    static func socketPath(of target: String) throws -> String {
+        if let pid = Int32(target) {
+            try checkFolder()
+            let path = EndpointDirectory.socketPath(pid: pid)
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw InputError(message: "no monitor endpoint for pid \(pid) (looked for \(path)); is it running with --listen?")
+            }
+            return path
+        }
+        guard FileManager.default.fileExists(atPath: target) else { throw InputError(message: "\(target): no such socket") }
+        var info = stat()
+        guard stat(target, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else {
+            throw InputError(message: "\(target) is not a socket; give a pid, or a socket from `reqtop attach --list`")
+        }
+        return target
+    }
+
+    /// The socket to attach to, from the argument or the list.
     private func resolve() throws -> String {
-        func checkFolder() throws {
-            // No folder: no program has listened yet, said below.
-            guard FileManager.default.fileExists(atPath: EndpointDirectory.path) || (try? FileManager.default.destinationOfSymbolicLink(atPath: EndpointDirectory.path)) != nil else { return }
-            do {
-                try EndpointDirectory.checkForAttaching()
-            } catch {
-                throw InputError(message: "\(error)")
-            }
-        }
-        if let target {
-            if let pid = Int32(target) {
-                try checkFolder()
-                let path = EndpointDirectory.socketPath(pid: pid)
-                guard FileManager.default.fileExists(atPath: path) else {
-                    throw InputError(message: "no monitor endpoint for pid \(pid) (looked for \(path)); is it running with --listen?")
-                }
-                return path
-            }
-            guard FileManager.default.fileExists(atPath: target) else { throw InputError(message: "\(target): no such socket") }
-            var info = stat()
-            guard stat(target, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else {
-                throw InputError(message: "\(target) is not a socket; give a pid, or a socket from `reqtop attach --list`")
-            }
-            return target
-        }
-        try checkFolder()
+        if let target = targets.first { return try Self.socketPath(of: target) }
+        try Self.checkFolder()
         let programs = Self.programs()
         if list {
             print(TerminalText.clean(programs.isEmpty ? "no program to attach to (in \(EndpointDirectory.path))" : Self.table(programs)))
@@ -140,7 +153,7 @@ struct AttachCommand: ParsableCommand {
             return programs[0].path
         default:
             print(TerminalText.clean(Self.table(programs)))
-            throw InputError(message: "\(programs.count) programs can be attached to; pick one: reqtop attach PID")
+            throw InputError(message: "\(programs.count) programs can be attached to; pick one (reqtop attach PID), several (reqtop attach PID PID), or all (reqtop attach --all)")
         }
     }
 

@@ -16,7 +16,8 @@ extension OperationRow {
             self.maxAttempts = maxAttempts
             live[0].requestBody = body
             live[0].requestOptions = options
-            origin = options?.origin
+            // Merged programs (`attach --all`) name the program; a proxy's row also its client.
+            origin = event.program.map { program in options?.origin.map { "\(program) ‹\($0)›" } ?? program } ?? options?.origin
             setURL(url)
         case .built(let method, let url, let headers, let body):
             self.method = method

@@ -90,7 +90,8 @@ public struct OperationRow: Sendable {
     public internal(set) var url = ""
     public internal(set) var host = ""
     /// Who asked for the request when it was not the program itself (a proxy's client:
-    /// `curl (pid 4242)`), from the `queued` event's `origin`; the PROGRAM column.
+    /// `curl (pid 4242)`), from the `queued` event's `origin`; in a merged view of several
+    /// programs, the event's `program` first (`api 4121`, `proxy 88 ‹curl 4242›`). The PROGRAM column.
     public internal(set) var origin: String?
     /// The path and query, when they are not simply the end of ``url`` (see ``path``).
     var ownPath: String?

@@ -12,7 +12,7 @@ extension Array where Element == RequestEvent {
             return false
         }
         self[count - 1] = RequestEvent(time: event.time, operationID: event.operationID, attempt: event.attempt,
-                                       payload: .data(bytes: before + bytes))
+                                       payload: .data(bytes: before + bytes), program: event.program)
         return true
     }
 

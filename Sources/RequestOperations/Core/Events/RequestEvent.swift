@@ -18,12 +18,17 @@ public struct RequestEvent: Sendable, Equatable {
     /// 1 for the first try (`attempt`).
     public var attempt: Int
     public var payload: Payload
+    /// The program the event came from (`program`, added), set only where events of several
+    /// programs are merged: `reqtop attach --all` names each one `name pid` (`api 4121`), and
+    /// its operation ids then start with the pid (`4121/login`). Nil in a program's own stream.
+    public var program: String?
 
-    public init(time: TimeInterval, operationID: String, attempt: Int, payload: Payload) {
+    public init(time: TimeInterval, operationID: String, attempt: Int, payload: Payload, program: String? = nil) {
         self.time = time
         self.operationID = operationID
         self.attempt = attempt
         self.payload = payload
+        self.program = program
     }
 
     /// What happened. The comment on each case gives its `event` name and fields.
