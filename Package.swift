@@ -57,7 +57,18 @@ let package = Package(
         ),
         .target(name: "RequestMonitor", dependencies: ["RequestOperations", "RequestEventFormat", "RequestArchive", "ProcessSignals", "CNCurses"]),
         .target(name: "RequestArchive", dependencies: ["RequestOperations", "RequestEventFormat"]),
-        .target(name: "RequestEndpoint", dependencies: ["RequestOperations", "RequestEventFormat"]),
+        .target(name: "RequestEndpoint", dependencies: [
+            "RequestOperations", "RequestEventFormat", "ChannelGlue",
+            // The endpoint over TLS (`--listen-on tls://`): mutual TLS on SwiftNIO, the peer's
+            // certificate read with swift-certificates.
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOTLS", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "X509", package: "swift-certificates"),
+        ]),
+        // Two channels glued into one pipe (the proxy's tunnels, the endpoint's TLS peers).
+        .target(name: "ChannelGlue", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         // The second transport: the engine's seam, carried by AsyncHTTPClient.
         .target(name: "RequestTransportNIO", dependencies: [
             "RequestOperations",
@@ -82,6 +93,7 @@ let package = Package(
         .target(name: "RequestProxy", dependencies: [
             "RequestOperations",
             "RequestArchive",
+            "ChannelGlue",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

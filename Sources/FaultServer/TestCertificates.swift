@@ -19,8 +19,10 @@ public struct TestCertificates: Sendable {
     public let folder: String
 
     /// Makes an authority and a server certificate for `hosts` (names and IP addresses),
-    /// valid from an hour ago for a day, or, with `expired`, for a day that ended an hour ago.
-    public static func make(hosts: [String] = ["127.0.0.1", "localhost"], expired: Bool = false,
+    /// valid from an hour ago for a day, or, with `expired`, for a day that ended an hour ago;
+    /// the client certificate likewise with `expiredClient`, named `clientName`.
+    public static func make(hosts: [String] = ["127.0.0.1", "localhost"], expired: Bool = false, expiredClient: Bool = false,
+                            clientName: String = "reqtop test client",
                             in folder: String = NSTemporaryDirectory() + "reqtop-pki-\(UUID().uuidString.prefix(8))") throws -> TestCertificates {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let now = Date()
@@ -55,8 +57,9 @@ public struct TestCertificates: Sendable {
         let clientKey = P256.Signing.PrivateKey()
         let client = try Certificate(
             version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(clientKey.publicKey),
-            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(86_400),
-            issuer: caName, subject: try DistinguishedName { CommonName("reqtop test client") },
+            notValidBefore: expiredClient ? now.addingTimeInterval(-2 * 86_400) : now.addingTimeInterval(-3600),
+            notValidAfter: expiredClient ? now.addingTimeInterval(-3600) : now.addingTimeInterval(86_400),
+            issuer: caName, subject: try DistinguishedName { CommonName(clientName) },
             signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)

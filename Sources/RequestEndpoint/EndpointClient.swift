@@ -59,11 +59,17 @@ public final class EndpointClient: Sendable {
     private let nextID = Mutex(0)
     private let replied = DispatchSemaphore(value: 0)
     private let closed = Mutex(false)
+    /// The TLS connection behind the socket pair, for a remote program.
+    private let bridge: TLSClientBridge?
 
-    private init(path: String, fd: Int32) {
+    init(path: String, fd: Int32, bridge: TLSClientBridge? = nil) {
         self.path = path
         self.fd = fd
+        self.bridge = bridge
     }
+
+    /// Why a remote program's connection failed (its TLS alert: a refused certificate), when known.
+    public var closeReason: String? { bridge?.failure }
 
     public static func connect(path: String) throws -> EndpointClient {
         EndpointClient(path: path, fd: try UnixSocket.connect(to: path))
@@ -166,7 +172,10 @@ public final class EndpointClient: Sendable {
             defer { closed = true }
             return !closed
         }
-        if first { shutdown(fd, Int32(SHUT_RDWR)) }
+        if first {
+            shutdown(fd, Int32(SHUT_RDWR))
+            bridge?.close()
+        }
     }
 
     deinit {

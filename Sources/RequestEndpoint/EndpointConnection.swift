@@ -2,6 +2,8 @@
 /// (bounded; a monitor that falls behind is marked and resynced), and the command line
 /// being read.
 struct EndpointConnection {
+    /// Who is attached: a process of this user, or a remote monitor with its certificate.
+    var peer = EndpointPeer.local
     var outbound: [UInt8] = []
     var sent = 0
     var inbound: [UInt8] = []
@@ -20,4 +22,12 @@ struct EndpointConnection {
         }
         outbound += bytes
     }
+}
+
+/// Who is at the other end of an endpoint connection.
+enum EndpointPeer: Sendable, Equatable {
+    /// A process of the same user, on the Unix socket.
+    case local
+    /// A monitor on TCP, known by its certificate's subject (`CN=alice`), from `address`.
+    case remote(subject: String, address: String)
 }

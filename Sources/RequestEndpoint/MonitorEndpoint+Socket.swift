@@ -16,13 +16,13 @@ extension MonitorEndpoint {
 
     func serve() {
         defer {
-            let fds = state.withLock { state -> [Int32] in
+            let connections = state.withLock { state -> [(Int32, EndpointPeer)] in
                 defer { state.connections = [:] }
-                return Array(state.connections.keys)
+                return state.connections.map { ($0.key, $0.value.peer) }
             }
-            fds.forEach {
-                releaseFaults(of: $0)
-                close($0)
+            for (fd, peer) in connections {
+                releaseFaults(of: fd, peer: peer)
+                close(fd)
             }
             close(listener)
             unlink(path)
@@ -84,20 +84,22 @@ extension MonitorEndpoint {
             }
             state.withLock { state in
                 var connection = EndpointConnection()
-                connection.append(greeting(state))
+                connection.append(greeting(state, peer: .local))
                 state.connections[fd] = connection
             }
             _ = flush(fd)
         }
     }
 
-    /// The hello line and a snapshot of the journal.
-    func greeting(_ state: State) -> [UInt8] {
+    /// The hello line and a snapshot of the journal: what this peer may do is its own (a
+    /// remote monitor only watches unless the program accepts its commands).
+    func greeting(_ state: State, peer: EndpointPeer) -> [UInt8] {
+        let readOnly = !accepts(commandsFrom: peer)
         let hello = EndpointProtocol.line([
             "event": "hello", "version": EndpointProtocol.version, "pid": Int(getpid()), "name": options.name,
             "startedAt": EventLog.iso8601(startedAt), "t": queue.events.elapsed(), "live": state.journal.liveCount,
-            "readOnly": options.readOnly, "suspended": queue.isSuspended, "redacted": options.redactor != nil,
-            "acceptsFaults": options.acceptsFaults && !options.readOnly, "faults": queue.faults.list.count,
+            "readOnly": readOnly, "suspended": queue.isSuspended, "redacted": options.redactor != nil,
+            "acceptsFaults": options.acceptsFaults && !readOnly, "faults": queue.faults.list.count,
         ])
         return Array((hello + "\n").utf8) + snapshot(state)
     }
@@ -145,8 +147,8 @@ extension MonitorEndpoint {
     }
 
     func drop(_ fd: Int32) {
-        state.withLock { _ = $0.connections.removeValue(forKey: fd) }
-        releaseFaults(of: fd)
+        let peer = state.withLock { $0.connections.removeValue(forKey: fd)?.peer } ?? .local
+        releaseFaults(of: fd, peer: peer)
         close(fd)
     }
 

@@ -56,6 +56,8 @@ public final class MonitorEndpoint: Sendable {
         public var notice: @Sendable (String) -> Void = { text in
             FileHandle.standardError.write(Data(("reqtop endpoint: " + text + "\n").utf8))
         }
+        /// Also listen on TCP with mutual TLS, for a monitor on another machine (``EndpointTLS``).
+        public var tls: EndpointTLS?
 
         public init(readOnly: Bool = false, acceptsFaults: Bool = false, directory: String = EndpointDirectory.path, name: String = ProcessInfo.processInfo.processName,
                     bufferLimit: Int = 1 << 20, finishedLimit: Int = 1000) {
@@ -81,6 +83,8 @@ public final class MonitorEndpoint: Sendable {
     let startedAt = Date()
     let state: Mutex<State>
     let done = DispatchSemaphore(value: 0)
+    /// The TCP side, when ``Options/tls`` asks for one.
+    private let tlsListener = Mutex<TLSEndpointListener?>(nil)
 
     struct State {
         var journal: OperationJournal
@@ -131,7 +135,39 @@ public final class MonitorEndpoint: Sendable {
         let thread = Thread { [endpoint] in endpoint.serve() }
         thread.name = "reqtop.endpoint"
         thread.start()
+        if let tls = options.tls {
+            do {
+                let listener = try TLSEndpointListener(tls, endpoint: endpoint)
+                endpoint.tlsListener.withLock { $0 = listener }
+                if !tls.isLoopback {
+                    options.notice("LISTENING BEYOND THIS MACHINE on \(tls.host):\(listener.port) (TLS; only monitors with a certificate from \(tls.clientCAFile); "
+                                   + (tls.acceptsCommands ? "they may send commands)" : "they may only watch)"))
+                }
+            } catch {
+                endpoint.stop()
+                throw error
+            }
+        }
         return endpoint
+    }
+
+    /// The TCP port of the TLS side (``Options/tls``), once listening.
+    public var tlsPort: Int? { tlsListener.withLock { $0?.port } }
+
+    /// Takes a connected peer the TLS side verified: one end of a socket pair, served like a
+    /// Unix socket's. False when the endpoint has stopped.
+    func adopt(_ fd: Int32, peer: EndpointPeer) -> Bool {
+        UnixSocket.setNonBlocking(fd)
+        let taken = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            var connection = EndpointConnection()
+            connection.peer = peer
+            connection.append(greeting(state, peer: peer))
+            state.connections[fd] = connection
+            return true
+        }
+        if taken { wake() }
+        return taken
     }
 
     /// Closes every connection and removes the socket. Monitors see the program end, after
@@ -139,6 +175,11 @@ public final class MonitorEndpoint: Sendable {
     /// batch are handed over, and each connection's buffer is written out before it closes
     /// (for at most ``Options/closingGrace`` to a monitor that stopped reading).
     public func stop() {
+        let listener = tlsListener.withLock { listener in
+            defer { listener = nil }
+            return listener
+        }
+        listener?.stop()
         let subscription = state.withLock { state -> EventSubscription? in
             guard !state.stopped else { return nil }
             state.stopped = true

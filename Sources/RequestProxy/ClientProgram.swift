@@ -104,12 +104,11 @@ enum ClientProgram {
     private static func holds(_ pid: Int32, _ link: String) -> Bool {
         let folder = "/proc/\(pid)/fd"
         guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return false }
-        var buffer = [CChar](repeating: 0, count: 64)
+        var buffer = [UInt8](repeating: 0, count: 64)
         for descriptor in descriptors {
-            let length = readlink(folder + "/" + descriptor, &buffer, buffer.count - 1)
+            let length = buffer.withUnsafeMutableBytes { readlink(folder + "/" + descriptor, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count - 1) }
             guard length > 0 else { continue }
-            buffer[length] = 0
-            if String(cString: buffer) == link { return true }
+            if String(decoding: buffer[..<length], as: UTF8.self) == link { return true }
         }
         return false
     }

@@ -1,3 +1,4 @@
+import ChannelGlue
 import Foundation
 import NIOCore
 import NIOHTTP1

@@ -1,3 +1,4 @@
+import ChannelGlue
 import Foundation
 import NIOCore
 import RequestOperations
@@ -11,7 +12,7 @@ import RequestOperations
 /// not requests that can be sent again).
 ///
 /// Used on the tunnel's event loop only (both channels are on it).
-final class TunnelMeter {
+final class TunnelMeter: GlueMeter {
     private let id: String
     private let events: EventHub
     private let openedAt: TimeInterval

@@ -9,22 +9,26 @@ extension AttachCommand {
     func runMany() throws {
         guard !list else { throw InputError(message: "--list lists every program already; it takes no pids and no --all") }
         // Every named target must be there: a typo is said, not skipped.
-        let paths: [String]
+        var opened: [(EndpointClient, EndpointClient.Hello)] = []
         if all {
             guard targets.isEmpty else { throw InputError(message: "--all watches every program; give it no pids (or give pids without --all)") }
             try Self.checkFolder()
-            paths = EndpointDirectory.sockets().map(\.path)
+            for path in EndpointDirectory.sockets().map(\.path) {
+                do {
+                    opened.append(try Self.open(path))
+                } catch let error as InputError {
+                    // A socket that does not answer (a program that died, one still
+                    // starting) is passed over; it is tried again if it comes back.
+                    ReqtopMain.printError("reqtop: skipped \(path): \(error.message)")
+                }
+            }
         } else {
-            paths = try targets.map(Self.socketPath(of:))
-        }
-        var opened: [(EndpointClient, EndpointClient.Hello)] = []
-        for path in paths {
-            do {
-                opened.append(try Self.open(path))
-            } catch let error as InputError where all {
-                // With --all, a socket that does not answer (a program that died, one still
-                // starting) is passed over; it is tried again if it comes back.
-                ReqtopMain.printError("reqtop: skipped \(path): \(error.message)")
+            opened = try targets.map(open(target:))
+            // Ids are told apart by pid: two programs with one pid (here and elsewhere) cannot be.
+            let pids = opened.map(\.1.pid)
+            if let twice = pids.first(where: { pid in pids.filter { $0 == pid }.count > 1 }) {
+                opened.forEach { $0.0.close() }
+                throw InputError(message: "two of the targets are pid \(twice) (one here, one elsewhere?); attach to them one at a time")
             }
         }
         guard !opened.isEmpty || all else { throw InputError(message: "no program to attach to") }

@@ -192,7 +192,7 @@ final class AttachedPrograms: Sendable {
             case .events(let events):
                 // Unbuffered, line by line: a pipe reader sees each event as it happens.
                 let text = events.map { EventLog.line(for: $0) + "\n" }.joined()
-                if !text.isEmpty { FileHandle.standardOutput.write(Data(text.utf8)) }
+                if !text.isEmpty { StandardOutput.write(text) }
             case .resync(_, let missed, let program):
                 ReqtopMain.printError("reqtop: \(program): fell behind and missed \(missed) events; a fresh snapshot follows")
             case .paused: break

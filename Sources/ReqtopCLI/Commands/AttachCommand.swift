@@ -23,11 +23,20 @@ struct AttachCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: "Pids or socket paths; several are shown in one monitor.")
+    @Argument(help: "Pids, socket paths, or tls://HOST:PORT for a program elsewhere; several are shown in one monitor.")
     var targets: [String] = []
 
     @Flag(help: "Watch every program of this user on this machine that has an endpoint, in one monitor; programs that start later join.")
     var all = false
+
+    @Option(help: ArgumentHelp("For tls:// targets: the authority that signed the program's certificate (PEM).", valueName: "file"))
+    var cacert: String?
+
+    @Option(help: ArgumentHelp("For tls:// targets: this monitor's certificate (PEM), from the authority the program names.", valueName: "file"))
+    var cert: String?
+
+    @Option(help: ArgumentHelp("For tls:// targets: this monitor's private key (PEM).", valueName: "file"))
+    var key: String?
 
     @Flag(help: "List the programs that can be attached to, and stop.")
     var list = false
@@ -68,13 +77,31 @@ struct AttachCommand: ParsableCommand {
         if all || targets.count > 1 {
             return try runMany()
         }
-        let path = try resolve()
-        let (client, hello) = try Self.open(path)
+        let (client, hello) = try targets.first.map(open(target:)) ?? Self.open(try resolve())
         if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
             try AttachedMonitor(client: client, color: color).run(hello)
         } else {
             try Self.printEvents(client, hello: hello)
         }
+    }
+
+    /// Connects to what `target` names: a program elsewhere (`tls://HOST:PORT`, with
+    /// `--cacert`, `--cert` and `--key`), or a pid's or a path's socket here.
+    func open(target: String) throws -> (EndpointClient, EndpointClient.Hello) {
+        guard target.hasPrefix("tls://") else { return try Self.open(Self.socketPath(of: target)) }
+        let address = try ListenOption.parseTLSAddress(target, option: "attach")
+        guard let cacert, let cert, let key else {
+            let missing = [("--cacert", cacert), ("--cert", cert), ("--key", key)].filter { $0.1 == nil }.map(\.0)
+            throw InputError(message: "attaching to \(target) needs \(missing.joined(separator: ", ")): a program elsewhere is reached only with mutual TLS")
+        }
+        let client: EndpointClient
+        do {
+            client = try EndpointClient.connect(host: address.host, port: address.port,
+                                                identity: .init(caFile: cacert, certificateFile: cert, keyFile: key))
+        } catch {
+            throw InputError(message: "cannot attach to \(target): \(error)")
+        }
+        return try Self.greet(client, at: target)
     }
 
     /// Connects to the endpoint at `path` and reads its hello. A refusal, another protocol
@@ -86,6 +113,11 @@ struct AttachCommand: ParsableCommand {
         } catch {
             throw InputError(message: "cannot attach to \(path): \(error)")
         }
+        return try greet(client, at: path)
+    }
+
+    /// Reads the program's hello on a new connection.
+    static func greet(_ client: EndpointClient, at path: String) throws -> (EndpointClient, EndpointClient.Hello) {
         switch client.greeting() {
         case .message(.hello(let greeting)):
             guard greeting.version == EndpointProtocol.version else {
@@ -100,6 +132,9 @@ struct AttachCommand: ParsableCommand {
         case .message:
             throw InputError(message: "cannot attach to \(path): its first line is no hello; is it a reqtop endpoint?")
         case .closed:
+            if let reason = client.closeReason {
+                throw InputError(message: "cannot attach to \(path): the program refused this monitor: \(reason)")
+            }
             throw InputError(message: "cannot attach to \(path): it closed the connection without a hello (is it a reqtop endpoint?)")
         case .timedOut:
             throw InputError(message: "cannot attach to \(path): no hello from it within 5 s (is it a reqtop endpoint?)")
@@ -165,7 +200,7 @@ struct AttachCommand: ParsableCommand {
             switch message {
             case .event(let event):
                 // Unbuffered, line by line: a pipe reader sees each event as it happens.
-                FileHandle.standardOutput.write(Data((EventLog.line(for: event) + "\n").utf8))
+                StandardOutput.write(EventLog.line(for: event) + "\n")
             case .missed(let count):
                 ReqtopMain.printError("reqtop: fell behind and missed \(count) events; a fresh snapshot follows")
             case .error(let text):

@@ -8,15 +8,13 @@ import Synchronization
 /// Each batch of events is written with one `write`, so a reader that follows the output
 /// (or a process killed half way) sees whole lines.
 final class JSONLinesOutput: Sendable {
-    private let handle: FileHandle
     private let hub: EventHub
     private let subscription = Mutex<EventSubscription?>(nil)
     /// Secrets out of what is printed (stdout ends up in CI logs); nil with --no-redact.
     private let redactor: StreamRedactor?
 
-    init(hub: EventHub, handle: FileHandle = .standardOutput, redactor: Redactor?) {
+    init(hub: EventHub, redactor: Redactor?) {
         self.hub = hub
-        self.handle = handle
         self.redactor = redactor.map(StreamRedactor.init)
     }
 
@@ -42,6 +40,6 @@ final class JSONLinesOutput: Sendable {
     }
 
     private func write(_ text: String) {
-        handle.write(Data(text.utf8))
+        StandardOutput.write(text)
     }
 }

@@ -1,39 +1,52 @@
 import NIOCore
 
-/// One end of a tunnel: what one channel reads is written to the other, and a side that
-/// cannot take more stops the other from reading (back-pressure across the tunnel). Closing
-/// either side closes both. After SwiftNIO's own connect-proxy example.
-final class GlueHandler: ChannelDuplexHandler, RemovableChannelHandler {
+/// What a glued pair tells about the bytes it passes (`reqtop proxy`'s tunnel rows).
+/// Called on the channels' event loop.
+public protocol GlueMeter: AnyObject {
+    /// Bytes read on the first side of the pair (a tunnel's client), written to the second.
+    func countUp(_ bytes: Int)
+    /// Bytes read on the second side, written to the first.
+    func countDown(_ bytes: Int)
+    /// The pair closed, after an error or not.
+    func close(_ error: Error?)
+}
+
+/// One end of a pair of glued channels: what one channel reads is written to the other, and a
+/// side that cannot take more stops the other from reading (back-pressure across the pair).
+/// Closing either side closes both. After SwiftNIO's own connect-proxy example. Used by
+/// `reqtop proxy`'s tunnels and by the monitor endpoint's TLS connections (TLS on one side, a
+/// socket pair into the endpoint on the other). Both channels must be on one event loop.
+public final class GlueHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Bytes: a tunnel's channels carry nothing else (a TLS handler's output is bytes too).
-    typealias InboundIn = ByteBuffer
-    typealias OutboundIn = NIOAny
-    typealias OutboundOut = NIOAny
+    public typealias InboundIn = ByteBuffer
+    public typealias OutboundIn = NIOAny
+    public typealias OutboundOut = NIOAny
 
     private var partner: GlueHandler?
     private var context: ChannelHandlerContext?
     private var pendingRead = false
-    /// Counts what passes, for the tunnel's row: the client's side counts up, the other down.
-    private let meter: TunnelMeter?
+    /// Counts what passes: the first side counts up, the other down.
+    private let meter: GlueMeter?
     private let isClientSide: Bool
 
-    private init(meter: TunnelMeter?, isClientSide: Bool) {
+    private init(meter: GlueMeter?, isClientSide: Bool) {
         self.meter = meter
         self.isClientSide = isClientSide
     }
 
-    /// The client's side first.
-    static func matchedPair(meter: TunnelMeter? = nil) -> (GlueHandler, GlueHandler) {
+    /// The first side (a tunnel's client) first.
+    public static func matchedPair(meter: GlueMeter? = nil) -> (GlueHandler, GlueHandler) {
         let first = GlueHandler(meter: meter, isClientSide: true), second = GlueHandler(meter: meter, isClientSide: false)
         first.partner = second
         second.partner = first
         return (first, second)
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    public func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    public func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
         partner = nil
     }
@@ -67,7 +80,7 @@ final class GlueHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: - This side
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if let meter {
             let bytes = unwrapInboundIn(data).readableBytes
             if isClientSide { meter.countUp(bytes) } else { meter.countDown(bytes) }
@@ -75,32 +88,32 @@ final class GlueHandler: ChannelDuplexHandler, RemovableChannelHandler {
         partner?.partnerWrite(data)
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
+    public func channelReadComplete(context: ChannelHandlerContext) {
         partner?.partnerFlush()
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    public func channelInactive(context: ChannelHandlerContext) {
         meter?.close(nil)
         partner?.partnerCloseFull()
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, case .inputClosed = event {
             partner?.partnerWriteEOF()
         }
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
+    public func errorCaught(context: ChannelHandlerContext, error: Error) {
         meter?.close(error)
         partner?.partnerCloseFull()
         context.close(promise: nil)
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
+    public func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable { partner?.partnerBecameWritable() }
     }
 
-    func read(context: ChannelHandlerContext) {
+    public func read(context: ChannelHandlerContext) {
         if partnerWritable {
             context.read()
         } else {

@@ -1,0 +1,180 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ChannelGlue
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import NIOTLS
+import Synchronization
+
+extension EndpointClient {
+    /// What a monitor presents to a program's TLS endpoint, and what it trusts (PEM files).
+    public struct TLSIdentity: Sendable {
+        /// The authority that signed the program's certificate (`--cacert`).
+        public var caFile: String
+        /// This monitor's certificate and key (`--cert`, `--key`), from the authority the program names.
+        public var certificateFile: String
+        public var keyFile: String
+
+        public init(caFile: String, certificateFile: String, keyFile: String) {
+            self.caFile = caFile
+            self.certificateFile = certificateFile
+            self.keyFile = keyFile
+        }
+    }
+
+    /// Connects to a program's endpoint over mutual TLS (``EndpointTLS``). The connection is
+    /// bridged into a socket pair, so everything after is what a Unix socket's client does.
+    /// The program's certificate is verified against `identity.caFile`, its name against `host`.
+    public static func connect(host: String, port: Int, identity: TLSIdentity, timeout: TimeInterval = 10) throws -> EndpointClient {
+        let where_ = "tls://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        func load<T>(_ file: String, _ what: String, _ read: (String) throws -> T) throws -> T {
+            guard FileManager.default.isReadableFile(atPath: file) else {
+                throw EndpointTLSError("\(what) \(file): " + (FileManager.default.fileExists(atPath: file) ? "cannot be read" : "no such file"))
+            }
+            do { return try read(file) } catch { throw EndpointTLSError("\(what) \(file): not PEM (\(error))") }
+        }
+        let roots = try load(identity.caFile, "--cacert", NIOSSLCertificate.fromPEMFile)
+        let chain = try load(identity.certificateFile, "--cert", NIOSSLCertificate.fromPEMFile)
+        let key = try load(identity.keyFile, "--key") { try NIOSSLPrivateKey(file: $0, format: .pem) }
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.minimumTLSVersion = .tlsv12
+        configuration.trustRoots = .certificates(roots)
+        configuration.certificateChain = chain.map { .certificate($0) }
+        configuration.privateKey = .privateKey(key)
+        let context = try NIOSSLContext(configuration: configuration)
+        let isAddress = host.contains(":") || host.allSatisfy { $0.isNumber || $0 == "." }
+        let bridge = TLSClientBridge()
+        let channel: Channel
+        do {
+            channel = try ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connectTimeout(.milliseconds(Int64(timeout * 1000)))
+                .channelOption(.socketOption(.so_keepalive), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: isAddress ? nil : host))
+                        try channel.pipeline.syncOperations.addHandler(TLSOutcomeRecorder(bridge: bridge))
+                    }
+                }
+                .connect(host: host, port: port).wait()
+        } catch {
+            throw EndpointTLSError("cannot connect to \(where_): \(error)")
+        }
+        guard bridge.handshake.wait(timeout: .now() + timeout) == .success else {
+            channel.close(promise: nil)
+            throw EndpointTLSError("\(where_): no TLS handshake within \(timeout.formatted()) s")
+        }
+        if let failure = bridge.failure {
+            channel.close(promise: nil)
+            throw EndpointTLSError("\(where_): TLS failed: \(failure)")
+        }
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else {
+            channel.close(promise: nil)
+            throw EndpointTLSError("socketpair: \(String(cString: strerror(errno)))")
+        }
+        let (clientSide, bridgeSide) = (pair[0], pair[1])
+        do {
+            _ = try ClientBootstrap(group: channel.eventLoop).withConnectedSocket(bridgeSide).flatMapThrowing { inner in
+                // The program may have refused the certificate meanwhile (TLS 1.3 says so
+                // after the handshake): a closed channel has no one to glue to.
+                guard channel.isActive else {
+                    inner.close(promise: nil)
+                    throw EndpointTLSError(bridge.failure ?? "the program closed the connection")
+                }
+                let (tlsSide, pairSide) = GlueHandler.matchedPair()
+                try channel.pipeline.syncOperations.addHandler(tlsSide)
+                try inner.pipeline.syncOperations.addHandler(pairSide)
+                try channel.pipeline.syncOperations.handler(type: TLSOutcomeRecorder.self).release()
+            }.wait()
+        } catch {
+            Glibc.close(clientSide)
+            channel.close(promise: nil)
+            throw EndpointTLSError("the program refused this monitor: \(error)")
+        }
+        bridge.channel.withLock { $0 = channel }
+        return EndpointClient(path: where_, fd: clientSide, bridge: bridge)
+    }
+}
+
+/// The TLS side of a monitor's connection: its channel, and why it failed, for the words
+/// when the program closes the connection (a refused certificate comes as an alert after
+/// the client's handshake is done, in TLS 1.3).
+final class TLSClientBridge: Sendable {
+    let handshake = DispatchSemaphore(value: 0)
+    let channel = Mutex<Channel?>(nil)
+    private let firstFailure = Mutex<String?>(nil)
+
+    var failure: String? { firstFailure.withLock { $0 } }
+
+    func failed(_ error: Error) {
+        firstFailure.withLock { $0 = $0 ?? TLSFailureWords.describe(error) }
+    }
+
+    func close() {
+        channel.withLock { $0 }?.close(promise: nil)
+    }
+}
+
+/// Tells the bridge the handshake's outcome and the first error after it, and holds what the
+/// program sends until the bridge is glued on (its hello can come first).
+private final class TLSOutcomeRecorder: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    private let bridge: TLSClientBridge
+    private var told = false
+    private var held: [NIOAny] = []
+    private var holding = true
+    private var context: ChannelHandlerContext?
+
+    init(bridge: TLSClientBridge) {
+        self.bridge = bridge
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if holding { held.append(data) } else { context.fireChannelRead(data) }
+    }
+
+    /// The glue is on: what was held goes to it. On the channel's event loop.
+    func release() {
+        guard let context, holding else { return }
+        holding = false
+        let held = self.held
+        self.held = []
+        held.forEach { context.fireChannelRead($0) }
+        if !held.isEmpty { context.fireChannelReadComplete() }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted? = event as? TLSUserEvent, !told {
+            told = true
+            bridge.handshake.signal()
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        bridge.failed(error)
+        if !told {
+            told = true
+            bridge.handshake.signal()
+        }
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if !told {
+            told = true
+            bridge.failed(EndpointTLSError("the program closed the connection during the handshake"))
+            bridge.handshake.signal()
+        }
+        context.fireChannelInactive()
+    }
+}

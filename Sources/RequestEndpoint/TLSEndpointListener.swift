@@ -1,0 +1,203 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import ChannelGlue
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import NIOTLS
+import Synchronization
+
+/// The endpoint's TCP side: SwiftNIO accepts, swift-nio-ssl does mutual TLS, and each peer
+/// whose certificate passed is handed to the endpoint as one end of a socket pair, glued to
+/// its TLS channel (``GlueHandler``). The endpoint's I/O thread then serves it as it serves a
+/// Unix socket: the same protocol, buffer limit and resync. One event-loop thread: a peer
+/// that floods or stalls costs that thread, never the program's requests.
+final class TLSEndpointListener: Sendable {
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: Channel
+    /// Remote monitors connected now (TLS handshake under way or attached).
+    private let connected: ConnectionCount
+    let port: Int
+
+    init(_ settings: EndpointTLS, endpoint: MonitorEndpoint) throws {
+        let context = try NIOSSLContext(configuration: try settings.serverConfiguration())
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let connected = ConnectionCount()
+        let notice = endpoint.options.notice
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.so_keepalive), value: 1)
+            .childChannelInitializer { [weak endpoint] channel in
+                guard let endpoint else { return channel.close() }
+                let count = connected.value.wrappingAdd(1, ordering: .relaxed).newValue
+                channel.closeFuture.whenComplete { _ in connected.value.wrappingSubtract(1, ordering: .relaxed) }
+                guard count <= settings.maxMonitors else {
+                    notice("turned away a remote monitor from \(Self.address(of: channel)): \(settings.maxMonitors) are connected already")
+                    return channel.close()
+                }
+                Self.detectDeadPeers(channel, after: settings.deadPeerTimeout)
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                    try channel.pipeline.syncOperations.addHandler(RemotePeerHandler(endpoint: endpoint, settings: settings))
+                }
+            }
+        do {
+            channel = try bootstrap.bind(host: settings.host, port: settings.port).wait()
+        } catch {
+            try? group.syncShutdownGracefully()
+            throw EndpointTLSError("cannot listen on \(settings.host):\(settings.port): \(error)")
+        }
+        port = channel.localAddress?.port ?? settings.port
+        self.group = group
+        self.connected = connected
+    }
+
+    var remoteConnections: Int { connected.value.load(ordering: .relaxed) }
+
+    func stop() {
+        try? channel.close().wait()
+        try? group.syncShutdownGracefully()
+    }
+
+    static func address(of channel: Channel) -> String {
+        channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "an unknown address"
+    }
+
+    /// TCP keepalive on an idle connection (probes after a third of the limit, three of them)
+    /// and a limit on unacknowledged writes: a cut network ends the connection, and the
+    /// monitor's faults with it, within about `timeout`.
+    private static func detectDeadPeers(_ channel: Channel, after timeout: TimeInterval) {
+        #if os(Linux)
+        let seconds = max(1, Int(timeout / 3))
+        func tcp(_ name: Int32, _ value: Int) {
+            _ = channel.setOption(ChannelOptions.Types.SocketOption(level: SocketOptionLevel(IPPROTO_TCP), name: name), value: value)
+        }
+        tcp(TCP_KEEPIDLE, seconds)
+        tcp(TCP_KEEPINTVL, max(1, seconds / 3))
+        tcp(TCP_KEEPCNT, 3)
+        tcp(Int32(TCP_USER_TIMEOUT), Int(timeout * 1000))
+        #endif
+    }
+}
+
+/// A count shared by the accepting closure and each connection's close.
+private final class ConnectionCount: Sendable {
+    let value = Atomic<Int>(0)
+}
+
+/// Waits for the handshake, then hands the peer to the endpoint; closes a connection whose
+/// handshake does not finish in time or fails (said on the program's log, by reason).
+private final class RemotePeerHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+
+    private weak var endpoint: MonitorEndpoint?
+    private let settings: EndpointTLS
+    private var handshakeTimer: Scheduled<Void>?
+    private var attached = false
+
+    init(endpoint: MonitorEndpoint, settings: EndpointTLS) {
+        self.endpoint = endpoint
+        self.settings = settings
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let channel = context.channel
+        let address = TLSEndpointListener.address(of: channel)
+        let notice = endpoint?.options.notice
+        let limit = settings.handshakeTimeout
+        handshakeTimer = context.eventLoop.scheduleTask(in: .milliseconds(Int64(limit * 1000))) {
+            notice?("closed a connection from \(address): no TLS handshake within \(limit.formatted()) s")
+            channel.close(promise: nil)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        handshakeTimer?.cancel()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard case TLSUserEvent.handshakeCompleted? = event as? TLSUserEvent, !attached else {
+            return context.fireUserInboundEventTriggered(event)
+        }
+        attached = true
+        handshakeTimer?.cancel()
+        handshakeTimer = nil
+        let channel = context.channel
+        let address = TLSEndpointListener.address(of: channel)
+        guard let endpoint else { return context.close(promise: nil) }
+        let settings = self.settings
+        channel.nioSSL_peerCertificate().whenSuccess { certificate in
+            let subject = certificate.map(EndpointTLS.subject(of:)) ?? "no certificate"
+            var pair: [Int32] = [-1, -1]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else {
+                endpoint.options.notice("cannot take a remote monitor from \(address): socketpair: \(String(cString: strerror(errno)))")
+                return channel.close(promise: nil)
+            }
+            let (endpointSide, bridgeSide) = (pair[0], pair[1])
+            // The bridge's end of the pair, on the TLS channel's event loop (glued channels share one).
+            ClientBootstrap(group: channel.eventLoop)
+                .withConnectedSocket(bridgeSide)
+                .whenComplete { result in
+                    switch result {
+                    case .success(let inner):
+                        do {
+                            let (tlsSide, pairSide) = GlueHandler.matchedPair()
+                            try channel.pipeline.syncOperations.addHandler(tlsSide)
+                            try inner.pipeline.syncOperations.addHandler(pairSide)
+                        } catch {
+                            inner.close(promise: nil)
+                            close(endpointSide)
+                            return channel.close(promise: nil)
+                        }
+                        guard endpoint.adopt(endpointSide, peer: .remote(subject: subject, address: address)) else {
+                            close(endpointSide)
+                            return channel.close(promise: nil)
+                        }
+                        endpoint.options.notice("remote monitor \(subject) attached from \(address)"
+                                                + (settings.acceptsCommands ? "" : " (it may only watch)"))
+                        channel.closeFuture.whenComplete { _ in
+                            endpoint.options.notice("remote monitor \(subject) from \(address) detached")
+                        }
+                    case .failure:
+                        close(endpointSide)
+                        close(bridgeSide)
+                        channel.close(promise: nil)
+                    }
+                }
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        if !attached {
+            endpoint?.options.notice("refused a remote monitor from \(TLSEndpointListener.address(of: context.channel)): \(TLSFailureWords.describe(error))")
+        }
+        context.close(promise: nil)
+    }
+}
+
+/// A TLS failure in words a person can act on, from BoringSSL's reason.
+enum TLSFailureWords {
+    static func describe(_ error: Error) -> String {
+        let text = String(describing: error)
+        let reasons: [(String, String)] = [
+            ("CERTIFICATE_EXPIRED", "the certificate has expired"),
+            ("UNKNOWN_CA", "the certificate is from another authority"),
+            ("DECRYPT_ERROR", "the certificate is not from the expected authority (its signature does not verify)"),
+            ("CERTIFICATE_REQUIRED", "no client certificate was presented"),
+            ("PEER_DID_NOT_RETURN_A_CERTIFICATE", "no client certificate was presented"),
+            ("CERTIFICATE_VERIFY_FAILED", "the certificate did not verify (another authority, expired, or not yet valid)"),
+            ("BAD_CERTIFICATE", "the certificate was refused"),
+            ("WRONG_VERSION_NUMBER", "not TLS (plain text on a TLS port?)"),
+            ("HTTP_REQUEST", "not TLS (an HTTP request on a TLS port)"),
+            ("eofDuringHandshake", "the peer closed the connection during the handshake"),
+            ("uncleanShutdown", "the connection was cut"),
+        ]
+        for (key, words) in reasons where text.contains(key) { return words }
+        return text.count > 200 ? String(text.prefix(200)) + "…" : text
+    }
+}
