@@ -62,8 +62,14 @@ extension EndpointClient {
                 }
                 .connect(host: host, port: port).wait()
         } catch {
-            throw EndpointTLSError("cannot connect to \(where_): \(error)")
+            let text = "\(error)"
+            let why = text.contains("Connection refused") ? "connection refused (is the program listening with --listen-on?)"
+                : text.contains("imed out") || text.contains("connectTimeout") ? "no answer within \(timeout.formatted()) s" : text
+            throw EndpointTLSError("cannot connect: \(why)")
         }
+        // A network cut gives no close: keepalive probes and a limit on unacknowledged writes
+        // end the connection within about 30 s, and the monitor connects again.
+        TLSEndpointListener.detectDeadPeers(channel, after: 30)
         guard bridge.handshake.wait(timeout: .now() + timeout) == .success else {
             channel.close(promise: nil)
             throw EndpointTLSError("\(where_): no TLS handshake within \(timeout.formatted()) s")

@@ -71,7 +71,7 @@ final class TLSEndpointListener: Sendable {
     /// TCP keepalive on an idle connection (probes after a third of the limit, three of them)
     /// and a limit on unacknowledged writes: a cut network ends the connection, and the
     /// monitor's faults with it, within about `timeout`.
-    private static func detectDeadPeers(_ channel: Channel, after timeout: TimeInterval) {
+    static func detectDeadPeers(_ channel: Channel, after timeout: TimeInterval) {
         #if os(Linux)
         let seconds = max(1, Int(timeout / 3))
         func tcp(_ name: Int32, _ value: Int) {

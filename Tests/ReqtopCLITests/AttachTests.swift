@@ -138,7 +138,7 @@ final class AttachTests: XCTestCase {
         defer { endpoint.stop() }
         let client = try EndpointClient.connect(path: endpoint.path)
         Thread { client.run { _ in } }.start()
-        let commands = RemoteQueueCommands(client: client)
+        let commands = RemoteQueueCommands(connection: ConnectionBox(client))
         let pause = commands.perform(.queue(.setSuspended(true)))
         XCTAssertEqual(pause, CommandAnswer(ok: false, "refused: this endpoint is read-only"))
         var state = MonitorState()

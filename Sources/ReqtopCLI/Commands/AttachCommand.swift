@@ -79,7 +79,13 @@ struct AttachCommand: ParsableCommand {
         }
         let (client, hello) = try targets.first.map(open(target:)) ?? Self.open(try resolve())
         if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
-            try AttachedMonitor(client: client, color: color).run(hello)
+            // A program elsewhere is connected to again when the network drops it.
+            var again: AttachedMonitor.Reconnect?
+            if let target = targets.first, target.hasPrefix("tls://") {
+                let command = self
+                again = { try command.open(target: target) }
+            }
+            try AttachedMonitor(client: client, color: color, reconnect: again).run(hello)
         } else {
             try Self.printEvents(client, hello: hello)
         }
@@ -210,73 +216,5 @@ struct AttachCommand: ParsableCommand {
             }
         }
         ReqtopMain.printError("reqtop: \(name) ended")
-    }
-}
-
-/// The live monitor fed from an endpoint connection.
-final class AttachedMonitor: Sendable {
-    /// What the reader thread tells the screen: the header status and the program's clock.
-    private final class Shared: Sendable {
-        let status = Mutex("ATTACHING")
-        let clockBase = Mutex<(remote: TimeInterval, local: Date)?>(nil)
-        let ended = Mutex(false)
-        /// Faults injected in the program (its hello, then each change a monitor made).
-        let faults = Mutex(0)
-
-        /// The program's session time now; it stops when the program ends.
-        func now() -> TimeInterval {
-            guard let base = clockBase.withLock({ $0 }) else { return 0 }
-            return ended.withLock { $0 } ? base.remote : base.remote + Date().timeIntervalSince(base.local)
-        }
-    }
-
-    private let client: EndpointClient
-    private let screen: MonitorScreen
-    private let shared = Shared()
-
-    init(client: EndpointClient, color: Bool) throws {
-        self.client = client
-        let shared = self.shared
-        screen = try MonitorScreen(
-            options: .init(source: "attach", color: color, clock: { shared.now() }, playbackStatus: { PlaybackStatus(shared.status.withLock { $0 }) },
-                           faultsActive: { shared.faults.withLock { $0 } > 0 }),
-            commands: RemoteQueueCommands(client: client))
-    }
-
-    func run(_ hello: EndpointClient.Hello) throws {
-        let screen = self.screen, shared = self.shared, client = self.client
-        let name = "\(hello.name) \(hello.pid)"
-        shared.clockBase.withLock { $0 = (hello.time, Date()) }
-        shared.status.withLock { $0 = "ATTACHED \(name)\(hello.readOnly ? " READ-ONLY" : "")" }
-        screen.showPaused(hello.suspended)
-        shared.faults.withLock { $0 = hello.faults }
-        let reader = Thread {
-            client.run { message in
-                switch message {
-                case .event(let event):
-                    screen.feed([event])
-                case .missed:
-                    // A fresh snapshot follows: start again from it.
-                    screen.reset()
-                case .suspended(let paused):
-                    // Paused or resumed by any monitor: every monitor shows it.
-                    screen.showPaused(paused)
-                case .faults(let count):
-                    shared.faults.withLock { $0 = count }
-                    screen.feed([])
-                case .hello, .snapshot, .snapshotEnd, .reply, .error, .unreadable:
-                    break
-                }
-            }
-            // Freeze the clock where the program stopped.
-            shared.clockBase.withLock { base in base = base.map { ($0.remote + Date().timeIntervalSince($0.local), Date()) } }
-            shared.ended.withLock { $0 = true }
-            shared.status.withLock { $0 = "ENDED: \(name) exited, q quits" }
-            screen.feed([])
-        }
-        reader.start()
-        screen.run()
-        client.close()
-        ReqtopMain.printError(shared.ended.withLock { $0 } ? "reqtop: the program ended" : "reqtop: detached")
     }
 }

@@ -7,11 +7,11 @@ import RequestOperations
 /// The monitor's commands sent to an attached program; each answer is the program's own.
 /// Runs off the monitor's drawing thread, so waiting for a reply never freezes the screen.
 struct RemoteQueueCommands: QueueCommands {
-    let client: EndpointClient
+    let connection: ConnectionBox
 
     func perform(_ command: MonitorCommand) -> CommandAnswer {
         guard case .queue(let command) = command else { return Self.noPlayback }
-        let outcome = client.request(command)
+        let outcome = connection.client.request(command)
         return CommandAnswer(ok: outcome.ok, outcome.message)
     }
 }
