@@ -24,6 +24,8 @@
 // With --memory-only, the memory a queue keeps per finished operation (MemoryCost.swift).
 //
 //   swift run -c release reqtop-bench [--requests N] [--rounds R] [--endpoint-only | --async-only | --transport nio | --memory-only | --resilience-only | --instruments-only]
+//   swift run -c release reqtop-bench --paced RATE --seconds S [--tls CERT KEY CA]  (PacedProgram.swift: one of
+//     scripts/fleet-bench.sh's programs)
 //   swift run -c release reqtop-bench --bulk http://127.0.0.1:PORT/zeros/1073741824 [--rounds R]  (BulkCost.swift: down to the
 //     caller, to a file, and up, each beside raw AsyncHTTPClient; pin server and client to separate cores with taskset)
 import FaultServer
@@ -42,6 +44,11 @@ func argument(_ name: String, default value: Int) -> Int {
     return number
 }
 
+if CommandLine.arguments.contains("--paced") {
+    // A program for scripts/fleet-bench.sh (PacedProgram.swift).
+    let tls = CommandLine.arguments.firstIndex(of: "--tls").map { Array(CommandLine.arguments[($0 + 1)...].prefix(3)) }
+    PacedProgram.run(rate: argument("--paced", default: 250), seconds: argument("--seconds", default: 20), tls: tls)
+}
 let requests = argument("--requests", default: 2_000)
 let rounds = argument("--rounds", default: 5)
 let server = try FaultServer.start()

@@ -28,19 +28,33 @@ public final class EventLogWriter: Sendable {
         self.redactor = redact ? StreamRedactor() : nil
         descriptor = try OutputFile.create(path, notOver: inputs)
         try writeAll(EventLog.headerLine(startedAt: hub.startedAt, redacted: redact, settings: settings, origins: origins) + "\n")
-        let subscription = hub.subscribe(label: "reqtop.record") { [self] batch in
-            var text = ""
-            for event in batch {
-                text += Self.line(for: redactor?.redact(event) ?? event)
-                text += "\n"
-            }
-            do {
-                try writeAll(text)
-            } catch {
-                failure.withLock { $0 = $0 ?? ((error as? ArchiveError)?.message ?? "\(error)") }
-            }
-        }
+        let subscription = hub.subscribe(label: "reqtop.record") { [self] batch in append(batch) }
         self.subscription.withLock { $0 = subscription }
+    }
+
+    /// A recording of events that come from elsewhere (`reqtop attach --record`: the merged
+    /// stream of several programs), handed over with ``append(_:)``; `startedAt` is when
+    /// their `t` is 0.
+    public init(path: String, startedAt: Date, redact: Bool = true, inputs: [String] = []) throws {
+        self.path = path
+        self.redacted = redact
+        self.redactor = redact ? StreamRedactor() : nil
+        descriptor = try OutputFile.create(path, notOver: inputs)
+        try writeAll(EventLog.headerLine(startedAt: startedAt, redacted: redact) + "\n")
+    }
+
+    /// Writes `batch`, one `write(2)` of whole lines; a failure is kept for ``finish(hub:)``.
+    public func append(_ batch: [RequestEvent]) {
+        var text = ""
+        for event in batch {
+            text += Self.line(for: redactor?.redact(event) ?? event)
+            text += "\n"
+        }
+        do {
+            try writeAll(text)
+        } catch {
+            failure.withLock { $0 = $0 ?? ((error as? ArchiveError)?.message ?? "\(error)") }
+        }
     }
 
     deinit {
@@ -49,8 +63,8 @@ public final class EventLogWriter: Sendable {
 
     /// Waits until every event published so far is written, stops recording and closes.
     /// Throws the first write error, if any happened (a full disk must not pass silently).
-    public func finish(hub: EventHub) throws {
-        hub.waitUntilDelivered()
+    public func finish(hub: EventHub? = nil) throws {
+        hub?.waitUntilDelivered()
         subscription.withLock { $0?.cancel() }
         fsync(descriptor)
         if let failure = failure.withLock({ $0 }) {

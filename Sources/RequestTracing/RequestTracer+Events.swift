@@ -5,6 +5,14 @@ import Tracing
 /// How the queue's events end the attempt spans and tell the retry story on them.
 extension RequestTracer {
     func apply(_ event: RequestEvent, to state: inout State) {
+        // Each host's breaker as last heard, for the attempt spans that follow (a fleet's
+        // traces then say which attempts were a half-open breaker's probes).
+        switch event.payload {
+        case .circuitOpened(let host, _, _): state.breakers[host] = "open"
+        case .circuitHalfOpen(let host): state.breakers[host] = "half-open"
+        case .circuitClosed(let host, _): state.breakers[host] = "closed"
+        default: break
+        }
         guard !event.operationID.isEmpty, let origin = state.origin else { return }
         let id = event.operationID
         let at = Self.instant(origin + event.time)
@@ -80,8 +88,12 @@ extension RequestTracer {
             }
             state.contexts[id] = nil
             state.pending[id] = nil
+        case .injected(let fault, _, let by):
+            // What follows on this attempt is reqtop's doing, not the server's.
+            state.spans[id]?[event.attempt]?.span.attributes["reqtop.injected"] = fault
+            state.spans[id]?[event.attempt]?.span.attributes["reqtop.injected.by"] = by
         case .queued, .built, .started, .sent, .connection, .preparationFailed, .taskCreated, .data, .uploaded, .responseBody,
-             .validationFailed, .injected, .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitOpened,
+             .validationFailed, .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitOpened,
              .circuitHalfOpen, .circuitClosed, .rateLimited, .retryBudget, .intercepted, .missed, .other:
             break
         }

@@ -47,6 +47,8 @@ public final class RequestTracer: RequestInstrument {
         var pending: [String: [SpanEvent]] = [:]
         /// Wall-clock seconds at the session's `t` = 0.
         var origin: TimeInterval?
+        /// Each host's (`host:port`) circuit breaker as its events last said: `closed`, `open`, `half-open`.
+        var breakers: [String: String] = [:]
     }
 
     struct OpenSpan {
@@ -108,6 +110,9 @@ public final class RequestTracer: RequestInstrument {
         tracer.inject(span.context, into: &sent, using: URLRequestInjector())
         let replaced = state.withLock { state -> OpenSpan? in
             for event in state.pending.removeValue(forKey: id) ?? [] { span.addEvent(event) }
+            if let host = HostKey(url: request.url)?.description, let breaker = state.breakers[host] {
+                span.attributes["reqtop.breaker.state"] = breaker
+            }
             defer { state.spans[id, default: [:]][attempt] = OpenSpan(span: span) }
             return state.spans[id]?[attempt]
         }

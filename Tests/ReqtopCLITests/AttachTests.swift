@@ -269,3 +269,49 @@ extension AttachTests {
         XCTAssertEqual(failures, [], "\(failures.count) of 50 attached streams lost events")
     }
 }
+
+/// `attach A B --record`: the merged stream as a recording, each event with its program,
+/// read back by Python's json and replayed as it was shown.
+final class MergedRecordingTests: XCTestCase {
+    func testARecordingOfTwoProgramsKeepsEachEventsProgram() throws {
+        let directory = try AttachTests.makeRuntimeDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let programs = try (1...2).map { _ in try AttachTests.launch(["demo", "--no-tui", "--listen", "--scenario", "quick"], runtimeDirectory: directory) }
+        defer { programs.forEach { if $0.process.isRunning { $0.process.terminate() } } }
+        try AttachTests.waitForSocket(in: directory, count: 2)
+        let pids = programs.map { $0.process.processIdentifier }
+        let file = directory + "/merged.jsonl"
+        let monitor = try AttachTests.launch(["attach"] + pids.map(String.init) + ["--no-tui", "--record", file], runtimeDirectory: directory)
+        monitor.process.waitUntilExit()
+        XCTAssertEqual(monitor.process.terminationStatus, 0, monitor.stderr())
+        XCTAssert(monitor.stderr().contains("every program ended") && monitor.stderr().contains("recorded to \(file)"), monitor.stderr())
+
+        // Python's json reads every line; each event names its program, and its id starts with the pid.
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        check.arguments = ["-c", """
+            import json, sys
+            lines = [json.loads(l) for l in open(sys.argv[1])]
+            assert lines[0]["event"] == "session", lines[0]
+            events = lines[1:]
+            programs = {e["program"] for e in events}
+            for e in events:
+                if e["op"]:
+                    pid = e["op"].split("/", 1)[0]
+                    assert e["program"].endswith(" " + pid), e
+            print(len(events), sorted(programs))
+            """, file]
+        let out = Pipe()
+        check.standardOutput = out
+        try check.run()
+        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        check.waitUntilExit()
+        XCTAssertEqual(check.terminationStatus, 0, said)
+        for pid in pids { XCTAssert(said.contains("reqtop demo \(pid)"), said) }
+
+        // Replayed, it is the same picture: both programs' rows, by their prefixed ids.
+        let replay = try AttachTests.launch(["replay", file, "--no-tui"], runtimeDirectory: directory)
+        replay.process.waitUntilExit()
+        for pid in pids { XCTAssert(replay.stdout().contains("\"op\":\"\(pid)/w1-"), String(replay.stdout().prefix(400))) }
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import RequestArchive
 import RequestEndpoint
 import RequestEventFormat
 import RequestMonitor
@@ -38,12 +39,19 @@ extension AttachCommand {
         // The monitor's clock starts where the earliest program's did.
         let now = Date()
         let start = opened.map { now.addingTimeInterval(-$0.1.time) }.min() ?? now
-        let programs = AttachedPrograms(watchesFolder: all, start: start)
+        let recorder = try startRecording(startedAt: start)
+        let programs = AttachedPrograms(watchesFolder: all, start: start, recorder: recorder)
+        defer { finishRecording(recorder) }
         if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
-            let screen = try MonitorScreen(
-                options: .init(source: "attach", color: color, clock: { programs.now },
-                               playbackStatus: { PlaybackStatus(programs.status) }, faultsActive: { programs.faultsActive }),
-                commands: MergedQueueCommands(programs: programs))
+            var options = MonitorScreen.Options(source: "attach", color: color, clock: { programs.now },
+                                                playbackStatus: { PlaybackStatus(programs.status) }, faultsActive: { programs.faultsActive })
+            // For scripts/fleet-bench.sh: each frame's time, summed up in this file at the end.
+            let statsFile = ProcessInfo.processInfo.environment["REQTOP_FRAME_STATS"]
+            if statsFile != nil { options.frameTimes = FrameTimes() }
+            let screen = try MonitorScreen(options: options, commands: MergedQueueCommands(programs: programs))
+            defer {
+                if let statsFile, let times = options.frameTimes { try? (times.summary + "\n").write(toFile: statsFile, atomically: true, encoding: .utf8) }
+            }
             programs.start(.screen(screen))
             screen.showPaused(opened.contains { $0.1.suspended })
             opened.forEach { programs.adopt($0.0, hello: $0.1) }
@@ -57,11 +65,36 @@ extension AttachCommand {
             }
             opened.forEach { programs.adopt($0.0, hello: $0.1) }
             if all {
-                // Programs come and go: runs until interrupted.
+                // Programs come and go: runs until interrupted (the recording is written as it goes).
                 while true { Thread.sleep(forTimeInterval: 3600) }
             }
             programs.waitForAll()
             ReqtopMain.printError("reqtop: every program ended")
+        }
+    }
+}
+
+extension AttachCommand {
+    /// `--record FILE`: JSON lines of what the monitor is shown (redacted again on the way in).
+    func startRecording(startedAt: Date) throws -> EventLogWriter? {
+        guard let record else { return nil }
+        guard !record.lowercased().hasSuffix(".har") else {
+            throw InputError(message: "--record \(record): attach records JSON lines (.jsonl); make HAR from it with reqtop export FILE --har OUT.har")
+        }
+        do {
+            return try EventLogWriter(path: record, startedAt: startedAt)
+        } catch let error as ArchiveError {
+            throw InputError(message: error.description)
+        }
+    }
+
+    func finishRecording(_ recorder: EventLogWriter?) {
+        guard let recorder else { return }
+        do {
+            try recorder.finish()
+            ReqtopMain.printError("reqtop: recorded to \(recorder.path) (secrets redacted)")
+        } catch {
+            ReqtopMain.printError("reqtop: \(recorder.path): the recording is incomplete: \((error as? ArchiveError)?.message ?? "\(error)")")
         }
     }
 }

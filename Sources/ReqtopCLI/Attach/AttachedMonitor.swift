@@ -1,4 +1,5 @@
 import Foundation
+import RequestArchive
 import RequestEndpoint
 import RequestEventFormat
 import RequestMonitor
@@ -33,10 +34,13 @@ final class AttachedMonitor: Sendable {
     private let screen: MonitorScreen
     private let shared = Shared()
     private let reconnect: Reconnect?
+    /// `--record`: the program's events as they come (a resync's repeat left out).
+    private let recorder: EventLogWriter?
 
-    init(client: EndpointClient, color: Bool, reconnect: Reconnect? = nil) throws {
+    init(client: EndpointClient, color: Bool, reconnect: Reconnect? = nil, recorder: EventLogWriter? = nil) throws {
         connection = ConnectionBox(client)
         self.reconnect = reconnect
+        self.recorder = recorder
         let shared = self.shared
         screen = try MonitorScreen(
             options: .init(source: "attach", color: color, clock: { shared.now() }, playbackStatus: { PlaybackStatus(shared.status.withLock { $0 }) },
@@ -45,17 +49,19 @@ final class AttachedMonitor: Sendable {
     }
 
     func run(_ hello: EndpointClient.Hello) throws {
-        let screen = self.screen, shared = self.shared, connection = self.connection, reconnect = self.reconnect
+        let screen = self.screen, shared = self.shared, connection = self.connection, reconnect = self.reconnect, recorder = self.recorder
         let name = "\(hello.name) \(hello.pid)"
         greet(hello)
         let reader = Thread {
+            var samePID = false
             while true {
-                Self.read(connection.client, into: screen, shared: shared)
+                Self.read(connection.client, into: screen, shared: shared, recorder: recorder, repeating: samePID)
                 guard let reconnect, !shared.quitting.withLock({ $0 }) else { break }
                 // A clean close is the program's end (it may come back: a restart); an error is the network's.
                 let lost = connection.client.closeReason.map { "DISCONNECTED from \(name) (\($0))" } ?? "ENDED: \(name) closed the connection"
                 guard let (client, again) = Self.reconnect(with: reconnect, lost: lost, shared: shared, screen: screen) else { break }
                 connection.replace(with: client)
+                samePID = again.pid == hello.pid
                 // What the program sends now starts with a fresh snapshot.
                 screen.reset()
                 self.greet(again, note: " (reconnected at \(Self.clockTime()))")
@@ -81,13 +87,20 @@ final class AttachedMonitor: Sendable {
     }
 
     /// Feeds the screen until the connection ends.
-    private static func read(_ client: EndpointClient, into screen: MonitorScreen, shared: Shared) {
+    /// - Parameter repeating: the snapshot that comes first repeats what was recorded (a
+    ///   reconnection to the same program), as a resync's does.
+    private static func read(_ client: EndpointClient, into screen: MonitorScreen, shared: Shared, recorder: EventLogWriter?, repeating: Bool) {
+        var repeating = repeating
         client.run { message in
             switch message {
             case .event(let event):
                 screen.feed([event])
+                if !repeating { recorder?.append([event]) }
+            case .snapshotEnd:
+                repeating = false
             case .missed:
                 // A fresh snapshot follows: start again from it.
+                repeating = true
                 screen.reset()
             case .suspended(let paused):
                 // Paused or resumed by any monitor: every monitor shows it.
@@ -95,7 +108,7 @@ final class AttachedMonitor: Sendable {
             case .faults(let count):
                 shared.faults.withLock { $0 = count }
                 screen.feed([])
-            case .hello, .snapshot, .snapshotEnd, .reply, .error, .unreadable:
+            case .hello, .snapshot, .reply, .error, .unreadable:
                 break
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import RequestArchive
 import RequestEndpoint
 import RequestEventFormat
 import RequestMonitor
@@ -30,17 +31,23 @@ final class AttachedPrograms: Sendable {
         var clients: [Int32: EndpointClient] = [:]
         /// Pids being connected to or attached (a socket is not tried twice at once).
         var known: Set<Int32> = []
+        /// Programs sending a fresh snapshot after they fell behind: its events are shown but
+        /// not recorded again (the recording has them, or missed them for good).
+        var resyncing: Set<Int32> = []
         var stopped = false
     }
 
     let shared: Mutex<Shared>
+    /// `--record`: the merged stream as it is shown, each event with its `program`.
+    let recorder: EventLogWriter?
     private let watchesFolder: Bool
     private let output: Mutex<Output?> = Mutex(nil)
     private let finishedReaders = DispatchGroup()
 
-    init(watchesFolder: Bool, start: Date = Date()) {
+    init(watchesFolder: Bool, start: Date = Date(), recorder: EventLogWriter? = nil) {
         shared = Mutex(Shared(merge: ProgramMerge(start: start)))
         self.watchesFolder = watchesFolder
+        self.recorder = recorder
     }
 
     /// The header's status: how many programs, and which ended.
@@ -134,12 +141,16 @@ final class AttachedPrograms: Sendable {
                 shared.withLock { shared in
                     let merged = shared.merge.merge(event, from: pid)
                     shared.journals[pid]?.apply([merged])
+                    if !shared.resyncing.contains(pid) { recorder?.append([merged]) }
                     deliver(.events([merged]))
                 }
+            case .snapshotEnd:
+                shared.withLock { _ = $0.resyncing.remove(pid) }
             case .missed(let count):
                 // A fresh snapshot of this program follows: clear the screen and show the
                 // others again from what was kept of them.
                 shared.withLock { shared in
+                    shared.resyncing.insert(pid)
                     shared.journals[pid] = OperationJournal()
                     let others = shared.merge.ordered.map(\.pid).filter { $0 != pid }.flatMap { shared.journals[$0]?.snapshot.events ?? [] }
                     deliver(.resync(others, missed: count, program: shared.merge.programs[pid]?.label ?? "\(pid)"))
@@ -157,7 +168,7 @@ final class AttachedPrograms: Sendable {
                 if case .lines = output.withLock({ $0 }) {
                     ReqtopMain.printError("reqtop: pid \(pid) says: \(text)")
                 }
-            case .hello, .snapshot, .snapshotEnd, .reply, .unreadable:
+            case .hello, .snapshot, .reply, .unreadable:
                 break
             }
         }

@@ -95,7 +95,13 @@ struct ProgramMerge: Sendable {
             merged.payload = .breakpointRemoved(id: breakpoint(id, of: pid))
         case .breakpoint(let id, let rule, let by, let afterResponse):
             merged.payload = .breakpoint(id: breakpoint(id, of: pid), rule: rule, by: by, afterResponse: afterResponse)
-        default:
+        // Nothing here names another operation or a breakpoint (a new kind that does must
+        // say so here: no `default:`).
+        case .queued, .built, .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data,
+             .uploaded, .responseBody, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected,
+             .breakpointResolved, .circuitWaiting, .circuitOpened, .circuitHalfOpen, .circuitClosed,
+             .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released, .reactorStarted,
+             .reactorWaiting, .reactorFinished, .requeued, .cancelled, .finished, .missed, .other:
             break
         }
         return merged

@@ -1,5 +1,6 @@
 import Foundation
 import ArgumentParser
+import RequestArchive
 import RequestEndpoint
 import RequestEventFormat
 import RequestMonitor
@@ -37,6 +38,9 @@ struct AttachCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("For tls:// targets: this monitor's private key (PEM).", valueName: "file"))
     var key: String?
+
+    @Option(help: ArgumentHelp("Record what the monitor is shown to FILE (JSON lines; with several programs each event names its program).", valueName: "file"))
+    var record: String?
 
     @Flag(help: "List the programs that can be attached to, and stop.")
     var list = false
@@ -85,9 +89,13 @@ struct AttachCommand: ParsableCommand {
                 let command = self
                 again = { try command.open(target: target) }
             }
-            try AttachedMonitor(client: client, color: color, reconnect: again).run(hello)
+            let recorder = try startRecording(startedAt: Date().addingTimeInterval(-hello.time))
+            defer { finishRecording(recorder) }
+            try AttachedMonitor(client: client, color: color, reconnect: again, recorder: recorder).run(hello)
         } else {
-            try Self.printEvents(client, hello: hello)
+            let recorder = try startRecording(startedAt: Date().addingTimeInterval(-hello.time))
+            defer { finishRecording(recorder) }
+            try Self.printEvents(client, hello: hello, recorder: recorder)
         }
     }
 
@@ -199,19 +207,25 @@ struct AttachCommand: ParsableCommand {
     }
 
     /// Headless: events as JSON lines on stdout, the rest on stderr.
-    static func printEvents(_ client: EndpointClient, hello: EndpointClient.Hello) throws {
+    static func printEvents(_ client: EndpointClient, hello: EndpointClient.Hello, recorder: EventLogWriter? = nil) throws {
         let name = "\(hello.name) (pid \(hello.pid))"
         ReqtopMain.printError("reqtop: attached to \(name): \(hello.live) live operations")
+        var resyncing = false
         client.run { message in
             switch message {
             case .event(let event):
                 // Unbuffered, line by line: a pipe reader sees each event as it happens.
                 StandardOutput.write(EventLog.line(for: event) + "\n")
+                // A snapshot after falling behind repeats what was recorded: not again.
+                if !resyncing { recorder?.append([event]) }
+            case .snapshotEnd:
+                resyncing = false
             case .missed(let count):
+                resyncing = true
                 ReqtopMain.printError("reqtop: fell behind and missed \(count) events; a fresh snapshot follows")
             case .error(let text):
                 ReqtopMain.printError("reqtop: the program says: \(text)")
-            case .hello, .snapshot, .snapshotEnd, .reply, .suspended, .faults, .unreadable:
+            case .hello, .snapshot, .reply, .suspended, .faults, .unreadable:
                 break
             }
         }

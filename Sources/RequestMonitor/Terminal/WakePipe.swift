@@ -24,8 +24,10 @@ final class WakePipe: Sendable {
     }
 
     /// Sleeps until a wake, a key on stdin, a signal or the timeout; then empties the pipe.
-    func wait(stdinToo: Bool, timeoutMilliseconds: Int32) {
-        var fds = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)]
+    /// Waits for a wake-up or a key (`stdinToo`), or only for a key (`wakeToo` false: what
+    /// came in meanwhile waits for the next frame), at most `timeoutMilliseconds`.
+    func wait(stdinToo: Bool, wakeToo: Bool = true, timeoutMilliseconds: Int32) {
+        var fds = [pollfd(fd: wakeToo ? readEnd : -1, events: Int16(POLLIN), revents: 0)]
         if stdinToo { fds.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
         _ = poll(&fds, nfds_t(fds.count), timeoutMilliseconds)
         var buffer = [UInt8](repeating: 0, count: 256)
