@@ -138,6 +138,30 @@ final class RequestTracerTests: XCTestCase {
 
     /// No tracer bootstrapped: the no-op tracer, and the instrument does nothing at all (no
     /// subscription, no header, no state), so installing it costs nothing.
+    /// What a fleet's traces are searched by (docs/fleet.md): an injected attempt says so and
+    /// by whom, and an attempt says its host's breaker as the tracer last heard of it.
+    func testAnAttemptSaysItWasInjectedAndItsHostsBreakerState() throws {
+        let server = try startServer()
+        let tracer = InMemoryTracer()
+        let (queue, instrument) = queue(tracer)
+        queue.faults.add(FaultRule(match: try RequestMatch("path:/status/204"), effect: .status(503, retryAfter: nil), setBy: "monitor"))
+        queue.add(URLRequest(url: server.url("/status/204")), id: "injected", options: RequestOptions(retryPolicy: .never))
+        finish(queue, instrument)
+        let injected = try XCTUnwrap(tracer.finishedSpans.first { $0.kind == .client })
+        XCTAssertEqual(injected.attributes.get("reqtop.injected"), .string("status 503"))
+        XCTAssertEqual(injected.attributes.get("reqtop.injected.by"), .string("monitor"))
+        XCTAssertNil(injected.attributes.get("reqtop.breaker.state"), "no breaker heard of: none said")
+
+        // The host's breaker half-open (as its event says): the next attempt is its probe.
+        queue.events.publish(operation: "", attempt: 0, .circuitHalfOpen(host: "127.0.0.1:\(server.port)"))
+        queue.events.waitUntilDelivered()
+        queue.add(URLRequest(url: server.url("/echo")), id: "probe", options: RequestOptions(retryPolicy: .never))
+        finish(queue, instrument)
+        let probe = try XCTUnwrap(tracer.finishedSpans.first { $0.kind == .client && $0.attributes.get("reqtop.operation") == .string("probe") })
+        XCTAssertEqual(probe.attributes.get("reqtop.breaker.state"), .string("half-open"))
+        XCTAssertNil(probe.attributes.get("reqtop.injected"))
+    }
+
     func testWithNoBackendNothingIsDone() throws {
         let server = try startServer()
         let instrument = RequestTracer(tracer: NoOpTracer())
