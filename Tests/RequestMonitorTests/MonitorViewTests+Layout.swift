@@ -79,3 +79,35 @@ extension MonitorViewTests {
         XCTAssertFalse(render(model, width: 64, height: 12).text.contains("PROGRAM"), "narrow: left out")
     }
 }
+
+extension MonitorViewTests {
+    /// A merged view (`attach --all`, #45): each row's program from its events, narrowed by
+    /// its name before its pid, and the Hosts screen's PROGRAMS panel.
+    func testAMergedViewNamesEachRowsProgramAndListsThePrograms() {
+        var model = QueueModel(source: "attach")
+        for (pid, name) in [(4121, "reqtop demo"), (4122, "checkout-worker")] {
+            model.apply(RequestEvent(time: 1, operationID: "\(pid)/w1-login", attempt: 1,
+                                     payload: .queued(method: "GET", url: "http://api.test/orders", headers: [:], maxAttempts: 1),
+                                     program: "\(name) \(pid)"))
+        }
+        let wide = render(model, width: 160, height: 12)
+        XCTAssert(line(wide, containing: "4121/w1-login").contains("reqtop demo 4121"), wide.text)
+        XCTAssert(line(wide, containing: "4122/w1-login").contains("checkout-worker 4122"), wide.text)
+        // Narrow: the name gives way, the pid stays.
+        let narrow = render(model, width: 104, height: 12)
+        XCTAssert(narrow.text.contains("PROGRAM"), narrow.text)
+        XCTAssert(line(narrow, containing: "4122/w1-login").contains("… 4122"), narrow.text)
+        XCTAssertEqual(MonitorView.fitKeepingPID("checkout-worker 4122", 12, ellipsis: "…"), "checko… 4122")
+        XCTAssertEqual(MonitorView.fitKeepingPID("curl", 12, ellipsis: "…"), "curl        ")
+
+        var state = MonitorState()
+        state.screen = .hosts
+        state.programs = [ProgramLine(label: "reqtop demo 4121", state: .attached, live: 3, eventsPerSecond: 2000, faults: 1, readOnly: false),
+                          ProgramLine(label: "checkout-worker 4122", state: .ended, live: 0, eventsPerSecond: 0, faults: 0, readOnly: true)]
+        let hosts = render(model, state: state, width: 120, height: 30)
+        let first = line(hosts, containing: "reqtop demo 4121")
+        XCTAssert(first.contains("attached") && first.contains("2000") && first.contains("taken"), hosts.text)
+        let second = line(hosts, containing: "checkout-worker 4122")
+        XCTAssert(second.contains("ended") && second.contains("refused"), hosts.text)
+    }
+}

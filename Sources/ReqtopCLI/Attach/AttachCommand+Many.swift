@@ -48,6 +48,7 @@ extension AttachCommand {
             // For scripts/fleet-bench.sh: each frame's time, summed up in this file at the end.
             let statsFile = ProcessInfo.processInfo.environment["REQTOP_FRAME_STATS"]
             if statsFile != nil { options.frameTimes = FrameTimes() }
+            options.programs = { programs.programLines }
             let screen = try MonitorScreen(options: options, commands: MergedQueueCommands(programs: programs))
             defer {
                 if let statsFile, let times = options.frameTimes { try? (times.summary + "\n").write(toFile: statsFile, atomically: true, encoding: .utf8) }

@@ -35,6 +35,9 @@ final class AttachedPrograms: Sendable {
         /// not recorded again (the recording has them, or missed them for good).
         var resyncing: Set<Int32> = []
         var stopped = false
+        /// Events seen from each program, and the rate over the last window of about 2 s.
+        var eventCounts: [Int32: Int] = [:]
+        var rates: [Int32: (since: Date, count: Int, perSecond: Double)] = [:]
     }
 
     let shared: Mutex<Shared>
@@ -57,6 +60,26 @@ final class AttachedPrograms: Sendable {
             let ended = programs.filter(\.ended).count
             let readOnly = programs.allSatisfy(\.readOnly) && !programs.isEmpty ? " READ-ONLY" : ""
             return "ATTACHED \(programs.count) program\(programs.count == 1 ? "" : "s")" + (ended > 0 ? " (\(ended) ended)" : "") + readOnly
+        }
+    }
+
+    /// Each program for the Hosts screen's PROGRAMS panel: its state, live operations and
+    /// events a second (over the last 2 s or so).
+    var programLines: [ProgramLine] {
+        shared.withLock { shared in
+            let now = Date()
+            return shared.merge.ordered.map { program in
+                let count = shared.eventCounts[program.pid] ?? 0
+                var rate = shared.rates[program.pid] ?? (now, count, 0)
+                let window = now.timeIntervalSince(rate.since)
+                if window >= 2 {
+                    rate = (now, count, Double(count - rate.count) / window)
+                }
+                shared.rates[program.pid] = rate
+                return ProgramLine(label: program.label, state: program.ended ? .ended : program.paused ? .paused : .attached,
+                                   live: program.ended ? 0 : shared.journals[program.pid]?.liveCount ?? 0,
+                                   eventsPerSecond: program.ended ? 0 : rate.perSecond, faults: program.faults, readOnly: program.readOnly)
+            }
         }
     }
 
@@ -141,6 +164,7 @@ final class AttachedPrograms: Sendable {
                 shared.withLock { shared in
                     let merged = shared.merge.merge(event, from: pid)
                     shared.journals[pid]?.apply([merged])
+                    shared.eventCounts[pid, default: 0] += 1
                     if !shared.resyncing.contains(pid) { recorder?.append([merged]) }
                     deliver(.events([merged]))
                 }

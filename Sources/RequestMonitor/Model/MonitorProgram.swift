@@ -19,7 +19,8 @@ public struct MonitorProgram: Sendable {
         case action(MonitorAction)
         /// Before each frame is drawn: the session clock's reading (nil: the latest event's
         /// time), the table's page size and a replay's status for the header.
-        case frame(clock: TimeInterval?, pageSize: Int, playback: PlaybackStatus?, faultsOn: Bool = false)
+        /// `programs`: the programs of a merged view (none otherwise).
+        case frame(clock: TimeInterval?, pageSize: Int, playback: PlaybackStatus?, faultsOn: Bool = false, programs: [ProgramLine] = [])
     }
 
     public private(set) var model: QueueModel
@@ -67,9 +68,10 @@ public struct MonitorProgram: Sendable {
             let context = MonitorUpdate.Context(visible: cache.ids(model: model, state: state, now: now), pageSize: pageSize,
                                                 model: model, canCommand: canCommand, canCancel: canCancel)
             return MonitorUpdate.update(&state, action, context)
-        case .frame(let clock, let pageSize, let playback, let faultsOn):
+        case .frame(let clock, let pageSize, let playback, let faultsOn, let programs):
             frame(clock: clock, pageSize: pageSize, playback: playback)
             state.faultsOn = faultsOn
+            state.programs = programs
         }
         return []
     }

@@ -57,6 +57,8 @@ public struct MonitorState: Sendable, Equatable {
     public var paused = false
     /// Faults are injected into the queue shown: the header says so.
     public var faultsOn = false
+    /// The programs of a merged view (`attach --all`): the Hosts screen's PROGRAMS panel.
+    public var programs: [ProgramLine] = []
     public var showHelp = false
     /// The first help line shown, where the help is taller than the screen (↑↓ PgUp PgDn).
     public var helpScroll = 0

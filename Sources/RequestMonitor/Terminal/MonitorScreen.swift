@@ -29,6 +29,8 @@ public final class MonitorScreen: Sendable {
         public var faultsActive: (@Sendable () -> Bool)?
         /// Where each turn's work (inputs, the update, drawing) is timed, for benchmarks.
         public var frameTimes: FrameTimes?
+        /// The programs of a merged view, read before each frame (the Hosts screen shows them).
+        public var programs: (@Sendable () -> [ProgramLine])?
 
         public init(source: String, color: Bool, clock: (@Sendable () -> TimeInterval)? = nil, onQuit: (@Sendable () -> Void)? = nil,
                     playbackStatus: (@Sendable () -> PlaybackStatus)? = nil, faultsActive: (@Sendable () -> Bool)? = nil) {
@@ -199,7 +201,7 @@ public final class MonitorScreen: Sendable {
             let (width, height) = terminal.size
             let ended = program.state.ended
             update(.frame(clock: options.clock?(), pageSize: MonitorView.pageSize(height: height), playback: options.playbackStatus?(),
-                          faultsOn: options.faultsActive?() ?? false))
+                          faultsOn: options.faultsActive?() ?? false, programs: options.programs?() ?? []))
             if program.state.ended != ended { dirty = true }
             let active = program.isActive(playing: options.playbackStatus != nil)
             let sinceDraw = DispatchTime.now().uptimeNanoseconds - lastDraw

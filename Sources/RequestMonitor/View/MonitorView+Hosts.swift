@@ -42,7 +42,10 @@ extension MonitorView {
             grid.put("no operation yet" + theme.ellipsis, x: 2, y: 4, style: CellGrid.Style(dim: true))
             return
         }
-        let room = Self.pageSize(height: grid.height)
+        // A merged view's programs take the bottom of the screen (their title, one line each).
+        let programsHeight = state.programs.isEmpty ? 0 : min(state.programs.count + 2, max(0, Self.pageSize(height: grid.height) / 2))
+        let room = max(1, Self.pageSize(height: grid.height) - programsHeight)
+        if programsHeight > 0 { drawPrograms(&grid, top: 3 + room + 1, lines: programsHeight - 2) }
         let selected = hosts.firstIndex { $0.host == state.selectedHost } ?? 0
         let first = max(0, selected - room + 1)
         for (line, summary) in hosts.dropFirst(first).prefix(room).enumerated() {
@@ -65,6 +68,39 @@ extension MonitorView {
         }
         if hosts.count > first + room {
             grid.put("\(theme.ellipsis) \(hosts.count - first - room) more hosts", x: 1, y: 3 + room - 1, style: CellGrid.Style(dim: true))
+        }
+    }
+
+    /// The PROGRAMS panel of a merged view: each program, whether it is still there, its
+    /// queue, its events a second, its faults.
+    private func drawPrograms(_ grid: inout CellGrid, top: Int, lines: Int) {
+        let titleStyle = CellGrid.Style(bold: true, reverse: true)
+        grid.fill(y: top, style: titleStyle)
+        let labelWidth = min(32, max(7, state.programs.map(\.label.count).max() ?? 7))
+        var x = grid.put(fit("PROGRAM", labelWidth), x: 1, y: top, style: titleStyle) + 1
+        for (title, width) in [("STATE", 9), ("LIVE", 6), ("EVENTS/S", 8), ("FAULTS", 6), ("COMMANDS", 9)] {
+            x = grid.put(Format.right(title, width), x: x, y: top, style: titleStyle) + 1
+        }
+        for (line, program) in state.programs.prefix(lines).enumerated() {
+            let y = top + 1 + line
+            let style: CellGrid.Style = switch program.state {
+            case .ended: CellGrid.Style(dim: true)
+            case .paused: theme.style(.held)
+            case .attached: program.live > 0 ? theme.style(.running) : .plain
+            }
+            let state = switch program.state {
+            case .attached: "attached"
+            case .paused: "paused"
+            case .ended: "ended"
+            }
+            var x = grid.put(fit(program.label, labelWidth), x: 1, y: y, style: style) + 1
+            for (cell, width) in [(state, 9), ("\(program.live)", 6), (String(format: "%.0f", program.eventsPerSecond), 8),
+                                  (program.faults == 0 ? "-" : "\(program.faults)", 6), (program.readOnly ? "refused" : "taken", 9)] {
+                x = grid.put(Format.right(cell, width), x: x, y: y, style: style) + 1
+            }
+        }
+        if state.programs.count > lines {
+            grid.put("\(theme.ellipsis) \(state.programs.count - lines) more programs", x: 1, y: top + lines, style: CellGrid.Style(dim: true))
         }
     }
 }

@@ -172,6 +172,11 @@ public struct MonitorView {
         let minimumPath = 12
         func used() -> Int { columns.reduce(1) { $0 + ($1.kind == .path ? minimumPath : $1.width) + 1 } }
         for kind in [TableColumn.timeline, .program, .host, .size, .method, .wait] where used() > width {
+            // PROGRAM narrows before it goes: its name gives way, its pid stays (`reqtop… 4121`).
+            if kind == .program, let program = columns.firstIndex(where: { $0.kind == .program }) {
+                columns[program].width = max(12, columns[program].width - (used() - width))
+                if used() <= width { break }
+            }
             columns.removeAll { $0.kind == kind }
         }
         // Still too wide (under 60 columns): the id gives way down to 6.
@@ -232,7 +237,7 @@ public struct MonitorView {
                 text = fit("\(theme.glyph(row.state)) \(theme.word(row.state))", width)
                 style = stateStyle
             case .program:
-                text = fit(row.origin ?? "", width, ellipsis: theme.ellipsis)
+                text = Self.fitKeepingPID(row.origin ?? "", width, ellipsis: theme.ellipsis)
                 style.dim = true
             case .method: text = fit(row.method, width)
             case .host: text = fit(row.host, width, ellipsis: theme.ellipsis)
@@ -371,5 +376,17 @@ extension MonitorView {
             return arrow + "\(min(100, transfer.bytes * 100 / expected))%"
         }
         return arrow + Format.bytes(transfer.bytes)
+    }
+
+    /// `reqtop demo 4121` in `width`: the name shortened before the pid that tells programs
+    /// apart (`reqtop… 4121`); anything else as `fit` cuts it.
+    static func fitKeepingPID(_ text: String, _ width: Int, ellipsis: String) -> String {
+        guard text.count > width, let space = text.lastIndex(of: " "), text[text.index(after: space)...].allSatisfy(\.isNumber) else {
+            return Format.fit(text, width, ellipsis: ellipsis)
+        }
+        let pid = String(text[space...])
+        let room = width - pid.count - ellipsis.count
+        guard room >= 1 else { return Format.fit(text, width, ellipsis: ellipsis) }
+        return String(text[..<space].prefix(room)) + ellipsis + pid
     }
 }
