@@ -23,8 +23,11 @@ public struct EndpointTLS: Sendable {
     public var clientCAFile: String
     /// Remote monitors may send commands (cancel, retry, pause, ...); off: they only watch.
     public var acceptsCommands = false
-    /// Remote monitors attached at once; more are turned away.
+    /// Remote monitors attached at once; more are turned away (told why).
     public var maxMonitors = 8
+    /// Connections in their TLS handshake at once; more are closed at once. Apart from
+    /// ``maxMonitors``, so a flood of handshakes never finished cannot keep monitors out.
+    public var maxHandshakes = 64
     /// A connection whose TLS handshake is not done by then is closed (a peer that stalls).
     public var handshakeTimeout: TimeInterval = 10
     /// A remote monitor's connection with nothing acknowledged for this long is dropped, and

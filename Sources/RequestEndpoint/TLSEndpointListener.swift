@@ -19,14 +19,14 @@ import Synchronization
 final class TLSEndpointListener: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let channel: Channel
-    /// Remote monitors connected now (TLS handshake under way or attached).
-    private let connected: ConnectionCount
+    /// Connections in their TLS handshake, and remote monitors attached, now.
+    private let counts: ConnectionCounts
     let port: Int
 
     init(_ settings: EndpointTLS, endpoint: MonitorEndpoint) throws {
         let context = try NIOSSLContext(configuration: try settings.serverConfiguration())
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let connected = ConnectionCount()
+        let counts = ConnectionCounts()
         let notice = endpoint.options.notice
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
@@ -34,16 +34,18 @@ final class TLSEndpointListener: Sendable {
             .childChannelOption(.socketOption(.so_keepalive), value: 1)
             .childChannelInitializer { [weak endpoint] channel in
                 guard let endpoint else { return channel.close() }
-                let count = connected.value.wrappingAdd(1, ordering: .relaxed).newValue
-                channel.closeFuture.whenComplete { _ in connected.value.wrappingSubtract(1, ordering: .relaxed) }
-                guard count <= settings.maxMonitors else {
-                    notice("turned away a remote monitor from \(Self.address(of: channel)): \(settings.maxMonitors) are connected already")
+                // Handshakes under way are bounded apart from monitors attached: a flood of
+                // connections that never finish theirs is closed, and cannot hold the places
+                // of the monitors that did.
+                guard counts.handshaking.wrappingAdd(1, ordering: .relaxed).newValue <= settings.maxHandshakes else {
+                    counts.handshaking.wrappingSubtract(1, ordering: .relaxed)
+                    counts.turnedAway(notice, "turned away connections: \(settings.maxHandshakes) TLS handshakes under way already (said once)")
                     return channel.close()
                 }
                 Self.detectDeadPeers(channel, after: settings.deadPeerTimeout)
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
-                    try channel.pipeline.syncOperations.addHandler(RemotePeerHandler(endpoint: endpoint, settings: settings))
+                    try channel.pipeline.syncOperations.addHandler(RemotePeerHandler(endpoint: endpoint, settings: settings, counts: counts))
                 }
             }
         do {
@@ -54,10 +56,11 @@ final class TLSEndpointListener: Sendable {
         }
         port = channel.localAddress?.port ?? settings.port
         self.group = group
-        self.connected = connected
+        self.counts = counts
     }
 
-    var remoteConnections: Int { connected.value.load(ordering: .relaxed) }
+    /// Remote monitors attached now.
+    var remoteMonitors: Int { counts.attached.load(ordering: .relaxed) }
 
     func stop() {
         try? channel.close().wait()
@@ -85,9 +88,16 @@ final class TLSEndpointListener: Sendable {
     }
 }
 
-/// A count shared by the accepting closure and each connection's close.
-private final class ConnectionCount: Sendable {
-    let value = Atomic<Int>(0)
+/// Counts shared by the accepting closure and each connection's handler.
+private final class ConnectionCounts: Sendable {
+    let handshaking = Atomic<Int>(0)
+    let attached = Atomic<Int>(0)
+    private let saidTurnedAway = Atomic<Bool>(false)
+
+    /// A flood is said once on the log, not once a connection.
+    func turnedAway(_ notice: @Sendable (String) -> Void, _ text: String) {
+        if !saidTurnedAway.exchange(true, ordering: .relaxed) { notice(text) }
+    }
 }
 
 /// Waits for the handshake, then hands the peer to the endpoint; closes a connection whose
@@ -99,10 +109,16 @@ private final class RemotePeerHandler: ChannelInboundHandler, RemovableChannelHa
     private let settings: EndpointTLS
     private var handshakeTimer: Scheduled<Void>?
     private var attached = false
+    private let counts: ConnectionCounts
+    /// Which count this connection is in now.
+    private var counted = Counted.handshaking
 
-    init(endpoint: MonitorEndpoint, settings: EndpointTLS) {
+    private enum Counted { case handshaking, attached, none }
+
+    init(endpoint: MonitorEndpoint, settings: EndpointTLS, counts: ConnectionCounts) {
         self.endpoint = endpoint
         self.settings = settings
+        self.counts = counts
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -118,6 +134,12 @@ private final class RemotePeerHandler: ChannelInboundHandler, RemovableChannelHa
 
     func handlerRemoved(context: ChannelHandlerContext) {
         handshakeTimer?.cancel()
+        switch counted {
+        case .handshaking: counts.handshaking.wrappingSubtract(1, ordering: .relaxed)
+        case .attached: counts.attached.wrappingSubtract(1, ordering: .relaxed)
+        case .none: break
+        }
+        counted = .none
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -130,6 +152,15 @@ private final class RemotePeerHandler: ChannelInboundHandler, RemovableChannelHa
         let channel = context.channel
         let address = TLSEndpointListener.address(of: channel)
         guard let endpoint else { return context.close(promise: nil) }
+        counts.handshaking.wrappingSubtract(1, ordering: .relaxed)
+        counted = .attached
+        guard counts.attached.wrappingAdd(1, ordering: .relaxed).newValue <= settings.maxMonitors else {
+            // Told in the protocol's words, so the monitor says why.
+            let refusal = EndpointProtocol.error("refused: \(settings.maxMonitors) remote monitors are attached already") + "\n"
+            endpoint.options.notice("turned away a remote monitor from \(address): \(settings.maxMonitors) are attached already")
+            context.writeAndFlush(NIOAny(ByteBuffer(string: refusal))).whenComplete { _ in channel.close(promise: nil) }
+            return
+        }
         let settings = self.settings
         channel.nioSSL_peerCertificate().whenSuccess { certificate in
             let subject = certificate.map(EndpointTLS.subject(of:)) ?? "no certificate"

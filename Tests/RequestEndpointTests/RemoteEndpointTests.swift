@@ -28,13 +28,14 @@ final class RemoteEndpointTests: EndpointTestCase {
 
     /// An endpoint on 127.0.0.1 (a free port) whose monitors must come with `pki`'s authority.
     func startRemote(_ queue: RequestQueue, _ pki: TestCertificates, acceptsCommands: Bool = false, acceptsFaults: Bool = false,
-                     handshakeTimeout: TimeInterval = 10) throws -> MonitorEndpoint {
+                     handshakeTimeout: TimeInterval = 10, maxMonitors: Int = 8) throws -> MonitorEndpoint {
         var options = MonitorEndpoint.Options(acceptsFaults: acceptsFaults, directory: directory, name: "remote-test")
         let notices = self.notices
         options.notice = { text in notices.add(text) }
         var tls = EndpointTLS(host: "127.0.0.1", port: 0, certificateFile: pki.serverCertificateFile, keyFile: pki.serverKeyFile, clientCAFile: pki.caFile)
         tls.acceptsCommands = acceptsCommands
         tls.handshakeTimeout = handshakeTimeout
+        tls.maxMonitors = maxMonitors
         options.tls = tls
         let endpoint = try queue.startMonitorEndpoint(options: options)
         addTeardownBlock { endpoint.stop() }
@@ -160,6 +161,31 @@ final class RemoteEndpointTests: EndpointTestCase {
         XCTAssert(notices.all.contains { $0.contains("not TLS") }, "\(notices.all)")
         let answer = queue.add(URLRequest(url: server.url("/echo")), id: "after")
         waitFor("the program's request to go on") { answer.result?.status == 200 }
+    }
+}
+
+extension RemoteEndpointTests {
+    /// 200 connections that never start a handshake: the program's requests go on, the flood
+    /// is closed (past 64 at once, and each after the handshake limit), and then a monitor
+    /// attaches; a monitor past the limit of attached ones is told why.
+    func testAFloodOfConnectionsNeitherSlowsTheProgramNorKeepsMonitorsOutForLong() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let pki = try makeCertificates()
+        let queue = RequestQueue(earlyRetry: nil)
+        let endpoint = try startRemote(queue, pki, handshakeTimeout: 0.5, maxMonitors: 1)
+        let port = try XCTUnwrap(endpoint.tlsPort)
+        let flood = try (0..<200).map { _ in try TCPProbe(port: port) }
+        let during = (0..<20).map { queue.add(URLRequest(url: server.url("/echo")), id: "during-\($0)") }
+        waitFor("the program's requests to go on during the flood") { during.allSatisfy { $0.result?.status == 200 } }
+        waitFor("the flood to be closed") { flood.allSatisfy { $0.isClosed() } }
+        XCTAssert(notices.all.contains { $0.contains("64 TLS handshakes under way already") }, "\(notices.all)")
+
+        let first = try connect(endpoint, trusting: pki, as: pki)
+        guard case .message(.hello) = first.greeting() else { return XCTFail("no hello after the flood") }
+        let second = try connect(endpoint, trusting: pki, as: pki)
+        XCTAssertEqual(second.greeting(), .message(.error("refused: 1 remote monitors are attached already")))
+        first.close()
     }
 }
 

@@ -102,7 +102,7 @@ public struct QueueModel: Sendable {
             }
             switch event.payload {
             case .breakpointSet(let id, let rule, let by, let enabled, let afterResponse):
-                breakpoints[id] = BreakpointMark(id: id, rule: rule, by: by, enabled: enabled, afterResponse: afterResponse)
+                breakpoints[id] = BreakpointMark(id: id, rule: rule, by: by, enabled: enabled, afterResponse: afterResponse, program: event.program)
                 version += 1
             case .breakpointRemoved(let id):
                 breakpoints[id] = nil

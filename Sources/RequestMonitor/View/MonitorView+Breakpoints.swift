@@ -28,7 +28,7 @@ extension MonitorView {
             }
             let text = " " + fit("\(mark.id)", 4) + " " + fit(mark.afterResponse ? "after the answer" : "before sending", 16) + " "
                 + fit(mark.enabled ? "on" : "off", 6) + " " + Format.right("\(stopped[mark.id, default: 0])", 7) + "  "
-                + fit(mark.by, 22) + " " + (mark.rule.isEmpty ? "(every request)" : mark.rule)
+                + fit(mark.setter, mark.program == nil ? 22 : 40) + " " + (mark.rule.isEmpty ? "(every request)" : mark.rule)
             grid.put(text, x: 0, y: y, style: style)
         }
     }
