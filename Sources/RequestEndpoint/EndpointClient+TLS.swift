@@ -86,16 +86,19 @@ extension EndpointClient {
         let (clientSide, bridgeSide) = (pair[0], pair[1])
         do {
             _ = try ClientBootstrap(group: channel.eventLoop).withConnectedSocket(bridgeSide).flatMapThrowing { inner in
-                // The program may have refused the certificate meanwhile (TLS 1.3 says so
-                // after the handshake): a closed channel has no one to glue to.
-                guard channel.isActive else {
+                // The program may have closed the connection meanwhile: it refused the
+                // certificate (TLS 1.3 says so after the handshake), or said why in a line
+                // (too many monitors), which the monitor must still read.
+                let recorder = try channel.pipeline.syncOperations.handler(type: TLSOutcomeRecorder.self)
+                guard channel.isActive || recorder.holdsBytes else {
                     inner.close(promise: nil)
                     throw EndpointTLSError(bridge.failure ?? "the program closed the connection")
                 }
                 let (tlsSide, pairSide) = GlueHandler.matchedPair()
                 try channel.pipeline.syncOperations.addHandler(tlsSide)
                 try inner.pipeline.syncOperations.addHandler(pairSide)
-                try channel.pipeline.syncOperations.handler(type: TLSOutcomeRecorder.self).release()
+                recorder.release()
+                if !channel.isActive { inner.close(mode: .output, promise: nil) }
             }.wait()
         } catch {
             Glibc.close(clientSide)
@@ -147,6 +150,9 @@ private final class TLSOutcomeRecorder: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if holding { held.append(data) } else { context.fireChannelRead(data) }
     }
+
+    /// The program sent something before the glue was on.
+    var holdsBytes: Bool { !held.isEmpty }
 
     /// The glue is on: what was held goes to it. On the channel's event loop.
     func release() {

@@ -33,12 +33,27 @@ extension MonitorEndpoint {
         }
         var closingBy: Date?
         while true {
+            // A remote monitor that takes nothing of what waits for it is behind a cut network
+            // (a local one is only stopped: Ctrl-Z): dropped after the limit, its faults with it.
+            // While one has bytes waiting, the loop looks each second.
+            let limit = options.tls?.deadPeerTimeout ?? .infinity
+            let (remoteWaiting, stalled) = state.withLock { state in
+                let remote = state.connections.filter { $0.value.peer != .local && ($0.value.pending > 0 || $0.value.behind) }
+                return (!remote.isEmpty, remote.filter { $0.value.isStalled(for: limit) })
+            }
+            for (fd, connection) in stalled {
+                if case .remote(let subject, let address) = connection.peer {
+                    options.notice("dropped remote monitor \(subject) (\(address)): it took nothing for \(limit.formatted()) s (a cut network?)")
+                }
+                drop(fd)
+            }
             let (draining, watched) = state.withLock { state in
                 // A connection that is behind is watched for room too: the missed notice and
                 // the fresh snapshot go out as soon as it has caught up.
                 (state.draining, state.connections.map { ($0.key, $0.value.pending > 0 || $0.value.behind) })
             }
             var timeout: Int32 = -1
+            if remoteWaiting { timeout = 1000 }
             if draining {
                 // The program ended: no new monitors; write out what each one has not read,
                 // so it sees every event before the end of the stream.
@@ -125,6 +140,7 @@ extension MonitorEndpoint {
                     }
                     guard let written else { return nil }
                     if written == 0 { return false }
+                    connection.lastProgress = Date()
                     connection.sent += written
                 }
                 connection.outbound.removeAll(keepingCapacity: true)

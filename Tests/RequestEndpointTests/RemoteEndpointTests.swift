@@ -28,7 +28,7 @@ final class RemoteEndpointTests: EndpointTestCase {
 
     /// An endpoint on 127.0.0.1 (a free port) whose monitors must come with `pki`'s authority.
     func startRemote(_ queue: RequestQueue, _ pki: TestCertificates, acceptsCommands: Bool = false, acceptsFaults: Bool = false,
-                     handshakeTimeout: TimeInterval = 10, maxMonitors: Int = 8) throws -> MonitorEndpoint {
+                     handshakeTimeout: TimeInterval = 10, maxMonitors: Int = 8, deadPeerTimeout: TimeInterval = 30) throws -> MonitorEndpoint {
         var options = MonitorEndpoint.Options(acceptsFaults: acceptsFaults, directory: directory, name: "remote-test")
         let notices = self.notices
         options.notice = { text in notices.add(text) }
@@ -36,6 +36,7 @@ final class RemoteEndpointTests: EndpointTestCase {
         tls.acceptsCommands = acceptsCommands
         tls.handshakeTimeout = handshakeTimeout
         tls.maxMonitors = maxMonitors
+        tls.deadPeerTimeout = deadPeerTimeout
         options.tls = tls
         let endpoint = try queue.startMonitorEndpoint(options: options)
         addTeardownBlock { endpoint.stop() }
@@ -186,6 +187,37 @@ extension RemoteEndpointTests {
         let second = try connect(endpoint, trusting: pki, as: pki)
         XCTAssertEqual(second.greeting(), .message(.error("refused: 1 remote monitors are attached already")))
         first.close()
+    }
+}
+
+extension RemoteEndpointTests {
+    /// A cut network gives no close: a remote monitor that takes nothing while events wait
+    /// for it is dropped after the limit, and the faults it set go with it.
+    func testAMonitorBehindACutNetworkIsDroppedWithItsFaults() throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let pki = try makeCertificates()
+        let queue = RequestQueue(maxConcurrentRequests: 8, earlyRetry: nil)
+        let endpoint = try startRemote(queue, pki, acceptsCommands: true, acceptsFaults: true, deadPeerTimeout: 1)
+        let client = try connect(endpoint, trusting: pki, as: pki)
+        guard case .message(.hello) = client.greeting() else { return XCTFail("no hello") }
+        // It sets a fault, then reads nothing more, as a monitor behind a dead link would.
+        client.send(line: EndpointProtocol.line(for: .toggleFault(host: "127.0.0.1:9"), id: 1))
+        waitFor("its fault to be set") { queue.faults.list.count == 1 }
+        let started = Date()
+        var sent = 0
+        // Whichever notices first: the kernel (TCP_USER_TIMEOUT: data unacknowledged for the
+        // limit) or the endpoint (nothing taken for the limit).
+        while !queue.faults.list.isEmpty, Date().timeIntervalSince(started) < 30 {
+            // Events to fill what lies between: the socket pair, NIO's buffers, the TCP window.
+            (0..<200).forEach { _ in queue.add(URLRequest(url: server.url("/bytes/64")), options: RequestOptions(retryPolicy: .never)) }
+            sent += 200
+            queue.waitUntilAllOperationsAreFinished()
+        }
+        XCTAssert(queue.faults.list.isEmpty, "the fault outlived its monitor: \(notices.all) after \(sent) requests")
+        XCTAssert(notices.all.contains("removed 1 fault set by a monitor that detached"), "\(notices.all)")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15, "within a few times the limit")
+        client.close()
     }
 }
 
