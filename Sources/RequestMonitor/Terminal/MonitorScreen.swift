@@ -168,7 +168,7 @@ public final class MonitorScreen: Sendable {
                     }
                 }
             }
-            let turnStart = DispatchTime.now().uptimeNanoseconds
+            let turnStart = DispatchTime.now().uptimeNanoseconds, turnCPUStart = FrameTimes.threadCPU()
             var drew = false
             var drawing: UInt64 = 0
             for input in inbox.withLock({ inbox in defer { inbox = [] }; return inbox }) {
@@ -222,7 +222,9 @@ public final class MonitorScreen: Sendable {
                 keyPressed = false
                 lastDraw = DispatchTime.now().uptimeNanoseconds
             }
-            if drew { options.frameTimes?.add(turn: DispatchTime.now().uptimeNanoseconds - turnStart, drawing: drawing) }
+            if drew {
+                options.frameTimes?.add(turn: DispatchTime.now().uptimeNanoseconds - turnStart, drawing: drawing, cpu: FrameTimes.threadCPU() - turnCPUStart)
+            }
             wake.wait(stdinToo: true, timeoutMilliseconds: active ? 80 : 1000)
         }
         options.onQuit?()
