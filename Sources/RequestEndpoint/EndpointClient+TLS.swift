@@ -32,15 +32,9 @@ extension EndpointClient {
     /// The program's certificate is verified against `identity.caFile`, its name against `host`.
     public static func connect(host: String, port: Int, identity: TLSIdentity, timeout: TimeInterval = 10) throws -> EndpointClient {
         let where_ = "tls://\(host.contains(":") ? "[\(host)]" : host):\(port)"
-        func load<T>(_ file: String, _ what: String, _ read: (String) throws -> T) throws -> T {
-            guard FileManager.default.isReadableFile(atPath: file) else {
-                throw EndpointTLSError("\(what) \(file): " + (FileManager.default.fileExists(atPath: file) ? "cannot be read" : "no such file"))
-            }
-            do { return try read(file) } catch { throw EndpointTLSError("\(what) \(file): not PEM (\(error))") }
-        }
-        let roots = try load(identity.caFile, "--cacert", NIOSSLCertificate.fromPEMFile)
-        let chain = try load(identity.certificateFile, "--cert", NIOSSLCertificate.fromPEMFile)
-        let key = try load(identity.keyFile, "--key") { try NIOSSLPrivateKey(file: $0, format: .pem) }
+        let roots = try EndpointTLS.load(identity.caFile, "--cacert", NIOSSLCertificate.fromPEMFile)
+        let chain = try EndpointTLS.load(identity.certificateFile, "--cert", NIOSSLCertificate.fromPEMFile)
+        let key = try EndpointTLS.load(identity.keyFile, "--key") { try NIOSSLPrivateKey(file: $0, format: .pem) }
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = .tlsv12
         configuration.trustRoots = .certificates(roots)

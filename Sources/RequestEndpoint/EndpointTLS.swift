@@ -50,25 +50,28 @@ public struct EndpointTLS: Sendable {
 
     /// What is wrong with the files, named; the server's TLS settings when nothing is.
     func serverConfiguration() throws -> TLSConfiguration {
-        func read<T>(_ file: String, _ what: String, _ load: (String) throws -> T) throws -> T {
-            guard FileManager.default.isReadableFile(atPath: file) else {
-                throw EndpointTLSError("\(what) \(file): " + (FileManager.default.fileExists(atPath: file) ? "cannot be read" : "no such file"))
-            }
-            do {
-                return try load(file)
-            } catch {
-                throw EndpointTLSError("\(what) \(file): not a PEM \(what.contains("key") ? "private key" : "certificate") (\(error))")
-            }
-        }
-        let chain = try read(certificateFile, "the endpoint's certificate") { try NIOSSLCertificate.fromPEMFile($0) }
+        let chain = try EndpointTLS.load(certificateFile, "the endpoint's certificate") { try NIOSSLCertificate.fromPEMFile($0) }
         guard !chain.isEmpty else { throw EndpointTLSError("the endpoint's certificate \(certificateFile): no certificate in it") }
-        let key = try read(keyFile, "the endpoint's key") { try NIOSSLPrivateKey(file: $0, format: .pem) }
-        let roots = try read(clientCAFile, "the monitors' authority") { try NIOSSLCertificate.fromPEMFile($0) }
+        let key = try EndpointTLS.load(keyFile, "the endpoint's key") { try NIOSSLPrivateKey(file: $0, format: .pem) }
+        let roots = try EndpointTLS.load(clientCAFile, "the monitors' authority") { try NIOSSLCertificate.fromPEMFile($0) }
         guard !roots.isEmpty else { throw EndpointTLSError("the monitors' authority \(clientCAFile): no certificate in it") }
         var configuration = TLSConfiguration.makeServerConfigurationWithMTLS(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key), trustRoots: .certificates(roots))
         configuration.minimumTLSVersion = .tlsv12
         return configuration
+    }
+
+    /// A PEM file read by `load`, or an error naming `what` and the file and what is wrong
+    /// with it (missing, unreadable, not PEM): one way for both sides.
+    static func load<T>(_ file: String, _ what: String, _ load: (String) throws -> T) throws -> T {
+        guard FileManager.default.isReadableFile(atPath: file) else {
+            throw EndpointTLSError("\(what) \(file): " + (FileManager.default.fileExists(atPath: file) ? "cannot be read" : "no such file"))
+        }
+        do {
+            return try load(file)
+        } catch {
+            throw EndpointTLSError("\(what) \(file): not a PEM \(what.contains("key") ? "private key" : "certificate") (\(error))")
+        }
     }
 
     /// The certificate's subject as people write it (`CN=alice,O=ops`): who a remote monitor is.

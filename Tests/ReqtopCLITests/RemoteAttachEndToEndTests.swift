@@ -79,6 +79,10 @@ final class RemoteAttachEndToEndTests: TerminalTestCase {
             (["demo", "--listen-on", "tls://127.0.0.1:0"], "--listen-on needs --listen-cert, --listen-key, --listen-client-ca"),
             (["demo", "--listen-on", "tcp://127.0.0.1:0"], "must start with tls://"),
             (["demo", "--accept-commands"], "--accept-commands needs --listen-on"),
+            (["demo", "--listen-on", "tls://127.0.0.1:0", "--listen-cert", "/nonexistent.pem", "--listen-key", "/x", "--listen-client-ca", "/y"],
+             "the endpoint's certificate /nonexistent.pem: no such file"),
+            (["demo", "--listen-on", "tls://127.0.0.1:0", "--listen-cert", "/etc/passwd", "--listen-key", "/x", "--listen-client-ca", "/y"],
+             "the endpoint's certificate /etc/passwd: not a PEM certificate"),
         ]
         for (arguments, expected) in cases {
             let directory = try AttachTests.makeRuntimeDirectory()
