@@ -82,17 +82,23 @@ extension EndpointClient {
             _ = try ClientBootstrap(group: channel.eventLoop).withConnectedSocket(bridgeSide).flatMapThrowing { inner in
                 // The program may have closed the connection meanwhile: it refused the
                 // certificate (TLS 1.3 says so after the handshake), or said why in a line
-                // (too many monitors), which the monitor must still read.
-                let recorder = try channel.pipeline.syncOperations.handler(type: TLSOutcomeRecorder.self)
-                guard channel.isActive || recorder.holdsBytes else {
-                    inner.close(promise: nil)
-                    throw EndpointTLSError(bridge.failure ?? "the program closed the connection")
+                // (too many monitors), which the monitor must still read. (Once closed, the
+                // channel's handlers are gone: what was held is kept in the bridge.)
+                let held = bridge.takeHeld()
+                guard channel.isActive else {
+                    guard !held.isEmpty else {
+                        inner.close(promise: nil)
+                        throw EndpointTLSError(bridge.failure ?? "the program closed the connection")
+                    }
+                    held.forEach { inner.write($0, promise: nil) }
+                    inner.flush()
+                    inner.close(mode: .output, promise: nil)
+                    return
                 }
                 let (tlsSide, pairSide) = GlueHandler.matchedPair()
                 try channel.pipeline.syncOperations.addHandler(tlsSide)
                 try inner.pipeline.syncOperations.addHandler(pairSide)
-                recorder.release()
-                if !channel.isActive { inner.close(mode: .output, promise: nil) }
+                try channel.pipeline.syncOperations.handler(type: TLSOutcomeRecorder.self).release(held)
             }.wait()
         } catch {
             Glibc.close(clientSide)
@@ -111,6 +117,19 @@ final class TLSClientBridge: Sendable {
     let handshake = DispatchSemaphore(value: 0)
     let channel = Mutex<Channel?>(nil)
     private let firstFailure = Mutex<String?>(nil)
+    /// What the program sent before the bridge was glued on (its hello, or why it refused).
+    private let held = Mutex<[ByteBuffer]>([])
+
+    func hold(_ buffer: ByteBuffer) {
+        held.withLock { $0.append(buffer) }
+    }
+
+    func takeHeld() -> [ByteBuffer] {
+        held.withLock { held in
+            defer { held = [] }
+            return held
+        }
+    }
 
     var failure: String? { firstFailure.withLock { $0 } }
 
@@ -129,7 +148,6 @@ private final class TLSOutcomeRecorder: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     private let bridge: TLSClientBridge
     private var told = false
-    private var held: [NIOAny] = []
     private var holding = true
     private var context: ChannelHandlerContext?
 
@@ -142,19 +160,15 @@ private final class TLSOutcomeRecorder: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if holding { held.append(data) } else { context.fireChannelRead(data) }
+        if holding { bridge.hold(unwrapInboundIn(data)) } else { context.fireChannelRead(data) }
     }
 
-    /// The program sent something before the glue was on.
-    var holdsBytes: Bool { !held.isEmpty }
-
-    /// The glue is on: what was held goes to it. On the channel's event loop.
-    func release() {
+    /// The glue is on: `held` (what came before it) goes to it, and what comes next passes.
+    /// On the channel's event loop.
+    func release(_ held: [ByteBuffer]) {
         guard let context, holding else { return }
         holding = false
-        let held = self.held
-        self.held = []
-        held.forEach { context.fireChannelRead($0) }
+        held.forEach { context.fireChannelRead(NIOAny($0)) }
         if !held.isEmpty { context.fireChannelReadComplete() }
     }
 

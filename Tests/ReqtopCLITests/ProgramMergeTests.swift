@@ -61,10 +61,13 @@ final class ProgramMergeTests: XCTestCase {
         var merge = twoPrograms()
         XCTAssertEqual(merge.route(.cancel(operation: "4122/login")), .one(pid: 4122, .cancel(operation: "login")))
         XCTAssertEqual(merge.route(.retry(operation: "4121/a/b")), .one(pid: 4121, .retry(operation: "a/b")), "only the first slash is the program's")
-        XCTAssertEqual(merge.route(.cancel(operation: "login")), .none("no program here has an operation login"))
-        XCTAssertEqual(merge.route(.cancel(operation: "999/login")), .none("no program here has an operation 999/login"))
+        XCTAssertEqual(merge.route(.cancel(operation: "login")), .none("no program here has login"))
+        XCTAssertEqual(merge.route(.cancel(operation: "999/login")), .none("no program here has 999/login"))
         XCTAssertEqual(merge.route(.setSuspended(true)), .every(.setSuspended(true)))
         XCTAssertEqual(merge.route(.toggleFault(host: "h:80")), .every(.toggleFault(host: "h:80")))
+        // A host of one program (the Hosts screen split by program) goes to that one alone.
+        XCTAssertEqual(merge.route(.isolate(host: "4122/h:80")), .one(pid: 4122, .isolate(host: "h:80")))
+        XCTAssertEqual(merge.route(.toggleFault(host: "4121/h:80")), .one(pid: 4121, .toggleFault(host: "h:80")))
         XCTAssertEqual(merge.merge(.cancelled(operation: "login"), from: 4122), .cancelled(operation: "4122/login"))
         XCTAssertEqual(merge.merge(.runningAgain(operation: "a", as: "a~1"), from: 4121), .runningAgain(operation: "4121/a", as: "4121/a~1"))
 

@@ -149,3 +149,59 @@ final class HostsViewTests: XCTestCase {
         }
     }
 }
+
+/// The Hosts screen of a merged view split by program (`P`, #45): each program's own tallies
+/// and breaker for a host, and its commands for that program alone.
+final class HostsByProgramTests: XCTestCase {
+    private func mergedModel() -> QueueModel {
+        var model = QueueModel(source: "attach")
+        for (pid, failures) in [(4121, 0), (4122, 2)] {
+            let program = "reqtop demo \(pid)"
+            for index in 0..<3 {
+                let op = "\(pid)/op-\(index)"
+                model.apply(RequestEvent(time: 1, operationID: op, attempt: 1,
+                                         payload: .queued(method: "GET", url: "http://api.test/x", headers: [:], maxAttempts: 1), program: program))
+                let failed = index < failures
+                model.apply(RequestEvent(time: 2, operationID: op, attempt: 1,
+                                         payload: .finished(outcome: failed ? .failure : .success, status: failed ? 503 : 200, attempts: 1, duration: 1, reason: nil),
+                                         program: program))
+            }
+        }
+        // Only the second program's breaker opened.
+        model.apply(RequestEvent(time: 3, operationID: "", attempt: 0, payload: .circuitOpened(host: "api.test:80", reason: "2 failures", until: 30),
+                                 program: "reqtop demo 4122"))
+        return model
+    }
+
+    func testEachProgramKeepsItsOwnLineForAHost() throws {
+        let model = mergedModel()
+        let merged = HostSummary.compute(model)
+        XCTAssertEqual(merged.map(\.host), ["api.test"])
+        XCTAssertEqual(merged.first?.operations, 6)
+        let split = HostSummary.compute(model, byProgram: true)
+        XCTAssertEqual(Set(split.map(\.host)), ["4121/api.test", "4122/api.test"])
+        let calm = try XCTUnwrap(split.first { $0.host == "4121/api.test" })
+        let failing = try XCTUnwrap(split.first { $0.host == "4122/api.test" })
+        XCTAssertEqual(calm.failed, 0)
+        XCTAssertNil(calm.circuit, "the other program's breaker is not this one's")
+        XCTAssertEqual(failing.failed, 2)
+        XCTAssertEqual(failing.circuit?.state, .open(until: 30))
+        XCTAssertEqual(failing.circuitHost, "4122/api.test:80", "its commands name the program")
+
+        var state = MonitorState()
+        state.screen = .hosts
+        let context = MonitorUpdate.Context(visible: [], pageSize: 20, model: model, canCommand: true, canCancel: true)
+        XCTAssertEqual(MonitorUpdate.update(&state, .splitHostsByProgram, context), [])
+        XCTAssertTrue(state.hostsByProgram)
+        state.selectedHost = "4122/api.test"
+        XCTAssertEqual(MonitorUpdate.update(&state, .isolateHost, context), [.command(.queue(.isolate(host: "4122/api.test:80")))])
+
+        // One program's events only: nothing to split.
+        var single = MonitorState()
+        single.screen = .hosts
+        let plain = MonitorUpdate.Context(visible: [], pageSize: 20, model: scriptedModel(), canCommand: true, canCancel: true)
+        XCTAssertEqual(MonitorUpdate.update(&single, .splitHostsByProgram, plain), [])
+        XCTAssertFalse(single.hostsByProgram)
+        XCTAssertEqual(single.flash, "only a merged view of several programs (reqtop attach --all) splits hosts by program")
+    }
+}

@@ -336,7 +336,7 @@ final class MonitorViewTests: XCTestCase {
     func testTheHelpOverlayListsEveryKey() {
         var state = MonitorState()
         state.showHelp = true
-        let text = render(state: state, height: 40).text
+        let text = render(state: state, height: 42).text
         // A binding with no help of its own ("-", ">") shares its partner's line ("+ -", "< >").
         for binding in KeyMap.bindings where !binding.help.isEmpty {
             XCTAssert(text.contains(binding.help), binding.help)

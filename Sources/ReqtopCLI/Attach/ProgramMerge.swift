@@ -124,7 +124,7 @@ struct ProgramMerge: Sendable {
             return (program, String(id[id.index(after: slash)...]))
         }
         func toOwner(_ id: String, _ make: (String) -> QueueCommand) -> Route {
-            guard let (program, local) = program(of: id) else { return .none("no program here has an operation \(id)") }
+            guard let (program, local) = program(of: id) else { return .none("no program here has \(id)") }
             guard !program.ended else { return .none("\(program.label) has ended") }
             return .one(pid: program.pid, make(local))
         }
@@ -140,6 +140,11 @@ struct ProgramMerge: Sendable {
         case .resolveBreakpoint(let id, let resolution): return toOwner(id) { .resolveBreakpoint(operation: $0, resolution: resolution) }
         case .setBreakpointEnabled(let id, let enabled): return toBreakpointOwner(id) { .setBreakpointEnabled(id: $0, enabled: enabled) }
         case .removeBreakpoint(let id): return toBreakpointOwner(id) { .removeBreakpoint(id: $0) }
+        // A host of one program (the Hosts screen split by program: `4121/api.example.com:443`)
+        // goes to that program alone.
+        case .isolate(let host) where host.contains("/"): return toOwner(host) { .isolate(host: $0) }
+        case .closeCircuit(let host) where host.contains("/"): return toOwner(host) { .closeCircuit(host: $0) }
+        case .toggleFault(let host) where host.contains("/"): return toOwner(host) { .toggleFault(host: $0) }
         case .cancelAll, .setSuspended, .releaseBatches, .isolate, .closeCircuit, .toggleFault, .clearFaults, .addBreakpoint, .clearBreakpoints:
             return programs.values.contains { !$0.ended } ? .every(command) : .none("every program has ended")
         }

@@ -38,16 +38,29 @@ public struct HostSummary: Sendable, Equatable {
 
     /// Every host of `model`, busiest first (then by name), from the model's running
     /// tallies: O(hosts + finished durations) a frame, whatever the rows.
-    public static func compute(_ model: QueueModel) -> [HostSummary] {
-        var unmatched = model.circuits
-        var summaries = model.hosts.map { host, tally in
+    /// - Parameter byProgram: one line per host and program (`4121/api.example.com`), in a
+    ///   merged view of several programs; their commands then go to that program alone.
+    public static func compute(_ model: QueueModel, byProgram: Bool = false) -> [HostSummary] {
+        if byProgram, !model.programHosts.isEmpty {
+            let split = model.programHosts
+            return compute(split.hosts, circuits: split.circuits, rateLimitedUntil: split.rateLimitedUntil,
+                           retryBudgetLeft: split.retryBudgetLeft, injected: split.injected)
+        }
+        return compute(model.hosts, circuits: model.circuits, rateLimitedUntil: model.rateLimitedUntil,
+                       retryBudgetLeft: model.retryBudgetLeft, injected: model.injectedPerHost)
+    }
+
+    static func compute(_ hosts: [String: HostTally], circuits: [String: CircuitMark], rateLimitedUntil: [String: TimeInterval],
+                        retryBudgetLeft: [String: Int], injected: [String: Int]) -> [HostSummary] {
+        var unmatched = circuits
+        var summaries = hosts.map { host, tally in
             var summary = HostSummary(host: host)
             // The tally's key is the breaker's (`host:port`, the port always written).
             summary.circuitHost = tally.key
             if let key = tally.key {
-                summary.pausedUntil = model.rateLimitedUntil[key]
-                summary.budgetLeft = model.retryBudgetLeft[key]
-                summary.circuit = unmatched.removeValue(forKey: key) ?? model.circuits[key]
+                summary.pausedUntil = rateLimitedUntil[key]
+                summary.budgetLeft = retryBudgetLeft[key]
+                summary.circuit = unmatched.removeValue(forKey: key) ?? circuits[key]
             }
             summary.operations = tally.operations
             summary.inFlight = tally.states[.running, default: 0] + tally.states[.preparing, default: 0]
@@ -56,7 +69,7 @@ public struct HostSummary: Sendable, Equatable {
             summary.failed = tally.states[.failed, default: 0]
             summary.cancelled = tally.states[.cancelled, default: 0]
             summary.retries = tally.retries
-            summary.injected = model.injectedPerHost[host, default: 0]
+            summary.injected = injected[host, default: 0]
             summary.denied = tally.denied
             var durations = tally.durations
             summary.p50 = select(&durations, 0.50)

@@ -3,6 +3,8 @@
 public enum MonitorAction: Sendable, Equatable {
     case up, down, pageUp, pageDown, top, bottom
     case open, back, nextTab, previousTab, toggleHosts
+    /// The Hosts screen of a merged view: one line per host and program, or per host (`P`).
+    case splitHostsByProgram
     case retry, cancel, cancelAll, togglePause, releaseBatches
     /// Take the selected request out as a curl command line (`y`).
     case copyCurl

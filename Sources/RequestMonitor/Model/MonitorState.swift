@@ -59,6 +59,8 @@ public struct MonitorState: Sendable, Equatable {
     public var faultsOn = false
     /// The programs of a merged view (`attach --all`): the Hosts screen's PROGRAMS panel.
     public var programs: [ProgramLine] = []
+    /// The Hosts screen shows one line per host and program (`P`, a merged view only).
+    public var hostsByProgram = false
     public var showHelp = false
     /// The first help line shown, where the help is taller than the screen (↑↓ PgUp PgDn).
     public var helpScroll = 0

@@ -7,7 +7,7 @@ extension MonitorUpdate {
     static func hosts(_ state: inout MonitorState, _ action: MonitorAction, _ context: Context) -> [MonitorEffect]? {
         let model = context.model
         if state.screen == .hosts, let step = hostStep(action, pageSize: context.pageSize) {
-            let hosts = HostSummary.compute(model)
+            let hosts = HostSummary.compute(model, byProgram: state.hostsByProgram)
             guard !hosts.isEmpty else { return [] }
             let current = hosts.firstIndex { $0.host == state.selectedHost } ?? 0
             state.selectedHost = hosts[max(0, min(hosts.count - 1, step(current)))].host
@@ -18,6 +18,19 @@ extension MonitorUpdate {
             return []
         }
         switch action {
+        case .splitHostsByProgram:
+            guard state.screen == .hosts else {
+                state.flash = "P splits the Hosts screen (H) by program"
+                return []
+            }
+            guard !model.programHosts.isEmpty else {
+                state.flash = "only a merged view of several programs (reqtop attach --all) splits hosts by program"
+                return []
+            }
+            state.hostsByProgram.toggle()
+            state.selectedHost = nil
+            state.flash = state.hostsByProgram ? "one line per host and program: i, c and ! act on that program alone" : "one line per host, every program's together"
+            return []
         case .clearFaults:
             guard context.canCommand else {
                 state.flash = "nothing is injected into a replay"
@@ -29,7 +42,7 @@ extension MonitorUpdate {
                 state.flash = "open the Hosts screen (H) and choose a host first"
                 return []
             }
-            let hosts = HostSummary.compute(model)
+            let hosts = HostSummary.compute(model, byProgram: state.hostsByProgram)
             guard let key = (hosts.first { $0.host == state.selectedHost } ?? hosts.first)?.circuitHost else {
                 state.flash = "no host selected"
                 return []

@@ -92,7 +92,7 @@ public enum MonitorUpdate {
             return []
         }
         switch action {
-        case .isolateHost, .closeCircuit, .toggleFault, .clearFaults:
+        case .isolateHost, .closeCircuit, .toggleFault, .clearFaults, .splitHostsByProgram:
             return [] // the Hosts screen's: hosts(_:_:_:)
         case .startBreakpoint, .sendAtBreakpoint, .startAnswer, .failAtBreakpoint, .promptInput, .toggleBreakpoints, .removeBreakpoint:
             return [] // breakpoints(_:_:_:)

@@ -48,6 +48,8 @@ public struct QueueModel: Sendable {
     private(set) var content = Content()
     /// Injected attempts per host (`injected` events), for the Hosts view.
     public private(set) var injectedPerHost: [String: Int] = [:]
+    /// The same per host and program, in a merged view of several programs (`attach --all`).
+    public private(set) var programHosts = ProgramHosts()
     /// Finish times of the last few seconds, for requests per second.
     private var recentFinishes: [TimeInterval] = []
     /// Finished operations kept as rows. Past it (by a tenth, so the sweep is rare) the
@@ -100,6 +102,7 @@ public struct QueueModel: Sendable {
             if let (host, mark) = CircuitMark.from(event) {
                 circuits[host] = mark
             }
+            if let program = event.program { programHosts.applyHostLevel(event, program: program) }
             switch event.payload {
             case .breakpointSet(let id, let rule, let by, let enabled, let afterResponse):
                 breakpoints[id] = BreakpointMark(id: id, rule: rule, by: by, enabled: enabled, afterResponse: afterResponse, program: event.program)
@@ -142,7 +145,9 @@ public struct QueueModel: Sendable {
             searchText.set(position, to: rows[position].searchText)
         }
         if case .injected = event.payload {
-            injectedPerHost[rows[position].host.isEmpty ? "(no host)" : rows[position].host, default: 0] += 1
+            let host = rows[position].host.isEmpty ? "(no host)" : rows[position].host
+            injectedPerHost[host, default: 0] += 1
+            if let program = event.program { programHosts.injected[ProgramHosts.prefix(of: program) + host, default: 0] += 1 }
         }
         // Written once a row has finished (its headers and bodies are final then; a running
         // row is read in place): written at every change, three copies of each row's
@@ -171,6 +176,9 @@ public struct QueueModel: Sendable {
             if !isNew { hosts[old.host, default: HostTally()].remove(old) }
             hosts[new.host, default: HostTally()].add(new, finishedIn: after != before ? rows[position].duration : nil)
             if hosts[new.host]?.key == nil { hosts[new.host]?.key = CircuitMark.breakerKey(url: rows[position].url) }
+            if let program = event.program {
+                programHosts.move(isNew ? nil : old, to: new, finishedIn: after != before ? rows[position].duration : nil, url: rows[position].url, program: program)
+            }
         }
         if case .finished = event.payload {
             // Kept for hours from here on: a row's events and detail in a few hundred bytes.

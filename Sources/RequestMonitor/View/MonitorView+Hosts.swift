@@ -27,7 +27,7 @@ extension MonitorView {
     ]
 
     func drawHosts(_ grid: inout CellGrid) {
-        let hosts = HostSummary.compute(model)
+        let hosts = HostSummary.compute(model, byProgram: state.hostsByProgram)
         let titleStyle = CellGrid.Style(bold: true, reverse: true)
         grid.fill(y: 2, style: titleStyle)
         // Columns that do not fit are left out from the right; the host takes what is left.
