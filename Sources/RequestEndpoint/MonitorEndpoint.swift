@@ -249,4 +249,35 @@ extension RequestQueue {
     public func startMonitorEndpoint(options: MonitorEndpoint.Options = MonitorEndpoint.Options()) throws -> MonitorEndpoint {
         try MonitorEndpoint.start(queue: self, options: options)
     }
+
+    /// Opens a monitor endpoint that also listens on TCP with mutual TLS, for a monitor on
+    /// another machine (``EndpointTLS``; remote monitors only watch unless
+    /// `options.tls.acceptsCommands`):
+    ///
+    /// ```swift
+    /// let endpoint = try queue.startMonitorEndpoint(.tls(host: "0.0.0.0", port: 9443, certificate: "program.pem",
+    ///                                                    key: "program.key", clientCA: "monitors-ca.pem"))
+    /// ```
+    public func startMonitorEndpoint(_ listening: MonitorEndpoint.Listening, options: MonitorEndpoint.Options = MonitorEndpoint.Options()) throws -> MonitorEndpoint {
+        var options = options
+        switch listening {
+        case .unixSocket:
+            options.tls = nil
+        case .tls(let host, let port, let certificate, let key, let clientCA):
+            let acceptsCommands = options.tls?.acceptsCommands ?? false
+            options.tls = EndpointTLS(host: host, port: port, certificateFile: certificate, keyFile: key, clientCAFile: clientCA)
+            options.tls?.acceptsCommands = acceptsCommands
+        }
+        return try MonitorEndpoint.start(queue: self, options: options)
+    }
+}
+
+extension MonitorEndpoint {
+    /// Where an endpoint listens: always on its Unix socket (this user's programs), and with
+    /// `.tls` on TCP too (PEM files: the program's certificate and key, and the authority
+    /// whose certificates monitors must present).
+    public enum Listening: Sendable, Equatable {
+        case unixSocket
+        case tls(host: String, port: Int, certificate: String, key: String, clientCA: String)
+    }
 }

@@ -69,6 +69,22 @@ final class RemoteEndpointTests: EndpointTestCase {
         queue.cancelAll()
     }
 
+    /// The library's one call for it: `startMonitorEndpoint(.tls(...))`.
+    func testTheTLSListeningCallOpensTheEndpointOnTCP() throws {
+        let pki = try makeCertificates()
+        let queue = RequestQueue(earlyRetry: nil)
+        var options = MonitorEndpoint.Options(directory: directory, name: "one-call")
+        options.notice = { _ in }
+        let endpoint = try queue.startMonitorEndpoint(.tls(host: "127.0.0.1", port: 0, certificate: pki.serverCertificateFile,
+                                                           key: pki.serverKeyFile, clientCA: pki.caFile), options: options)
+        defer { endpoint.stop() }
+        XCTAssertNotNil(endpoint.tlsPort)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: endpoint.path), "the Unix socket is there too")
+        guard case .message(.hello(let hello)) = try connect(endpoint, trusting: pki, as: pki).greeting() else { return XCTFail("no hello") }
+        XCTAssertEqual(hello.name, "one-call")
+        XCTAssertTrue(hello.readOnly)
+    }
+
     func testAcceptedCommandsAndFaultsNameTheCertificatesSubject() throws {
         let server = try FaultServer.start()
         defer { server.stop() }
