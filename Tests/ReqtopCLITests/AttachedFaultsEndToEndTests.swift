@@ -11,7 +11,8 @@ final class AttachedFaultsEndToEndTests: TerminalTestCase {
         let program = try AttachTests.launch(["demo", "--no-tui", "--listen", "--accept-faults"], runtimeDirectory: directory)
         defer { if program.process.isRunning { program.process.terminate() } }
         try AttachTests.waitForSocket(in: directory)
-        XCTAssert(program.stderr().contains("(takes faults)"), program.stderr())
+        // The socket exists a moment before the line that names it is written.
+        AttachTests.waitFor("the endpoint's line, saying it takes faults") { program.stderr().contains("(takes faults)") }
 
         let binary = CommandLineTests.binary.path
         try openShell(width: 160, height: 40, environment: ["XDG_RUNTIME_DIR=\(directory)"])
