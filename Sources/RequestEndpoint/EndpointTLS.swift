@@ -1,5 +1,6 @@
 import Foundation
 import NIOSSL
+import RequestEventFormat
 import X509
 
 /// The monitor endpoint on TCP, for a monitor on another machine: only with TLS, and only
@@ -77,7 +78,8 @@ public struct EndpointTLS: Sendable {
     /// The certificate's subject as people write it (`CN=alice,O=ops`): who a remote monitor is.
     static func subject(of certificate: NIOSSLCertificate) -> String {
         guard let bytes = try? certificate.toDERBytes(), let parsed = try? Certificate(derEncoded: bytes) else { return "an unreadable certificate" }
-        return parsed.subject.description
+        // A subject is the peer's text: it reaches the program's log (a terminal) as it is.
+        return TerminalText.clean(parsed.subject.description, singleLine: true)
     }
 }
 

@@ -37,7 +37,8 @@ extension MonitorEndpoint {
             // (a local one is only stopped: Ctrl-Z): dropped after the limit, its faults with it.
             // While one has bytes waiting, the loop looks each second.
             let limit = options.tls?.deadPeerTimeout ?? .infinity
-            let (remoteWaiting, stalled) = state.withLock { state in
+            // Only an endpoint on TCP has remote peers: a Unix one skips the look.
+            let (remoteWaiting, stalled): (Bool, [Int32: EndpointConnection]) = options.tls == nil ? (false, [:]) : state.withLock { state in
                 let remote = state.connections.filter { $0.value.peer != .local && ($0.value.pending > 0 || $0.value.behind) }
                 return (!remote.isEmpty, remote.filter { $0.value.isStalled(for: limit) })
             }

@@ -48,7 +48,8 @@ final class ProxyTests: XCTestCase {
         return (port, log)
     }
 
-    private static func freePort() throws -> Int {
+    /// A port nothing listens on now (the kernel picks it; the test binds it again at once).
+    static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

@@ -77,7 +77,7 @@ final class RemoteAttachEndToEndTests: TerminalTestCase {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let pki = try TestCertificates.make()
         defer { pki.remove() }
-        let port = try Self.freePort()
+        let port = try ProxyTests.freePort()
         let tls = ["--listen-on", "tls://127.0.0.1:\(port)", "--listen-cert", pki.serverCertificateFile, "--listen-key", pki.serverKeyFile,
                    "--listen-client-ca", pki.caFile]
         let first = try AttachTests.launch(["demo", "--no-tui"] + tls, runtimeDirectory: directory)
@@ -96,21 +96,6 @@ final class RemoteAttachEndToEndTests: TerminalTestCase {
             $0.contains("ATTACHED reqtop demo \(second.process.processIdentifier)") && $0.contains("(reconnected at ") && $0.contains("w1-")
         }
         try keys("q")
-    }
-
-    /// A port nothing listens on now (the kernel picks it; the test binds it again at once).
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw POSIXError(.EADDRINUSE) }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Bad input on the command line: named, exit status 2.
