@@ -66,11 +66,11 @@ extension EndpointClient {
         TLSEndpointListener.detectDeadPeers(channel, after: 30)
         guard bridge.handshake.wait(timeout: .now() + timeout) == .success else {
             channel.close(promise: nil)
-            throw EndpointTLSError("\(where_): no TLS handshake within \(timeout.formatted()) s")
+            throw EndpointTLSError("no TLS handshake within \(timeout.formatted()) s")
         }
         if let failure = bridge.failure {
             channel.close(promise: nil)
-            throw EndpointTLSError("\(where_): TLS failed: \(failure)")
+            throw EndpointTLSError("TLS failed: \(failure)")
         }
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else {

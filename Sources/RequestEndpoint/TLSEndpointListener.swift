@@ -226,6 +226,7 @@ enum TLSFailureWords {
             ("WRONG_VERSION_NUMBER", "not TLS (plain text on a TLS port?)"),
             ("HTTP_REQUEST", "not TLS (an HTTP request on a TLS port)"),
             ("eofDuringHandshake", "the peer closed the connection during the handshake"),
+            ("EOF during handshake", "the peer closed the connection during the handshake"),
             ("uncleanShutdown", "the connection was cut"),
         ]
         for (key, words) in reasons where text.contains(key) { return words }

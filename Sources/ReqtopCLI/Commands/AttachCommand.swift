@@ -103,7 +103,13 @@ struct AttachCommand: ParsableCommand {
     /// `--cacert`, `--cert` and `--key`), or a pid's or a path's socket here.
     func open(target: String) throws -> (EndpointClient, EndpointClient.Hello) {
         guard target.hasPrefix("tls://") else { return try Self.open(Self.socketPath(of: target)) }
-        let address = try ListenOption.parseTLSAddress(target, option: "attach")
+        let address: (host: String, port: Int)
+        do {
+            address = try ListenOption.parseTLSAddress(target, option: "attach")
+        } catch let error as ValidationError {
+            // Said as bad input (exit 2), not with the top command's usage line.
+            throw InputError(message: error.message)
+        }
         guard let cacert, let cert, let key else {
             let missing = [("--cacert", cacert), ("--cert", cert), ("--key", key)].filter { $0.1 == nil }.map(\.0)
             throw InputError(message: "attaching to \(target) needs \(missing.joined(separator: ", ")): a program elsewhere is reached only with mutual TLS")
