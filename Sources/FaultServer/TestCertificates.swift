@@ -24,7 +24,8 @@ public struct TestCertificates: Sendable {
     public static func make(hosts: [String] = ["127.0.0.1", "localhost"], expired: Bool = false, expiredClient: Bool = false,
                             clientName: String = "reqtop test client",
                             in folder: String = NSTemporaryDirectory() + "reqtop-pki-\(UUID().uuidString.prefix(8))") throws -> TestCertificates {
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        // Keys are secrets even when made for a test: the folder is this user's alone, each key 0600.
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let now = Date()
         let caKey = P256.Signing.PrivateKey()
         let caName = try DistinguishedName { CommonName("reqtop test authority") }
@@ -71,10 +72,17 @@ public struct TestCertificates: Sendable {
                                      clientKeyFile: folder + "/client-key.pem", folder: folder)
         try ca.serializeAsPEM().pemString.write(toFile: files.caFile, atomically: true, encoding: .utf8)
         try server.serializeAsPEM().pemString.write(toFile: files.serverCertificateFile, atomically: true, encoding: .utf8)
-        try serverKey.pemRepresentation.write(toFile: files.serverKeyFile, atomically: true, encoding: .utf8)
+        try writeKey(serverKey.pemRepresentation, to: files.serverKeyFile)
         try client.serializeAsPEM().pemString.write(toFile: files.clientCertificateFile, atomically: true, encoding: .utf8)
-        try clientKey.pemRepresentation.write(toFile: files.clientKeyFile, atomically: true, encoding: .utf8)
+        try writeKey(clientKey.pemRepresentation, to: files.clientKeyFile)
         return files
+    }
+
+    /// A key file made 0600 from the start (never readable by others, not even for a moment).
+    private static func writeKey(_ pem: String, to path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: Data(pem.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
     }
 
     public func remove() {
