@@ -94,8 +94,8 @@ public struct RequestOptions: Sendable {
     /// unlimited to a file. nil: no limit.
     public var maxDecodedRatio: Int? = RequestOptions.defaultMaxDecodedRatio
     /// Where a valid answer's body goes instead of memory: set by
-    /// ``RequestQueue/stream(for:id:options:bufferSize:)``.
-    var bodyStream: ResponseBodyStream?
+    /// ``RequestQueue/stream(for:id:options:bufferSize:)`` and ``RequestQueue/stream(for:id:options:to:)``.
+    var bodyStream: (any StreamedAnswerSink)?
     /// ``maxDecodedRatio``'s default.
     public static let defaultMaxDecodedRatio = 200
     /// ``maxResponseBytes``'s default: 64 MiB.

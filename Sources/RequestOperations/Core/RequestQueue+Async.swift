@@ -73,6 +73,24 @@ extension RequestQueue {
         return StreamedResponse(status: head.status, headers: head.headers, repeatedHeaders: head.repeated, body: body, operation: operation)
     }
 
+    /// Runs `request` and hands its answer to `receiver` as the transport reads it, on the
+    /// transport's thread (see ``ResponseStreamReceiver``): the same operation as
+    /// ``stream(for:id:options:bufferSize:)``, without a Task between the transport and the
+    /// reader. Retries happen until a valid answer began; ``RequestOptions/destination`` is not
+    /// used. Called on an event loop of the NIO transport, the operation starts there, and its
+    /// request goes out on a connection of that loop when one is free: a server that answers
+    /// its clients this way (reqtop's proxy) moves a small request without a thread switch.
+    @discardableResult
+    public func stream(for request: URLRequest, id: String? = nil, options: RequestOptions = RequestOptions(),
+                       to receiver: some ResponseStreamReceiver) -> RequestOperation {
+        var options = options
+        options.destination = nil
+        options.bodyStream = ReceiverSink(receiver: receiver)
+        let operation = RequestOperation(request: request, id: id, options: options, environment: environment)
+        add(operation)
+        return operation
+    }
+
     /// Adds `operation`, awaits its end, and turns the end into a return or a throw.
     func run(_ operation: RequestOperation) async throws -> RequestResult {
         // A Task cancelled before the call sends nothing; the operation still shows, cancelled.

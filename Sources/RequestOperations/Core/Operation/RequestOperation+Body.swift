@@ -56,7 +56,7 @@ extension RequestOperation {
     /// wake its reader); kept in memory under it.
     private enum BodySink {
         case kept
-        case stream(ResponseBodyStream, running: TransportTask)
+        case stream(any StreamedAnswerSink, running: TransportTask)
         case file(ResponseFile)
         /// The attempt ends: this task is cancelled.
         case stop(TransportTask)

@@ -41,7 +41,7 @@ extension RequestOperation {
         /// ignored on Linux, where the body is read to the end).
         case cancel(TransportTask)
         /// A valid answer whose body goes to the caller's stream: the head goes first.
-        case deliverHead(ResponseBodyStream, status: Int, headers: [String: String], repeated: [String: [String]])
+        case deliverHead(any StreamedAnswerSink, status: Int, headers: [String: String], repeated: [String: [String]])
     }
 
     /// A response of `task`: `take` files it in the answer (false: it is no HTTP response).

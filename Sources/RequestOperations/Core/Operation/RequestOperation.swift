@@ -240,14 +240,8 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         guard !teardown.isEmpty else { return }
         teardown.perform(cancel: cancelTasks, discard: environment.transport.discard, gate: environment.gate)
         guard let result = teardown.result else { return }
-        if let stream = options.bodyStream {
-            // Outside the lock: telling the transport there is room may read on at once.
-            switch (result.outcome, result.error) {
-            case (.success, _): stream.finish(.whole)
-            case (_, .cancelled(by: RequestQueue.taskCanceller)?): stream.finish(.failed(CancellationError()))
-            case (_, let error): stream.finish(.failed(RequestError(reason: error ?? .cancelled(by: "unknown"), result: result)))
-            }
-        }
+        // Outside the lock: telling the transport there is room may read on at once.
+        options.bodyStream?.finish(after: result)
         completed(result)
     }
 
