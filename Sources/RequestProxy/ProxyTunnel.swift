@@ -35,6 +35,7 @@ enum ProxyTunnel {
                             let (client, server) = GlueHandler.matchedPair(meter: meter)
                             try channel.pipeline.syncOperations.addHandler(client)
                             try upstream.pipeline.syncOperations.addHandler(server)
+                            meter.cancellable(in: proxy.queue.externalRows, closing: [channel, upstream])
                         }
                     case .failure(let error):
                         let answer = ProxyFailureAnswer(status: 502, errorType: "connection_refused",
@@ -117,6 +118,7 @@ enum ProxyTunnel {
                         let (client, server) = GlueHandler.matchedPair(meter: meter)
                         try channel.pipeline.syncOperations.addHandler(client)
                         try upstream.pipeline.syncOperations.addHandler(server)
+                        meter.cancellable(in: proxy.queue.externalRows, closing: [channel, upstream])
                     }
                 case .failure(let error):
                     refuse(channel, ProxyFailureAnswer(status: 502, errorType: "connection_refused", message: "cannot connect to \(host):\(port) (\(error))"))

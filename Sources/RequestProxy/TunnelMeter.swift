@@ -9,13 +9,18 @@ import RequestOperations
 /// client so far) and `data` (bytes to it) at most twice a second, and `taskCompleted` and
 /// `finished` (with the totals) when either side closes. The engine never makes such an
 /// operation itself; `reqtop whatif` and `replay --send` leave them out (a tunnel's bytes are
-/// not requests that can be sent again).
+/// not requests that can be sent again). A person can cancel the row (``ExternalRows``): both
+/// sides are closed, and the row ends `cancelled` by them.
 ///
 /// Used on the tunnel's event loop only (both channels are on it).
 final class TunnelMeter: GlueMeter {
     private let id: String
     private let events: EventHub
     private let openedAt: TimeInterval
+    private let loop: EventLoop
+    /// Where the row can be cancelled from, once both sides are joined.
+    private var rows: ExternalRows?
+    private var cancelledBy: String?
     private var up = 0, down = 0
     private var toldUp = 0, toldDown = 0
     private var ticking: RepeatedTask?
@@ -26,6 +31,7 @@ final class TunnelMeter: GlueMeter {
     init(id: String, method: String, url: String, headers: [String: String], origin: String?, events: EventHub, on loop: EventLoop) {
         self.id = id
         self.events = events
+        self.loop = loop
         var options = RecordedOptions()
         options.origin = origin
         openedAt = events.publish(operation: id, attempt: 1, .queued(method: method, url: url, headers: headers, maxAttempts: 1, options: options)).time
@@ -33,6 +39,20 @@ final class TunnelMeter: GlueMeter {
         _ = events.publish(operation: id, attempt: 1, .taskCreated(taskIdentifier: 0, url: url))
         let meter = NIOLoopBound(self, eventLoop: loop)
         ticking = loop.scheduleRepeatedTask(initialDelay: .milliseconds(500), delay: .milliseconds(500)) { _ in meter.value.tell() }
+    }
+
+    /// From now on a person can cancel the row: `sides` (the client's and the upstream's
+    /// channels, on this meter's loop) are closed, and the row ends cancelled.
+    func cancellable(in rows: ExternalRows, closing sides: [Channel]) {
+        guard !closed else { return }
+        self.rows = rows
+        let meter = NIOLoopBound(self, eventLoop: loop)
+        rows.add(id) { [loop] who in
+            loop.execute {
+                meter.value.cancelledBy = meter.value.cancelledBy ?? who
+                sides.forEach { $0.close(promise: nil) }
+            }
+        }
     }
 
     func countUp(_ bytes: Int) { up += bytes }
@@ -50,16 +70,27 @@ final class TunnelMeter: GlueMeter {
         }
     }
 
-    /// Either side closed (`error`: how, when not cleanly): the row ends with the totals.
+    /// Either side closed (`error`: how, when not cleanly), or a person cancelled the row: it
+    /// ends with the totals.
     func close(_ error: Error?) {
         guard !closed else { return }
         closed = true
+        rows?.remove(id)
         ticking?.cancel()
         tell()
+        let totals = "tunnel closed: \(up) bytes from the client, \(down) to it"
+        if let who = cancelledBy {
+            _ = events.publish(operation: id, attempt: 1, .cancelled(by: who))
+            _ = events.publish(operation: id, attempt: 1, .taskCompleted(error: TransportError(code: URLError.Code.cancelled.rawValue,
+                                                                                                  message: "cancelled by \(who)")))
+            _ = events.publish(operation: id, attempt: 1, .finished(outcome: .cancelled, status: nil, attempts: 1, duration: events.elapsed() - openedAt,
+                                                                 reason: "cancelled by \(who); \(totals)"))
+            return
+        }
         let failure = error.map { TransportError(code: URLError.Code.networkConnectionLost.rawValue, message: "\($0)") }
         _ = events.publish(operation: id, attempt: 1, .taskCompleted(error: failure))
         let duration = events.elapsed() - openedAt
         _ = events.publish(operation: id, attempt: 1, .finished(outcome: failure == nil ? .success : .failure, status: nil, attempts: 1, duration: duration,
-                                                             reason: "tunnel closed: \(up) bytes from the client, \(down) to it"))
+                                                             reason: totals))
     }
 }

@@ -82,6 +82,37 @@ final class ProxyHTTPSTests: XCTestCase {
         XCTAssertTrue(reason?.hasPrefix("tunnel closed: ") == true, "\(String(describing: reason))")
     }
 
+    /// A person's cancel reaches a tunnel row as it reaches an operation: both sides are
+    /// closed, curl sees its connection end at once, and the row ends cancelled by them.
+    func testCancellingATunnelRowClosesItAndSaysWho() throws {
+        var (pki, upstream, options) = try httpsUpstream()
+        options.tunnelHosts = ["localhost"]
+        let proxy = try startProxy(options)
+        let curlRun = Process()
+        curlRun.executableURL = URL(fileURLWithPath: curl)
+        curlRun.arguments = ["-s", "--cacert", pki.caFile, "-x", proxy.url, "https://localhost:\(upstream.port)/drip?bytes=1000&duration=20000&chunks=20",
+                             "-o", "/dev/null"]
+        try curlRun.run()
+        defer { if curlRun.isRunning { curlRun.terminate() } }
+        let started = Date()
+        // The row exists once the tunnel is joined (its `taskCreated`), and the drip has begun.
+        while !proxy.events.events.contains(where: { if case .data = $0.payload { $0.operationID == "c1-r1" } else { false } }),
+              Date().timeIntervalSince(started) < 10 { usleep(20_000) }
+        let control = QueueControl(queue: proxy.queue)
+        XCTAssertEqual(control.perform(.cancel(operation: "c1-r1")).outcome, .cancelled(operation: "c1-r1"))
+        curlRun.waitUntilExit()
+        XCTAssertNotEqual(curlRun.terminationStatus, 0, "curl saw its connection end short")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15, "ended by the cancel, not by the 20 s drip")
+        let row = proxy.events.finished("c1-r1")
+        XCTAssertTrue(row.contains { if case .cancelled(by: "monitor") = $0.payload { true } else { false } }, "\(row)")
+        guard case .finished(let outcome, _, _, _, let reason)? = row.last?.payload else { return XCTFail("\(row)") }
+        XCTAssertEqual(outcome, .cancelled)
+        XCTAssertTrue(reason?.hasPrefix("cancelled by monitor; tunnel closed: ") == true, "\(String(describing: reason))")
+        // Once ended, it is no longer there to cancel; nor is a tunnel anything else a command acts on.
+        XCTAssertEqual(control.perform(.cancel(operation: "c1-r1")).outcome, .unknownOperation(operation: "c1-r1"))
+        XCTAssertEqual(control.perform(.retry(operation: "c1-r1")).outcome, .unknownOperation(operation: "c1-r1"))
+    }
+
     func testPythonRequestsThroughTheProxy() throws {
         guard (try? run("/usr/bin/python3", ["-c", "import requests"]).status) == 0 else {
             if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("python3-requests is missing: .ci/run installs it") }

@@ -146,6 +146,10 @@ public final class RequestQueue: Sendable {
     /// Where this queue's operations stop before an attempt is sent (``Breakpoints``).
     public var breakpoints: Breakpoints { environment.breakpoints }
 
+    /// Rows this queue's events show that are not its operations (a proxy's tunnels), and how
+    /// a person's cancel reaches them (``ExternalRows``).
+    public let externalRows = ExternalRows()
+
     /// Creates an operation for `request` and adds it to the queue.
     @discardableResult
     public func add(_ request: URLRequest, id: String? = nil, options: RequestOptions = RequestOptions(),

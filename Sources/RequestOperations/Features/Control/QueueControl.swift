@@ -34,7 +34,11 @@ public struct QueueControl: Sendable {
     public func perform(_ command: QueueCommand,
                         missing: (String) -> QueueCommandOutcome = { .unknownOperation(operation: $0) }) -> Answer {
         let operation = command.operation.flatMap(queue.operation(withID:))
-        if let id = command.operation, operation == nil { return Answer(outcome: missing(id)) }
+        if let id = command.operation, operation == nil {
+            // A row that is not an operation (a proxy's tunnel) can be cancelled, and only that.
+            if case .cancel = command, queue.externalRows.cancel(id, by: actor) { return Answer(outcome: .cancelled(operation: id)) }
+            return Answer(outcome: missing(id))
+        }
         switch command {
         case .retry: return retry(operation!)
         case .cancel: return cancel(operation!)
@@ -98,11 +102,12 @@ public struct QueueControl: Sendable {
         return Answer(outcome: .cancelled(operation: operation.id))
     }
 
-    /// Cancels those of `operations` still running.
+    /// Cancels those of `operations` still running, and every row open that is not an
+    /// operation (a proxy's tunnels).
     private func cancelAll(_ operations: [RequestOperation]) -> Answer {
         let running = operations.filter { $0.result == nil }
         running.forEach { $0.cancel(by: actor) }
-        return Answer(outcome: .cancelledAll(count: running.count))
+        return Answer(outcome: .cancelledAll(count: running.count + queue.externalRows.cancelAll(by: actor)))
     }
 
     /// Forces the circuit breaker of `host` (`host:port`) open until it is closed by hand.
