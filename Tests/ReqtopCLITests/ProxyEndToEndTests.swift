@@ -4,7 +4,8 @@ import XCTest
 
 /// `reqtop proxy` in a real terminal, with curl as the client (#44): a breakpoint holds curl's
 /// request and `a` answers it (curl prints the mock); `!` on the host makes curl see the
-/// injected 503; cancelling a request in flight gives curl a 502 that says so.
+/// injected 503; cancelling a request in flight gives curl a 502 that says so, and cancelling a
+/// tunnel closes it.
 final class ProxyEndToEndTests: TerminalTestCase {
     private static func curl(_ arguments: [String]) throws -> String {
         let process = Process()
@@ -47,7 +48,7 @@ final class ProxyEndToEndTests: TerminalTestCase {
         let port = 20_000 + Int(getpid() % 20_000)
         let proxy = "http://127.0.0.1:\(port)"
         try openShell(width: 170, height: 40)
-        try keys("XDG_CONFIG_HOME=\(folder) \(CommandLineTests.binary.path) proxy --port \(port); echo \"exit\"\"-status-$?\"", "Enter")
+        try keys("XDG_CONFIG_HOME=\(folder) \(CommandLineTests.binary.path) proxy --port \(port) --tunnel 127.0.0.1; echo \"exit\"\"-status-$?\"", "Enter")
         try waitForScreen("the proxy's monitor") { $0.contains("proxy \(proxy)") }
         let base = upstream.baseURL.absoluteString
 
@@ -96,6 +97,19 @@ final class ProxyEndToEndTests: TerminalTestCase {
         let cancelled = slow()
         XCTAssertTrue(cancelled.hasPrefix("HTTP/1.1 502"), cancelled)
         XCTAssertTrue(cancelled.contains("cancelled by monitor"), cancelled)
+
+        // Cancel a tunnel (curl -p: CONNECT, passed through): both sides close, and the row
+        // says it was cancelled.
+        let tunnelled = curlInBackground(["-p", "-x", proxy, base + "/delay/20000"])
+        try waitForScreen("the tunnel running") { $0.split(separator: "\n").contains { $0.contains("CONNECT") && $0.contains("running") } }
+        let asked = Date()
+        try keys("G", "X")
+        try waitForScreen("the cancel question") { $0.contains("Cancel c") }
+        try keys("y")
+        let cut = tunnelled()
+        XCTAssertFalse(cut.contains("status 200"), cut)
+        XCTAssertLessThan(Date().timeIntervalSince(asked), 15, "the tunnel closed when cancelled, not when the 20 s delay ended")
+        try waitForScreen("the tunnel's row cancelled") { $0.split(separator: "\n").contains { $0.contains("CONNECT") && $0.contains("cancelled") } }
 
         try keys("q")
         try waitForScreen("the exit") { $0.contains("exit-status-0") }
