@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # reqtop proxy beside tinyproxy, mitmdump and no proxy, in one run on this machine: small GETs
 # (plain http with ab; intercepted https with curl, one kept-alive connection per client) at 1
-# and 8 clients, then 1 GiB each way through the proxy beside direct curl with the proxy's peak
-# RSS growth. Prints the tables docs/benchmarks.md holds.
+# and 8 clients, then 1 GiB each way through the proxy beside direct curl, tinyproxy and a bare
+# TCP relay (the ceiling of any proxy here), with the proxy's peak RSS growth. Prints the tables
+# docs/benchmarks.md holds.
 #   bash scripts/proxy-bench.sh [requests-per-run]
 # Needs ab (apache2-utils), tinyproxy, curl; mitmdump from $MITMDUMP or PATH (pip install
 # mitmproxy) or its column is left out. Binds to 127.0.0.1 only; every loop is bounded.
@@ -81,19 +82,29 @@ for c in 1 8; do
 done
 
 echo
-echo "1 GiB through reqtop proxy beside direct curl (seconds; the proxy's peak RSS growth)"
+echo "1 GiB through reqtop proxy beside direct curl, tinyproxy and a bare TCP relay (seconds; the proxy's peak RSS growth)"
 echo
+# The bare relay (scripts/bare-relay.py) copies bytes and nothing else: the most any proxy
+# can move here. It relays one port, so curl asks it directly (no proxy protocol).
+http_port="${http##*:}"
+python3 scripts/bare-relay.py 18184 "$http_port" & pids+=($!)
+wait_port 18184
 hwm() { awk '/VmHWM/ {print $2}' "/proc/$proxy_pid/status"; }
 rss() { awk '/VmRSS/ {print $2}' "/proc/$proxy_pid/status"; }
 before=$(rss)
 timed() { local s e; s=$(date +%s.%N); "$@" > /dev/null; e=$(date +%s.%N); awk -v s="$s" -v e="$e" 'BEGIN{printf "%.2f", e-s}'; }
 down_direct=$(timed curl -s "$http/zeros/1073741824" -o /dev/null)
 down_proxy=$(timed curl -s -x http://127.0.0.1:18182 "$http/zeros/1073741824" -o /dev/null)
+down_tiny=$(timed curl -s -x http://127.0.0.1:18181 "$http/zeros/1073741824" -o /dev/null)
+down_relay=$(timed curl -s "http://127.0.0.1:18184/zeros/1073741824" -o /dev/null)
 head -c 1073741824 /dev/zero > "$work/upload.bin"
 up_direct=$(timed curl -s -H "Expect:" -X POST -T "$work/upload.bin" "$http/sink?hash=0")
 up_proxy=$(timed curl -s -H "Expect:" -x http://127.0.0.1:18182 -X POST -T "$work/upload.bin" "$http/sink?hash=0")
+up_tiny=$(timed curl -s -H "Expect:" -x http://127.0.0.1:18181 -X POST -T "$work/upload.bin" "$http/sink?hash=0")
+up_relay=$(timed curl -s -H "Expect:" -X POST -T "$work/upload.bin" "http://127.0.0.1:18184/sink?hash=0")
 peak=$(hwm)
-echo "| way | direct | through reqtop proxy | proxy ÷ direct rate | proxy RSS before → peak |"
-echo "| --- | --- | --- | --- | --- |"
-echo "| download | ${down_direct} s | ${down_proxy} s | $(awk -v a="$down_direct" -v b="$down_proxy" 'BEGIN{printf "%.2f", a/b}') | $((before / 1024)) → $((peak / 1024)) MiB |"
-echo "| upload | ${up_direct} s | ${up_proxy} s | $(awk -v a="$up_direct" -v b="$up_proxy" 'BEGIN{printf "%.2f", a/b}') | |"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'; }
+echo "| way | direct | reqtop proxy | tinyproxy | bare TCP relay | reqtop ÷ direct rate | relay ÷ direct rate | reqtop RSS before → peak |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| download | ${down_direct} s | ${down_proxy} s | ${down_tiny} s | ${down_relay} s | $(ratio "$down_direct" "$down_proxy") | $(ratio "$down_direct" "$down_relay") | $((before / 1024)) → $((peak / 1024)) MiB |"
+echo "| upload | ${up_direct} s | ${up_proxy} s | ${up_tiny} s | ${up_relay} s | $(ratio "$up_direct" "$up_proxy") | $(ratio "$up_direct" "$up_relay") | |"
