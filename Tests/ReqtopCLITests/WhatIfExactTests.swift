@@ -175,6 +175,24 @@ final class WhatIfExactTests: XCTestCase {
         XCTAssert(summary.hasSuffix("2 unexplained differences (explained: 1 timing, 1 redacted, 2 order) (a → b)"), summary)
     }
 
+    /// A what-if cannot carry over reqtop's own answers (a fault, a person's at a breakpoint)
+    /// nor send a request whose body it never recorded: those differences are named so, in a
+    /// what-if only; `reqtop diff` of two recordings leaves them unexplained.
+    func testAnsweredByReqtopAndNotSentAgainAreExplainedInAWhatIfOnly() {
+        func operation(_ op: String, _ host: String, _ status: Int, injected: Bool = false) -> [RequestEvent] {
+            [event(0, op, 1, .queued(method: "POST", url: "http://\(host)/\(op)", headers: [:], maxAttempts: 1))]
+                + (injected ? [event(0.1, op, 1, .injected(fault: "answer 201", rule: "breakpoint 1", by: "monitor"))] : [])
+                + [event(0.2, op, 1, .finished(outcome: status < 400 ? .success : .failure, status: status, attempts: 1, duration: 0.2, reason: nil))]
+        }
+        let recorded = operation("held", "api:1", 201, injected: true) + operation("upload", "api:1", 413) + operation("other", "api:1", 413)
+        let rerun = operation("held", "127.0.0.1:9", 200)
+        let whatIf = RunDiff(a: RunDigest(events: recorded), b: RunDigest(events: rerun, origins: ["127.0.0.1:9": "api:1"]), notResent: ["upload"])
+        let causes = Dictionary(uniqueKeysWithValues: whatIf.changes.map { ($0.id, $0.cause?.rawValue ?? "unexplained") })
+        XCTAssertEqual(causes, ["held": "injected", "upload": "notResent", "other": "unexplained"])
+        let plain = RunDiff(a: RunDigest(events: recorded), b: RunDigest(events: rerun), notResent: ["upload"])
+        XCTAssertEqual(plain.unexplained.count, 3, "between two recordings nothing was left out on purpose")
+    }
+
     // MARK: - The demo's incident, re-run unchanged, on each transport
 
     /// The target of #42: `reqtop demo --once --record` re-run with no `--set` ends with no

@@ -62,7 +62,8 @@ struct WhatIfCommand: ParsableCommand {
         // A proxy's tunnels are bytes, not requests: not re-run, so not compared.
         let tunnels = Resend.tunnels(in: events)
         let compared = tunnels.isEmpty ? events : events.filter { !tunnels.contains($0.operationID) }
-        let diff = RunDiff(a: RunDigest(events: compared, origins: recordedOrigins), b: RunDigest(events: after, origins: origins))
+        let diff = RunDiff(a: RunDigest(events: compared, origins: recordedOrigins), b: RunDigest(events: after, origins: origins),
+                           notResent: Set(skipped.map(\.id)))
         try diff.print(json: json, files: (recording, output))
         if !diff.isEmpty { throw ExitCode(1) }
     }

@@ -14,6 +14,12 @@ enum DifferenceCause: String, CaseIterable {
     /// all, in both runs, shared out differently among them: requests that met a limit
     /// together (a retry budget, a breaker's one probe) and were let through in another order.
     case order
+    /// The recording's answer was reqtop's own (an injected fault, or a person's answer at a
+    /// breakpoint), which a what-if re-run does not carry over: it asked the upstream instead.
+    case injected
+    /// A what-if re-run did not send it again, and said why on stderr (its body was not
+    /// recorded, a value it needs was redacted): there is nothing to compare.
+    case notResent
 
     /// A duration closer than this is the same.
     static let noise: TimeInterval = 0.05
@@ -30,6 +36,8 @@ enum DifferenceCause: String, CaseIterable {
         case .timing: "the same end, in a time within the tolerance (0.25 s, or 20 %)"
         case .redacted: "its request held a redacted value, sent to the what-if's server as the placeholder"
         case .order: "the same outcomes and attempts for this host's operations, shared out in another order"
+        case .injected: "the recording's answer was reqtop's own, an injected fault or a person's at a breakpoint; the re-run asked the upstream"
+        case .notResent: "not sent again in the re-run, for the reason said above"
         }
     }
 }

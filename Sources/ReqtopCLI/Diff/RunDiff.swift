@@ -16,6 +16,8 @@ struct RunDiff {
 
     let a: RunDigest
     let b: RunDigest
+    /// Operations of `a` a what-if re-run (`b`) did not send again, and said why.
+    var notResent: Set<String> = []
 
     /// Operations whose end differs (outcome, status or attempts), those only one run has,
     /// and those whose duration differs by more than ``DifferenceCause/noise``, by id, each
@@ -28,8 +30,7 @@ struct RunDiff {
                 guard let x = before.duration, let y = after.duration, abs(x - y) > DifferenceCause.noise else { continue }
                 changes.append(Change(id: id, before: before, after: after, cause: abs(x - y) <= DifferenceCause.tolerance(of: x) ? .timing : nil))
             } else {
-                let redacted = b.isWhatIf && (after?.redacted == true || before?.redacted == true)
-                changes.append(Change(id: id, before: before, after: after, cause: redacted ? .redacted : nil))
+                changes.append(Change(id: id, before: before, after: after, cause: cause(before: before, after: after, id: id)))
             }
         }
         // The same ends and the same attempts for one host's operations, shared out
@@ -45,6 +46,16 @@ struct RunDiff {
             for change in group { changes[changes.firstIndex { $0.id == change.id }!].cause = .order }
         }
         return changes
+    }
+
+    /// Why an operation whose end differs does, where a what-if re-run knows: it was not sent
+    /// again, its recorded answer was reqtop's own, or its request held a redacted value.
+    private func cause(before: RunDigest.Operation?, after: RunDigest.Operation?, id: String) -> DifferenceCause? {
+        guard b.isWhatIf else { return nil }
+        if after == nil, notResent.contains(id) { return .notResent }
+        if before?.injected == true, after?.injected != true { return .injected }
+        if after?.redacted == true || before?.redacted == true { return .redacted }
+        return nil
     }
 
     /// The differences no cause explains.

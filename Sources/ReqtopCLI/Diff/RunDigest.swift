@@ -16,6 +16,9 @@ struct RunDigest: Equatable {
         var host: String?
         /// Its request held a redacted value (sent again, in a what-if, as the placeholder).
         var redacted = false
+        /// An attempt of it was answered by reqtop itself (`injected`: a fault, or a person's
+        /// answer at a breakpoint), which a what-if re-run does not carry over.
+        var injected = false
 
         /// How it ended: what two runs must share to have ended alike.
         var end: End { End(outcome: outcome, status: status, attempts: attempts) }
@@ -59,6 +62,7 @@ struct RunDigest: Equatable {
         isWhatIf = !origins.isEmpty
         var hostOf: [String: String] = [:]
         var redacted: Set<String> = []
+        var injected: Set<String> = []
         for event in events where !event.operationID.isEmpty {
             let id = event.operationID
             switch event.payload {
@@ -76,13 +80,15 @@ struct RunDigest: Equatable {
                 }
             case .finished(let outcome, let status, let attempts, let duration, _):
                 operations[id] = Operation(outcome: outcome, status: status, attempts: attempts, duration: duration, host: hostOf[id],
-                                           redacted: redacted.contains(id))
+                                           redacted: redacted.contains(id), injected: injected.contains(id))
                 if let host = hostOf[id] {
                     if outcome == .failure { hosts[host, default: Host()].failures += 1 }
                     if outcome != .cancelled { hosts[host, default: Host()].durations.append(duration) }
                 }
+            case .injected:
+                injected.insert(id)
             case .started, .sent, .connection, .preparationFailed, .redirect, .response, .data, .uploaded, .responseBody,
-                 .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected, .breakpoint,
+                 .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .breakpoint,
                  .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened, .circuitHalfOpen,
                  .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released,
                  .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled, .missed, .other:
