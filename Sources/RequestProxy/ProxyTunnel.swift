@@ -7,8 +7,9 @@ import NIOSSL
 import NIOTLS
 
 /// What a `CONNECT` becomes once the client was told `200`: bytes relayed both ways to the
-/// upstream (``ProxyOptions/tunnels(_:)``: no authority, or a host passed through), or TLS
-/// ended here with a leaf of the proxy's authority and the requests inside run as operations.
+/// upstream (``ProxyOptions/tunnels(_:)``: no authority, or a host passed through; or what the
+/// client sends is not TLS: ``ConnectSniffer``), or TLS ended here with a leaf of the proxy's
+/// authority and the requests inside run as operations.
 /// And what an `Upgrade` request (a WebSocket) becomes: its head sent on to the upstream, then
 /// bytes relayed both ways, the upstream's `101` first.
 enum ProxyTunnel {
@@ -32,10 +33,7 @@ enum ProxyTunnel {
                             let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
                             let meter = TunnelMeter(id: id, method: "CONNECT", url: "https://\(authority)", headers: [:], origin: client.known,
                                                     events: proxy.queue.events, on: channel.eventLoop)
-                            let (client, server) = GlueHandler.matchedPair(meter: meter)
-                            try channel.pipeline.syncOperations.addHandler(client)
-                            try upstream.pipeline.syncOperations.addHandler(server)
-                            meter.cancellable(in: proxy.queue.externalRows, closing: [channel, upstream])
+                            try join(channel, upstream, meter: meter, proxy: proxy)
                         }
                     case .failure(let error):
                         let answer = ProxyFailureAnswer(status: 502, errorType: "connection_refused",
@@ -53,9 +51,56 @@ enum ProxyTunnel {
         }
         let origin = URL(string: "https://\(host.contains(":") ? "[\(host)]" : host)\(port == 443 ? "" : ":\(port)")")!
         swapToBytes(channel, codec: codec.value, telling: ByteBuffer(string: "HTTP/1.1 200 Connection established\r\n\r\n")) {
-            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
-            try ProxyConnectionHandler.install(on: channel, context: proxy, connection: connection, origin: origin, idle: false, client: client)
+            // TLS is ended here; anything else is relayed as it comes (ConnectSniffer).
+            let sniffer = ConnectSniffer(intercept: { channel in
+                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                try ProxyConnectionHandler.install(on: channel, context: proxy, connection: connection, origin: origin, idle: false, client: client)
+            }, relay: { channel, joined in
+                relay(channel, to: host, port: port, id: id, proxy: proxy, client: client, joined: joined)
+            })
+            try channel.pipeline.syncOperations.addHandler(sniffer)
         }
+    }
+
+    /// A client told `200` whose first bytes are not TLS: connects to `host:port` and relays
+    /// them as a tunnel row (`tcp://host:port`); `joined` says whether it could, on the
+    /// client's event loop. A host that cannot be reached closes the client's connection (it
+    /// was told `200` already), and the row says why.
+    private static func relay(_ channel: Channel, to host: String, port: Int, id: String, proxy: ProxyContext, client: ClientOrigin,
+                              joined: @escaping @Sendable (Bool) -> Void) {
+        let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        ClientBootstrap(group: channel.eventLoop)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .connectTimeout(.seconds(10))
+            .connect(host: host, port: port)
+            .hop(to: channel.eventLoop)
+            .whenComplete { result in
+                let meter = TunnelMeter(id: id, method: "CONNECT", url: "tcp://\(authority)", headers: [:], origin: client.known,
+                                        events: proxy.queue.events, on: channel.eventLoop)
+                switch result {
+                case .success(let upstream):
+                    do {
+                        try join(channel, upstream, meter: meter, proxy: proxy)
+                        joined(true)
+                    } catch {
+                        meter.close(error)
+                        upstream.close(promise: nil)
+                        joined(false)
+                    }
+                case .failure(let error):
+                    meter.close(error)
+                    joined(false)
+                }
+            }
+    }
+
+    /// Relays bytes both ways between the client's `channel` and `upstream` (both on one event
+    /// loop), counted by `meter`'s row, which a person can cancel.
+    private static func join(_ channel: Channel, _ upstream: Channel, meter: TunnelMeter, proxy: ProxyContext) throws {
+        let (client, server) = GlueHandler.matchedPair(meter: meter)
+        try upstream.pipeline.syncOperations.addHandler(server)
+        try channel.pipeline.syncOperations.addHandler(client)
+        meter.cancellable(in: proxy.queue.externalRows, closing: [channel, upstream])
     }
 
     /// An `Upgrade` request to `url`: a connection to its host (TLS for https, verified as
@@ -115,10 +160,7 @@ enum ProxyTunnel {
                         }
                         let meter = TunnelMeter(id: id, method: head.method.rawValue, url: url.absoluteString, headers: headers, origin: origin.known,
                                                 events: proxy.queue.events, on: channel.eventLoop)
-                        let (client, server) = GlueHandler.matchedPair(meter: meter)
-                        try channel.pipeline.syncOperations.addHandler(client)
-                        try upstream.pipeline.syncOperations.addHandler(server)
-                        meter.cancellable(in: proxy.queue.externalRows, closing: [channel, upstream])
+                        try join(channel, upstream, meter: meter, proxy: proxy)
                     }
                 case .failure(let error):
                     refuse(channel, ProxyFailureAnswer(status: 502, errorType: "connection_refused", message: "cannot connect to \(host):\(port) (\(error))"))

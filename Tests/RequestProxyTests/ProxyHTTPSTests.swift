@@ -82,6 +82,32 @@ final class ProxyHTTPSTests: XCTestCase {
         XCTAssertTrue(reason?.hasPrefix("tunnel closed: ") == true, "\(String(describing: reason))")
     }
 
+    /// What a client sends after `CONNECT` that is not TLS (here plain HTTP, `curl -p`; SSH or a
+    /// database's protocol alike) is relayed as bytes to the host it asked for: a tunnel row,
+    /// `tcp://host:port`, while TLS on the same proxy is still decrypted.
+    func testWhatIsNotTLSAfterConnectIsRelayedAsATunnel() throws {
+        let (_, _, options) = try httpsUpstream()
+        let plain = try startFaultServer()
+        let proxy = try startProxy(options)
+        let answer = try run(curl, ["-s", "-p", "-x", proxy.url, "http://127.0.0.1:\(plain.port)/status/200"])
+        XCTAssertEqual(answer.stdout, "status 200\n", answer.stderr)
+        let row = proxy.events.finished("c1-r1")
+        XCTAssertEqual(proxy.events.operations(), ["c1-r1"], "nothing inside became an operation")
+        guard case .queued(let method, let url, _, _, _, _)? = row.first?.payload else { return XCTFail("\(row)") }
+        XCTAssertEqual(method, "CONNECT")
+        XCTAssertEqual(url, "tcp://127.0.0.1:\(plain.port)")
+        guard case .finished(let outcome, _, _, _, let reason)? = row.last?.payload else { return XCTFail("\(row)") }
+        XCTAssertEqual(outcome, .success)
+        XCTAssertTrue(reason?.hasPrefix("tunnel closed: ") == true, "\(String(describing: reason))")
+        // A port nothing listens on: the client was told 200 already, so its connection closes,
+        // and the row says why.
+        let dead = try run(curl, ["-s", "-p", "-x", proxy.url, "http://127.0.0.1:1/status/200"])
+        XCTAssertNotEqual(dead.status, 0)
+        let deadRow = proxy.events.finished("c2-r1")
+        guard case .finished(let deadOutcome, _, _, _, _)? = deadRow.last?.payload else { return XCTFail("\(deadRow)") }
+        XCTAssertEqual(deadOutcome, .failure)
+    }
+
     /// A person's cancel reaches a tunnel row as it reaches an operation: both sides are
     /// closed, curl sees its connection end at once, and the row ends cancelled by them.
     func testCancellingATunnelRowClosesItAndSaysWho() throws {
