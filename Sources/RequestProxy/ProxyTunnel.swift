@@ -21,17 +21,12 @@ enum ProxyTunnel {
         // Nothing is read while the pipeline changes: a byte of TLS must not reach the HTTP decoder.
         channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
         if proxy.options.tunnels(host) {
-            ClientBootstrap(group: channel.eventLoop)
-                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-                .connectTimeout(.seconds(10))
-                .connect(host: host, port: port)
-                .hop(to: channel.eventLoop)
+            connectUpstream(host: host, port: port, for: channel)
                 .whenComplete { result in
                     switch result {
                     case .success(let upstream):
                         swapToBytes(channel, codec: codec.value, telling: ByteBuffer(string: "HTTP/1.1 200 Connection established\r\n\r\n")) {
-                            let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-                            let meter = TunnelMeter(id: id, method: "CONNECT", url: "https://\(authority)", headers: [:], origin: client.known,
+                            let meter = TunnelMeter(id: id, method: "CONNECT", url: "https://\(authority(host, port))", headers: [:], origin: client.known,
                                                     events: proxy.queue.events, on: channel.eventLoop)
                             try join(channel, upstream, meter: meter, proxy: proxy)
                         }
@@ -68,14 +63,9 @@ enum ProxyTunnel {
     /// was told `200` already), and the row says why.
     private static func relay(_ channel: Channel, to host: String, port: Int, id: String, proxy: ProxyContext, client: ClientOrigin,
                               joined: @escaping @Sendable (Bool) -> Void) {
-        let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        ClientBootstrap(group: channel.eventLoop)
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .connectTimeout(.seconds(10))
-            .connect(host: host, port: port)
-            .hop(to: channel.eventLoop)
+        connectUpstream(host: host, port: port, for: channel)
             .whenComplete { result in
-                let meter = TunnelMeter(id: id, method: "CONNECT", url: "tcp://\(authority)", headers: [:], origin: client.known,
+                let meter = TunnelMeter(id: id, method: "CONNECT", url: "tcp://\(authority(host, port))", headers: [:], origin: client.known,
                                         events: proxy.queue.events, on: channel.eventLoop)
                 switch result {
                 case .success(let upstream):
@@ -92,6 +82,20 @@ enum ProxyTunnel {
                     joined(false)
                 }
             }
+    }
+
+    /// A plain TCP connection to `host:port` for a tunnel of `client`'s, on its event loop.
+    private static func connectUpstream(host: String, port: Int, for client: Channel) -> EventLoopFuture<Channel> {
+        ClientBootstrap(group: client.eventLoop)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .connectTimeout(.seconds(10))
+            .connect(host: host, port: port)
+            .hop(to: client.eventLoop)
+    }
+
+    /// `host:port`, an IPv6 address in brackets.
+    private static func authority(_ host: String, _ port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// Relays bytes both ways between the client's `channel` and `upstream` (both on one event
