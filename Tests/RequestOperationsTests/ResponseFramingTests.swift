@@ -117,5 +117,23 @@ struct ResponseFramingTests {
         #expect(ResponseFraming.mismatch(headers: ["Content-Length": "10"], status: 200, method: "HEAD", received: 0) == nil)
         #expect(ResponseFraming.mismatch(headers: ["Content-Length": "10"], status: 304, method: "GET", received: 0) == nil)
         #expect(ResponseFraming.mismatch(headers: ["Content-Length": "10", "Content-Encoding": "gzip"], status: 200, method: "GET", received: 99) == nil)
+        // The quick path (only digits) and the slow one (spaces, repeats) agree.
+        #expect(ResponseFraming.lengthProblem(["Content-Length": "999999999999999999"]) == nil)
+        #expect(ResponseFraming.lengthProblem(["Content-Length": "9999999999999999999"])?.contains("is not a length") == true)
+        #expect(ResponseFraming.lengthProblem(["Content-Length": ""]) != nil)
+        #expect(ResponseFraming.mismatch(headers: ["CONTENT-LENGTH": " 7 , 7"], status: 200, method: "GET", received: 5)
+                == "the answer ended after 5 of the 7 bytes its Content-Length promised")
+        #expect(ResponseFraming.mismatch(headers: ["content-length": "0012"], status: 200, method: "GET", received: 12) == nil)
+    }
+
+    /// Field names are found whatever their case, ASCII letters only folded (RFC 9110 §5.1).
+    @Test func headerNamesAreFoundWhateverTheirCase() {
+        let headers = ["Content-Type": "text/plain", "x-Trace-ID": "abc", "Retry-After": "3"]
+        #expect(headers.value(forHTTPHeader: "content-type") == "text/plain")
+        #expect(headers.value(forHTTPHeader: "X-TRACE-ID") == "abc")
+        #expect(headers.value(forHTTPHeader: "Retry-After") == "3")
+        #expect(headers.value(forHTTPHeader: "Retry-Afte") == nil)
+        #expect(headers.value(forHTTPHeader: "Retry-After-") == nil)
+        #expect(headers.value(forHTTPHeader: "Content_Type") == nil, "only letters fold: _ is not -")
     }
 }

@@ -10,6 +10,8 @@ enum ResponseFraming {
     /// number; repeats of the same number, as RFC 9110 §8.6 allows, are one).
     static func lengthProblem(_ headers: [String: String]) -> String? {
         guard let raw = headers.value(forHTTPHeader: "Content-Length") else { return nil }
+        // The usual case, one whole number, without Foundation's splitting and trimming.
+        if Self.wholeNumber(raw) != nil { return nil }
         let values = raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         guard let first = values.first, values.allSatisfy({ $0 == first }) else {
             return "conflicting Content-Length headers (\(values.joined(separator: ", ")))"
@@ -20,6 +22,13 @@ enum ResponseFraming {
         return nil
     }
 
+    /// `text` as a length when it is only digits (at most 18: no overflow), else nil.
+    private static func wholeNumber(_ text: String) -> Int? {
+        let digits = text.utf8
+        guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+    }
+
     /// Why a body that ended after `received` bytes is shorter or longer than its
     /// `Content-Length` said, or nil. Not asked where the length does not count the bytes
     /// the engine saw: a `HEAD` request, a status with no body (1xx, 204, 304), a 3xx (whose
@@ -28,7 +37,7 @@ enum ResponseFraming {
     static func mismatch(headers: [String: String], status: Int, method: String?, received: Int) -> String? {
         guard method?.uppercased() != "HEAD", (200..<300).contains(status) || status >= 400, status != 204,
               let raw = headers.value(forHTTPHeader: "Content-Length"), lengthProblem(headers) == nil,
-              let declared = Int(raw.split(separator: ",")[0].trimmingCharacters(in: .whitespaces)) else { return nil }
+              let declared = Self.wholeNumber(raw) ?? Int(raw.split(separator: ",")[0].trimmingCharacters(in: .whitespaces)) else { return nil }
         if let coding = headers.value(forHTTPHeader: "Content-Encoding"), !coding.isEmpty,
            coding.caseInsensitiveCompare("identity") != .orderedSame { return nil }
         guard received != declared else { return nil }
