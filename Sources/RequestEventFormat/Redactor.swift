@@ -71,20 +71,38 @@ public struct Redactor: Sendable {
     }
 
     public func isSecretHeader(_ name: String) -> Bool {
-        let lower = name.lowercased()
-        return headers.contains(lower) || credentialWords.contains { lower.contains($0) }
+        isSecretHeader(lowered: name.lowercased())
+    }
+
+    private func isSecretHeader(lowered lower: String) -> Bool {
+        headers.contains(lower) || credentialWords.contains { lower.contains($0) }
     }
 
     public func redact(headers fields: [String: String]) -> [String: String] {
         var out = fields
         for (key, value) in fields {
-            if isSecretHeader(key) {
+            // Lowered once per name (Foundation's caseInsensitiveCompare cost more than the
+            // rest of the redaction of a small request's events).
+            let lower = key.lowercased()
+            if isSecretHeader(lowered: lower) {
                 out[key] = Self.placeholder
-            } else if key.caseInsensitiveCompare("Location") == .orderedSame || key.caseInsensitiveCompare("Content-Location") == .orderedSame {
+            } else if lower == "location" || lower == "content-location" {
                 out[key] = redact(url: value, oauthCode: true)
             }
         }
         return out
+    }
+
+    /// Where `://` is in `text` (a URL's scheme ends), found without Foundation's
+    /// `range(of:)`, which is slow on Linux and runs for every URL of every event.
+    static func schemeSeparator(in text: Substring) -> Range<Substring.Index>? {
+        var from = text.startIndex
+        while let colon = text[from...].firstIndex(of: ":") {
+            let after = text.index(after: colon)
+            if text[after...].hasPrefix("//") { return colon..<text.index(after, offsetBy: 2) }
+            from = after
+        }
+        return nil
     }
 
     /// Whether a query parameter, form field or JSON member so named is taken out.
@@ -104,7 +122,7 @@ public struct Redactor: Sendable {
         var out = Substring(text)
         var result = ""
         // Userinfo: between "://" and the last "@" of the authority.
-        if let scheme = out.range(of: "://") {
+        if let scheme = Self.schemeSeparator(in: out) {
             let authorityStart = scheme.upperBound
             let authorityEnd = out[authorityStart...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? out.endIndex
             result += out[..<authorityStart]

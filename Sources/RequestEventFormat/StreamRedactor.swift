@@ -191,7 +191,7 @@ extension Redactor {
     public func secretValues(url text: String) -> [String] {
         var found: [String] = []
         var rest = Substring(text)
-        if let scheme = rest.range(of: "://") {
+        if let scheme = Self.schemeSeparator(in: rest) {
             let authority = rest[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
             if let at = authority.lastIndex(of: "@") {
                 let userinfo = authority[..<at]

@@ -138,4 +138,17 @@ final class DerivedSecretsTests: XCTestCase {
         XCTAssertFalse(secrets.all.contains("a-much-longer-token"), "the oldest went first")
         XCTAssert(secrets.all.contains("token-\(DerivedSecrets.limit - 1)"))
     }
+
+    /// Userinfo is found after the first `://`, whatever comes before it, and a URL without one
+    /// is left as it was (the scheme's end is found by hand, not with Foundation's range(of:)).
+    func testUserinfoIsFoundAfterTheSchemeWhereverThatEnds() {
+        let redactor = Redactor()
+        XCTAssertEqual(redactor.redact(url: "https://ann:pw@api.test/x?token=1"), "https://\(Redactor.urlPlaceholder)@api.test/x?token=\(Redactor.urlPlaceholder)")
+        XCTAssertEqual(redactor.redact(url: "git+ssh:x://ann:pw@host/"), "git+ssh:x://\(Redactor.urlPlaceholder)@host/")
+        XCTAssertEqual(redactor.redact(url: "mailto:ann@example.com"), "mailto:ann@example.com")
+        XCTAssertEqual(redactor.redact(url: "http:/"), "http:/")
+        XCTAssertEqual(redactor.redact(url: "http://"), "http://")
+        XCTAssertEqual(redactor.redact(headers: ["LOCATION": "https://a.test/cb?code=abc", "X-Api-Key": "k", "Accept": "*/*"]),
+                       ["LOCATION": "https://a.test/cb?code=\(Redactor.urlPlaceholder)", "X-Api-Key": Redactor.placeholder, "Accept": "*/*"])
+    }
 }
