@@ -13,6 +13,7 @@ import NIOSSL
 /// to whatever comes next.
 final class ConnectSniffer: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
 
     /// The first byte of a TLS handshake record.
     static let tlsHandshake: UInt8 = 0x16
@@ -64,6 +65,4 @@ final class ConnectSniffer: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelReadComplete()
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
-
-    typealias InboundOut = ByteBuffer
 }

@@ -137,16 +137,21 @@ final class ProxyExchange: ResponseStreamReceiver {
     /// The client's request will not come whole: no answer is written to it.
     func requestBroken() {
         guard onLoop.value.requestComplete == nil else { return }
-        onLoop.value.requestComplete = false
-        onLoop.value.held = []
-        onLoop.value.operation?.cancel(by: Self.clientCanceller)
+        abandon()
     }
 
     /// The client closed its connection: the operation is cancelled (by `client`), whatever
     /// stage it is in.
     func clientWentAway() {
         onLoop.value.clientGone = true
-        requestBroken()
+        abandon()
+    }
+
+    /// Nothing more is written to the client: what was held is dropped and the operation
+    /// cancelled (once it ended, a cancel does nothing).
+    private func abandon() {
+        if onLoop.value.requestComplete == nil { onLoop.value.requestComplete = false }
+        onLoop.value.held = []
         onLoop.value.operation?.cancel(by: Self.clientCanceller)
     }
 

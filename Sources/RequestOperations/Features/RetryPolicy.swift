@@ -175,7 +175,7 @@ public struct ExponentialBackoffRetryPolicy: RetryPolicy {
         var how: String
         var fromServer = false
         if case .status(_, let headers) = context.failure,
-           let value = headers.first(where: { $0.key.caseInsensitiveCompare("Retry-After") == .orderedSame })?.value,
+           let value = headers.value(forHTTPHeader: "Retry-After"),
            let serverDelay = RetryAfter.delay(from: value, now: context.wallClockNow) {
             // Never before the server's time: a retry sooner than it asked is one it told us
             // it would refuse, and it adds to the load that made it say so.
