@@ -62,7 +62,7 @@ final class ProxyCommandTests: XCTestCase {
     /// A headless `reqtop proxy` on its own port, as the unprivileged user when asked; `stop`
     /// sends SIGTERM and returns how it ended and what it printed.
     private func launchProxy(_ extra: [String], unprivileged: Bool, home: String) throws -> (port: Int, stop: () -> ReqtopRun) {
-        let port = 30_000 + Int(getpid() % 10_000) + Int.random(in: 0..<10_000)
+        let port = try ProxyTests.freePort()
         let process = Process()
         let arguments = ["proxy", "--no-tui", "--port", String(port)] + extra
         if unprivileged, UnprivilegedUser.isRoot {

@@ -45,7 +45,7 @@ final class ProxyEndToEndTests: TerminalTestCase {
         let upstream = try FaultServer.start()
         defer { upstream.stop() }
         let folder = try makeTemporaryFolder("proxy-tmux")
-        let port = 20_000 + Int(getpid() % 20_000)
+        let port = try ProxyTests.freePort()
         let proxy = "http://127.0.0.1:\(port)"
         try openShell(width: 170, height: 40)
         try keys("XDG_CONFIG_HOME=\(folder) \(CommandLineTests.binary.path) proxy --port \(port) --tunnel 127.0.0.1; echo \"exit\"\"-status-$?\"", "Enter")
