@@ -53,7 +53,8 @@ final class ConnectSniffer: ChannelInboundHandler, RemovableChannelHandler {
             let (sniffer, context) = bound.value
             guard joined else { return context.close(promise: nil) }
             sniffer.handOn(context)
-            context.channel.setOption(ChannelOptions.autoRead, value: true).whenSuccess { context.channel.read() }
+            let channel = context.channel
+            channel.setOption(ChannelOptions.autoRead, value: true).whenSuccess { channel.read() }
         }
     }
 

@@ -116,13 +116,19 @@ extension RequestOperation {
     public var finished: RequestResult {
         get async {
             await withCheckedContinuation { continuation in
-                let ended = state.withLock { state -> RequestResult? in
-                    if let result = state.result { return result }
-                    state.finishWaiters.append(continuation)
-                    return nil
-                }
-                if let ended { continuation.resume(returning: ended) }
+                if let ended = transition(AwaitResult(waiter: continuation)) { continuation.resume(returning: ended) }
             }
+        }
+    }
+
+    /// A task awaits the result: it has it now, or waits for the end (``TakeFinishWaiters``).
+    struct AwaitResult: OperationTransition {
+        let waiter: CheckedContinuation<RequestResult, Never>
+
+        func apply(to state: inout State, of operation: RequestOperation) -> RequestResult? {
+            if let result = state.result { return result }
+            state.finishWaiters.append(waiter)
+            return nil
         }
     }
 }

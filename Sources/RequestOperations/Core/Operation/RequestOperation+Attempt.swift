@@ -17,16 +17,23 @@ extension RequestOperation {
     /// if no other path — its timer, an early retry, `retryNow` — has begun it first).
     /// `reintercept: false` sends the request the interceptors made for the last attempt.
     func beginAttempt(expected: AttemptID? = nil, reintercept: Bool = true) {
-        let needsAdmission = self.needsAdmission
-        let entry = state.withLock { state -> AttemptStateMachine.Entry in
+        enter(transition(Begin(needsAdmission: needsAdmission, expected: expected, reintercept: reintercept)))
+    }
+
+    /// An attempt begins (``AttemptStateMachine/begin(needsAdmission:expected:)``), with its record.
+    struct Begin: OperationTransition {
+        let needsAdmission: Bool
+        let expected: AttemptID?
+        let reintercept: Bool
+
+        func apply(to state: inout State, of operation: RequestOperation) -> AttemptStateMachine.Entry {
             let entry = state.machine.begin(needsAdmission: needsAdmission, expected: expected)
             switch entry {
             case .refuse: break
-            case .admit, .askForSlot: recordBegun(&state, reintercept: reintercept)
+            case .admit, .askForSlot: operation.recordBegun(&state, reintercept: reintercept)
             }
             return entry
         }
-        enter(entry)
     }
 
     /// The record of an attempt that began.
@@ -60,7 +67,17 @@ extension RequestOperation {
     /// Starts `body` as the work of attempt `id`'s stage (cancelled when the stage is left).
     func startWork(_ id: AttemptID, _ body: @escaping @Sendable () async -> Void) {
         let work = Task { await body() }
-        tearDown(state.withLock { $0.machine.workStarted(work, of: id) })
+        tearDown(transition(WorkStarted(work: work, id: id)))
+    }
+
+    /// Work began for attempt `id` (``AttemptStateMachine/workStarted(_:of:)``).
+    struct WorkStarted: OperationTransition {
+        let work: AttemptStateMachine.Work
+        let id: AttemptID
+
+        func apply(to state: inout State, of operation: RequestOperation) -> Teardown {
+            state.machine.workStarted(work, of: id)
+        }
     }
 
     /// The gate's slot: the breaker is asked again if it may have opened meanwhile, then the
@@ -69,20 +86,7 @@ extension RequestOperation {
         if asksAgainForCircuit(id, slot: .fromGate(host: slotHost)) { return }
         let prepares = options.preparer != nil
         let now = environment.clock.now()
-        let granted = state.withLock { state -> (AttemptStateMachine.Grant, Teardown, URLRequest, Int, Bool) in
-            let (grant, over) = state.machine.slotGranted(slotHost: slotHost, prepares: prepares, of: id)
-            switch grant {
-            case .refuse:
-                return (grant, over, state.request, 0, false)
-            case .prepare, .send:
-                state.record.startedAt = now
-                let first = state.firstAttemptAt == nil
-                if first { state.firstAttemptAt = now }
-                publish(&state, .started)
-                return (grant, over, state.outgoing ?? state.request, state.attempt, first)
-            }
-        }
-        let (grant, over, request, attempt, first) = granted
+        let (grant, over, request, attempt, first) = transition(SlotGranted(slotHost: slotHost, prepares: prepares, at: now, id: id))
         tearDown(over)
         // An operation's first attempt is a request the host's retry budget grows by.
         let countFirst = { [self] in
@@ -105,6 +109,30 @@ extension RequestOperation {
                 } catch {
                     attemptFailed(.preparation("\(error)"), id: id, taskError: nil)
                 }
+            }
+        }
+    }
+
+    /// The gate's slot reached attempt `id`: it starts (its record, `started`), and is
+    /// prepared or sent as the request the interceptors made; `first`: the operation's first.
+    struct SlotGranted: OperationTransition {
+        let slotHost: String?
+        let prepares: Bool
+        let at: TimeInterval
+        let id: AttemptID
+
+        func apply(to state: inout State, of operation: RequestOperation)
+            -> (grant: AttemptStateMachine.Grant, over: Teardown, request: URLRequest, attempt: Int, first: Bool) {
+            let (grant, over) = state.machine.slotGranted(slotHost: slotHost, prepares: prepares, of: id)
+            switch grant {
+            case .refuse:
+                return (grant, over, state.request, 0, false)
+            case .prepare, .send:
+                state.record.startedAt = at
+                let first = state.firstAttemptAt == nil
+                if first { state.firstAttemptAt = at }
+                operation.publish(&state, .started)
+                return (grant, over, state.outgoing ?? state.request, state.attempt, first)
             }
         }
     }
@@ -139,23 +167,12 @@ extension RequestOperation {
         let transport = environment.transport, clock = environment.clock
         let uploadTotal = Self.bodyLength(of: prepared, file: options.bodyFile)
         // A person at a breakpoint chose the answer or the failure: made here, not sent.
-        let forced = state.withLock { $0.machine.forcedFault }
+        let forced = look { $0.machine.forcedFault }
         let task = forced.map { rule in environment.faultInjection.makeTask(for: prepared, handler: AttemptCallbacks(self), injecting: rule) }
             ?? transport.makeTask(for: prepared, handler: AttemptCallbacks(self))
         let now = clock.now()
-        let refused = state.withLock { state -> Teardown? in
-            if let refused = state.machine.sent(task, at: now, uploadTotal: uploadTotal, of: id) { return refused }
-            state.sent = prepared
-            state.answer = Answer()
-            state.record.sentAt = now
-            publish(&state, .taskCreated(taskIdentifier: task.identifier, url: prepared.url?.absoluteString ?? "",
-                                            insecure: !transport.verifiesCertificates))
-            // Resumed outside the lock, below: a cancel decided before the resume returned
-            // waits for it (`unresumed`).
-            state.unresumed.insert(task.identifier)
-            return nil
-        }
-        if let refused { return tearDown(refused) }
+        let sent = Sent(task: task, request: prepared, at: now, uploadTotal: uploadTotal, insecure: !transport.verifiesCertificates, id: id)
+        if let refused = transition(sent) { return tearDown(refused) }
         // The attempt's timers start once it is in flight (none can fire into the stage
         // before), and are handed to it with the end of the resume.
         resumeOutsideLock(task) { [self] in
@@ -164,6 +181,29 @@ extension RequestOperation {
             return (attempt: options.attemptTimeout.map { timeout in clock.schedule(at: started + timeout) { [self] in attemptTimedOut(id) } },
                     read: options.readTimeout.map { read in clock.schedule(at: started + read) { [self] in checkReadTimeout(id) } },
                     hedge: hedgeTimer(for: prepared, id: id, from: started), id: id)
+        }
+    }
+
+    /// The request of attempt `id` is on the transport as `task` (resumed after the lock).
+    /// Refused: the teardown discards the task.
+    struct Sent: OperationTransition {
+        let task: TransportTask
+        let request: URLRequest
+        let at: TimeInterval
+        let uploadTotal: Int?
+        let insecure: Bool
+        let id: AttemptID
+
+        func apply(to state: inout State, of operation: RequestOperation) -> Teardown? {
+            if let refused = state.machine.sent(task, at: at, uploadTotal: uploadTotal, of: id) { return refused }
+            state.sent = request
+            state.answer = Answer()
+            state.record.sentAt = at
+            operation.publish(&state, .taskCreated(taskIdentifier: task.identifier, url: request.url?.absoluteString ?? "", insecure: insecure))
+            // Resumed outside the lock: a cancel decided before the resume returned waits
+            // for it (`unresumed`).
+            state.unresumed.insert(task.identifier)
+            return nil
         }
     }
 
@@ -182,8 +222,15 @@ extension RequestOperation {
     /// The attempt timeout: the lead and its hedges are cancelled; the attempt fails as
     /// timed out when its task reports the end.
     private func attemptTimedOut(_ id: AttemptID) {
-        let now = environment.clock.now()
-        let tasks = state.withLock { state -> [TransportTask] in
+        cancelTasks(transition(AttemptTimedOut(at: environment.clock.now(), id: id)))
+    }
+
+    /// The attempt timeout of attempt `id`: its tasks (the lead, any hedges), to cancel.
+    struct AttemptTimedOut: OperationTransition {
+        let at: TimeInterval
+        let id: AttemptID
+
+        func apply(to state: inout State, of operation: RequestOperation) -> [TransportTask] {
             guard let lead = state.machine.inFlight(of: id, { flight -> TransportTask in
                 flight.stop(.attemptTimeout)
                 flight.timer = nil
@@ -191,13 +238,12 @@ extension RequestOperation {
             }) else { return [] }
             // Hedges racing it time out with it: the timeout is the attempt's, not a copy's.
             let timedOut = TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)", timeout: .attempt)
-            return [lead] + closeRacers(&state, at: now, error: timedOut)
+            return [lead] + operation.closeRacers(&state, at: at, error: timedOut)
         }
-        cancelTasks(tasks)
     }
 
     /// What the read timer found.
-    private enum ReadCheck {
+    enum ReadCheck {
         case none
         /// A byte came meanwhile: the timer waits for the rest of the span from it.
         case rearm(at: TimeInterval)
@@ -211,25 +257,43 @@ extension RequestOperation {
         guard let read = options.readTimeout else { return }
         let now = environment.clock.now()
         let error = TransportError(code: URLError.Code.timedOut.rawValue, message: "no byte for \(DurationText.format(read)) (read timeout)", timeout: .read)
-        let check = state.withLock { state -> ReadCheck in
-            let found = state.machine.inFlight(of: id) { flight -> ReadCheck in
-                flight.readTimer = nil
-                guard flight.stop == nil else { return .none }
-                let due = flight.lastProgress + read
-                if now < due - 0.000_5 { return .rearm(at: due) }
-                flight.stop(.local(error))
-                return .cancel([flight.task])
-            }
-            guard case .cancel(let lead)? = found else { return found ?? .none }
-            return .cancel(lead + closeRacers(&state, at: now, error: error))
-        }
-        switch check {
+        switch transition(ReadTimerFired(read: read, at: now, error: error, id: id)) {
         case .none: break
         case .cancel(let tasks): cancelTasks(tasks)
         case .rearm(let due):
             let timer = environment.clock.schedule(at: due) { [self] in checkReadTimeout(id) }
-            let kept = state.withLock { state in state.machine.inFlight(of: id) { $0.readTimer = timer } != nil }
-            if !kept { timer.cancel() }
+            if !transition(ReadTimerRearmed(timer: timer, id: id)) { timer.cancel() }
+        }
+    }
+
+    /// The read timer of attempt `id` fired at `at`: what it found.
+    struct ReadTimerFired: OperationTransition {
+        let read: TimeInterval
+        let at: TimeInterval
+        let error: TransportError
+        let id: AttemptID
+
+        func apply(to state: inout State, of operation: RequestOperation) -> ReadCheck {
+            let found = state.machine.inFlight(of: id) { flight -> ReadCheck in
+                flight.readTimer = nil
+                guard flight.stop == nil else { return .none }
+                let due = flight.lastProgress + read
+                if at < due - 0.000_5 { return .rearm(at: due) }
+                flight.stop(.local(error))
+                return .cancel([flight.task])
+            }
+            guard case .cancel(let lead)? = found else { return found ?? .none }
+            return .cancel(lead + operation.closeRacers(&state, at: at, error: error))
+        }
+    }
+
+    /// The read timer made again: kept by attempt `id` in flight (false: it is over).
+    struct ReadTimerRearmed: OperationTransition {
+        let timer: ScheduledTimer
+        let id: AttemptID
+
+        func apply(to state: inout State, of operation: RequestOperation) -> Bool {
+            state.machine.inFlight(of: id) { $0.readTimer = timer } != nil
         }
     }
 

@@ -8,19 +8,28 @@ import FoundationNetworking
 /// decoded-size limits, and put in memory, a file or the caller's stream (paced on NIO).
 extension RequestOperation {
     func task(_ task: Int, didSendBodyBytes sent: Int) {
-        let now = environment.clock.now(), readTimeout = options.readTimeout
-        state.withLock { state in
+        transition(BodyBytesSent(task: task, sent: sent, at: environment.clock.now()))
+    }
+
+    /// `sent` bytes of the lead `task`'s request body are on the wire: said about a hundred
+    /// times for a body of any size, never closer than 64 KiB.
+    struct BodyBytesSent: OperationTransition {
+        let task: Int
+        let sent: Int
+        let at: TimeInterval
+
+        func apply(to state: inout State, of operation: RequestOperation) {
+            let readTimeout = operation.options.readTimeout
             let total = state.machine.inFlight(lead: task) { flight -> Int?? in
-                if readTimeout != nil { flight.lastProgress = now }
+                if readTimeout != nil { flight.lastProgress = at }
                 let total = flight.uploadTotal
-                // About a hundred events for a body of any size, none closer than 64 KiB.
                 let step = total.map { max(64 << 10, $0 / 100) } ?? (1 << 20)
                 guard sent - flight.uploadAnnounced >= step || (total == sent && sent > flight.uploadAnnounced) else { return nil }
                 flight.uploadAnnounced = sent
                 return .some(total)
             }
             guard let total = total ?? nil else { return }
-            publish(&state, .uploaded(bytes: sent, totalBytes: total))
+            operation.publish(&state, .uploaded(bytes: sent, totalBytes: total))
         }
     }
 
@@ -54,7 +63,7 @@ extension RequestOperation {
     /// Where a part of the body goes, once the lock has counted it: the caller's stream or
     /// the answer's file, written outside the lock (a file write is I/O, a stream's push may
     /// wake its reader); kept in memory under it.
-    private enum BodySink {
+    enum BodySink {
         case kept
         case stream(any StreamedAnswerSink, running: TransportTask)
         case file(ResponseFile)
@@ -65,55 +74,7 @@ extension RequestOperation {
     /// A part of the answer's body. `paced`: the transport can wait — false asks it to read
     /// no more until ``RequestTransport/resumeReading(_:)`` (the caller's stream is full).
     private func receive(_ task: Int, _ data: Data, paced: Bool) -> Bool {
-        let sink = state.withLock { state -> BodySink? in
-            // Once this side ended the attempt (a refused redirect, a limit), its bytes are not kept.
-            let lead = state.machine.inFlight(lead: task) { flight -> (task: TransportTask, encodedLength: Int?, streaming: Bool)? in
-                switch flight.stop {
-                case .redirectRefused?, .local?: return nil
-                case .attemptTimeout?, .invalid?, nil: return (flight.task, flight.encodedLength, flight.streaming)
-                }
-            }
-            guard let lead = lead ?? nil else { return nil }
-            let now = environment.clock.now()
-            if state.record.firstByteAt == nil { state.record.firstByteAt = now }
-            state.record.bytes += data.count
-            if let wire = lead.encodedLength, let ratio = options.maxDecodedRatio,
-               case let (cap, overflow) = wire.multipliedReportingOverflow(by: max(1, ratio)),
-               !overflow, state.record.bytes > max(1 << 20, cap) {
-                // Before the bytes are kept or written: a bomb fills neither memory nor disk.
-                return stop(&state, task, TransportError(
-                    code: URLError.Code.dataLengthExceedsMaximum.rawValue,
-                    message: "the decoded answer grew past \(ratio)× its \(wire) bytes on the wire (a decompression bomb?; RequestOptions.maxDecodedRatio)"))
-            }
-            // One `data` event per 256 KiB or 100 ms, not per part: a bulk download is tens
-            // of thousands of parts, and an event each halved its rate while watched.
-            let readTimeout = options.readTimeout
-            let announce = state.machine.inFlight(lead: task) { flight -> Bool in
-                if readTimeout != nil { flight.lastProgress = now }
-                flight.unannouncedBytes += data.count
-                return flight.unannouncedBytes >= Self.dataEventBytes || now - flight.lastDataEventAt >= Self.dataEventInterval
-            }
-            if announce == true { announceData(&state, at: now) }
-            if lead.streaming, let stream = options.bodyStream {
-                return .stream(stream, running: lead.task)
-            }
-            if let file = state.answer.file {
-                if let limit = options.maxFileBytes, state.record.bytes > limit {
-                    return stop(&state, task, TransportError(
-                        code: URLError.Code.dataLengthExceedsMaximum.rawValue,
-                        message: "the answer is over the \(limit)-byte limit for its file (RequestOptions.maxFileBytes)"))
-                }
-                return .file(file)
-            }
-            if let limit = options.maxResponseBytes, state.answer.body.count + data.count > limit {
-                // Ended here: a server that sends without end cannot fill the memory.
-                return stop(&state, task, TransportError(
-                    code: URLError.Code.dataLengthExceedsMaximum.rawValue,
-                    message: "the answer is over the \(limit)-byte limit (RequestOptions.maxResponseBytes; a destination file has none)"))
-            }
-            state.answer.body.append(data)
-            return .kept
-        }
+        let sink = transition(BodyPart(task: task, data: data))
         switch sink {
         case nil, .kept?:
             return true
@@ -147,9 +108,66 @@ extension RequestOperation {
         }
     }
 
+    /// A part of the lead `task`'s answer: counted, held to the limits, kept in memory, or
+    /// handed back to be written or pushed outside the lock. Once this side ended the attempt
+    /// (a refused redirect, a limit), its bytes are not kept.
+    struct BodyPart: OperationTransition {
+        let task: Int
+        let data: Data
+
+        func apply(to state: inout State, of operation: RequestOperation) -> BodySink? {
+            let lead = state.machine.inFlight(lead: task) { flight -> (task: TransportTask, encodedLength: Int?, streaming: Bool)? in
+                switch flight.stop {
+                case .redirectRefused?, .local?: return nil
+                case .attemptTimeout?, .invalid?, nil: return (flight.task, flight.encodedLength, flight.streaming)
+                }
+            }
+            guard let lead = lead ?? nil else { return nil }
+            let now = operation.environment.clock.now()
+            if state.record.firstByteAt == nil { state.record.firstByteAt = now }
+            state.record.bytes += data.count
+            if let wire = lead.encodedLength, let ratio = operation.options.maxDecodedRatio,
+               case let (cap, overflow) = wire.multipliedReportingOverflow(by: max(1, ratio)),
+               !overflow, state.record.bytes > max(1 << 20, cap) {
+                // Before the bytes are kept or written: a bomb fills neither memory nor disk.
+                return operation.stop(&state, task, TransportError(
+                    code: URLError.Code.dataLengthExceedsMaximum.rawValue,
+                    message: "the decoded answer grew past \(ratio)× its \(wire) bytes on the wire (a decompression bomb?; RequestOptions.maxDecodedRatio)"))
+            }
+            // One `data` event per 256 KiB or 100 ms, not per part: a bulk download is tens
+            // of thousands of parts, and an event each halved its rate while watched.
+            let readTimeout = operation.options.readTimeout
+            let announce = state.machine.inFlight(lead: task) { flight -> Bool in
+                if readTimeout != nil { flight.lastProgress = now }
+                flight.unannouncedBytes += data.count
+                return flight.unannouncedBytes >= RequestOperation.dataEventBytes || now - flight.lastDataEventAt >= RequestOperation.dataEventInterval
+            }
+            if announce == true { operation.announceData(&state, at: now) }
+            if lead.streaming, let stream = operation.options.bodyStream {
+                return .stream(stream, running: lead.task)
+            }
+            if let file = state.answer.file {
+                if let limit = operation.options.maxFileBytes, state.record.bytes > limit {
+                    return operation.stop(&state, task, TransportError(
+                        code: URLError.Code.dataLengthExceedsMaximum.rawValue,
+                        message: "the answer is over the \(limit)-byte limit for its file (RequestOptions.maxFileBytes)"))
+                }
+                return .file(file)
+            }
+            if let limit = operation.options.maxResponseBytes, state.answer.body.count + data.count > limit {
+                // Ended here: a server that sends without end cannot fill the memory.
+                return operation.stop(&state, task, TransportError(
+                    code: URLError.Code.dataLengthExceedsMaximum.rawValue,
+                    message: "the answer is over the \(limit)-byte limit (RequestOptions.maxResponseBytes; a destination file has none)"))
+            }
+            state.answer.body.append(data)
+            return .kept
+        }
+    }
+
     /// Something on this side ends the lead `task`'s attempt with `error` (under the lock):
     /// its task is to be cancelled.
-    private func stop(_ state: inout State, _ task: Int, _ error: TransportError) -> BodySink? {
+    func stop(_ state: inout State, _ task: Int, _ error: TransportError) -> BodySink? {
         state.machine.inFlight(lead: task) { flight -> BodySink in
             flight.stop(.local(error))
             return .stop(flight.task)
@@ -159,13 +177,21 @@ extension RequestOperation {
     /// Something on this side ends the attempt of `task` (a file that could not be written,
     /// a reader far behind): it fails with `error`, and its task is cancelled.
     private func failLocally(_ task: Int, _ error: TransportError) {
-        let running = state.withLock { state -> TransportTask? in
+        if let running = transition(FailedLocally(task: task, error: error)) { cancelTasks([running]) }
+    }
+
+    /// The lead `task`'s attempt fails on this side with `error`: its task, to cancel (nil:
+    /// it is over, or failed on this side already).
+    struct FailedLocally: OperationTransition {
+        let task: Int
+        let error: TransportError
+
+        func apply(to state: inout State, of operation: RequestOperation) -> TransportTask? {
             state.machine.inFlight(lead: task) { flight -> TransportTask? in
                 if case .local? = flight.stop { return nil }
                 flight.stop(.local(error))
                 return flight.task
             } ?? nil
         }
-        if let running { cancelTasks([running]) }
     }
 }

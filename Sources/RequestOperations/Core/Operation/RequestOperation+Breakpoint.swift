@@ -11,15 +11,10 @@ extension RequestOperation {
     func stopsAtBreakpoint(_ id: AttemptID) -> Bool {
         let points = environment.breakpoints
         guard points.isActive else { return false }
-        let request = state.withLock { $0.outgoing ?? $0.request }
+        let request = look { $0.outgoing ?? $0.request }
         guard let entry = points.pick(for: request) else { return false }
-        let stopped = state.withLock { state -> Teardown? in
-            guard var teardown = state.machine.stopBeforeSending(at: entry.id, of: id) else { return nil }
-            publish(&state, .breakpoint(id: entry.id, rule: entry.breakpoint.match.description, by: entry.breakpoint.setBy))
-            teardown.merge(Teardown(timers: [pauseDeadline(&state)]))
-            return teardown
-        }
-        guard let stopped else { return false }
+        let event = RequestEvent.Payload.breakpoint(id: entry.id, rule: entry.breakpoint.match.description, by: entry.breakpoint.setBy)
+        guard let stopped = transition(StoppedAtBreakpoint(breakpoint: entry.id, afterAnswer: false, event: event, id: id)) else { return false }
         tearDown(stopped)
         return true
     }
@@ -29,23 +24,36 @@ extension RequestOperation {
     func stopsAfterResponse(_ end: AttemptEnd, id: AttemptID) -> Bool {
         let points = environment.breakpoints
         guard points.isActive else { return false }
-        let request = state.withLock { $0.sent ?? $0.outgoing ?? $0.request }
+        let request = look { $0.sent ?? $0.outgoing ?? $0.request }
         guard let entry = points.pick(for: request, at: .afterResponse) else { return false }
-        let stopped = state.withLock { state -> Teardown? in
-            guard var teardown = state.machine.stopAfterAnswer(at: entry.id, of: id) else { return nil }
-            publish(&state, .breakpoint(id: entry.id, rule: entry.breakpoint.match.description, by: entry.breakpoint.setBy, afterResponse: true))
-            teardown.merge(Teardown(timers: [pauseDeadline(&state)]))
-            return teardown
-        }
-        guard let stopped else { return false }
+        let event = RequestEvent.Payload.breakpoint(id: entry.id, rule: entry.breakpoint.match.description, by: entry.breakpoint.setBy, afterResponse: true)
+        guard let stopped = transition(StoppedAtBreakpoint(breakpoint: entry.id, afterAnswer: true, event: event, id: id)) else { return false }
         tearDown(stopped)
         return true
+    }
+
+    /// A breakpoint stops attempt `id` before it is sent or after its answer (`afterAnswer`):
+    /// said with `event`, and the deadline's clock stands still. Nil: the attempt is not
+    /// where that stop applies.
+    struct StoppedAtBreakpoint: OperationTransition {
+        let breakpoint: Int
+        let afterAnswer: Bool
+        let event: RequestEvent.Payload
+        let id: AttemptID
+
+        func apply(to state: inout State, of operation: RequestOperation) -> Teardown? {
+            let left = afterAnswer ? state.machine.stopAfterAnswer(at: breakpoint, of: id) : state.machine.stopBeforeSending(at: breakpoint, of: id)
+            guard var teardown = left else { return nil }
+            operation.publish(&state, event)
+            teardown.merge(Teardown(timers: [operation.pauseDeadline(&state)]))
+            return teardown
+        }
     }
 
     /// Puts a person's answer in place of the server's (stopped after it) and says so; the
     /// validator judges it as it would the server's, outside the lock (``judgeAnswerInstead``).
     /// Returns a partial download the server's answer had begun, to remove outside the lock.
-    private func answerInstead(_ state: inout State, status: Int, headers: [String: String], body: Data, by actor: String) -> ResponseFile? {
+    func answerInstead(_ state: inout State, status: Int, headers: [String: String], body: Data, by actor: String) -> ResponseFile? {
         publish(&state, .injected(fault: "answer \(status) (\(body.count) bytes) instead of the server's", rule: "", by: "breakpoint (\(actor))"))
         let url = state.answer.url ?? state.sent?.url ?? URL(string: "http://injected.invalid/")!
         var fields = headers.map { ($0.key, $0.value) }
@@ -74,39 +82,31 @@ extension RequestOperation {
         guard let status = answer.status,
               let failure = options.validator.validate(status: status, headers: answer.headers, response: { answer.httpURLResponse() })
         else { return nil }
-        state.withLock { state in
-            guard state.machine.isUnderWay(id) else { return }
-            publish(&state, .validationFailed(reason: failure.summary))
-        }
+        _ = transition(AnnouncedIfUnderWay(event: .validationFailed(reason: failure.summary), id: id))
         return failure
     }
 
-    /// Where the operation is stopped, if it is: before sending or after an answer.
-    public var breakpointStage: Breakpoint.Stage? {
-        state.withLock { state in state.result == nil ? state.machine.breakpointStage : nil }
+    /// What a resolved stop leads to (after the lock).
+    enum BreakpointNext {
+        case cancel
+        case proceed(AttemptStateMachine.Resume)
+        /// On from the answer, with how the attempt ended (or the person said it did).
+        case decide(AttemptID, AttemptEnd)
+        /// A person's answer, to be judged by the validator.
+        case answered(AttemptID, AttemptEnd, Answer, partial: ResponseFile?)
     }
 
-    /// Resolves the stop at a breakpoint: the attempt goes on (as it is, edited, or answered
-    /// or failed in the server's place), or the operation is cancelled. After an answer,
-    /// `.proceed` goes on to reactors and the retry decision with it, `.respond` puts the
-    /// person's answer in its place, `.fail` fails the attempt with that error instead; `.edit`
-    /// does not apply (the request went). False when the operation is not stopped at one, or
-    /// the resolution does not apply where it is.
-    @discardableResult
-    public func resolveBreakpoint(_ resolution: BreakpointResolution, by actor: String = "library") -> Bool {
-        let needsAdmission = self.needsAdmission
-        enum Next {
-            case cancel
-            case proceed(AttemptStateMachine.Resume)
-            /// On from the answer, with how the attempt ended (or the person said it did).
-            case decide(AttemptID, AttemptEnd)
-            /// A person's answer, to be judged by the validator.
-            case answered(AttemptID, AttemptEnd, Answer, partial: ResponseFile?)
-        }
-        let next = state.withLock { state -> Next? in
+    /// A person resolves the stop at a breakpoint: said, and what it leads to (nil: the
+    /// operation is not stopped, or `resolution` does not apply where it is).
+    struct BreakpointResolved: OperationTransition {
+        let resolution: BreakpointResolution
+        let actor: String
+        let needsAdmission: Bool
+
+        func apply(to state: inout State, of operation: RequestOperation) -> BreakpointNext? {
             guard state.result == nil, let stage = state.machine.breakpointStage else { return nil }
             if stage == .afterResponse, case .edit = resolution { return nil }
-            publish(&state, .breakpointResolved(how: resolution.summary, by: actor))
+            operation.publish(&state, .breakpointResolved(how: resolution.summary, by: actor))
             if case .cancel = resolution { return .cancel }
             let resume = state.machine.resolveBreakpoint(needsAdmission: needsAdmission)
             switch resume {
@@ -119,7 +119,7 @@ extension RequestOperation {
                     end.taskError = TransportError(code: code.rawValue, message: "\(TransportError.describe(code)) (failed at a breakpoint by \(actor))")
                     return .decide(id, end)
                 case .respond(let status, let headers, let body):
-                    let partial = answerInstead(&state, status: status, headers: headers, body: body, by: actor)
+                    let partial = operation.answerInstead(&state, status: status, headers: headers, body: body, by: actor)
                     return .answered(id, end, state.answer, partial: partial)
                 case .proceed, .edit, .cancel:
                     return .decide(id, end)
@@ -133,6 +133,22 @@ extension RequestOperation {
                 return .proceed(resume)
             }
         }
+    }
+
+    /// Where the operation is stopped, if it is: before sending or after an answer.
+    public var breakpointStage: Breakpoint.Stage? {
+        look { state in state.result == nil ? state.machine.breakpointStage : nil }
+    }
+
+    /// Resolves the stop at a breakpoint: the attempt goes on (as it is, edited, or answered
+    /// or failed in the server's place), or the operation is cancelled. After an answer,
+    /// `.proceed` goes on to reactors and the retry decision with it, `.respond` puts the
+    /// person's answer in its place, `.fail` fails the attempt with that error instead; `.edit`
+    /// does not apply (the request went). False when the operation is not stopped at one, or
+    /// the resolution does not apply where it is.
+    @discardableResult
+    public func resolveBreakpoint(_ resolution: BreakpointResolution, by actor: String = "library") -> Bool {
+        let next = transition(BreakpointResolved(resolution: resolution, actor: actor, needsAdmission: needsAdmission))
         // The deadline's clock runs again from where it stood.
         if case .cancel? = next {} else if next != nil { resumeDeadline() }
         switch next {

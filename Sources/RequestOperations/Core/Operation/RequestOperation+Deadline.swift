@@ -13,14 +13,21 @@ extension RequestOperation {
             end(outcome: .failure, error: .deadlineExceeded(deadline),
                 reason: "deadline of \(DurationText.format(deadline)) exceeded", cancelledBy: nil)
         }
-        let kept = state.withLock { state -> Bool in
+        if !transition(DeadlineStarted(timer: timer, at: clock.now() + left)) { timer.cancel() }
+    }
+
+    /// The deadline's timer, due `at`: kept unless the operation ended (false).
+    struct DeadlineStarted: OperationTransition {
+        let timer: ScheduledTimer
+        let at: TimeInterval
+
+        func apply(to state: inout State, of operation: RequestOperation) -> Bool {
             guard state.result == nil else { return false }
             state.deadlineTimer = timer
-            state.deadlineAt = clock.now() + left
+            state.deadlineAt = at
             state.deadlineLeft = nil
             return true
         }
-        if !kept { timer.cancel() }
     }
 
     /// Stops the deadline's clock while the operation is stopped at a breakpoint, keeping
@@ -36,7 +43,7 @@ extension RequestOperation {
     /// Starts it again with what was left, once the breakpoint lets the operation go.
     func resumeDeadline() {
         guard let deadline = options.deadline,
-              let left = state.withLock({ state -> TimeInterval? in state.result == nil ? state.deadlineLeft : nil }) else { return }
+              let left = look({ state -> TimeInterval? in state.result == nil ? state.deadlineLeft : nil }) else { return }
         startDeadline(deadline, left: left)
     }
 }

@@ -19,23 +19,18 @@ extension RequestOperation {
             }
         }
 
-        var request = state.withLock { $0.outgoing }
+        var request = look { $0.outgoing }
         if request == nil {
             guard let intercepted = await runInterceptors(id) else { return }
             request = intercepted
         }
-        let admitted = state.withLock { state -> Bool in
-            guard state.machine.intercepted(of: id) else { return false }
-            state.outgoing = request
-            return true
-        }
-        if admitted { askForSlot(id) }
+        if transition(Admitted(request: request, id: id)) { askForSlot(id) }
     }
 
     /// The request the interceptor chain makes, or nil when the operation ended (failed,
     /// discarded, cancelled) on the way.
     private func runInterceptors(_ id: AttemptID) async -> URLRequest? {
-        let (start, attempt) = state.withLock { ($0.request, $0.attempt) }
+        let (start, attempt) = look { ($0.request, $0.attempt) }
         var request = start
         let context = InterceptionContext(operationID: self.id, attempt: attempt, userInfo: options.userInfo, clock: environment.clock) {
             [weak self] reactor, run in
@@ -51,12 +46,7 @@ extension RequestOperation {
                 fail(id, failure, reason: "\(failure)")
                 return nil
             }
-            let current = state.withLock { state -> Bool in
-                guard state.machine.isUnderWay(id) else { return false }
-                publish(&state, .intercepted(by: interceptor.name, command: interception.command.name))
-                return true
-            }
-            guard current else { return nil }
+            guard transition(AnnouncedIfUnderWay(event: .intercepted(by: interceptor.name, command: interception.command.name), id: id)) else { return nil }
             request = interception.request
             switch interception.command {
             case .execute:
@@ -68,24 +58,10 @@ extension RequestOperation {
                     reason: "discarded by \(interceptor.name): \(reason)", cancelledBy: interceptor.name)
                 return nil
             case .hold(let batch):
-                let held = state.withLock { state -> Bool in
-                    switch state.machine.hold(batch: batch.name, of: id) {
-                    case .announce: publish(&state, .held(batch: batch.name))
-                    case .stay, .refuse: return false
-                    }
-                    return true
-                }
-                guard held else { return nil }
+                guard transition(HeldInBatch(batch: batch.name, id: id)) else { return nil }
                 let size = await batch.hold(clock: environment.clock)
                 guard size > 0 else { return nil }
-                let released = state.withLock { state -> Bool in
-                    switch state.machine.released(of: id) {
-                    case .announce: publish(&state, .released(batch: batch.name, size: size))
-                    case .stay, .refuse: return false
-                    }
-                    return true
-                }
-                guard released else { return nil }
+                guard transition(ReleasedFromBatch(batch: batch.name, size: size, id: id)) else { return nil }
             }
         }
         return request
@@ -96,15 +72,7 @@ extension RequestOperation {
     /// attempt then goes back to intercepting); else the error to fail with (a cancellation
     /// error when the operation ended meanwhile).
     func waitForReactor(_ reactor: RequestReactor, run: UInt64, id: AttemptID) async -> RequestError.Reason? {
-        let waits = state.withLock { state -> Bool in
-            switch state.machine.waitForReactor(reactor.name, of: id) {
-            case .announce: publish(&state, .reactorWaiting(name: reactor.name))
-            case .stay: break
-            case .refuse: return false
-            }
-            return true
-        }
-        guard waits else { return .cancelled(by: "caller") }
+        guard transition(WaitsForReactor(name: reactor.name, id: id)) else { return .cancelled(by: "caller") }
         return await reactorOutcome(reactor, run: run, id: id)
     }
 
@@ -112,28 +80,15 @@ extension RequestOperation {
     /// ended well, else the error to fail with.
     private func reactorOutcome(_ reactor: RequestReactor, run: UInt64, id: AttemptID) async -> RequestError.Reason? {
         let error = await reactor.outcome(of: run)
-        let current = state.withLock { state -> Bool in
-            guard state.machine.isUnderWay(id) else { return false }
-            publish(&state, .reactorFinished(name: reactor.name, outcome: error.map { .failure("\($0)") } ?? .success))
-            if error == nil {
-                switch state.machine.reactorFinished(of: id) {
-                case .announce, .stay, .refuse: break
-                }
-            }
-            return true
-        }
+        let current = transition(ReactorRunEnded(name: reactor.name, error: error, id: id))
         return current ? error : (error ?? .cancelled(by: "caller"))
     }
 
     /// Ends the operation with `error` if `id` is still the attempt under way (and `applies`
     /// says the machine is where the failure belongs).
     func fail(_ id: AttemptID, _ error: RequestError.Reason, reason: String,
-              if applies: (AttemptStateMachine) -> Bool = { _ in true }) {
-        let teardown = state.withLock { state -> Teardown? in
-            guard state.machine.isUnderWay(id), applies(state.machine) else { return nil }
-            return endLocked(&state, outcome: .failure, error: error, reason: reason, cancelledBy: nil)
-        }
-        if let teardown { tearDown(teardown) }
+              if applies: @escaping @Sendable (AttemptStateMachine) -> Bool = { _ in true }) {
+        if let teardown = transition(Failed(error: error, reason: reason, applies: applies, id: id)) { tearDown(teardown) }
     }
 
     // MARK: - Reactors
@@ -146,16 +101,7 @@ extension RequestOperation {
             requeue(id, by: reactor.name, reason: reason, reintercept: true, closing: end)
         case .react(let trigger):
             // The attempt is over: its slot goes back while the reactor works.
-            let now = environment.clock.now()
-            let released = state.withLock { state -> Teardown? in
-                guard state.machine.deciding(of: id) != nil else { return nil }
-                var released = Teardown()
-                released.tasks = closeRecord(&state, failure: end.failure, at: now)
-                guard let slot = state.machine.react(reactor.name, of: id) else { return nil }
-                released.merge(slot)
-                return released
-            }
-            guard let released else { return }
+            guard let released = transition(ReactorTakesOver(name: reactor.name, end: end, at: environment.clock.now(), id: id)) else { return }
             tearDown(released)
             let run: UInt64, announce: RequestEvent.Payload
             switch reactor.enter(trigger: trigger) {
@@ -167,12 +113,7 @@ extension RequestOperation {
             case .joined(let joined):
                 (run, announce) = (joined, .reactorWaiting(name: reactor.name))
             }
-            let waits = state.withLock { state -> Bool in
-                guard state.machine.isUnderWay(id) else { return false }
-                publish(&state, announce)
-                return true
-            }
-            guard waits else { return }
+            guard transition(AnnouncedIfUnderWay(event: announce, id: id)) else { return }
             startWork(id) { [self] in
                 if let error = await reactorOutcome(reactor, run: run, id: id) {
                     fail(id, error, reason: "\(error)")
@@ -192,21 +133,8 @@ extension RequestOperation {
     /// counting it against the policy's limit). `closing`: the attempt that ended is closed
     /// first (a requeue straight after the answer; after a reactor's run it was closed then).
     private func requeue(_ id: AttemptID, by reactor: String, reason: String, reintercept: Bool, closing end: AttemptEnd?) {
-        let needsAdmission = self.needsAdmission
-        let now = environment.clock.now()
-        let (entry, racers) = state.withLock { state -> (AttemptStateMachine.Entry, [TransportTask]) in
-            let number = state.leadAttempt
-            var racers: [TransportTask] = []
-            if let end, state.machine.deciding(of: id) != nil { racers = closeRecord(&state, failure: end.failure, at: now) }
-            let entry = state.machine.requeue(needsAdmission: needsAdmission, of: id)
-            switch entry {
-            case .refuse: break
-            case .admit, .askForSlot:
-                publish(&state, .requeued(by: reactor, reason: reason), attempt: number)
-                recordBegun(&state, reintercept: reintercept)
-            }
-            return (entry, racers)
-        }
+        let (entry, racers) = transition(Requeued(reactor: reactor, reason: reason, reintercept: reintercept, closing: end,
+                                                  needsAdmission: needsAdmission, at: environment.clock.now(), id: id))
         cancelTasks(racers)
         enter(entry)
     }

@@ -21,15 +21,7 @@ extension RequestOperation {
     /// reached, or the retry budget says no.
     private func hedgeDue(_ id: AttemptID) {
         guard let policy = options.hedge else { return }
-        let wanted = state.withLock { state -> (sent: URLRequest, host: String?, number: Int, more: Bool)? in
-            let racing = state.machine.inFlight(of: id) { flight -> Int? in
-                flight.hedgeTimer = nil
-                return flight.stop == nil ? flight.racers.count : nil
-            }
-            guard let racing = racing ?? nil, hedgeWanted(state, racing: racing, policy: policy), let sent = state.sent else { return nil }
-            return (sent, state.hostKey(of: sent.url)?.description, state.attempt + 1, racing + 1 < policy.max)
-        }
-        guard let wanted else { return }
+        guard let wanted = transition(HedgeDue(policy: policy, id: id)) else { return }
         if let host = wanted.host {
             if let breaker = environment.circuitBreaker, !breaker.isClosed(host) { return }
             if let limits = environment.rateLimits, limits.waitUntil(host) != nil { return }
@@ -47,27 +39,8 @@ extension RequestOperation {
         let task = transport.makeTask(for: request, handler: AttemptCallbacks(self))
         let now = clock.now()
         let next = wanted.more ? clock.schedule(at: now + policy.after) { [weak self] in self?.hedgeDue(id) } : nil
-        let sent = state.withLock { state -> Bool in
-            let racing = state.machine.inFlight(of: id) { $0.stop == nil ? $0.racers.count : nil } ?? nil
-            guard let racing, hedgeWanted(state, racing: racing, policy: policy), state.attempt + 1 == wanted.number else { return false }
-            let lead = state.machine.leadRecord ?? state.records.count - 1
-            var record = AttemptRecord(number: wanted.number, queuedAt: now)
-            record.startedAt = now
-            record.sentAt = now
-            state.records.append(record)
-            guard let number = state.machine.hedgeSent(task, record: state.records.count - 1, lead: lead, nextTimer: next, of: id) else {
-                state.records.removeLast()
-                return false
-            }
-            let waited = now - (state.records[lead].sentAt ?? now)
-            publish(&state, .hedged(racing: state.records[lead].number, after: waited), attempt: number)
-            publish(&state, .taskCreated(taskIdentifier: task.identifier, url: request.url?.absoluteString ?? "",
-                                            insecure: !environment.transport.verifiesCertificates), attempt: number)
-            // Resumed outside the lock, as the lead is: a concurrent end that cancels the racer
-            // meanwhile waits for the resume (`unresumed`).
-            state.unresumed.insert(task.identifier)
-            return true
-        }
+        let sent = transition(HedgeSent(task: task, request: request, number: wanted.number, nextTimer: next, policy: policy,
+                                        insecure: !transport.verifiesCertificates, at: now, id: id))
         guard sent else {
             next?.cancel()
             return transport.discard(task)
@@ -75,9 +48,60 @@ extension RequestOperation {
         resumeOutsideLock(task)
     }
 
+    /// The hedge timer of attempt `id` fired: the copy to send, if one is wanted (its host,
+    /// its number, and whether another may follow it).
+    struct HedgeDue: OperationTransition {
+        let policy: HedgePolicy
+        let id: AttemptID
+
+        func apply(to state: inout State, of operation: RequestOperation) -> (sent: URLRequest, host: String?, number: Int, more: Bool)? {
+            let racing = state.machine.inFlight(of: id) { flight -> Int? in
+                flight.hedgeTimer = nil
+                return flight.stop == nil ? flight.racers.count : nil
+            }
+            guard let racing = racing ?? nil, operation.hedgeWanted(state, racing: racing, policy: policy), let sent = state.sent else { return nil }
+            return (sent, state.hostKey(of: sent.url)?.description, state.attempt + 1, racing + 1 < policy.max)
+        }
+    }
+
+    /// A hedge of attempt `id` is on the transport as `task`, attempt `number` (false: no
+    /// longer wanted; the caller discards the task and cancels `nextTimer`).
+    struct HedgeSent: OperationTransition {
+        let task: TransportTask
+        let request: URLRequest
+        let number: Int
+        let nextTimer: ScheduledTimer?
+        let policy: HedgePolicy
+        let insecure: Bool
+        let at: TimeInterval
+        let id: AttemptID
+
+        func apply(to state: inout State, of operation: RequestOperation) -> Bool {
+            let racing = state.machine.inFlight(of: id) { $0.stop == nil ? $0.racers.count : nil } ?? nil
+            guard let racing, operation.hedgeWanted(state, racing: racing, policy: policy), state.attempt + 1 == number else { return false }
+            let lead = state.machine.leadRecord ?? state.records.count - 1
+            var record = AttemptRecord(number: number, queuedAt: at)
+            record.startedAt = at
+            record.sentAt = at
+            state.records.append(record)
+            guard let racer = state.machine.hedgeSent(task, record: state.records.count - 1, lead: lead, nextTimer: nextTimer, of: id) else {
+                state.records.removeLast()
+                return false
+            }
+            let waited = at - (state.records[lead].sentAt ?? at)
+            operation.publish(&state, .hedged(racing: state.records[lead].number, after: waited), attempt: racer)
+            operation.publish(&state, .taskCreated(taskIdentifier: task.identifier, url: request.url?.absoluteString ?? "", insecure: insecure),
+                              attempt: racer)
+            // Resumed outside the lock, as the lead is: a concurrent end that cancels the racer
+            // meanwhile waits for the resume (`unresumed`).
+            state.unresumed.insert(task.identifier)
+            return true
+        }
+    }
+
     /// The attempt in flight (with `racing` hedges) is still waiting for its first response
     /// and has room for another copy.
-    private func hedgeWanted(_ state: State, racing: Int, policy: HedgePolicy) -> Bool {
+    func hedgeWanted(_ state: State, racing: Int, policy: HedgePolicy) -> Bool {
         guard state.answer.status == nil, racing < policy.max else { return false }
         if let limit = options.retryPolicy.attemptLimit, state.attempt >= limit { return false }
         return true

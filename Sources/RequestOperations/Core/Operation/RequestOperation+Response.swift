@@ -46,22 +46,11 @@ extension RequestOperation {
 
     /// A response of `task`: `take` files it in the answer (false: it is no HTTP response).
     func received(_ task: Int, expectedBytes: Int?, take: (inout Answer) -> Bool) -> URLSession.ResponseDisposition {
-        let (arrival, hedges) = state.withLock { state -> (Arrival?, Teardown?) in
-            // The first response wins: a hedge that answers first leads from now on, and the
-            // copies still racing are cancelled.
-            // The 3xx of a refused redirect is no answer: the attempt fails as refused.
-            let refused = state.machine.inFlight(lead: task) { flight in
-                if case .redirectRefused? = flight.stop { true } else { false }
-            }
-            guard refused != true else { return (nil, nil) }
-            let hedges = settleHedges(&state, answeredBy: task, at: environment.clock.now())
-            guard state.machine.isLead(task) else { return (nil, hedges) }
-            return (Arrival(answer: state.answer, attempt: state.record.number, sentURL: state.sent?.url), hedges)
-        }
+        let (arrival, hedges) = transition(ResponseArrived(task: task, at: environment.clock.now()))
         if let hedges { tearDown(hedges) }
         guard let arrival else { return .allow }
         let reading = read(arrival, expectedBytes: expectedBytes, take: take)
-        let verdict = state.withLock { state in takeIn(&state, reading, task: task, expectedBytes: expectedBytes) }
+        let verdict = transition(AnswerRead(reading: reading, task: task, expectedBytes: expectedBytes))
         switch verdict {
         case .none: break
         case .stale(let file): file?.discard()
@@ -69,6 +58,35 @@ extension RequestOperation {
         case .deliverHead(let stream, let status, let headers, let repeated): stream.deliverHead(status: status, headers: headers, repeated: repeated)
         }
         return .allow
+    }
+
+    /// The first step: the first response wins — a hedge that answers first leads from now
+    /// on, and the copies still racing are cancelled (the teardown). The 3xx of a refused
+    /// redirect is no answer: the attempt fails as refused.
+    private struct ResponseArrived: OperationTransition {
+        let task: Int
+        let at: TimeInterval
+
+        func apply(to state: inout State, of operation: RequestOperation) -> (Arrival?, Teardown?) {
+            let refused = state.machine.inFlight(lead: task) { flight in
+                if case .redirectRefused? = flight.stop { true } else { false }
+            }
+            guard refused != true else { return (nil, nil) }
+            let hedges = operation.settleHedges(&state, answeredBy: task, at: at)
+            guard state.machine.isLead(task) else { return (nil, hedges) }
+            return (Arrival(answer: state.answer, attempt: state.record.number, sentURL: state.sent?.url), hedges)
+        }
+    }
+
+    /// The third step: the answer as read, taken in (``takeIn(_:_:task:expectedBytes:)``).
+    private struct AnswerRead: OperationTransition {
+        let reading: Reading
+        let task: Int
+        let expectedBytes: Int?
+
+        func apply(to state: inout State, of operation: RequestOperation) -> Verdict {
+            operation.takeIn(&state, reading, task: task, expectedBytes: expectedBytes)
+        }
     }
 
     /// The second step, outside the lock: the response read into the answer, judged, its file

@@ -10,7 +10,7 @@ extension RequestOperation {
     func attemptCompleted(_ end: AttemptEnd, id: AttemptID, askReactors: Bool = true, breakpoints: Bool = true) {
         tellHostGuards(end.failure, id: id)
         if breakpoints, stopsAfterResponse(end, id: id) { return }
-        if askReactors, !options.reactors.isEmpty, let input = state.withLock({ state -> ReactorInput? in
+        if askReactors, !options.reactors.isEmpty, let input = look({ state -> ReactorInput? in
             guard state.machine.deciding(of: id) != nil else { return nil }
             return ReactorInput(operationID: self.id, request: state.sent ?? state.request, status: state.answer.status,
                                 headers: state.answer.headers, failure: end.failure, attempt: state.attempt)
@@ -24,7 +24,7 @@ extension RequestOperation {
         }
         guard let failure = end.failure else {
             do {
-                var answer = state.withLock { $0.answer }
+                var answer = look { $0.answer }
                 try parseBody(answer.body) { answer.httpURLResponse() }
             } catch {
                 fail(id, .decoding("\(error)"), reason: "cannot decode the response: \(error)")
@@ -42,11 +42,7 @@ extension RequestOperation {
     private func tellHostGuards(_ failure: AttemptFailure?, id: AttemptID) {
         // One look under the lock: the answer, the attempt's host, and the breaker's pass
         // (taken out, so it is told once).
-        guard let (status, headers, host, pass) = state.withLock({ state -> (Int?, [String: String], String?, CircuitPass?)? in
-            guard state.machine.deciding(of: id) != nil else { return nil }
-            let host = environment.rateLimits == nil ? nil : state.attemptHost()
-            return (state.answer.status, state.answer.headers, host, state.machine.takePass(of: id))
-        }) else { return }
+        guard let (status, headers, host, pass) = transition(HostGuardsTold(withHost: environment.rateLimits != nil, id: id)) else { return }
         if let limits = environment.rateLimits, let status, let host {
             // Only headers that could be Retry-After, RateLimit* or X-RateLimit* are looked at,
             // once: most answers have none, and then nothing more is done.
@@ -67,6 +63,19 @@ extension RequestOperation {
         }
     }
 
+    /// What the host's guards are told of attempt `id` that is deciding: its answer, its host
+    /// (`withHost`) and the breaker's pass, taken out so it is told once.
+    struct HostGuardsTold: OperationTransition {
+        let withHost: Bool
+        let id: AttemptID
+
+        func apply(to state: inout State, of operation: RequestOperation) -> (Int?, [String: String], String?, CircuitPass?)? {
+            guard state.machine.deciding(of: id) != nil else { return nil }
+            let host = withHost ? state.attemptHost() : nil
+            return (state.answer.status, state.answer.headers, host, state.machine.takePass(of: id))
+        }
+    }
+
     /// Ends the current attempt with `failure` and either schedules the next or ends.
     /// `retryable: false` ends without asking the policy (a request that cannot be sent as
     /// it is would fail the same way every time).
@@ -80,7 +89,7 @@ extension RequestOperation {
         // Read before the operation's lock is taken (`host` takes it).
         let budgetHost = environment.retryBudget == nil ? nil : host?.description
         let judge = RetryJudge(policy: options.retryPolicy, budget: environment.retryBudget, deadline: options.deadline)
-        guard let input = state.withLock({ state -> RetryJudge.Input? in
+        guard let input = look({ state -> RetryJudge.Input? in
             guard state.machine.canClose(id) else { return nil }
             return RetryJudge.Input(failure: failure, retryable: retryable, context: retryContext(after: failure, state: state, now: now),
                                     attempt: state.attempt, now: now, startedAt: state.startedAt, host: budgetHost, taskError: taskError,
@@ -88,35 +97,45 @@ extension RequestOperation {
         }) else { return }
         let verdict = judge.judge(input)
         if let host = verdict.askedBudget, let budget = environment.retryBudget { publishBudget(budget, host: host) }
-        let closed = state.withLock { state -> Teardown? in
+        guard let closed = transition(AttemptClosed(failure: failure, verdict: verdict, at: now, id: id)) else { return }
+        tearDown(closed)
+        if case .retry(let delay, _, let fromServer) = verdict.next {
+            startRetryWait(until: now + delay, fromServer: fromServer, failure: failure, id: id)
+        }
+    }
+
+    /// Attempt `id` failed with `failure` and is closed as the retry policy's `verdict` says:
+    /// the next is scheduled, or the operation ends (nil: it ended meanwhile).
+    struct AttemptClosed: OperationTransition {
+        let failure: AttemptFailure
+        let verdict: RetryJudge.Verdict
+        let at: TimeInterval
+        let id: AttemptID
+
+        func apply(to state: inout State, of operation: RequestOperation) -> Teardown? {
             guard state.machine.canClose(id) else { return nil }
             // With hedges, the attempt that failed need not be the newest one.
             let failedRecord = state.machine.leadRecord ?? state.records.count - 1
             let failed = state.records[failedRecord].number
             var racers = Teardown()
-            racers.tasks = closeRecord(&state, failure: failure, at: now)
+            racers.tasks = operation.closeRecord(&state, failure: failure, at: at)
             if case .preparation(let reason) = failure {
-                publish(&state, .preparationFailed(reason: reason), attempt: failed)
+                operation.publish(&state, .preparationFailed(reason: reason), attempt: failed)
             }
-            if let refusal = verdict.budgetRefusal { publish(&state, .retryDenied(reason: refusal), attempt: failed) }
+            if let refusal = verdict.budgetRefusal { operation.publish(&state, .retryDenied(reason: refusal), attempt: failed) }
             state.records[failedRecord].decision = verdict.reason
             switch verdict.next {
             case .stop(let reason, let error):
-                racers.merge(endLocked(&state, outcome: .failure, error: error, reason: reason, cancelledBy: nil))
+                racers.merge(operation.endLocked(&state, outcome: .failure, error: error, reason: reason, cancelledBy: nil))
                 return racers
             case .retry(let delay, let reason, _):
-                guard let left = state.machine.retryScheduled(until: now + delay, of: id) else { return nil }
+                guard let left = state.machine.retryScheduled(until: at + delay, of: id) else { return nil }
                 racers.merge(left)
                 state.records[failedRecord].retryDelay = delay
                 state.lastDelay = delay
-                publish(&state, .retryScheduled(delay: delay, reason: reason), attempt: failed)
+                operation.publish(&state, .retryScheduled(delay: delay, reason: reason), attempt: failed)
                 return racers
             }
-        }
-        guard let closed else { return }
-        tearDown(closed)
-        if case .retry(let delay, _, let fromServer) = verdict.next {
-            startRetryWait(until: now + delay, fromServer: fromServer, failure: failure, id: id)
         }
     }
 
@@ -152,22 +171,43 @@ extension RequestOperation {
                 }
             }
         }
-        tearDown(state.withLock { $0.machine.retryWaitStarted(timer: timer, observation: observation, of: id) })
+        tearDown(transition(RetryWaitStarted(timer: timer, observation: observation, id: id)))
+    }
+
+    /// ``AttemptStateMachine/retryWaitStarted(timer:observation:of:)``.
+    struct RetryWaitStarted: OperationTransition {
+        let timer: ScheduledTimer
+        let observation: RecoveryObservation?
+        let id: AttemptID
+
+        func apply(to state: inout State, of operation: RequestOperation) -> Teardown {
+            state.machine.retryWaitStarted(timer: timer, observation: observation, of: id)
+        }
     }
 
     /// Early retry: the host answered another request, or a probe saw it come back.
     func hostRecovered(trigger: String, delay: TimeInterval, id: AttemptID) {
         let clock = environment.clock
         let now = clock.now()
-        let replaced = state.withLock { state -> Teardown? in
-            guard let replaced = state.machine.retrySooner(until: now + delay, of: id) else { return nil }
-            publish(&state, .earlyRetry(trigger: trigger, delay: delay))
-            return replaced
-        }
-        guard let replaced else { return }
+        guard let replaced = transition(RetrySooner(trigger: trigger, delay: delay, at: now, id: id)) else { return }
         tearDown(replaced)
         let timer = clock.schedule(at: now + delay) { [weak self] in self?.beginAttempt(expected: id) }
-        tearDown(state.withLock { $0.machine.retryWaitStarted(timer: timer, observation: nil, of: id) })
+        tearDown(transition(RetryWaitStarted(timer: timer, observation: nil, id: id)))
+    }
+
+    /// The host came back: attempt `id` waits `delay` from `at` instead, said as an early
+    /// retry (``AttemptStateMachine/retrySooner(until:of:)``).
+    struct RetrySooner: OperationTransition {
+        let trigger: String
+        let delay: TimeInterval
+        let at: TimeInterval
+        let id: AttemptID
+
+        func apply(to state: inout State, of operation: RequestOperation) -> Teardown? {
+            guard let replaced = state.machine.retrySooner(until: at + delay, of: id) else { return nil }
+            operation.publish(&state, .earlyRetry(trigger: trigger, delay: delay))
+            return replaced
+        }
     }
 }
 

@@ -77,16 +77,23 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
 
     /// The request as built (for a dependent operation, once its parents finished), before
     /// interceptors and preparation.
-    public var request: URLRequest { state.withLock { $0.request } }
+    public var request: URLRequest { look { $0.request } }
 
-    var host: HostKey? { state.withLock { $0.hostKey(of: $0.request.url) } }
+    var host: HostKey? { transition(RequestHost()) }
 
-    public var phase: RequestPhase { state.withLock { $0.phase } }
+    /// The host of the request as built (its parse kept for the next ask).
+    struct RequestHost: OperationTransition {
+        func apply(to state: inout State, of operation: RequestOperation) -> HostKey? {
+            state.hostKey(of: state.request.url)
+        }
+    }
+
+    public var phase: RequestPhase { look { $0.phase } }
     /// The attempt running or next to run, from 1.
-    public var attempt: Int { state.withLock { $0.attempt } }
-    public var attempts: [AttemptRecord] { state.withLock { $0.records } }
+    public var attempt: Int { look { $0.attempt } }
+    public var attempts: [AttemptRecord] { look { $0.records } }
     /// Set once, when the operation ends.
-    public var result: RequestResult? { state.withLock { $0.result } }
+    public var result: RequestResult? { look { $0.result } }
 
     // MARK: - Commands
 
@@ -96,7 +103,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
     /// recording's early retries with it.
     @discardableResult
     public func retrySooner(delay: TimeInterval, trigger: String) -> Bool {
-        guard let id = state.withLock({ state in state.machine.isWaitingToRetry ? state.machine.id : nil }) else { return false }
+        guard let id = look({ state in state.machine.isWaitingToRetry ? state.machine.id : nil }) else { return false }
         hostRecovered(trigger: trigger, delay: max(0, delay), id: id)
         return true
     }
@@ -105,14 +112,18 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
     /// operation is not waiting to retry.
     @discardableResult
     public func retryNow() -> Bool {
-        let id = state.withLock { state -> AttemptID? in
-            guard state.machine.isWaitingToRetry else { return nil }
-            publish(&state, .earlyRetry(trigger: "manual", delay: 0))
-            return state.machine.id
-        }
-        guard let id else { return false }
+        guard let id = transition(RetryNow()) else { return false }
         beginAttempt(expected: id)
         return true
+    }
+
+    /// A person skips the backoff: the attempt that waits, said as an early retry.
+    struct RetryNow: OperationTransition {
+        func apply(to state: inout State, of operation: RequestOperation) -> AttemptID? {
+            guard state.machine.isWaitingToRetry else { return nil }
+            operation.publish(&state, .earlyRetry(trigger: "manual", delay: 0))
+            return state.machine.id
+        }
     }
 
     override open func cancel() {
@@ -129,12 +140,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
     // MARK: - Lifecycle
 
     override open func execute() {
-        let alreadyEnded = state.withLock { state -> Bool in
-            guard state.result == nil else { return true }
-            state.startedAt = environment.clock.now()
-            return false
-        }
-        if alreadyEnded {
+        if transition(Started(at: environment.clock.now())) == .alreadyEnded {
             finish()
             return
         }
@@ -149,6 +155,19 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
             startDeadline(deadline, left: deadline)
         }
         beginAttempt()
+    }
+
+    /// The queue started the operation: true when it had ended already (cancelled first).
+    struct Started: OperationTransition {
+        let at: TimeInterval
+
+        enum Action { case alreadyEnded, runs }
+
+        func apply(to state: inout State, of operation: RequestOperation) -> Action {
+            guard state.result == nil else { return .alreadyEnded }
+            state.startedAt = at
+            return .runs
+        }
     }
 
     /// Cancels the operation if a parent did not succeed; else builds its request from
@@ -167,19 +186,27 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         do {
             let built = try build(request, DependencyResults(parents: parents))
             let body = RecordedBody(of: built, limit: environment.events.bodyLimit)
-            state.withLock { state in
-                state.request = built
-                // Under the lock, so a cancel that ended the operation meanwhile is not
-                // followed by a `built` after its `finished`.
-                guard state.result == nil else { return }
-                publish(&state, .built(method: built.httpMethod ?? "GET", url: built.url?.absoluteString ?? "",
-                                       headers: built.allHTTPHeaderFields ?? [:], body: body))
-            }
+            transition(Built(request: built, body: body))
             return true
         } catch {
             end(outcome: .failure, error: .preparation("cannot build the request from its parents: \(error)"),
                 reason: "cannot build the request from its parents: \(error)", cancelledBy: nil)
             return false
+        }
+    }
+
+    /// The request made from the parents' results.
+    struct Built: OperationTransition {
+        let request: URLRequest
+        let body: RecordedBody?
+
+        func apply(to state: inout State, of operation: RequestOperation) {
+            state.request = request
+            // Under the lock, so a cancel that ended the operation meanwhile is not
+            // followed by a `built` after its `finished`.
+            guard state.result == nil else { return }
+            operation.publish(&state, .built(method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "",
+                                             headers: request.allHTTPHeaderFields ?? [:], body: body))
         }
     }
 
@@ -193,12 +220,21 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
     /// Ends the operation (once): tears down whatever stage it is in, publishes the end,
     /// calls the completion handler and finishes the `Operation`.
     func end(outcome: RequestOutcome, error: RequestError.Reason?, reason: String?, cancelledBy: String?) {
-        let teardown = state.withLock { state -> Teardown? in
-            guard state.result == nil else { return nil }
-            return endLocked(&state, outcome: outcome, error: error, reason: reason, cancelledBy: cancelledBy)
-        }
-        guard let teardown else { return }
+        guard let teardown = transition(End(outcome: outcome, error: error, reason: reason, cancelledBy: cancelledBy)) else { return }
         tearDown(teardown)
+    }
+
+    /// The operation ends (once): see ``endLocked(_:outcome:error:reason:cancelledBy:)``.
+    struct End: OperationTransition {
+        let outcome: RequestOutcome
+        let error: RequestError.Reason?
+        let reason: String?
+        let cancelledBy: String?
+
+        func apply(to state: inout State, of operation: RequestOperation) -> Teardown? {
+            guard state.result == nil else { return nil }
+            return operation.endLocked(&state, outcome: outcome, error: error, reason: reason, cancelledBy: cancelledBy)
+        }
     }
 
     /// The timers of an attempt in flight, made once its task is resumed.
@@ -208,22 +244,40 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
     /// inside `resume`), then hands the attempt its timers (`timers` makes them) and carries
     /// out a cancel that came while it was being resumed.
     func resumeOutsideLock(_ task: TransportTask, timers: (() -> AttemptTimers)? = nil) {
+        assertOutsideTransition()
         environment.transport.resume(task)
-        let made = timers?()
-        let (cancelled, unused) = state.withLock { state -> (Bool, Teardown) in
-            state.unresumed.remove(task.identifier)
-            let unused = made.map { state.machine.timersStarted(attempt: $0.attempt, read: $0.read, hedge: $0.hedge, of: $0.id).1 } ?? Teardown()
-            return (state.cancelOnResume.remove(task.identifier) != nil, unused)
-        }
+        let (cancelled, unused) = transition(Resumed(task: task.identifier, timers: timers?()))
         unused.timers.forEach { $0.cancel() }
         if cancelled { environment.transport.cancel(task) }
+    }
+
+    /// The transport's resume of `task` returned: the attempt takes its timers, and a cancel
+    /// decided meanwhile is said (true: cancel it now).
+    struct Resumed: OperationTransition {
+        let task: Int
+        let timers: AttemptTimers?
+
+        func apply(to state: inout State, of operation: RequestOperation) -> (cancel: Bool, unused: Teardown) {
+            state.unresumed.remove(task)
+            let unused = timers.map { state.machine.timersStarted(attempt: $0.attempt, read: $0.read, hedge: $0.hedge, of: $0.id).1 } ?? Teardown()
+            return (state.cancelOnResume.remove(task) != nil, unused)
+        }
     }
 
     /// Cancels `tasks` on the transport, outside the lock; one whose resume has not returned
     /// yet is cancelled by its resumer instead, right after.
     func cancelTasks(_ tasks: [TransportTask]) {
         guard !tasks.isEmpty else { return }
-        let now = state.withLock { state -> [TransportTask] in
+        assertOutsideTransition()
+        transition(CancelWhenResumed(tasks: tasks)).forEach(environment.transport.cancel)
+    }
+
+    /// Of `tasks`, those to cancel now; one whose resume has not returned is left to its
+    /// resumer (``Resumed``).
+    struct CancelWhenResumed: OperationTransition {
+        let tasks: [TransportTask]
+
+        func apply(to state: inout State, of operation: RequestOperation) -> [TransportTask] {
             guard !state.unresumed.isEmpty else { return tasks }
             return tasks.filter { task in
                 guard state.unresumed.contains(task.identifier) else { return true }
@@ -231,13 +285,13 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
                 return false
             }
         }
-        now.forEach(environment.transport.cancel)
     }
 
     /// Undoes what `teardown` holds (outside the lock) and, if it ended the operation,
     /// calls the completion handler.
     func tearDown(_ teardown: Teardown) {
         guard !teardown.isEmpty else { return }
+        assertOutsideTransition()
         teardown.perform(cancel: cancelTasks, discard: environment.transport.discard, gate: environment.gate)
         guard let result = teardown.result else { return }
         // Outside the lock: telling the transport there is room may read on at once.
@@ -304,12 +358,18 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
     private func completed(_ result: RequestResult) {
         completion?(result)
         // Waiters added from now on find the result set and do not wait.
-        let waiters = state.withLock { state in
-            defer { state.finishWaiters = [] }
-            return state.finishWaiters
-        }
+        let (waiters, started) = transition(TakeFinishWaiters())
         waiters.forEach { $0.resume(returning: result) }
-        if state.withLock({ $0.startedAt != nil }) { finish() }
+        if started { finish() }
+    }
+
+    /// The tasks awaiting the result, taken to be resumed; and whether the queue started the
+    /// operation (one that did not is finished by `execute()`).
+    struct TakeFinishWaiters: OperationTransition {
+        func apply(to state: inout State, of operation: RequestOperation) -> ([CheckedContinuation<RequestResult, Never>], Bool) {
+            defer { state.finishWaiters = [] }
+            return (state.finishWaiters, state.startedAt != nil)
+        }
     }
 
     /// Publishes `payload` as the operation's, by default for the attempt under way (its
