@@ -29,4 +29,20 @@ final class MachineConfinementTests: XCTestCase {
         let sample = "        state.machine.stage = .pending"
         XCTAssertNotNil(assignment.firstMatch(in: sample, range: NSRange(sample.startIndex..., in: sample)))
     }
+
+    /// The operation's lock is taken in one place to change its state (`transition(_:)`) and
+    /// one to read it (`look(_:)`), both in RequestOperation+Transition.swift (#43): a
+    /// `withLock` anywhere else in `Core/Operation/` is a lock section outside the funnel.
+    func testTheOperationsLockIsTakenOnlyInItsTransitionFunnel() throws {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/RequestOperations/Core/Operation").standardizedFileURL
+        let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil).filter { $0.pathExtension == "swift" }
+        XCTAssertGreaterThan(files.count, 15, "the operation's files were found at \(folder.path)")
+        var sections: [String: Int] = [:]
+        for file in files {
+            let count = try String(contentsOf: file, encoding: .utf8).components(separatedBy: "withLock").count - 1
+            if count > 0 { sections[file.lastPathComponent] = count }
+        }
+        XCTAssertEqual(sections, ["RequestOperation+Transition.swift": 2], "lock sections outside the funnel")
+    }
 }

@@ -205,3 +205,33 @@ struct NoEffectUnderTheLockTests {
         #expect(seen["op-1", default: 0] >= 2, "op-1 (redirected): redirect policy, validator: \(seen["op-1", default: 0])")
     }
 }
+
+#if DEBUG
+/// The check behind every effect (`assertOutsideTransition`) sees a transition while one runs
+/// and none after: without it, an effect moved into a transition would not stop a debug build.
+@Suite("The transition funnel knows when it is inside one")
+struct TransitionDepthTests {
+    final class Depths: Sendable {
+        let seen = Mutex<[Int]>([])
+    }
+
+    struct Probe: OperationTransition {
+        let depths: Depths
+
+        func apply(to state: inout RequestOperation.State, of operation: RequestOperation) {
+            depths.seen.withLock { $0.append(TransitionDepth.current) }
+        }
+    }
+
+    @Test func insideATransitionTheDepthIsOneAndAfterItZero() throws {
+        let environment = RequestEnvironment(transport: NoEffectUnderTheLockTests.SynchronousTransport())
+        let operation = RequestOperation(request: URLRequest(url: URL(string: "http://depth.invalid/")!), environment: environment)
+        let probe = Probe(depths: Depths())
+        #expect(TransitionDepth.current == 0)
+        operation.transition(probe)
+        operation.transition(probe)
+        #expect(probe.depths.seen.withLock { $0 } == [1, 1])
+        #expect(TransitionDepth.current == 0)
+    }
+}
+#endif

@@ -140,6 +140,7 @@ extension RequestOperation {
     /// The seam: hands the prepared request to the transport. Its callbacks arrive in
     /// RequestOperation+TransportCallbacks.swift.
     private func send(_ request: URLRequest, id: AttemptID, attempt: Int) {
+        assertOutsideTransition()
         // The preparer may have taken a while: the breaker is asked again before the transport.
         if options.preparer != nil, asksAgainForCircuit(id, slot: .inMachine) { return }
         // Never hand the transport a header it would drop without a word.

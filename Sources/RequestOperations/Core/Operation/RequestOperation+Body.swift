@@ -75,6 +75,7 @@ extension RequestOperation {
     /// no more until ``RequestTransport/resumeReading(_:)`` (the caller's stream is full).
     private func receive(_ task: Int, _ data: Data, paced: Bool) -> Bool {
         let sink = transition(BodyPart(task: task, data: data))
+        assertOutsideTransition()
         switch sink {
         case nil, .kept?:
             return true

@@ -92,6 +92,7 @@ extension RequestOperation {
     /// The second step, outside the lock: the response read into the answer, judged, its file
     /// begun and its cookies stored.
     private func read(_ arrival: Arrival, expectedBytes: Int?, take: (inout Answer) -> Bool) -> Reading {
+        assertOutsideTransition()
         // Every response starts a new body: on Linux an authentication challenge
         // delivers the 401 response before the real one.
         var answer = arrival.answer

@@ -8,6 +8,7 @@ import FoundationNetworking
 extension RequestOperation {
     /// After an attempt: reactors first, then success or the retry policy.
     func attemptCompleted(_ end: AttemptEnd, id: AttemptID, askReactors: Bool = true, breakpoints: Bool = true) {
+        assertOutsideTransition()
         tellHostGuards(end.failure, id: id)
         if breakpoints, stopsAfterResponse(end, id: id) { return }
         if askReactors, !options.reactors.isEmpty, let input = look({ state -> ReactorInput? in
@@ -95,6 +96,7 @@ extension RequestOperation {
                                     attempt: state.attempt, now: now, startedAt: state.startedAt, host: budgetHost, taskError: taskError,
                                     handedOver: handedOver)
         }) else { return }
+        assertOutsideTransition()
         let verdict = judge.judge(input)
         if let host = verdict.askedBudget, let budget = environment.retryBudget { publishBudget(budget, host: host) }
         guard let closed = transition(AttemptClosed(failure: failure, verdict: verdict, at: now, id: id)) else { return }

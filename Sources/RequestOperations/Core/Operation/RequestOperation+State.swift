@@ -10,7 +10,7 @@ extension RequestOperation {
     ///
     /// What an attempt holds (its ticket, slot, task, timers) lives in the stages of
     /// ``AttemptStateMachine`` and goes with them; what outlives attempts (the records, the
-    /// last answer, the deadline, the result) lives here. Every lock section gives the
+    /// last answer, the deadline, the result) lives here. Every transition gives the
     /// machine an input and keeps the record of what happened; its effects run after it.
     struct State {
         let createdAt: TimeInterval

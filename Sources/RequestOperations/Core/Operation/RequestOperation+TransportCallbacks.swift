@@ -21,6 +21,7 @@ extension RequestOperation {
         let location = request.url?.absoluteString ?? ""
         let judged = transition(RedirectJudged(task: task, response: response, request: request, location: location, rereadsBodyFile: rereadsBodyFile))
         guard let judged else { return nil }
+        assertOutsideTransition()
         if let jar = environment.cookies, let from = response.url {
             jar.store(responseHeaders: response.headerDictionary, for: from)
         }
@@ -110,6 +111,7 @@ extension RequestOperation {
         let now = environment.clock.now()
         let download = transition(TaskEnding(task: task, error: error.map(TransportError.init), succeededWithoutError: error == nil, at: now))
         guard let download else { return }
+        assertOutsideTransition()
         var moved: Result<ResponseFile, ResponseFileError>?
         switch download {
         case .none: break

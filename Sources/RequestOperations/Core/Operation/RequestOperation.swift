@@ -19,10 +19,11 @@ import Synchronization
 /// seam), `+Slot` (the one way to a slot: pause, breaker, gate), `+TransportCallbacks` and
 /// `+Response`, `+Body` (what the transport reports), `+Retry` (after an attempt: success or
 /// the retry policy), `+FlowControl` (interceptors, batches, reactors), `+Hedge`,
-/// `+Breakpoint`, `+Deadline`, `+State` (what outlives attempts). Where the attempt is, what
-/// it holds there and which moves are allowed is `AttemptStateMachine`'s alone: each lock
-/// section gives it an input and keeps the record; what the input let go of, and anything
-/// with an effect (the transport, files, the program's own code), runs after the lock.
+/// `+Breakpoint`, `+Deadline`, `+State` (what outlives attempts), `+Transition` (the one way
+/// into the lock). Where the attempt is, what it holds there and which moves are allowed is
+/// `AttemptStateMachine`'s alone: each transition gives it an input and keeps the record;
+/// what the input let go of, and anything with an effect (the transport, files, the
+/// program's own code), runs after the lock.
 ///
 /// Every state change and every transport callback is published on the environment's
 /// ``EventHub``. The operation ends exactly once, as success, failure or cancelled, and then
@@ -356,6 +357,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
     /// Runs the completion handler, then finishes the `Operation` if its queue started it
     /// (one that was cancelled before it started is finished by `execute()`).
     private func completed(_ result: RequestResult) {
+        assertOutsideTransition()
         completion?(result)
         // Waiters added from now on find the result set and do not wait.
         let (waiters, started) = transition(TakeFinishWaiters())
