@@ -11,8 +11,8 @@ import Synchronization
 ///   thread wake-up, not six. 2 ms is far below what a person or a 10 fps screen notices.
 /// - Nothing is lost and nothing is reordered: events are stamped and appended in one
 ///   critical section, so every subscriber sees the same total order, and `t` never
-///   decreases along it. An operation publishes from inside its own state lock, so its
-///   events are in the order its state changed.
+///   decreases along it. An operation appends its events from inside its own state lock,
+///   so they are in the order its state changed, and schedules their delivery after it.
 public final class EventHub: Sendable {
     /// The wall-clock time the session started, for the log's header line.
     public let startedAt: Date
@@ -55,18 +55,41 @@ public final class EventHub: Sendable {
     /// Stamps and publishes one event, and returns it.
     @discardableResult
     public func publish(operation: String, attempt: Int, _ payload: RequestEvent.Payload) -> RequestEvent {
-        let (event, starting) = subscribers.withLock { subscribers -> (RequestEvent, [EventSubscriber]) in
-            let event = RequestEvent(time: clock.now() - origin, operationID: operation, attempt: attempt, payload: payload)
-            var starting: [EventSubscriber] = []
-            for subscriber in subscribers where subscriber.append(event) {
-                starting.append(subscriber)
-            }
-            return (event, starting)
-        }
+        var starting = Deliveries()
+        let event = append(operation: operation, attempt: attempt, payload, starting: &starting)
         // Outside the lock: scheduling a delivery wakes Dispatch's manager thread (a write to
         // its eventfd), and a publisher on the other event loop would wait for it.
-        for subscriber in starting { subscriber.scheduleDrain() }
+        starting.schedule()
         return event
+    }
+
+    /// Stamps one event and appends it to every subscriber's list, without scheduling any
+    /// delivery: the subscribers whose batch it begins are added to `starting`, whose
+    /// ``Deliveries/schedule()`` the caller runs once it holds no lock. An operation appends
+    /// from inside its own state lock (so its events are in the order its state changed) and
+    /// schedules after it.
+    @discardableResult
+    func append(operation: String, attempt: Int, _ payload: RequestEvent.Payload, starting: inout Deliveries) -> RequestEvent {
+        subscribers.withLock { subscribers -> RequestEvent in
+            let event = RequestEvent(time: clock.now() - origin, operationID: operation, attempt: attempt, payload: payload)
+            for subscriber in subscribers where subscriber.append(event) {
+                starting.subscribers.append(subscriber)
+            }
+            return event
+        }
+    }
+
+    /// Subscribers whose next batch was begun by events appended under a lock: their delivery
+    /// is scheduled after it.
+    struct Deliveries: Sendable {
+        fileprivate(set) var subscribers: [EventSubscriber] = []
+
+        /// Schedules each begun batch's delivery, once, and forgets them.
+        mutating func schedule() {
+            guard !subscribers.isEmpty else { return }
+            for subscriber in subscribers { subscriber.scheduleDrain() }
+            subscribers = []
+        }
     }
 
     /// Delivers events in batches, in order, on a serial queue of the subscription's own.
@@ -170,6 +193,10 @@ final class EventSubscriber: Sendable {
     }
 
     func scheduleDrain() {
+        #if DEBUG
+        // Never from inside an operation's transition: its lock would be held over a wake-up.
+        precondition(TransitionDepth.current == 0, "an event's delivery was scheduled inside an operation's transition")
+        #endif
         if delay > 0 {
             queue.asyncAfter(deadline: .now() + delay) { self.drain() }
         } else {

@@ -40,6 +40,9 @@ extension RequestOperation {
         var result: RequestResult?
         /// Tasks awaiting ``RequestOperation/finished``, resumed once the result is set.
         var finishWaiters: [CheckedContinuation<RequestResult, Never>] = []
+        /// Subscribers whose batch of events a transition began: their delivery is scheduled
+        /// after the lock (``RequestOperation/transition(_:)``), never under it.
+        var deliveries = EventHub.Deliveries()
 
         /// The request as built; interceptors start from it on each attempt.
         var request: URLRequest

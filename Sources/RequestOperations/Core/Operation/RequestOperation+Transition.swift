@@ -5,7 +5,8 @@ import Foundation
 /// carries everything it needs. ``RequestOperation/transition(_:)`` applies it under the
 /// operation's lock and hands back its `Action`: what to do once the lock is let go of.
 ///
-/// A transition changes ``RequestOperation/State`` and appends events to the hub's buffers;
+/// A transition changes ``RequestOperation/State`` and appends events to the hub's lists
+/// (their delivery is scheduled after the lock);
 /// it reads the operation's constants (its id, options, environment) and nothing else. It
 /// never calls the transport, a file, the cookie jar or the program's code: those are the
 /// action's, performed by the caller after the lock (ARCHITECTURE.md, "lock → input →
@@ -20,13 +21,20 @@ extension RequestOperation {
     /// The one place the operation's state changes: `step` under the lock.
     @inline(__always)
     func transition<Step: OperationTransition>(_ step: Step) -> Step.Action {
-        state.withLock { state in
+        var deliveries = EventHub.Deliveries()
+        let action = state.withLock { state in
             #if DEBUG
             TransitionDepth.enter()
             defer { TransitionDepth.leave() }
             #endif
-            return step.apply(to: &state, of: self)
+            let action = step.apply(to: &state, of: self)
+            // The events it published are in the hub's lists, in order; waking their
+            // subscribers (a Dispatch schedule, a write to an eventfd) waits for the unlock.
+            swap(&deliveries, &state.deliveries)
+            return action
         }
+        deliveries.schedule()
+        return action
     }
 
     /// The one place the operation's state is read without being changed.
