@@ -136,4 +136,18 @@ struct ResponseFramingTests {
         #expect(headers.value(forHTTPHeader: "Retry-After-") == nil)
         #expect(headers.value(forHTTPHeader: "Content_Type") == nil, "only letters fold: _ is not -")
     }
+
+    /// A body's coding is what `Content-Encoding` names, unless it names none (`identity`, in
+    /// any case, or nothing): the length check and the decoded-size limit rely on it.
+    @Test func theContentCodingIsNamedOrNone() {
+        #expect([String: String]().contentCoding == nil)
+        #expect(["Content-Encoding": ""].contentCoding == nil)
+        #expect(["content-encoding": "IDENTITY"].contentCoding == nil)
+        #expect(["Content-Encoding": "Identity"].contentCoding == nil)
+        #expect(["CONTENT-ENCODING": "gzip"].contentCoding == "gzip")
+        #expect(["Content-Encoding": "identityx"].contentCoding == "identityx", "a longer name is another coding")
+        #expect(ResponseFraming.mismatch(headers: ["Content-Length": "10", "Content-Encoding": "gzip"], status: 200, method: "GET", received: 40) == nil,
+                "a coded body's length is the coded one")
+        #expect(ResponseFraming.mismatch(headers: ["Content-Length": "10", "Content-Encoding": "identity"], status: 200, method: "GET", received: 4) != nil)
+    }
 }

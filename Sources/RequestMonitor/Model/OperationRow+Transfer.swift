@@ -32,8 +32,7 @@ extension OperationRow {
         guard let began = attempts.last(where: { $0.responseAt != nil && $0.end == nil })?.responseAt, now >= began else { return nil }
         let elapsed = now - began
         let rate = bytes > 0 && elapsed > 0 ? Double(bytes) / elapsed : nil
-        let declared = responseHeaders.value(forHTTPHeader: "Content-Encoding")
-        let encoding = declared.flatMap { $0.isEmpty || $0.caseInsensitiveCompare("identity") == .orderedSame ? nil : $0 }
+        let encoding = responseHeaders.contentCoding
         let left = encoding != nil ? nil : expectedBytes.flatMap { expected in rate.map { max(0, Double(expected - bytes)) / $0 } }
         return Transfer(bytes: bytes, expected: expectedBytes, rate: rate, left: left, encoding: encoding)
     }

@@ -11,6 +11,15 @@ extension Dictionary where Key == String, Value == String {
         if let exact = self[name] { return exact }
         return first { HTTPFieldName.same($0.key, name) }?.value
     }
+
+    /// The content coding the body came in (`Content-Encoding`: `gzip`, `br`, …); nil when
+    /// the header is absent, empty or `identity` — the body's bytes are then its own. The one
+    /// reading the engine's limits, its length check and the monitor's progress share.
+    public var contentCoding: String? {
+        guard let coding = value(forHTTPHeader: "Content-Encoding"), !coding.isEmpty,
+              !HTTPFieldName.same(coding, "identity") else { return nil }
+        return coding
+    }
 }
 
 /// HTTP field names compared as RFC 9110 compares them: ASCII letters without regard to case.

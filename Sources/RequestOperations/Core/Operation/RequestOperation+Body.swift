@@ -46,10 +46,7 @@ extension RequestOperation {
 
     /// The wire size of an answer that came encoded, when its `Content-Length` says it.
     static func encodedLength(headers: [String: String], expectedBytes: Int?) -> Int? {
-        guard let expectedBytes,
-              let encoding = headers.value(forHTTPHeader: "Content-Encoding"),
-              !encoding.isEmpty, encoding.caseInsensitiveCompare("identity") != .orderedSame else { return nil }
-        return expectedBytes
+        headers.contentCoding == nil ? nil : expectedBytes
     }
 
     func task(_ task: Int, didReceive data: Data) {

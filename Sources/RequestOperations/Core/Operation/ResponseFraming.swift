@@ -38,8 +38,7 @@ enum ResponseFraming {
         guard method?.uppercased() != "HEAD", (200..<300).contains(status) || status >= 400, status != 204,
               let raw = headers.value(forHTTPHeader: "Content-Length"), lengthProblem(headers) == nil,
               let declared = Self.wholeNumber(raw) ?? Int(raw.split(separator: ",")[0].trimmingCharacters(in: .whitespaces)) else { return nil }
-        if let coding = headers.value(forHTTPHeader: "Content-Encoding"), !coding.isEmpty,
-           coding.caseInsensitiveCompare("identity") != .orderedSame { return nil }
+        if headers.contentCoding != nil { return nil }
         guard received != declared else { return nil }
         return received < declared
             ? "the answer ended after \(received) of the \(declared) bytes its Content-Length promised"
