@@ -30,6 +30,9 @@ public struct ProxyOptions: Sendable {
     /// How the proxy's own upstream connections (an upgrade to wss) verify the server: as the
     /// upstream transport's requests do (the CLI gives both the same `--cacert`, `--insecure`).
     public var upstreamTLS = TLSConfiguration.makeClientConfiguration()
+    /// The proxy this one's own connections (tunnels, upgrades) go through with a `CONNECT`;
+    /// its operations' requests go through the upstream transport's proxy, set to the same.
+    public var chain: ProxyChain?
     /// Each request's operation options: by default transparent (``transparent``).
     public var operation = ProxyOptions.transparent
     /// A host's own operation options, by host name or `*.example.com` (its subdomains and

@@ -21,7 +21,7 @@ enum ProxyTunnel {
         // Nothing is read while the pipeline changes: a byte of TLS must not reach the HTTP decoder.
         channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
         if proxy.options.tunnels(host) {
-            connectUpstream(host: host, port: port, for: channel)
+            connectUpstream(host: host, port: port, for: channel, proxy: proxy)
                 .whenComplete { result in
                     switch result {
                     case .success(let upstream):
@@ -31,9 +31,7 @@ enum ProxyTunnel {
                             try join(channel, upstream, meter: meter, proxy: proxy)
                         }
                     case .failure(let error):
-                        let answer = ProxyFailureAnswer(status: 502, errorType: "connection_refused",
-                                                        message: "cannot connect to \(host):\(port) (\(error))")
-                        refuse(channel, answer)
+                        refuse(channel, cannotConnect(host, port, error))
                     }
                 }
             return
@@ -63,7 +61,7 @@ enum ProxyTunnel {
     /// was told `200` already), and the row says why.
     private static func relay(_ channel: Channel, to host: String, port: Int, id: String, proxy: ProxyContext, client: ClientOrigin,
                               joined: @escaping @Sendable (Bool) -> Void) {
-        connectUpstream(host: host, port: port, for: channel)
+        connectUpstream(host: host, port: port, for: channel, proxy: proxy)
             .whenComplete { result in
                 let meter = TunnelMeter(id: id, method: "CONNECT", url: "tcp://\(authority(host, port))", headers: [:], origin: client.known,
                                         events: proxy.queue.events, on: channel.eventLoop)
@@ -74,7 +72,7 @@ enum ProxyTunnel {
                         joined(true)
                     } catch {
                         meter.close(error)
-                        upstream.close(promise: nil)
+                        upstream.channel.close(promise: nil)
                         joined(false)
                     }
                 case .failure(let error):
@@ -84,13 +82,19 @@ enum ProxyTunnel {
             }
     }
 
-    /// A plain TCP connection to `host:port` for a tunnel of `client`'s, on its event loop.
-    private static func connectUpstream(host: String, port: Int, for client: Channel) -> EventLoopFuture<Channel> {
-        ClientBootstrap(group: client.eventLoop)
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .connectTimeout(.seconds(10))
-            .connect(host: host, port: port)
-            .hop(to: client.eventLoop)
+    /// A plain TCP connection to `host:port` for a tunnel of `client`'s, on its event loop:
+    /// direct, or through the chained proxy (``ProxyOptions/chain``). Reading starts once the
+    /// tunnel's handlers are in (``join(_:_:meter:proxy:)``).
+    private static func connectUpstream(host: String, port: Int, for client: Channel, proxy: ProxyContext) -> EventLoopFuture<UpstreamConnection.Opened> {
+        UpstreamConnection.open(host: host, port: port, chain: proxy.options.chain, on: client.eventLoop)
+    }
+
+    /// The 502 for a host that could not be reached, or a chained proxy that would not reach it.
+    private static func cannotConnect(_ host: String, _ port: Int, _ error: Error) -> ProxyFailureAnswer {
+        if let chained = error as? ChainFailure {
+            return ProxyFailureAnswer(status: 502, errorType: "connection_refused", message: "cannot connect to \(host):\(port): \(chained.message)")
+        }
+        return ProxyFailureAnswer(status: 502, errorType: "connection_refused", message: "cannot connect to \(host):\(port) (\(error))")
     }
 
     /// `host:port`, an IPv6 address in brackets.
@@ -100,11 +104,12 @@ enum ProxyTunnel {
 
     /// Relays bytes both ways between the client's `channel` and `upstream` (both on one event
     /// loop), counted by `meter`'s row, which a person can cancel.
-    private static func join(_ channel: Channel, _ upstream: Channel, meter: TunnelMeter, proxy: ProxyContext) throws {
+    private static func join(_ channel: Channel, _ upstream: UpstreamConnection.Opened, meter: TunnelMeter, proxy: ProxyContext) throws {
         let (client, server) = GlueHandler.matchedPair(meter: meter)
-        try upstream.pipeline.syncOperations.addHandler(server)
+        try upstream.channel.pipeline.syncOperations.addHandler(server)
         try channel.pipeline.syncOperations.addHandler(client)
-        meter.cancellable(in: proxy.queue.externalRows, closing: [channel, upstream])
+        meter.cancellable(in: proxy.queue.externalRows, closing: [channel, upstream.channel])
+        upstream.start()
     }
 
     /// An `Upgrade` request to `url`: a connection to its host (TLS for https, verified as
@@ -125,25 +130,24 @@ enum ProxyTunnel {
         } catch {
             return refuse(channel, ProxyFailureAnswer(status: 502, errorType: "tls_protocol_error", message: "the upstream TLS settings: \(error)"))
         }
-        ClientBootstrap(group: channel.eventLoop)
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .connectTimeout(.seconds(10))
-            .channelInitializer { upstream in
-                guard let tls else { return upstream.eventLoop.makeSucceededVoidFuture() }
-                return upstream.eventLoop.makeCompletedFuture {
-                    let sync = upstream.pipeline.syncOperations
-                    try sync.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: IPAddressBytes(host) == nil ? host : nil))
-                    try sync.addHandler(HandshakeWatch(upstream.eventLoop.makePromise()))
-                }
-            }
-            .connect(host: host, port: port)
+        UpstreamConnection.open(host: host, port: port, chain: proxy.options.chain, on: channel.eventLoop)
             // With TLS, connected is when the handshake is done: a certificate the proxy
             // refuses is then a 502 that says so, not a connection closed after the swap.
-            .flatMap { upstream -> EventLoopFuture<Channel> in
-                guard tls != nil, let watch = try? upstream.pipeline.syncOperations.handler(type: HandshakeWatch.self) else {
-                    return upstream.eventLoop.makeSucceededFuture(upstream)
+            .flatMap { opened -> EventLoopFuture<UpstreamConnection.Opened> in
+                guard let tls else { return opened.channel.eventLoop.makeSucceededFuture(opened) }
+                let upstream = opened.channel
+                let watch = HandshakeWatch(upstream.eventLoop.makePromise())
+                do {
+                    let sync = upstream.pipeline.syncOperations
+                    try sync.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: IPAddressBytes(host) == nil ? host : nil))
+                    try sync.addHandler(watch)
+                } catch {
+                    upstream.close(promise: nil)
+                    return upstream.eventLoop.makeFailedFuture(UpgradeTLSFailure(error: error))
                 }
-                return watch.done.futureResult.map { upstream }.flatMapErrorThrowing { error in
+                // The handshake reads (no server sends before a ClientHello: nothing comes early).
+                opened.start()
+                return watch.done.futureResult.map { opened }.flatMapErrorThrowing { error in
                     upstream.close(promise: nil)
                     throw UpgradeTLSFailure(error: error)
                 }
@@ -156,7 +160,7 @@ enum ProxyTunnel {
                     refuse(channel, ProxyFailureAnswer(status: 502, errorType: refused ? "tls_certificate_error" : "tls_protocol_error",
                                                        message: "TLS to \(host):\(port) failed\(refused ? " (its certificate was refused)" : ""): \(failure.error)"))
                 case .success(let upstream):
-                    upstream.writeAndFlush(requestHead(head, url: url), promise: nil)
+                    upstream.channel.writeAndFlush(requestHead(head, url: url), promise: nil)
                     swapToBytes(channel, codec: codec.value, telling: nil) {
                         var headers: [String: String] = [:]
                         for (name, value) in head.headers where !name.lowercased().hasPrefix("proxy-") {
@@ -167,7 +171,7 @@ enum ProxyTunnel {
                         try join(channel, upstream, meter: meter, proxy: proxy)
                     }
                 case .failure(let error):
-                    refuse(channel, ProxyFailureAnswer(status: 502, errorType: "connection_refused", message: "cannot connect to \(host):\(port) (\(error))"))
+                    refuse(channel, cannotConnect(host, port, error))
                 }
             }
     }

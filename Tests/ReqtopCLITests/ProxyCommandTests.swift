@@ -208,4 +208,46 @@ final class ProxyCommandTests: XCTestCase {
         XCTAssertTrue(whatIf.stderr.contains("not sent again: a tunnel (CONNECT)"), whatIf.stderr)
         XCTAssertEqual(whatIf.status, 0, "the tunnel is not compared; the request is the same again: \(whatIf.stdout)\(whatIf.stderr)")
     }
+
+    /// `--proxy`: what the proxy sends upstream goes through the chained proxy — its requests
+    /// (plain and intercepted HTTPS) and its tunnels, each seen in tinyproxy's log — and a
+    /// chained proxy that cannot be reached is a 502 that names it.
+    func testAChainedProxyCarriesRequestsAndTunnelsAndARefusalIsNamed() throws {
+        let (chain, log) = try ProxyTests.startTinyproxy(for: self)
+        let pki = try TestCertificates.make()
+        defer { pki.remove() }
+        let secure = try FaultServer.start(tls: pki)
+        defer { secure.stop() }
+        let plain = try FaultServer.start()
+        defer { plain.stop() }
+        let folder = try makeTemporaryFolder("proxy-chain")
+        let (port, stop) = try launchProxy(["--proxy", "http://127.0.0.1:\(chain)", "--tunnel", "localhost", "--cacert", pki.caFile,
+                                            "--ca-dir", folder + "/ca"], unprivileged: false, home: folder)
+        let proxy = "http://127.0.0.1:\(port)"
+        XCTAssertEqual(try curl(["-x", proxy, plain.baseURL.absoluteString + "/status/200"]), "status 200\n", "plain http")
+        XCTAssertEqual(try curl(["--cacert", pki.caFile, "-x", proxy, "https://localhost:\(secure.port)/status/201"]), "status 201\n", "a tunnel")
+        XCTAssertEqual(try curl(["--cacert", folder + "/ca/ca.pem", "-x", proxy, "https://127.0.0.1:\(secure.port)/status/202"]), "status 202\n",
+                       "intercepted https")
+        let ended = stop()
+        XCTAssertEqual(ended.status, 0, ended.stderr)
+        XCTAssertTrue(ended.stderr.contains("goes through http://127.0.0.1:\(chain)"), ended.stderr)
+        let seen = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        // AsyncHTTPClient reaches a proxy's http:// targets with a CONNECT too.
+        XCTAssertTrue(seen.contains("CONNECT 127.0.0.1:\(plain.port) "), "the request went through the chain: \(seen)")
+        XCTAssertTrue(seen.contains("CONNECT localhost:\(secure.port) "), "the tunnel went through the chain: \(seen)")
+        XCTAssertTrue(seen.contains("CONNECT 127.0.0.1:\(secure.port) "), "the intercepted request went through the chain: \(seen)")
+
+        // Nothing listens where the chain points: the tunnel is refused with why.
+        let closed = try ProxyTests.freePort()
+        let (second, stopSecond) = try launchProxy(["--proxy", "127.0.0.1:\(closed)", "--no-intercept"], unprivileged: false, home: folder)
+        let refusal = try curl(["-p", "-x", "http://127.0.0.1:\(second)", "-w", "%{http_connect}", "-o", "/dev/null", "https://localhost:\(secure.port)/"])
+        XCTAssertEqual(refusal, "502")
+        let secondEnded = stopSecond()
+        XCTAssertEqual(secondEnded.status, 0, secondEnded.stderr)
+
+        // The chain cannot be the proxy itself.
+        let loop = try reqtop(["proxy", "--no-tui", "--port", "18099", "--proxy", "http://127.0.0.1:18099"], timeout: 30)
+        XCTAssertEqual(loop.status, 2)
+        XCTAssertTrue(loop.stderr.contains("is this proxy itself"), loop.stderr)
+    }
 }

@@ -12,6 +12,11 @@ final class ProxyTests: XCTestCase {
 
     /// A tinyproxy on a free loopback port, stopped at the end of the test; its log path.
     private func startProxy(extra: String = "") throws -> (port: Int, log: String) {
+        try Self.startTinyproxy(for: self, extra: extra)
+    }
+
+    /// A tinyproxy on a free loopback port, stopped at the end of `test`; its log path.
+    static func startTinyproxy(for test: XCTestCase, extra: String = "") throws -> (port: Int, log: String) {
         guard let binary = Self.tinyproxy else {
             if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("tinyproxy is missing: .ci/run installs it") }
             throw XCTSkip("Debian's tinyproxy is not installed here (.ci/run installs it: apt-get install tinyproxy)")
@@ -36,7 +41,7 @@ final class ProxyTests: XCTestCase {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        addTeardownBlock {
+        test.addTeardownBlock {
             process.terminate()
             process.waitUntilExit()
             try? FileManager.default.removeItem(atPath: folder)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RequestArchive
+import RequestEventFormat
 import RequestOperations
 import RequestProxy
 import RequestTransportNIO
@@ -18,7 +19,8 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         redirect followed, no cookie jar, bodies passed as they came. HTTPS is decrypted with a \
         certificate authority of this machine's own, made on first use (see --ca for where it is \
         and how to trust it); --tunnel passes hosts through undecrypted, --no-intercept all of \
-        them. It listens on 127.0.0.1 only unless --allow-remote, which needs --auth. \
+        them. It listens on 127.0.0.1 only unless --allow-remote, which needs --auth. With \
+        --proxy, everything it sends upstream goes through that proxy (NO_PROXY hosts direct). \
         See docs/proxy.md.
         """
     )
@@ -87,7 +89,14 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         }
         if !tunnel.isEmpty, noIntercept { throw ValidationError("--tunnel and --no-intercept together: --no-intercept already tunnels every host") }
         if transport.transport == .urlsession { throw ValidationError("--transport urlsession: the proxy's upstream leg is the NIO transport (it streams bodies both ways)") }
-        if transport.proxy != nil { throw ValidationError("--proxy: a chain of proxies is not supported yet") }
+        if let proxy = transport.proxy {
+            guard let url = ProxySettings.proxyURL(proxy) else {
+                throw ValidationError("--proxy \(Redactor().redact(url: proxy)): expected an http:// proxy URL (http://[user:password@]host:port)")
+            }
+            if let chain = ProxyChain(url: url), chain.port == port, [bind, "localhost", "127.0.0.1", "::1"].contains(chain.host.lowercased()) {
+                throw ValidationError("--proxy \(chain.name) is this proxy itself: every request would come back to it")
+            }
+        }
     }
 
     func run() throws {
@@ -126,7 +135,19 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         if transport.insecure {
             ReqtopMain.printError("reqtop: WARNING: --insecure: upstream TLS certificates are not verified; clients of this proxy are told nothing of it")
         }
-        let upstream = try transport.proxyUpstream()
+        var chainSettings = ProxySettings()
+        if let proxy = transport.proxy, let url = ProxySettings.proxyURL(proxy) {
+            // Its requests go through the chained proxy as the transport's do; its tunnels and
+            // upgrades with a CONNECT to it; NO_PROXY's hosts direct, for both.
+            chainSettings = .single(url, noProxy: ProxySettings.fromEnvironment().noProxy)
+            let settings = chainSettings
+            options.chain = ProxyChain(url: url) { host in
+                settings.proxy(for: URL(string: "https://\(host.contains(":") ? "[\(host)]" : host)/") ?? url) == nil
+            }
+            ReqtopMain.printError("reqtop: everything this proxy sends upstream goes through \(Redactor().redact(url: url.absoluteString))"
+                                  + (chainSettings.noProxy.isEmpty ? "" : " (not for \(chainSettings.noProxy.joined(separator: ", ")): NO_PROXY)"))
+        }
+        let upstream = try transport.proxyUpstream(chain: chainSettings)
         // A proxy's client retries if it wants to: no budget, breaker or pushback of the
         // proxy's own holds a request back by default; no cookie jar sends cookies it did not.
         // With --config, the plan's: budget, breaker and pushback by default, as for `reqtop run`.

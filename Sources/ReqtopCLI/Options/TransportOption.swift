@@ -69,12 +69,13 @@ struct TransportOption: ParsableArguments {
     }
 
     /// `reqtop proxy`'s upstream leg: the NIO transport with these TLS options, no proxy of
-    /// the environment's (an http_proxy naming the proxy itself would loop), and bodies passed
-    /// as they came. Kept for the life of the process, as ``make(_:names:)``'s are.
-    func proxyUpstream() throws -> NIOTransport {
+    /// the environment's (an http_proxy naming the proxy itself would loop) but `--proxy`'s
+    /// (`chain`, with `NO_PROXY`), and bodies passed as they came. Kept for the life of the
+    /// process, as ``make(_:names:)``'s are.
+    func proxyUpstream(chain: ProxySettings = ProxySettings()) throws -> NIOTransport {
         let transport: NIOTransport
         do {
-            transport = try NIOTransport(tls: tls(), proxies: ProxySettings(), decodesBodies: false)
+            transport = try NIOTransport(tls: tls(), proxies: chain, decodesBodies: false)
         } catch let error as TLSOptionError {
             throw InputError(message: error.description)
         }

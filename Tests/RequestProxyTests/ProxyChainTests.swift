@@ -1,0 +1,56 @@
+import NIOCore
+import NIOEmbedded
+@testable import RequestProxy
+import XCTest
+
+/// The `CONNECT` the proxy sends a chained proxy (`reqtop proxy --proxy`), and what it makes
+/// of the answer: a 2xx opens the tunnel and hands on bytes the host sent right behind it (a
+/// server that speaks first, as SSH does); anything else fails with the proxy's status line.
+final class ProxyChainTests: XCTestCase {
+    private func connect(_ answer: String, authorization: String? = nil) throws -> (sent: String, result: Result<ByteBuffer?, Error>?) {
+        let channel = EmbeddedChannel()
+        let answered = channel.eventLoop.makePromise(of: ByteBuffer?.self)
+        nonisolated(unsafe) var result: Result<ByteBuffer?, Error>?
+        answered.futureResult.whenComplete { result = $0 }
+        try channel.pipeline.syncOperations.addHandler(ChainedConnectHandler(authority: "example.com:443", authorization: authorization,
+                                                                                proxy: "corp:3128", answered: answered))
+        let sent = try channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) } ?? ""
+        // In two parts: the head may come split.
+        let cut = answer.index(answer.startIndex, offsetBy: min(10, answer.count))
+        try channel.writeInbound(ByteBuffer(string: String(answer[..<cut])))
+        try channel.writeInbound(ByteBuffer(string: String(answer[cut...])))
+        _ = try? channel.finish()
+        return (sent, result)
+    }
+
+    func testA200OpensTheTunnelAndBytesBehindItAreHandedOn() throws {
+        let (sent, result) = try connect("HTTP/1.1 200 Connection established\r\nVia: corp\r\n\r\nSSH-2.0-OpenSSH\r\n",
+                                         authorization: "Basic dTpw")
+        XCTAssertEqual(sent, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nProxy-Authorization: Basic dTpw\r\n\r\n")
+        let early = try XCTUnwrap(result).get()
+        XCTAssertEqual(early.map { String(buffer: $0) }, "SSH-2.0-OpenSSH\r\n")
+    }
+
+    func testARefusalIsNamedWithTheProxysStatusLine() throws {
+        let (sent, result) = try connect("HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")
+        XCTAssertFalse(sent.contains("Proxy-Authorization"), "no credentials were given")
+        XCTAssertThrowsError(try XCTUnwrap(result).get()) { error in
+            XCTAssertEqual("\(error)", "the chained proxy corp:3128 refused the tunnel: HTTP/1.1 407 Proxy Authentication Required")
+        }
+    }
+
+    func testGarbageIsNoAnswer() throws {
+        let (_, result) = try connect("SSH-2.0-OpenSSH\r\n\r\n")
+        XCTAssertThrowsError(try XCTUnwrap(result).get()) { error in
+            XCTAssertTrue("\(error)".contains("did not answer CONNECT in HTTP"), "\(error)")
+        }
+    }
+
+    func testTheChainsCredentialsComeFromItsURLAndTheDefaultPortIs80() throws {
+        let chain = try XCTUnwrap(ProxyChain(url: URL(string: "http://us%40er:p%3Ass@corp.example")!))
+        XCTAssertEqual(chain.port, 80)
+        XCTAssertEqual(chain.authorization, "Basic " + Data("us@er:p:ss".utf8).base64EncodedString())
+        XCTAssertEqual(chain.name, "corp.example:80")
+        XCTAssertNil(ProxyChain(url: URL(string: "http:///nohost")!))
+    }
+}
