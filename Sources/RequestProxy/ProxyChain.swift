@@ -95,12 +95,15 @@ final class ChainedConnectHandler: ChannelInboundHandler, RemovableChannelHandle
 
     /// A head longer than this is no proxy's answer to `CONNECT`.
     static let headLimit = 16 << 10
+    /// A chained proxy that has not answered by then never will: the client gets its 502.
+    static let answerTimeout = TimeAmount.seconds(10)
 
     private let request: String
     private let proxy: String
     private let answered: EventLoopPromise<ByteBuffer?>
     private var head = ByteBuffer()
     private var done = false
+    private var timeout: Scheduled<Void>?
 
     init(authority: String, authorization: String?, proxy: String, answered: EventLoopPromise<ByteBuffer?>) {
         var request = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n"
@@ -111,8 +114,17 @@ final class ChainedConnectHandler: ChannelInboundHandler, RemovableChannelHandle
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timeout = context.eventLoop.scheduleTask(in: Self.answerTimeout) {
+            let (handler, context) = bound.value
+            handler.fail(context, "the chained proxy \(handler.proxy) did not answer CONNECT in \(Self.answerTimeout.nanoseconds / 1_000_000_000) s")
+        }
         context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: request)), promise: nil)
         context.read()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timeout?.cancel()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -155,6 +167,7 @@ final class ChainedConnectHandler: ChannelInboundHandler, RemovableChannelHandle
     private func fail(_ context: ChannelHandlerContext, _ message: String) {
         guard !done else { return }
         done = true
+        timeout?.cancel()
         answered.fail(ChainFailure(message: message))
         context.close(promise: nil)
     }

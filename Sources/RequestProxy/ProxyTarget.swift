@@ -60,7 +60,9 @@ enum ProxyTarget: Equatable {
             host = text[..<colon]
             portText = text[text.index(after: colon)...]
         }
-        guard !host.isEmpty, !host.contains(where: { $0 == "/" || $0 == "@" || $0 == " " }),
+        // No whitespace or control byte: the host is written into a request line again (a
+        // chained proxy's CONNECT) and must not end it or start a header there.
+        guard !host.isEmpty, !host.unicodeScalars.contains(where: { $0 == "/" || $0 == "@" || $0.value <= 0x20 || $0.value == 0x7F }),
               let port = Int(portText), (1...65535).contains(port) else { return nil }
         host = Substring(host.lowercased())
         return (String(host), port)

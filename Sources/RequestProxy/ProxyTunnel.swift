@@ -147,7 +147,7 @@ enum ProxyTunnel {
                 }
                 // The handshake reads (no server sends before a ClientHello: nothing comes early).
                 opened.start()
-                return watch.done.futureResult.map { opened }.flatMapErrorThrowing { error in
+                return watch.done.futureResult.map { UpstreamConnection.Opened(channel: upstream, early: nil) }.flatMapErrorThrowing { error in
                     upstream.close(promise: nil)
                     throw UpgradeTLSFailure(error: error)
                 }

@@ -190,13 +190,22 @@ final class ProxyCommandTests: XCTestCase {
         XCTAssertTrue(wrong.stderr.contains("hosts.api.test.retry.maxAttempts"), wrong.stderr)
     }
 
-    func testARecordedTunnelIsARowThatWhatIfLeavesOut() throws {
+    /// Certificates made now, a fault server with TLS on them and a plain one, stopped and
+    /// removed at the end of the test.
+    private func upstreams() throws -> (pki: TestCertificates, secure: FaultServer, plain: FaultServer) {
         let pki = try TestCertificates.make()
-        defer { pki.remove() }
         let secure = try FaultServer.start(tls: pki)
-        defer { secure.stop() }
         let plain = try FaultServer.start()
-        defer { plain.stop() }
+        addTeardownBlock {
+            plain.stop()
+            secure.stop()
+            pki.remove()
+        }
+        return (pki, secure, plain)
+    }
+
+    func testARecordedTunnelIsARowThatWhatIfLeavesOut() throws {
+        let (pki, secure, plain) = try upstreams()
         let folder = try makeTemporaryFolder("proxy-tunnel")
         let recording = folder + "/proxied.jsonl"
         let (port, stop) = try launchProxy(["--tunnel", "localhost", "--record", recording, "--ca-dir", folder + "/ca"], unprivileged: false, home: folder)
@@ -214,12 +223,7 @@ final class ProxyCommandTests: XCTestCase {
     /// chained proxy that cannot be reached is a 502 that names it.
     func testAChainedProxyCarriesRequestsAndTunnelsAndARefusalIsNamed() throws {
         let (chain, log) = try ProxyTests.startTinyproxy(for: self)
-        let pki = try TestCertificates.make()
-        defer { pki.remove() }
-        let secure = try FaultServer.start(tls: pki)
-        defer { secure.stop() }
-        let plain = try FaultServer.start()
-        defer { plain.stop() }
+        let (pki, secure, plain) = try upstreams()
         let folder = try makeTemporaryFolder("proxy-chain")
         let (port, stop) = try launchProxy(["--proxy", "http://127.0.0.1:\(chain)", "--tunnel", "localhost", "--cacert", pki.caFile,
                                             "--ca-dir", folder + "/ca"], unprivileged: false, home: folder)

@@ -53,4 +53,32 @@ final class ProxyChainTests: XCTestCase {
         XCTAssertEqual(chain.name, "corp.example:80")
         XCTAssertNil(ProxyChain(url: URL(string: "http:///nohost")!))
     }
+
+    /// A chained proxy that takes the connection and never answers fails the tunnel in 10 s
+    /// (the client gets its 502), not never.
+    func testAChainedProxyThatNeverAnswersIsGivenUpOn() throws {
+        let channel = EmbeddedChannel()
+        let answered = channel.eventLoop.makePromise(of: ByteBuffer?.self)
+        nonisolated(unsafe) var result: Result<ByteBuffer?, Error>?
+        answered.futureResult.whenComplete { result = $0 }
+        try channel.pipeline.syncOperations.addHandler(ChainedConnectHandler(authority: "example.com:443", authorization: nil,
+                                                                                proxy: "corp:3128", answered: answered))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(9))
+        XCTAssertNil(result, "still waiting")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        XCTAssertThrowsError(try XCTUnwrap(result).get()) { error in
+            XCTAssertEqual("\(error)", "the chained proxy corp:3128 did not answer CONNECT in 10 s")
+        }
+        _ = try? channel.finish()
+    }
+
+    /// A client's `CONNECT` target is written into the chained proxy's request line: one that
+    /// carries a line break, a tab or a space is no authority.
+    func testAnAuthorityWithWhitespaceOrControlBytesIsRefused() {
+        XCTAssertNil(ProxyTarget.authority("evil.example\r\nX-Injected: yes:443"))
+        XCTAssertNil(ProxyTarget.authority("evil.example\t:443"))
+        XCTAssertNil(ProxyTarget.authority("evil\u{7F}.example:443"))
+        XCTAssertEqual(ProxyTarget.authority("Example.com:443")?.0, "example.com")
+        XCTAssertEqual(ProxyTarget.authority("[::1]:8443")?.1, 8443)
+    }
 }
