@@ -193,6 +193,19 @@ final class WhatIfExactTests: XCTestCase {
         XCTAssertEqual(plain.unexplained.count, 3, "between two recordings nothing was left out on purpose")
     }
 
+    /// A recording cut off (or ended with a request under way) has no end for that request:
+    /// a what-if re-run that finishes it says so rather than calling it unexplained.
+    func testAnOperationTheRecordingEndsBeforeIsUnfinishedNotUnexplained() {
+        let queued = event(0, "cut", 1, .queued(method: "GET", url: "http://api:1/cut", headers: [:], maxAttempts: 1))
+        let recorded = [queued]
+        let rerun = [event(0, "cut", 1, .queued(method: "GET", url: "http://127.0.0.1:9/cut", headers: [:], maxAttempts: 1)),
+                     event(0.1, "cut", 1, .finished(outcome: .success, status: 200, attempts: 1, duration: 0.1, reason: nil))]
+        let whatIf = RunDiff(a: RunDigest(events: recorded), b: RunDigest(events: rerun, origins: ["127.0.0.1:9": "api:1"]))
+        XCTAssertEqual(whatIf.changes.map { $0.cause?.rawValue ?? "unexplained" }, ["unfinished"])
+        XCTAssertTrue(whatIf.isEmpty)
+        XCTAssertEqual(RunDiff(a: RunDigest(events: recorded), b: RunDigest(events: rerun)).unexplained.count, 1, "between two recordings it stays unexplained")
+    }
+
     // MARK: - The demo's incident, re-run unchanged, on each transport
 
     /// The target of #42: `reqtop demo --once --record` re-run with no `--set` ends with no

@@ -20,6 +20,9 @@ enum DifferenceCause: String, CaseIterable {
     /// A what-if re-run did not send it again, and said why on stderr (its body was not
     /// recorded, a value it needs was redacted): there is nothing to compare.
     case notResent
+    /// The recording ends before it did (cut off, or the program stopped with it under way):
+    /// there is no recorded end to compare the re-run's with.
+    case unfinished
 
     /// A duration closer than this is the same.
     static let noise: TimeInterval = 0.05
@@ -38,6 +41,7 @@ enum DifferenceCause: String, CaseIterable {
         case .order: "the same outcomes and attempts for this host's operations, shared out in another order"
         case .injected: "the recording's answer was reqtop's own, an injected fault or a person's at a breakpoint; the re-run asked the upstream"
         case .notResent: "not sent again in the re-run, for the reason said above"
+        case .unfinished: "the recording ends before it did, so it has no end to compare"
         }
     }
 }

@@ -49,10 +49,12 @@ struct RunDiff {
     }
 
     /// Why an operation whose end differs does, where a what-if re-run knows: it was not sent
-    /// again, its recorded answer was reqtop's own, or its request held a redacted value.
+    /// again, the recording ends before it did, its recorded answer was reqtop's own, or its
+    /// request held a redacted value.
     private func cause(before: RunDigest.Operation?, after: RunDigest.Operation?, id: String) -> DifferenceCause? {
         guard b.isWhatIf else { return nil }
         if after == nil, notResent.contains(id) { return .notResent }
+        if let before, before.outcome == nil { return .unfinished }
         if before?.injected == true, after?.injected != true { return .injected }
         if after?.redacted == true || before?.redacted == true { return .redacted }
         return nil
