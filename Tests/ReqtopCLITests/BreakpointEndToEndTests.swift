@@ -9,9 +9,10 @@ final class BreakpointEndToEndTests: TerminalTestCase {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let plan = folder + "/plan.json", editor = folder + "/editor.sh"
-        // `later` starts when `first` ends, 2.5 s in: time to set the breakpoint first.
+        // `later` starts when `first` ends, 5 s in: time to set the breakpoint first, even on a
+        // busy machine (2.5 s was sometimes too short on CI).
         try Data(#"""
-            {"requests": [{"id": "first", "url": "{{fault}}/delay/2500"},
+            {"requests": [{"id": "first", "url": "{{fault}}/delay/5000"},
                           {"id": "later", "url": "{{fault}}/echo", "headers": {"X-Trace": "t-1"}, "dependsOn": ["first"]}]}
             """#.utf8).write(to: URL(fileURLWithPath: plan))
         try "#!/bin/sh\nsed -i 's/t-1/t-at-the-breakpoint/' \"$1\"\n".write(toFile: editor, atomically: true, encoding: .utf8)
@@ -53,7 +54,7 @@ final class ExactMonitorEndToEndTests: TerminalTestCase {
             {"retry": {"maxAttempts": 1}, "requests": [
               {"id": "twin-a", "url": "{{fault}}/echo", "headers": {"X-Trace": "t"}},
               {"id": "twin-b", "url": "{{fault}}/echo", "headers": {"X-Trace": "t", "X-Extra": "1"}},
-              {"id": "first", "url": "{{fault}}/delay/2500"},
+              {"id": "first", "url": "{{fault}}/delay/5000"},
               {"id": "later", "url": "{{fault}}/status/404", "dependsOn": ["first"]}]}
             """#.utf8).write(to: URL(fileURLWithPath: plan))
         try openShell(width: 180, height: 40)
@@ -93,7 +94,10 @@ final class ExactMonitorEndToEndTests: TerminalTestCase {
         try keys("Enter", "j", "=", "/", "C-u")
         try tmux(["send-keys", "-t", session, "-l", "twin-b"])
         try keys("Enter", "j", "=")
-        let compare = try waitForScreen("the comparison") { $0.contains("lines differ") || $0.contains("line differs") }
+        // Waits for the whole view (the body's line is its last), not its first line.
+        let compare = try waitForScreen("the comparison") {
+            ($0.contains("lines differ") || $0.contains("line differs")) && $0.contains(#""x-extra""#)
+        }
         // The inserted header, the inserted body line, and the length that grew with them.
         XCTAssert(compare.contains("3 lines differ"), compare)
         XCTAssert(compare.split(separator: "\n").contains { $0.contains("≠") && $0.contains("Content-Length: 152") }, compare)

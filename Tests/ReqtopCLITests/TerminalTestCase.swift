@@ -84,7 +84,15 @@ class TerminalTestCase: XCTestCase {
         var last = ""
         while Date() < end {
             last = try screen()
-            if condition(last) { return last }
+            // A capture can land in the middle of the monitor's redraw (the new view's top
+            // half over the old view's bottom line), so what is returned is a second capture
+            // a moment later, once it still holds: the redraw has finished by then.
+            if condition(last) {
+                usleep(60_000)
+                let again = try screen()
+                if condition(again) { return again }
+                continue
+            }
             usleep(100_000)
         }
         XCTFail("timed out waiting for \(what); the screen was:\n\(last)", file: file, line: line)
