@@ -55,10 +55,12 @@ final class ProxyUpgradeTests: XCTestCase {
     print(echoed.decode())
     """
 
-    private func upgrade(_ mode: String, trusted: Bool = true) throws -> (status: Int32, stdout: String, stderr: String, proxy: ProxyUnderTest) {
+    private func upgrade(_ mode: String, trusted: Bool = true, chain: ProxyChain? = nil) throws
+        -> (status: Int32, stdout: String, stderr: String, proxy: ProxyUnderTest) {
         let pki = try TestCertificates.make(hosts: ["localhost", "127.0.0.1"])
         addTeardownBlock { pki.remove() }
         var options = ProxyOptions()
+        options.chain = chain
         let folder = try temporaryFolder()
         options.authority = try LocalCertificateAuthority.loadOrMake(in: folder + "/ca").0
         let proxy = try startProxy(options, trusting: trusted ? pki.caFile : nil)
@@ -93,5 +95,57 @@ final class ProxyUpgradeTests: XCTestCase {
         XCTAssertEqual(lines.first, "HTTP/1.1 502 Bad Gateway", result.stdout + result.stderr)
         XCTAssertTrue(result.stdout.contains("its certificate was refused"), result.stdout)
         XCTAssertFalse(result.stderr.contains("upstream saw"), "nothing was sent to an upstream the proxy could not verify")
+    }
+
+    /// A chained proxy (`--proxy`) carries upgrades too: the proxy opens a CONNECT to the
+    /// upstream through it, then sends the upgrade's head inside, and the bytes pass both ways.
+    func testAnUpgradeGoesThroughAChainedProxy() throws {
+        let folder = try temporaryFolder()
+        let seen = folder + "/chain.log"
+        let port = try startPythonServer(chainedProxy(log: seen))
+        let chain = try XCTUnwrap(ProxyChain(url: URL(string: "http://127.0.0.1:\(port)")!))
+        let result = try upgrade("ws", chain: chain)
+        XCTAssertEqual(result.stdout, "HTTP/1.1 101 Switching Protocols\nhello through the tunnel\n", result.stderr)
+        XCTAssertTrue(result.stderr.contains("upstream saw: GET /chat?room=1 HTTP/1.1"), result.stderr)
+        let log = (try? String(contentsOfFile: seen, encoding: .utf8)) ?? ""
+        XCTAssertTrue(log.hasPrefix("CONNECT 127.0.0.1:"), "the upgrade went through the chained proxy: \(log)")
+    }
+
+    /// A Python CONNECT-only proxy on loopback that writes each CONNECT line to `log` and
+    /// relays the tunnel's bytes; its port on its first line.
+    private func chainedProxy(log: String) -> String {
+        """
+        import socket, sys, threading
+        listener = socket.socket(); listener.bind(("127.0.0.1", 0)); listener.listen(8)
+        print(listener.getsockname()[1], flush=True)
+        def pump(source, sink):
+            try:
+                while True:
+                    data = source.recv(65536)
+                    if not data: break
+                    sink.sendall(data)
+            except OSError: pass
+            try: sink.shutdown(socket.SHUT_WR)
+            except OSError: pass
+        def serve(client):
+            head = b""
+            while b"\\r\\n\\r\\n" not in head:
+                data = client.recv(4096)
+                if not data: return
+                head += data
+            line = head.split(b"\\r\\n")[0].decode()
+            with open(\(String(reflecting: log)), "a") as out: out.write(line + "\\n")
+            method, authority, _ = line.split(" ")
+            if method != "CONNECT":
+                client.sendall(b"HTTP/1.1 405 Method Not Allowed\\r\\nContent-Length: 0\\r\\n\\r\\n"); client.close(); return
+            host, port = authority.rsplit(":", 1)
+            upstream = socket.create_connection((host, int(port)))
+            client.sendall(b"HTTP/1.1 200 Connection established\\r\\n\\r\\n")
+            threading.Thread(target=pump, args=(upstream, client), daemon=True).start()
+            pump(client, upstream)
+        while True:
+            connection, _ = listener.accept()
+            threading.Thread(target=serve, args=(connection,), daemon=True).start()
+        """
     }
 }
