@@ -110,6 +110,9 @@ struct ResponseFramingTests {
     @Test func theLengthIsCheckedAsRFC9112Says() {
         #expect(ResponseFraming.lengthProblem(["Content-Length": "5, 10"]) == "conflicting Content-Length headers (5, 10)")
         #expect(ResponseFraming.lengthProblem(["Content-Length": "5, 5"]) == nil)
+        #expect(ResponseFraming.declaredLength(["Content-Length": "5, 5"]) == .length(5))
+        #expect(ResponseFraming.declaredLength([:]) == .absent)
+        #expect(ResponseFraming.mismatch(headers: ["Content-Length": "5, 5"], status: 200, method: "GET", received: 3)?.contains("after 3 of the 5 bytes") == true)
         #expect(ResponseFraming.lengthProblem(["content-length": "99999999999999999999999"])?.contains("is not a length") == true)
         #expect(ResponseFraming.lengthProblem(["Content-Length": "-1"])?.contains("is not a length") == true)
         #expect(ResponseFraming.mismatch(headers: ["Content-Length": "10"], status: 200, method: "GET", received: 5)

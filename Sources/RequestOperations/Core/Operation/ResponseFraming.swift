@@ -6,19 +6,32 @@ import Foundation
 /// 5-byte body, end as a success. RFC 9112 §6.3: a message whose length cannot be told is an
 /// error, and one that ends before its length is incomplete.
 enum ResponseFraming {
-    /// Why the `Content-Length` among `headers` is no length, or nil (absent, or one whole
-    /// number; repeats of the same number, as RFC 9110 §8.6 allows, are one).
-    static func lengthProblem(_ headers: [String: String]) -> String? {
-        guard let raw = headers.value(forHTTPHeader: "Content-Length") else { return nil }
+    /// What the `Content-Length` among `headers` says: nothing (absent), a length, or why it
+    /// is no length. Repeats of the same number, as RFC 9110 §8.6 allows, are one.
+    enum DeclaredLength: Equatable {
+        case absent
+        case length(Int)
+        case problem(String)
+    }
+
+    static func declaredLength(_ headers: [String: String]) -> DeclaredLength {
+        guard let raw = headers.value(forHTTPHeader: "Content-Length") else { return .absent }
         // The usual case, one whole number, without Foundation's splitting and trimming.
-        if Self.wholeNumber(raw) != nil { return nil }
+        if let length = Self.wholeNumber(raw) { return .length(length) }
         let values = raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         guard let first = values.first, values.allSatisfy({ $0 == first }) else {
-            return "conflicting Content-Length headers (\(values.joined(separator: ", ")))"
+            return .problem("conflicting Content-Length headers (\(values.joined(separator: ", ")))")
         }
-        guard !first.isEmpty, first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), Int(first) != nil else {
-            return "Content-Length \(first.prefix(40)) is not a length this client can take"
+        guard !first.isEmpty, first.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(first) else {
+            return .problem("Content-Length \(first.prefix(40)) is not a length this client can take")
         }
+        return .length(length)
+    }
+
+    /// Why the `Content-Length` among `headers` is no length, or nil (absent, or one whole
+    /// number).
+    static func lengthProblem(_ headers: [String: String]) -> String? {
+        if case .problem(let problem) = declaredLength(headers) { return problem }
         return nil
     }
 
@@ -36,8 +49,7 @@ enum ResponseFraming {
     /// coded one; the engine counts decoded bytes).
     static func mismatch(headers: [String: String], status: Int, method: String?, received: Int) -> String? {
         guard method?.uppercased() != "HEAD", (200..<300).contains(status) || status >= 400, status != 204,
-              let raw = headers.value(forHTTPHeader: "Content-Length"), lengthProblem(headers) == nil,
-              let declared = Self.wholeNumber(raw) ?? Int(raw.split(separator: ",")[0].trimmingCharacters(in: .whitespaces)) else { return nil }
+              case .length(let declared) = declaredLength(headers) else { return nil }
         if headers.contentCoding != nil { return nil }
         guard received != declared else { return nil }
         return received < declared
