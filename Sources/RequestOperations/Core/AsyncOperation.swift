@@ -74,6 +74,9 @@ open class AsyncOperation: Operation, @unchecked Sendable {
     func whenFinished(_ observer: @escaping @Sendable () -> Void) {
         let finished = state.withLock { state -> Bool in
             guard state.stage != .finished else { return true }
+            // Two is the usual count (the queue's table of recent operations, and the queue
+            // that started it): one array, not a second when the first is full.
+            if state.finishObservers.isEmpty { state.finishObservers.reserveCapacity(2) }
             state.finishObservers.append(observer)
             return false
         }

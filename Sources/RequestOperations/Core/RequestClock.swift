@@ -48,11 +48,13 @@ public struct SystemClock: RequestClock {
 /// Runs its work at most once, and never after `cancel()` has won the race.
 final class OneShotTimer: ScheduledTimer {
     private let work: Mutex<(@Sendable () -> Void)?>
-    private let onCancel: (@Sendable () -> Void)?
+    /// The queue told of a cancel, so it can sweep (held weakly, and not in a closure: one
+    /// allocation less for each of the timers every operation schedules).
+    private weak let queue: TimerQueue?
 
-    init(_ work: @escaping @Sendable () -> Void, onCancel: (@Sendable () -> Void)? = nil) {
+    init(_ work: @escaping @Sendable () -> Void, queue: TimerQueue? = nil) {
         self.work = Mutex(work)
-        self.onCancel = onCancel
+        self.queue = queue
     }
 
     /// Fired or cancelled.
@@ -72,7 +74,7 @@ final class OneShotTimer: ScheduledTimer {
             defer { slot = nil }
             return slot != nil
         }
-        if wasPending { onCancel?() }
+        if wasPending { queue?.noteCancelled() }
     }
 }
 

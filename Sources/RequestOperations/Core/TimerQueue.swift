@@ -93,7 +93,7 @@ final class TimerQueue: Sendable {
     var heapCount: Int { state.withLock { $0.heap.count } }
 
     func schedule(at deadline: TimeInterval, _ work: @escaping @Sendable () -> Void) -> ScheduledTimer {
-        let timer = OneShotTimer(work, onCancel: { [weak self] in self?.noteCancelled() })
+        let timer = OneShotTimer(work, queue: self)
         state.withLock { state in
             state.sequence += 1
             state.push(Entry(deadline: deadline, sequence: state.sequence, timer: timer))
@@ -105,7 +105,7 @@ final class TimerQueue: Sendable {
         return timer
     }
 
-    private func noteCancelled() {
+    func noteCancelled() {
         state.withLock { state in
             state.cancelled += 1
             if state.heap.count > 64, state.cancelled * 2 > state.heap.count { state.sweep() }

@@ -159,7 +159,9 @@ public final class HostCircuitBreaker: CircuitBreaker {
         let now = clock.now()
         var effects = Effects()
         hosts.withLock { hosts in
-            guard var breaker = hosts[host], breaker.epoch == epoch else { return }
+            // Taken out while it changes, so its window's slots are changed in place and not
+            // copied (the dictionary would still hold them).
+            guard hosts[host]?.epoch == epoch, var breaker = hosts.removeValue(forKey: host) else { return }
             defer { hosts[host] = breaker }
             if probe {
                 guard case .halfOpen = breaker.state else { return }
@@ -295,8 +297,13 @@ struct FailureWindow {
 
     func totals(at now: TimeInterval, width: TimeInterval) -> (attempts: Int, failures: Int) {
         let index = Self.index(now, width)
-        return slots.filter { $0.index > index - Int64(Self.buckets) && $0.index <= index }
-            .reduce((0, 0)) { ($0.0 + $1.attempts, $0.1 + $1.failures) }
+        // A loop, not filter and reduce: asked on every answer, it makes no array.
+        var totals = (attempts: 0, failures: 0)
+        for slot in slots where slot.index > index - Int64(Self.buckets) && slot.index <= index {
+            totals.attempts += slot.attempts
+            totals.failures += slot.failures
+        }
+        return totals
     }
 }
 

@@ -161,6 +161,9 @@ final class EventSubscriber: Sendable {
         var events: [RequestEvent] = []
         var drainScheduled = false
         var closed = false
+        /// The last batch's size: the next is given room for as many at its first event, so a
+        /// busy queue's batch is one array, not one regrown at each doubling.
+        var lastBatch = 0
     }
 
     let queue: DispatchQueue
@@ -185,6 +188,7 @@ final class EventSubscriber: Sendable {
     func append(_ event: RequestEvent) -> Bool {
         pending.withLock { pending -> Bool in
             guard !pending.closed else { return false }
+            if pending.events.isEmpty, pending.lastBatch > 1 { pending.events.reserveCapacity(min(pending.lastBatch, 1024)) }
             pending.events.append(event)
             guard !pending.drainScheduled else { return false }
             pending.drainScheduled = true
@@ -216,7 +220,7 @@ final class EventSubscriber: Sendable {
             let batch = pending.withLock { pending -> [RequestEvent] in
                 let batch = pending.events
                 pending.events = []
-                if batch.isEmpty { pending.drainScheduled = false }
+                if batch.isEmpty { pending.drainScheduled = false } else { pending.lastBatch = batch.count }
                 return batch
             }
             if batch.isEmpty { return }

@@ -94,8 +94,10 @@ struct Teardown {
     var partial: ResponseFile?
     var result: RequestResult?
 
+    // Inlined, so the array literal its callers pass does not outlive the call and is made on
+    // the stack; appended one by one: no second array when, as on most transitions, none is set.
+    @inline(__always)
     init(timers: [ScheduledTimer?] = []) {
-        // Appended one by one: no second array when, as on most transitions, none is set.
         for case let timer? in timers { self.timers.append(timer) }
     }
 
@@ -105,17 +107,23 @@ struct Teardown {
     }
 
     mutating func merge(_ other: Teardown) {
-        timers += other.timers
+        // The other's arrays are taken whole when these are empty (the usual case): shared,
+        // not copied into new ones.
+        Self.append(other.timers, to: &timers)
         observation = observation ?? other.observation
-        tasks += other.tasks
+        Self.append(other.tasks, to: &tasks)
         unsent = unsent ?? other.unsent
-        work += other.work
+        Self.append(other.work, to: &work)
         ticket = ticket ?? other.ticket
         if other.releasesSlot { (releasesSlot, slotHost) = (true, other.slotHost) }
         pass = pass ?? other.pass
         circuitWait = circuitWait ?? other.circuitWait
         partial = partial ?? other.partial
         result = result ?? other.result
+    }
+
+    private static func append<Element>(_ more: [Element], to list: inout [Element]) {
+        if list.isEmpty { list = more } else if !more.isEmpty { list += more }
     }
 
     mutating func release(_ granted: AttemptStateMachine.Granted?) {

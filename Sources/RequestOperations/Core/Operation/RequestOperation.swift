@@ -328,7 +328,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
 
         let status = state.answer.status
         let duration = now - (state.startedAt ?? state.createdAt)
-        let attempts = state.records.filter { $0.startedAt != nil }.count
+        let attempts = state.records.reduce(0) { $0 + ($1.startedAt != nil ? 1 : 0) }
         // The operation's answer and its result share the one exact copy.
         state.answer.body = Self.exactlySized(state.answer.body)
         // A download still being written when the operation ended (cancelled, past its
