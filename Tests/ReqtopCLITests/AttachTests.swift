@@ -315,3 +315,29 @@ final class MergedRecordingTests: XCTestCase {
         for pid in pids { XCTAssert(replay.stdout().contains("\"op\":\"\(pid)/w1-"), String(replay.stdout().prefix(400))) }
     }
 }
+
+/// A recording of an attached program takes each event once: the snapshot sent after the
+/// reader fell behind, or first on a reconnection, repeats what was recorded.
+final class SnapshotRepeatTests: XCTestCase {
+    func testAResyncsSnapshotIsNotRecordedAgainUntilItsEnd() {
+        var snapshots = SnapshotRepeat()
+        XCTAssertTrue(snapshots.recordsEvents, "a first attach records the snapshot: it is new to the recording")
+        snapshots.note(.missed(12))
+        snapshots.note(.snapshot(operations: 3))
+        XCTAssertFalse(snapshots.recordsEvents, "the fresh snapshot repeats what was recorded")
+        snapshots.note(.event(RequestEvent(time: 1, operationID: "a", attempt: 1, payload: .started)))
+        XCTAssertFalse(snapshots.recordsEvents)
+        snapshots.note(.snapshotEnd)
+        XCTAssertTrue(snapshots.recordsEvents, "events after the snapshot's end are new")
+        snapshots.note(.suspended(true))
+        XCTAssertTrue(snapshots.recordsEvents)
+    }
+
+    func testAReconnectionsFirstSnapshotIsARepeat() {
+        var snapshots = SnapshotRepeat(repeating: true)
+        snapshots.note(.reply(id: 1, ok: true, message: "ok"))
+        XCTAssertFalse(snapshots.recordsEvents)
+        snapshots.note(.snapshotEnd)
+        XCTAssertTrue(snapshots.recordsEvents)
+    }
+}

@@ -90,17 +90,17 @@ final class AttachedMonitor: Sendable {
     /// - Parameter repeating: the snapshot that comes first repeats what was recorded (a
     ///   reconnection to the same program), as a resync's does.
     private static func read(_ client: EndpointClient, into screen: MonitorScreen, shared: Shared, recorder: EventLogWriter?, repeating: Bool) {
-        var repeating = repeating
+        var snapshots = SnapshotRepeat(repeating: repeating)
         client.run { message in
+            snapshots.note(message)
             switch message {
             case .event(let event):
                 screen.feed([event])
-                if !repeating { recorder?.append([event]) }
+                if snapshots.recordsEvents { recorder?.append([event]) }
             case .snapshotEnd:
-                repeating = false
+                break
             case .missed:
                 // A fresh snapshot follows: start again from it.
-                repeating = true
                 screen.reset()
             case .suspended(let paused):
                 // Paused or resumed by any monitor: every monitor shows it.

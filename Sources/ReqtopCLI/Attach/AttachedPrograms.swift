@@ -31,9 +31,6 @@ final class AttachedPrograms: Sendable {
         var clients: [Int32: EndpointClient] = [:]
         /// Pids being connected to or attached (a socket is not tried twice at once).
         var known: Set<Int32> = []
-        /// Programs sending a fresh snapshot after they fell behind: its events are shown but
-        /// not recorded again (the recording has them, or missed them for good).
-        var resyncing: Set<Int32> = []
         var stopped = false
         /// Events seen from each program, and the rate over the last window of about 2 s.
         var eventCounts: [Int32: Int] = [:]
@@ -158,23 +155,26 @@ final class AttachedPrograms: Sendable {
 
     /// One program's reader: until it ends or the monitor stops.
     private func read(_ client: EndpointClient, pid: Int32) {
+        // Only this reader's thread reads and changes it.
+        var snapshots = SnapshotRepeat()
         client.run { message in
+            snapshots.note(message)
             switch message {
             case .event(let event):
+                let records = snapshots.recordsEvents
                 shared.withLock { shared in
                     let merged = shared.merge.merge(event, from: pid)
                     shared.journals[pid]?.apply([merged])
                     shared.eventCounts[pid, default: 0] += 1
-                    if !shared.resyncing.contains(pid) { recorder?.append([merged]) }
+                    if records { recorder?.append([merged]) }
                     deliver(.events([merged]))
                 }
             case .snapshotEnd:
-                shared.withLock { _ = $0.resyncing.remove(pid) }
+                break
             case .missed(let count):
                 // A fresh snapshot of this program follows: clear the screen and show the
                 // others again from what was kept of them.
                 shared.withLock { shared in
-                    shared.resyncing.insert(pid)
                     shared.journals[pid] = OperationJournal()
                     let others = shared.merge.ordered.map(\.pid).filter { $0 != pid }.flatMap { shared.journals[$0]?.snapshot.events ?? [] }
                     deliver(.resync(others, missed: count, program: shared.merge.programs[pid]?.label ?? "\(pid)"))

@@ -216,18 +216,17 @@ struct AttachCommand: ParsableCommand {
     static func printEvents(_ client: EndpointClient, hello: EndpointClient.Hello, recorder: EventLogWriter? = nil) throws {
         let name = "\(hello.name) (pid \(hello.pid))"
         ReqtopMain.printError("reqtop: attached to \(name): \(hello.live) live operations")
-        var resyncing = false
+        var snapshots = SnapshotRepeat()
         client.run { message in
+            snapshots.note(message)
             switch message {
             case .event(let event):
                 // Unbuffered, line by line: a pipe reader sees each event as it happens.
                 StandardOutput.write(EventLog.line(for: event) + "\n")
-                // A snapshot after falling behind repeats what was recorded: not again.
-                if !resyncing { recorder?.append([event]) }
+                if snapshots.recordsEvents { recorder?.append([event]) }
             case .snapshotEnd:
-                resyncing = false
+                break
             case .missed(let count):
-                resyncing = true
                 ReqtopMain.printError("reqtop: fell behind and missed \(count) events; a fresh snapshot follows")
             case .error(let text):
                 ReqtopMain.printError("reqtop: the program says: \(text)")
