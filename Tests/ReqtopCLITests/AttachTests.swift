@@ -208,6 +208,20 @@ extension AttachTests {
 
     /// Before: a peer that closed at once was "no hello within 5 s" after 0.0 s, and a hello
     /// of protocol version 2 was taken silently.
+    /// `--all` and its watch of the folder open a socket the same way: one named for a pid
+    /// whose program says it is another is refused, with both pids said.
+    func testASocketWhoseProgramSaysAnotherPidIsRefused() throws {
+        let hello = #"{"event":"hello","version":1,"pid":4242,"name":"x","startedAt":"","t":0,"live":0}"#
+        let other = try OneLineSocket(saying: hello)
+        XCTAssertThrowsError(try AttachCommand.open(socket: (pid: 77, path: other.path))) { error in
+            XCTAssertEqual((error as? InputError)?.message, "cannot attach to \(other.path): the program there says it is pid 4242, not 77")
+        }
+        let same = try OneLineSocket(saying: hello)
+        let (client, greeting) = try AttachCommand.open(socket: (pid: 4242, path: same.path))
+        client.close()
+        XCTAssertEqual(greeting.pid, 4242)
+    }
+
     func testAPeerThatClosesOrSpeaksAnotherVersionIsNamedSo() throws {
         let closing = try OneLineSocket(saying: nil)
         let closed = try reqtop(["attach", closing.path, "--no-tui"], timeout: 20)

@@ -14,13 +14,13 @@ extension AttachCommand {
         if all {
             guard targets.isEmpty else { throw InputError(message: "--all watches every program; give it no pids (or give pids without --all)") }
             try Self.checkFolder()
-            for path in EndpointDirectory.sockets().map(\.path) {
+            for socket in EndpointDirectory.sockets() {
                 do {
-                    opened.append(try Self.open(path))
+                    opened.append(try Self.open(socket: socket))
                 } catch let error as InputError {
                     // A socket that does not answer (a program that died, one still
                     // starting) is passed over; it is tried again if it comes back.
-                    ReqtopMain.printError("reqtop: skipped \(path): \(error.message)")
+                    ReqtopMain.printError("reqtop: skipped \(socket.path): \(error.message)")
                 }
             }
         } else {

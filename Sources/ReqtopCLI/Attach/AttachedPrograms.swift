@@ -128,7 +128,7 @@ final class AttachedPrograms: Sendable {
                 return true
             }
             guard isNew else { continue }
-            if let (client, hello) = try? AttachCommand.open(socket.path), hello.pid == socket.pid {
+            if let (client, hello) = try? AttachCommand.open(socket: socket) {
                 adopt(client, hello: hello)
             } else {
                 // Not an endpoint that answers now (one starting, or a socket left by a

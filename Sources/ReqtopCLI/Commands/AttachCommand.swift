@@ -136,6 +136,19 @@ struct AttachCommand: ParsableCommand {
         return try greet(client, at: path)
     }
 
+    /// Connects to a socket of the endpoint folder, named by its program's pid, and reads its
+    /// hello. A program that answers with another pid is refused: the folder is watched by
+    /// pid, and it would be attached again at every look (`--all` at its start and every
+    /// second after, alike).
+    static func open(socket: (pid: Int32, path: String)) throws -> (EndpointClient, EndpointClient.Hello) {
+        let (client, hello) = try open(socket.path)
+        guard hello.pid == socket.pid else {
+            client.close()
+            throw InputError(message: "cannot attach to \(socket.path): the program there says it is pid \(hello.pid), not \(socket.pid)")
+        }
+        return (client, hello)
+    }
+
     /// Reads the program's hello on a new connection.
     static func greet(_ client: EndpointClient, at path: String) throws -> (EndpointClient, EndpointClient.Hello) {
         switch client.greeting() {
