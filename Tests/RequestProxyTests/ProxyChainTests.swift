@@ -7,20 +7,27 @@ import XCTest
 /// of the answer: a 2xx opens the tunnel and hands on bytes the host sent right behind it (a
 /// server that speaks first, as SSH does); anything else fails with the proxy's status line.
 final class ProxyChainTests: XCTestCase {
-    private func connect(_ answer: String, authorization: String? = nil) throws -> (sent: String, result: Result<ByteBuffer?, Error>?) {
+    /// A channel with the handler that sends `CONNECT example.com:443` to `corp:3128`, and
+    /// what it answers once it does.
+    private func startConnect(authorization: String? = nil) throws -> (channel: EmbeddedChannel, result: () -> Result<ByteBuffer?, Error>?) {
         let channel = EmbeddedChannel()
         let answered = channel.eventLoop.makePromise(of: ByteBuffer?.self)
         nonisolated(unsafe) var result: Result<ByteBuffer?, Error>?
         answered.futureResult.whenComplete { result = $0 }
         try channel.pipeline.syncOperations.addHandler(ChainedConnectHandler(authority: "example.com:443", authorization: authorization,
                                                                                 proxy: "corp:3128", answered: answered))
+        return (channel, { result })
+    }
+
+    private func connect(_ answer: String, authorization: String? = nil) throws -> (sent: String, result: Result<ByteBuffer?, Error>?) {
+        let (channel, result) = try startConnect(authorization: authorization)
         let sent = try channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) } ?? ""
         // In two parts: the head may come split.
         let cut = answer.index(answer.startIndex, offsetBy: min(10, answer.count))
         try channel.writeInbound(ByteBuffer(string: String(answer[..<cut])))
         try channel.writeInbound(ByteBuffer(string: String(answer[cut...])))
         _ = try? channel.finish()
-        return (sent, result)
+        return (sent, result())
     }
 
     func testA200OpensTheTunnelAndBytesBehindItAreHandedOn() throws {
@@ -57,16 +64,11 @@ final class ProxyChainTests: XCTestCase {
     /// A chained proxy that takes the connection and never answers fails the tunnel in 10 s
     /// (the client gets its 502), not never.
     func testAChainedProxyThatNeverAnswersIsGivenUpOn() throws {
-        let channel = EmbeddedChannel()
-        let answered = channel.eventLoop.makePromise(of: ByteBuffer?.self)
-        nonisolated(unsafe) var result: Result<ByteBuffer?, Error>?
-        answered.futureResult.whenComplete { result = $0 }
-        try channel.pipeline.syncOperations.addHandler(ChainedConnectHandler(authority: "example.com:443", authorization: nil,
-                                                                                proxy: "corp:3128", answered: answered))
+        let (channel, result) = try startConnect()
         channel.embeddedEventLoop.advanceTime(by: .seconds(9))
-        XCTAssertNil(result, "still waiting")
+        XCTAssertNil(result(), "still waiting")
         channel.embeddedEventLoop.advanceTime(by: .seconds(1))
-        XCTAssertThrowsError(try XCTUnwrap(result).get()) { error in
+        XCTAssertThrowsError(try XCTUnwrap(result()).get()) { error in
             XCTAssertEqual("\(error)", "the chained proxy corp:3128 did not answer CONNECT in 10 s")
         }
         _ = try? channel.finish()
