@@ -253,7 +253,12 @@ final class ProxyExchange: ResponseStreamReceiver {
             headers.append(("Content-Length", String(result.data.count)))
             answerWhole(status: status, headers: headers, body: result.data)
         } else {
-            let failure = ProxyFailureAnswer(result.error ?? .cancelled(by: "unknown"))
+            var failure = ProxyFailureAnswer(result.error ?? .cancelled(by: "unknown"))
+            // Through a chained proxy, an address in the transport's words is the chain's
+            // (a refused connect names it, not the request's host): said so.
+            if let chain = proxy.options.chain, let host = onLoop.value.operation?.request.url?.host, !chain.bypasses(host) {
+                failure = failure.through(chain)
+            }
             answerWhole(status: failure.status, headers: failure.headers, body: Data(failure.body.utf8))
         }
     }

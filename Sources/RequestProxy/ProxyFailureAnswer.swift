@@ -51,6 +51,18 @@ struct ProxyFailureAnswer: Equatable {
         }
     }
 
+    /// The same answer for a request sent through the chained proxy `chain`: a failure to
+    /// reach the host is said to be through it (the transport's message names the chain's
+    /// address, which a person would take for the host's).
+    func through(_ chain: ProxyChain) -> ProxyFailureAnswer {
+        switch errorType {
+        case "connection_refused", "connection_timeout", "dns_error", "connection_terminated":
+            return ProxyFailureAnswer(status: status, errorType: errorType, message: "through the chained proxy \(chain.name): \(message)")
+        default:
+            return self
+        }
+    }
+
     init(status: Int, errorType: String, message: String) {
         (self.status, self.errorType, self.message) = (status, errorType, message)
     }

@@ -246,6 +246,10 @@ final class ProxyCommandTests: XCTestCase {
         let (second, stopSecond) = try launchProxy(["--proxy", "127.0.0.1:\(closed)", "--no-intercept"], unprivileged: false, home: folder)
         let refusal = try curl(["-p", "-x", "http://127.0.0.1:\(second)", "-w", "%{http_connect}", "-o", "/dev/null", "https://localhost:\(secure.port)/"])
         XCTAssertEqual(refusal, "502")
+        // A plain request the transport could not send through it says the chain, not only
+        // the address (the chain's), which a person would take for the host's.
+        let plainRefusal = try curl(["-x", "http://127.0.0.1:\(second)", plain.baseURL.absoluteString + "/status/200"])
+        XCTAssertTrue(plainRefusal.hasPrefix("reqtop proxy: through the chained proxy 127.0.0.1:\(closed): "), plainRefusal)
         let secondEnded = stopSecond()
         XCTAssertEqual(secondEnded.status, 0, secondEnded.stderr)
 
