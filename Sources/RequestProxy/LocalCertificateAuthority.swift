@@ -158,24 +158,15 @@ public final class LocalCertificateAuthority: Sendable {
         return leaf
     }
 
-    /// A server context for a tunnel to `host`: its leaf, or the leaf of the name the client's
-    /// TLS hello asks for when it names another. ALPN offers HTTP/1.1 only.
+    /// A server context for a tunnel to `host`: its leaf, whatever name the client's TLS hello
+    /// asks for. The requests inside go to `host` and its certificate is verified for `host`:
+    /// a leaf for another name (a `CONNECT 127.0.0.1` whose hello says `evil.example`) would
+    /// vouch for a name nobody checked, so such a client gets `host`'s leaf and its own check
+    /// refuses it. ALPN offers HTTP/1.1 only.
     func serverContext(for host: String) throws -> NIOSSLContext {
         if let known = contexts.withLock({ $0[host] }) { return known }
         var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(try leaf(for: host))], privateKey: leafKeySource)
         configuration.applicationProtocols = ["http/1.1"]
-        let keySource = leafKeySource
-        configuration.sslContextCallback = { [weak self] values, promise in
-            guard let self, let name = values.serverHostname?.lowercased(), name != host else { return promise.succeed(.noChanges) }
-            do {
-                var change = NIOSSLContextConfigurationOverride()
-                change.certificateChain = [.certificate(try self.leaf(for: name))]
-                change.privateKey = keySource
-                promise.succeed(change)
-            } catch {
-                promise.fail(error)
-            }
-        }
         let context = try NIOSSLContext(configuration: configuration)
         contexts.withLock { contexts in
             if contexts.count >= Self.kept { contexts.removeAll() }

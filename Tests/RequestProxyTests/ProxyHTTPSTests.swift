@@ -50,6 +50,32 @@ final class ProxyHTTPSTests: XCTestCase {
         XCTAssertEqual(urls.sorted(), [url, "https://127.0.0.1:\(upstream.port)/status/201"].sorted(), "each decrypted request is an operation on its https URL")
     }
 
+    func testALeafIsForTheConnectHostWhateverNameTheHelloAsksFor() throws {
+        let (pki, upstream, options) = try httpsUpstream()
+        let proxy = try startProxy(options, trusting: pki.caFile)
+        // CONNECT to an address, a hello naming another host: the proxy would verify the
+        // upstream for the address only, so it never vouches for the other name.
+        let script = """
+        import socket, ssl, sys
+        proxy_port, port, ca, name = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+        client = socket.create_connection(("127.0.0.1", proxy_port)); client.settimeout(10)
+        client.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\nHost: 127.0.0.1:{port}\\r\\n\\r\\n".encode())
+        answer = b""
+        while b"\\r\\n\\r\\n" not in answer: answer += client.recv(4096)
+        context = ssl.create_default_context(cafile=ca)
+        try:
+            tls = context.wrap_socket(client, server_hostname=name)
+            tls.sendall(b"GET /status/200 HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+            print(tls.recv(4096).split(b"\\r\\n")[0].decode())
+        except ssl.SSLCertVerificationError as error:
+            print("refused:", error.verify_message)
+        """
+        let evil = try run("/usr/bin/python3", ["-c", script, String(proxy.server.port), String(upstream.port), options.authority!.certificateFile, "evil.example"])
+        XCTAssertTrue(evil.stdout.hasPrefix("refused: Hostname mismatch"), evil.stdout + evil.stderr)
+        let same = try run("/usr/bin/python3", ["-c", script, String(proxy.server.port), String(upstream.port), options.authority!.certificateFile, "127.0.0.1"])
+        XCTAssertEqual(same.stdout, "HTTP/1.1 200 OK\n", same.stderr)
+    }
+
     func testAnUpstreamTheProxyCannotVerifyIsA502NamingTheTLSFailure() throws {
         let (_, upstream, options) = try httpsUpstream()
         // The proxy's upstream leg does not trust the test authority.
