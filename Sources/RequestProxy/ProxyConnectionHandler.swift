@@ -37,10 +37,10 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         case idle
         /// A body read whole before the operation starts.
         case collecting(ProxyExchange, ByteBuffer)
-        case streaming(ProxyExchange, UploadStream)
+        case streaming(ProxyExchange, UploadBuffer)
         case connect(host: String, port: Int, id: String)
-        /// An `Upgrade` request (a WebSocket): tunnelled once its head has come whole.
-        case upgrade(HTTPRequestHead, URL, id: String)
+        /// An `Upgrade` request (a WebSocket): sent on once it has come whole, its body too.
+        case upgrade(HTTPRequestHead, URL, id: String, body: ByteBuffer)
         /// Answered already (a 400, a 407): the rest of the request is dropped.
         case refused
     }
@@ -64,7 +64,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
         let pipelining = HTTPServerPipelineHandler()
         let errors = HTTPServerProtocolErrorHandler()
-        let headTimer = RequestHeadTimer(timeout: .milliseconds(Int64(context.options.requestHeadTimeout * 1000)))
+        let headTimer = RequestHeadTimer(timeout: .milliseconds(Int64(context.options.requestHeadTimeout * 1000)),
+                                         bodyTimeout: .milliseconds(Int64(context.options.requestBodyTimeout * 1000)))
         // The timer before the decoder (it counts bytes); taken out with the codec for a tunnel.
         let handler = ProxyConnectionHandler(proxy: context, connection: connection, origin: origin, client: client, headTimer: headTimer,
                                              codec: [headTimer, errors, pipelining, encoder, decoder])
@@ -108,15 +109,16 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         let listening = proxy.listening.withLock { $0 }
         switch target {
         case .connect(let host, let port):
-            if ProxyTarget.isProxyItself(host: host, port: port, listening: listening) { return refuseLoop(context: context) }
+            if listening.isReached(host: host, port: port) { return refuseLoop(context: context) }
             receiving = .connect(host: host, port: port, id: id)
         case .url(let url):
             // Inside a tunnel too: an absolute URL there may name the proxy as well.
-            if let host = url.host, ProxyTarget.isProxyItself(host: host, port: url.port ?? (url.scheme == "https" ? 443 : 80), listening: listening) {
+            if let host = url.host, listening.isReached(host: host, port: url.port ?? (url.scheme == "https" ? 443 : 80)) {
                 return refuseLoop(context: context)
             }
             if head.headers.contains(name: "Upgrade") {
-                receiving = .upgrade(head, url, id: id)
+                headTimer.bodyBegan()
+                receiving = .upgrade(head, url, id: id, body: context.channel.allocator.buffer(capacity: 0))
                 return
             }
             start(head, url: url, id: id, context: context)
@@ -146,10 +148,11 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         if expectsContinue, chunked || (length ?? 0) > 0 {
             context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
         }
+        if chunked || (length ?? 0) > 0 { headTimer.bodyBegan() }
         if chunked || (length ?? 0) > Self.wholeBodyLimit {
             let upload = UploadStream(capacity: proxy.options.uploadBuffer)
             request.httpBodyStream = upload
-            receiving = .streaming(exchange, upload)
+            receiving = .streaming(exchange, upload.buffer)
             exchange.start(request)
         } else {
             receiving = .collecting(exchange, context.channel.allocator.buffer(capacity: length ?? 0))
@@ -172,7 +175,16 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
                 }
             }
             if !room { context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in } }
-        case .idle, .connect, .upgrade, .refused:
+        case .upgrade(let head, let url, let id, var body):
+            receiving = .idle
+            guard body.readableBytes + part.readableBytes <= Self.wholeBodyLimit else {
+                return refuse(ProxyFailureAnswer(status: 413, errorType: "http_request_error",
+                                                 message: "an upgrade request's body is kept whole, up to \(Self.wholeBodyLimit) bytes"), context: context, close: true)
+            }
+            var part = part
+            body.writeBuffer(&part)
+            receiving = .upgrade(head, url, id: id, body: body)
+        case .idle, .connect, .refused:
             break
         }
     }
@@ -187,13 +199,14 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         case .streaming(let exchange, let upload):
             upload.finish()
             exchange.requestEnded()
-        case .upgrade(let head, let url, let id):
+        case .upgrade(let head, let url, let id, let body):
             // The tunnel's row names its program: found before the row is made.
             let steps = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             client.whenFound { _ in
                 steps.eventLoop.execute {
                     let (handler, context) = steps.value
-                    ProxyTunnel.upgrade(head, url: url, id: id, proxy: handler.proxy, client: handler.client, codec: handler.codec + [handler], context: context)
+                    ProxyUpgrade.start(head, body: body, url: url, id: id, proxy: handler.proxy, client: handler.client,
+                                       codec: handler.codec + [handler], context: context)
                 }
             }
         case .connect(let host, let port, let id):
@@ -225,8 +238,10 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     // MARK: - The connection
 
     func channelInactive(context: ChannelHandlerContext) {
-        if case .streaming(_, let upload) = receiving { upload.finish(ProxyExchange.ClientGone()) }
+        // The exchange first: the upload's end can fail its operation at once, on this loop,
+        // and its answer must find the client gone, not write to it.
         exchange?.clientWentAway()
+        if case .streaming(_, let upload) = receiving { upload.finish(ProxyExchange.ClientGone()) }
         context.fireChannelInactive()
     }
 
@@ -241,9 +256,9 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         // A malformed request was answered 400 by HTTPServerProtocolErrorHandler (the
         // exchange under way writes nothing more); TLS garbage and resets end the connection.
+        exchange?.requestBroken()
         if case .streaming(_, let upload) = receiving { upload.finish(error) }
         receiving = .refused
-        exchange?.requestBroken()
         context.close(promise: nil)
     }
 }

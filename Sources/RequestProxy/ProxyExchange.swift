@@ -46,7 +46,16 @@ final class ProxyExchange: ResponseStreamReceiver {
         var held: [AnswerStep] = []
         var answerBegan = false
         var answered = false
+        /// The answer ended before the request did (the upstream answered early, a 413, and
+        /// took no more of the body): it is written at once, marked `Connection: close`, and
+        /// the connection closed soon after, whatever the client still sends.
+        var answeredEarly = false
     }
+
+    /// How long the client may go on sending a body nobody reads after an early answer, so
+    /// that it reads the answer before the connection closes (a close with unread bytes
+    /// resets the connection, and the answer can be lost with it).
+    static let lingerAfterEarlyAnswer: TimeAmount = .seconds(2)
 
     private enum AnswerStep {
         case head(status: Int, headers: [(String, String)])
@@ -67,6 +76,8 @@ final class ProxyExchange: ResponseStreamReceiver {
 
     /// Who an operation is cancelled by when its client went away.
     static let clientCanceller = "client"
+    /// Who an operation is cancelled by when its upstream's answer cannot be passed on.
+    static let proxyCanceller = "proxy"
 
     /// Made on `channel`'s event loop.
     init(id: String, channel: Channel, proxy: ProxyContext, client: ClientOrigin, version: HTTPVersion, keepAlive: Bool, isHead: Bool) {
@@ -199,7 +210,16 @@ final class ProxyExchange: ResponseStreamReceiver {
     private func step(_ step: AnswerStep) {
         switch onLoop.value.requestComplete {
         case true?: write(step)
-        case nil: onLoop.value.held.append(step)
+        case nil:
+            onLoop.value.held.append(step)
+            // A whole answer while the body still streams: the upstream wants no more of it
+            // (a client waiting for that answer before it sends more would wait for ever).
+            guard case .end = step else { return }
+            onLoop.value.answeredEarly = true
+            onLoop.value.requestComplete = true
+            let held = onLoop.value.held
+            onLoop.value.held = []
+            held.forEach(write)
         case false?: break
         }
     }
@@ -209,6 +229,8 @@ final class ProxyExchange: ResponseStreamReceiver {
     private func write(_ step: AnswerStep) {
         guard !onLoop.value.answered else { return }
         switch step {
+        case .head(let status, _) where status < 200:
+            refuseInformational(status)
         case .head(let status, let headers):
             onLoop.value.answerBegan = true
             channel.write(HTTPServerResponsePart.head(head(status: status, headers: headers)), promise: nil)
@@ -243,10 +265,23 @@ final class ProxyExchange: ResponseStreamReceiver {
         resume?()
     }
 
+    /// A 101 to a request that asked for no upgrade (upgrades are ``ProxyUpgrade``'s): the
+    /// client cannot read what follows as HTTP, and would wait for ever. The upstream's error,
+    /// said at once; the connection closes after it.
+    private func refuseInformational(_ status: Int) {
+        onLoop.value.answered = true
+        onLoop.value.underWay = false
+        onLoop.value.operation?.cancel(by: Self.proxyCanceller)
+        let failure = ProxyFailureAnswer(status: 502, errorType: "http_protocol_error",
+                                         message: "the upstream answered \(status) to a request that asked for no upgrade")
+        failure.send(on: channel, closing: true)
+    }
+
     /// No valid answer began: the upstream's own answer the engine judged a failure (a 404, a
     /// 503), passed on as it came, or one of the proxy's own.
     private func answerWithout(_ result: RequestResult) {
         if case .cancelled(by: Self.clientCanceller)? = result.error { return channel.close(promise: nil) }
+        if let status = result.status, status < 200 { return refuseInformational(status) }
         if let status = result.status {
             var headers = HopByHopHeaders.removed(from: result.headers, repeated: result.repeatedHeaders)
                 .filter { $0.0.lowercased() != "content-length" }
@@ -265,7 +300,7 @@ final class ProxyExchange: ResponseStreamReceiver {
 
     private func head(status: Int, headers: [(String, String)]) -> HTTPResponseHead {
         var fields = HTTPHeaders(headers)
-        if !keepAlive { fields.replaceOrAdd(name: "Connection", value: "close") }
+        if !keepAlive || onLoop.value.answeredEarly { fields.replaceOrAdd(name: "Connection", value: "close") }
         return HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status), headers: fields)
     }
 
@@ -278,7 +313,11 @@ final class ProxyExchange: ResponseStreamReceiver {
     private func end() {
         let written = channel.writeAndFlush(HTTPServerResponsePart.end(nil))
         let channel = self.channel
-        if keepAlive {
+        if onLoop.value.answeredEarly {
+            written.whenComplete { _ in
+                channel.eventLoop.scheduleTask(in: Self.lingerAfterEarlyAnswer) { channel.close(promise: nil) }
+            }
+        } else if keepAlive {
             written.whenFailure { _ in channel.close(promise: nil) }
         } else {
             written.whenComplete { _ in channel.close(promise: nil) }

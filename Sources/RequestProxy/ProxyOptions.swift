@@ -22,6 +22,9 @@ public struct ProxyOptions: Sendable {
     /// A request's head must be whole this long after its first byte (or the connection's
     /// start), or the connection is closed: a client sending a byte a minute holds no slot.
     public var requestHeadTimeout: TimeInterval = 30
+    /// A request body that sends nothing for this long, while the proxy reads it, closes its
+    /// connection (its operation is cancelled by the client).
+    public var requestBodyTimeout: TimeInterval = 30
     /// Bytes of a request body held for the upstream before the proxy stops reading the client.
     public var uploadBuffer = 1 << 20
     /// Bytes of a response body read ahead of the client (``RequestQueue/stream(for:id:options:bufferSize:)``;

@@ -56,7 +56,7 @@ public final class ProxyServer: Sendable {
             }
         let channel = try bootstrap.bind(host: options.host, port: options.port).wait()
         let port = channel.localAddress?.port ?? options.port
-        context.listening.withLock { $0 = (options.host, port) }
+        context.listening.withLock { $0 = ProxySelf(host: options.host, port: port) }
         return ProxyServer(channel: channel, context: context, host: options.host, port: port)
     }
 
@@ -74,7 +74,8 @@ public final class ProxyServer: Sendable {
 final class ProxyContext: Sendable {
     let queue: RequestQueue
     let options: ProxyOptions
-    let listening = Mutex<(host: String, port: Int)>(("", 0))
+    /// Where it listens (set once bound): a request aimed there is refused.
+    let listening = Mutex(ProxySelf.none)
     let open = Mutex<(count: Int, numbered: Int)>((0, 0))
     private let channels = Mutex<[ObjectIdentifier: Channel]>([:])
     private let upstreamContext = Mutex<NIOSSLContext?>(nil)

@@ -67,19 +67,4 @@ enum ProxyTarget: Equatable {
         host = Substring(host.lowercased())
         return (String(host), port)
     }
-
-    /// The names a request to this very proxy would use: a request aimed there would come back
-    /// to it, again and again.
-    static func isProxyItself(host: String, port: Int, listening: (host: String, port: Int)) -> Bool {
-        guard port == listening.port else { return false }
-        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        let local: Set<String> = ["localhost", "127.0.0.1", "::1", "0.0.0.0", "::"]
-        return host == listening.host.lowercased() || local.contains(host)
-            || (listening.host == "0.0.0.0" || listening.host == "::") && Self.isThisMachine(host)
-    }
-
-    /// Whether `host` names one of this machine's addresses (for a proxy listening on all of them).
-    private static func isThisMachine(_ host: String) -> Bool {
-        host == ProcessInfo.processInfo.hostName.lowercased() || host.hasPrefix("127.")
-    }
 }

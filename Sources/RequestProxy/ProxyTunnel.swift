@@ -10,8 +10,7 @@ import NIOTLS
 /// upstream (``ProxyOptions/tunnels(_:)``: no authority, or a host passed through; or what the
 /// client sends is not TLS: ``ConnectSniffer``), or TLS ended here with a leaf of the proxy's
 /// authority and the requests inside run as operations.
-/// And what an `Upgrade` request (a WebSocket) becomes: its head sent on to the upstream, then
-/// bytes relayed both ways, the upstream's `101` first.
+/// (An `Upgrade` request is ``ProxyUpgrade``'s, which ends in the same relay.)
 enum ProxyTunnel {
     /// - Parameter id: the `CONNECT`'s id: a passed-through tunnel's row.
     static func connect(host: String, port: Int, id: String, proxy: ProxyContext, connection: Int, client: ClientOrigin, codec: [RemovableChannelHandler],
@@ -90,7 +89,7 @@ enum ProxyTunnel {
     }
 
     /// The 502 for a host that could not be reached, or a chained proxy that would not reach it.
-    private static func cannotConnect(_ host: String, _ port: Int, _ error: Error) -> ProxyFailureAnswer {
+    static func cannotConnect(_ host: String, _ port: Int, _ error: Error) -> ProxyFailureAnswer {
         if let chained = error as? ChainFailure {
             return ProxyFailureAnswer(status: 502, errorType: "connection_refused", message: "cannot connect to \(host):\(port): \(chained.message)")
         }
@@ -104,7 +103,7 @@ enum ProxyTunnel {
 
     /// Relays bytes both ways between the client's `channel` and `upstream` (both on one event
     /// loop), counted by `meter`'s row, which a person can cancel.
-    private static func join(_ channel: Channel, _ upstream: UpstreamConnection.Opened, meter: TunnelMeter, proxy: ProxyContext) throws {
+    static func join(_ channel: Channel, _ upstream: UpstreamConnection.Opened, meter: TunnelMeter, proxy: ProxyContext) throws {
         let (client, server) = GlueHandler.matchedPair(meter: meter)
         try upstream.channel.pipeline.syncOperations.addHandler(server)
         try channel.pipeline.syncOperations.addHandler(client)
@@ -112,91 +111,11 @@ enum ProxyTunnel {
         upstream.start()
     }
 
-    /// An `Upgrade` request to `url`: a connection to its host (TLS for https, verified as
-    /// the proxy's requests are), the request's head written to it as the client sent it (less
-    /// the proxy's own headers), and then bytes both ways. The upstream's answer (`101`, or a
-    /// refusal) reaches the client as it came.
-    static func upgrade(_ head: HTTPRequestHead, url: URL, id: String, proxy: ProxyContext, client origin: ClientOrigin, codec: [RemovableChannelHandler],
-                        context: ChannelHandlerContext) {
-        let channel = context.channel
-        let codec = NIOLoopBound(codec, eventLoop: channel.eventLoop)
-        channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
-        guard let host = url.host else { return refuse(channel, ProxyFailureAnswer(status: 400, errorType: "http_request_error", message: "no host")) }
-        let secure = url.scheme == "https"
-        let port = url.port ?? (secure ? 443 : 80)
-        let tls: NIOSSLContext?
-        do {
-            tls = secure ? try proxy.upstreamTLS() : nil
-        } catch {
-            return refuse(channel, ProxyFailureAnswer(status: 502, errorType: "tls_protocol_error", message: "the upstream TLS settings: \(error)"))
-        }
-        UpstreamConnection.open(host: host, port: port, chain: proxy.options.chain, on: channel.eventLoop)
-            // With TLS, connected is when the handshake is done: a certificate the proxy
-            // refuses is then a 502 that says so, not a connection closed after the swap.
-            .flatMap { opened -> EventLoopFuture<UpstreamConnection.Opened> in
-                guard let tls else { return opened.channel.eventLoop.makeSucceededFuture(opened) }
-                let upstream = opened.channel
-                let watch = HandshakeWatch(upstream.eventLoop.makePromise())
-                do {
-                    let sync = upstream.pipeline.syncOperations
-                    try sync.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: IPAddressBytes(host) == nil ? host : nil))
-                    try sync.addHandler(watch)
-                } catch {
-                    upstream.close(promise: nil)
-                    return upstream.eventLoop.makeFailedFuture(UpgradeTLSFailure(error: error))
-                }
-                // The handshake reads (no server sends before a ClientHello: nothing comes early).
-                opened.start()
-                return watch.done.futureResult.map { UpstreamConnection.Opened(channel: upstream, early: nil) }.flatMapErrorThrowing { error in
-                    upstream.close(promise: nil)
-                    throw UpgradeTLSFailure(error: error)
-                }
-            }
-            .hop(to: channel.eventLoop)
-            .whenComplete { result in
-                switch result {
-                case .failure(let failure as UpgradeTLSFailure):
-                    let refused = "\(failure.error)".contains("CERTIFICATE_VERIFY_FAILED")
-                    refuse(channel, ProxyFailureAnswer(status: 502, errorType: refused ? "tls_certificate_error" : "tls_protocol_error",
-                                                       message: "TLS to \(host):\(port) failed\(refused ? " (its certificate was refused)" : ""): \(failure.error)"))
-                case .success(let upstream):
-                    upstream.channel.writeAndFlush(requestHead(head, url: url), promise: nil)
-                    swapToBytes(channel, codec: codec.value, telling: nil) {
-                        var headers: [String: String] = [:]
-                        for (name, value) in head.headers where !name.lowercased().hasPrefix("proxy-") {
-                            headers[name] = headers[name].map { "\($0), \(value)" } ?? value
-                        }
-                        let meter = TunnelMeter(id: id, method: head.method.rawValue, url: url.absoluteString, headers: headers, origin: origin.known,
-                                                events: proxy.queue.events, on: channel.eventLoop)
-                        try join(channel, upstream, meter: meter, proxy: proxy)
-                    }
-                case .failure(let error):
-                    refuse(channel, cannotConnect(host, port, error))
-                }
-            }
-    }
-
-    /// The head as the upstream takes it: origin-form target, the client's headers less the
-    /// proxy's own (`Proxy-*`), `Upgrade` and `Connection` kept (they are what is asked).
-    private static func requestHead(_ head: HTTPRequestHead, url: URL) -> ByteBuffer {
-        // As sent, percent-encoded: `url.path` decodes `%0d%0a`, which would end the request
-        // line and let a client write headers of its own choosing to the upstream.
-        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
-        var target = components?.percentEncodedPath ?? "/"
-        if target.isEmpty { target = "/" }
-        if let query = components?.percentEncodedQuery { target += "?" + query }
-        var text = "\(head.method.rawValue) \(target) HTTP/1.1\r\n"
-        for (name, value) in head.headers where !name.lowercased().hasPrefix("proxy-") {
-            text += "\(name): \(value)\r\n"
-        }
-        return ByteBuffer(string: text + "\r\n")
-    }
-
     /// Takes the HTTP handlers out, writes `telling` to the client (the tunnel's `200`; nil
     /// for an upgrade, whose answer is the upstream's), adds `next`'s handlers, and reads on.
     /// The `200` is written as bytes: NIO's encoder would frame it as a chunked body, whose
     /// last chunk the client would read as the first bytes of the tunnel.
-    private static func swapToBytes(_ channel: Channel, codec: [RemovableChannelHandler], telling: ByteBuffer?, then next: @escaping () throws -> Void) {
+    static func swapToBytes(_ channel: Channel, codec: [RemovableChannelHandler], telling: ByteBuffer?, then next: @escaping () throws -> Void) {
         let sync = channel.pipeline.syncOperations
         // The decoder stays until the new handlers are in: bytes it read past the head go on to them.
         let decoder = codec[codec.count - 2]
@@ -216,7 +135,7 @@ enum ProxyTunnel {
         }
     }
 
-    private static func refuse(_ channel: Channel, _ answer: ProxyFailureAnswer) {
+    static func refuse(_ channel: Channel, _ answer: ProxyFailureAnswer) {
         answer.send(on: channel, closing: true)
     }
 }

@@ -1,6 +1,7 @@
 import ChannelGlue
 import Foundation
 import NIOCore
+import NIOHTTP1
 import RequestOperations
 
 /// A tunnel as a row in the monitor: the bytes a passed-through `CONNECT` or an upgraded
@@ -25,6 +26,8 @@ final class TunnelMeter: GlueMeter {
     private var toldUp = 0, toldDown = 0
     private var ticking: RepeatedTask?
     private var closed = false
+    /// The upstream's answer to an upgrade, once it came.
+    private var status: Int?
 
     /// Publishes the row's start: `method` and `url` as the client asked (`CONNECT
     /// https://host:port`, or the upgrade's request).
@@ -53,6 +56,14 @@ final class TunnelMeter: GlueMeter {
                 sides.forEach { $0.close(promise: nil) }
             }
         }
+    }
+
+    /// An upgrade's answer came (`101`, or a refusal passed to the client): a `response`.
+    func answered(status: Int, headers: HTTPHeaders) {
+        self.status = status
+        var fields: [String: String] = [:]
+        for (name, value) in headers { fields[name] = fields[name].map { "\($0), \(value)" } ?? value }
+        _ = events.publish(operation: id, attempt: 1, .response(status: status, headers: fields, expectedBytes: nil, httpVersion: "HTTP/1.1"))
     }
 
     func countUp(_ bytes: Int) { up += bytes }
@@ -90,7 +101,7 @@ final class TunnelMeter: GlueMeter {
         let failure = error.map { TransportError(code: URLError.Code.networkConnectionLost.rawValue, message: "\($0)") }
         _ = events.publish(operation: id, attempt: 1, .taskCompleted(error: failure))
         let duration = events.elapsed() - openedAt
-        _ = events.publish(operation: id, attempt: 1, .finished(outcome: failure == nil ? .success : .failure, status: nil, attempts: 1, duration: duration,
+        _ = events.publish(operation: id, attempt: 1, .finished(outcome: failure == nil ? .success : .failure, status: status, attempts: 1, duration: duration,
                                                              reason: totals))
     }
 }

@@ -1,15 +1,40 @@
 import Foundation
 import NIOCore
+import RequestOperations
 
 /// A client's request body as it arrives, handed to the upstream leg as the request's
-/// `httpBodyStream`: the NIO transport reads it on a thread of its own (a read blocks until a
-/// part or the end comes), so a body of any size passes in a few parts of memory. When
-/// ``capacity`` bytes wait unread, ``append(_:)`` says so and the proxy stops reading from
-/// the client until `onRoom` is called: the slow side holds the fast one back.
+/// `httpBodyStream`. The NIO transport asks for its parts as ``BodyParts`` and is answered
+/// when they come, so no thread waits on the client's socket; a transport that reads it as an
+/// `InputStream` waits in `read` (URLSession's, on a thread of its own). When ``capacity``
+/// bytes wait unread, ``append(_:whenRoom:)`` says so and the proxy stops reading from the
+/// client until `whenRoom` is called: the slow side holds the fast one back.
 ///
-/// Used from two threads (the event loop appends, the transport's reader reads): every field
-/// below is read and written only under `condition`.
-final class UploadStream: InputStream {
+/// The stream itself is only the `InputStream` face of its ``UploadBuffer`` (Foundation's
+/// streams are not `Sendable`); the proxy and the NIO transport hold the buffer.
+final class UploadStream: InputStream, BodyPartsStream {
+    let buffer: UploadBuffer
+    var bodyParts: any BodyParts { buffer }
+
+    init(capacity: Int = 1 << 20) {
+        buffer = UploadBuffer(capacity: capacity)
+        super.init(data: Data())
+    }
+
+    override func open() { buffer.open() }
+    override func close() { buffer.close() }
+    override var streamStatus: Stream.Status { buffer.streamStatus }
+    override var streamError: Error? { buffer.streamError }
+    override var hasBytesAvailable: Bool { buffer.hasBytesAvailable }
+    override func read(_ bytes: UnsafeMutablePointer<UInt8>, maxLength length: Int) -> Int {
+        buffer.read(bytes, maxLength: length)
+    }
+}
+
+/// An upload's parts between the client's event loop and the upstream leg.
+///
+/// `@unchecked Sendable`: used from the client's event loop (appends) and the transport's
+/// threads (reads); every field below is read and written only under `condition`.
+final class UploadBuffer: BodyParts, @unchecked Sendable {
     let capacity: Int
     private let condition = NSCondition()
     private var parts: [ByteBuffer] = []
@@ -19,10 +44,11 @@ final class UploadStream: InputStream {
     private var status: Stream.Status = .notOpen
     /// Set while the client is held back; called once when the reader made room.
     private var onRoom: (@Sendable () -> Void)?
+    /// An ask of ``nextPart(maxLength:_:)`` waiting for a part.
+    private var waiting: (maxLength: Int, deliver: @Sendable (BodyPart) -> Void)?
 
-    init(capacity: Int = 1 << 20) {
+    init(capacity: Int) {
         self.capacity = capacity
-        super.init(data: Data())
     }
 
     // MARK: - The client's side (the event loop)
@@ -31,14 +57,19 @@ final class UploadStream: InputStream {
     /// `whenRoom` is called.
     func append(_ part: ByteBuffer, whenRoom: @escaping @Sendable () -> Void) -> Bool {
         condition.lock()
-        defer { condition.unlock() }
-        guard !ended, status != .closed else { return true }
+        guard !ended, status != .closed else {
+            condition.unlock()
+            return true
+        }
         parts.append(part)
         buffered += part.readableBytes
         condition.broadcast()
-        guard buffered >= capacity else { return true }
-        onRoom = whenRoom
-        return false
+        let answer = takeForWaitingAsk()
+        let full = buffered >= capacity
+        if full { onRoom = whenRoom }
+        condition.unlock()
+        answer?()
+        return !full
     }
 
     /// The body ended whole (nil) or the client went away (the read fails).
@@ -48,43 +79,92 @@ final class UploadStream: InputStream {
         let room = onRoom
         onRoom = nil
         condition.broadcast()
+        let answer = takeForWaitingAsk()
         condition.unlock()
+        answer?()
         room?()
     }
 
-    // MARK: - The transport's side (a thread of its own)
+    // MARK: - Read without waiting (BodyParts)
 
-    override func open() {
+    func nextPart(maxLength: Int, _ deliver: @escaping @Sendable (BodyPart) -> Void) {
+        condition.lock()
+        waiting = (maxLength, deliver)
+        let answer = takeForWaitingAsk()
+        condition.unlock()
+        answer?()
+    }
+
+    func stopReading() {
+        condition.lock()
+        waiting = nil
+        condition.unlock()
+        close()
+    }
+
+    /// The waiting ask's answer, taken from what the body holds (under the lock), to be called
+    /// after it: a part, the end or the failure; nil while there is nothing to give.
+    private func takeForWaitingAsk() -> (() -> Void)? {
+        guard let ask = waiting else { return nil }
+        if let first = parts.first {
+            var part = first
+            let slice = part.readSlice(length: min(ask.maxLength, part.readableBytes)) ?? ByteBuffer()
+            if part.readableBytes == 0 { parts.removeFirst() } else { parts[0] = part }
+            buffered -= slice.readableBytes
+            waiting = nil
+            let room = madeRoom()
+            return {
+                slice.withUnsafeReadableBytes { ask.deliver(.bytes($0)) }
+                room?()
+            }
+        }
+        guard ended || status == .closed else { return nil }
+        waiting = nil
+        let failure = self.failure
+        return { ask.deliver(failure.map { BodyPart.failed($0) } ?? BodyPart.end) }
+    }
+
+    /// The client's resumption, once less than half of ``capacity`` waits (under the lock).
+    private func madeRoom() -> (@Sendable () -> Void)? {
+        guard buffered < capacity / 2, let room = onRoom else { return nil }
+        onRoom = nil
+        return room
+    }
+
+    // MARK: - Read as an InputStream (a thread that may wait)
+
+    func open() {
         condition.lock()
         if status == .notOpen { status = .open }
         condition.unlock()
     }
 
-    override func close() {
+    func close() {
         condition.lock()
         status = .closed
         (parts, buffered) = ([], 0)
         let room = onRoom
         onRoom = nil
+        condition.broadcast()
         condition.unlock()
         // Nobody reads any more: the client is let go on (what it sends is dropped).
         room?()
     }
 
-    override var streamStatus: Stream.Status {
+    var streamStatus: Stream.Status {
         condition.lock()
         defer { condition.unlock() }
         if status == .open, ended, parts.isEmpty { return failure == nil ? .atEnd : .error }
         return status
     }
 
-    override var streamError: Error? {
+    var streamError: Error? {
         condition.lock()
         defer { condition.unlock() }
         return failure
     }
 
-    override var hasBytesAvailable: Bool {
+    var hasBytesAvailable: Bool {
         condition.lock()
         defer { condition.unlock() }
         return !parts.isEmpty || !ended
@@ -92,7 +172,7 @@ final class UploadStream: InputStream {
 
     /// Waits for a part (or the end), then copies up to `length` bytes: 0 at the end, -1 when
     /// the client went away mid-body.
-    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength length: Int) -> Int {
+    func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength length: Int) -> Int {
         condition.lock()
         while parts.isEmpty, !ended, status != .closed { condition.wait() }
         guard !parts.isEmpty else {
@@ -111,8 +191,7 @@ final class UploadStream: InputStream {
             if parts[0].readableBytes == 0 { parts.removeFirst() }
         }
         buffered -= copied
-        var room: (@Sendable () -> Void)?
-        if buffered < capacity / 2 { (room, onRoom) = (onRoom, nil) }
+        let room = madeRoom()
         condition.unlock()
         room?()
         return copied

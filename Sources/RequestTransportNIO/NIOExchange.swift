@@ -128,14 +128,21 @@ final class NIOExchange: Sendable {
         var body: HTTPClient.Body?
         if let data = request.httpBody {
             body = .bytes(data)
+        } else if let parts = (request.httpBodyStream as? any BodyPartsStream)?.bodyParts {
+            // A body whose parts come from a socket is asked for them: no thread waits on it.
+            body = PartsBody.body(parts, length: streamedLength(&headers))
         } else if let stream = request.httpBodyStream {
-            // The length the caller gave (a body file's size) goes with the body; AsyncHTTPClient
-            // writes the header from it, and chunks a stream of unknown length.
-            let length = headers.first(name: "Content-Length").flatMap { Int64($0) }
-            headers.remove(name: "Content-Length")
-            body = StreamedBody.body(stream, length: length)
+            body = StreamedBody.body(stream, length: streamedLength(&headers))
         }
         return try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"), headers: headers, body: body)
+    }
+
+    /// The length the caller gave a streamed body (a body file's size), taken out of
+    /// `headers`: AsyncHTTPClient writes the header from it, and chunks a stream of unknown length.
+    private static func streamedLength(_ headers: inout HTTPHeaders) -> Int64? {
+        let length = headers.first(name: "Content-Length").flatMap { Int64($0) }
+        headers.remove(name: "Content-Length")
+        return length
     }
 
     // MARK: - From the hop's delegate
