@@ -90,9 +90,14 @@ struct ProxyFailureAnswer: Equatable {
         }
     }
 
-    /// `text` as an RFC 8941 string's inside: no quote, backslash or control character.
-    private static func quoted(_ text: String) -> String {
-        String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F && $0 != "\"" && $0 != "\\" }.map(Character.init).prefix(300))
+    /// `text` as an RFC 8941 string's inside: no quote, backslash or control character; past
+    /// 300 characters cut at a word's end and marked, never mid-word.
+    static func quoted(_ text: String) -> String {
+        let plain = String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F && $0 != "\"" && $0 != "\\" }.map(Character.init))
+        guard plain.count > 300 else { return plain }
+        let head = plain.prefix(297)
+        let cut = head.lastIndex(of: " ").map { head[..<$0] } ?? head
+        return cut + "..."
     }
 }
 

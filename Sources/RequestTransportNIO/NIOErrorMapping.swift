@@ -21,7 +21,7 @@ public enum NIOErrorMapping {
     static func urlError(_ error: Error, sentClientCertificate: Bool, tls known: TLSFailure? = nil) -> URLError {
         if let error = error as? URLError { return error }
         if let tls = known ?? NIOTLSFailureReading.failure(error, sentClientCertificate: sentClientCertificate) {
-            return URLError(tls.code, userInfo: [NSLocalizedDescriptionKey: "\(tls.summary) (\(error))",
+            return URLError(tls.code, userInfo: [NSLocalizedDescriptionKey: "\(tls.summary) (\(words(of: error)))",
                                                  TLSFailure.userInfoKey: tls.rawValue])
         }
         if let client = error as? HTTPClientError, client == .proxyAuthenticationRequired {
@@ -40,10 +40,27 @@ public enum NIOErrorMapping {
         let code = code(for: error)
         let words = isDecompressionLimit(error)
             ? "the decoded answer grew past the NIO transport's limit on how many times its size on the wire it may grow (a decompression bomb?)"
-            : "\(TransportError.describe(code)) (\(error))"
+            : "\(TransportError.describe(code)) (\(words(of: error)))"
         var info: [String: Any] = [NSLocalizedDescriptionKey: words]
         if let timeout = timeoutKind(error) { info[TimeoutKind.userInfoKey] = timeout.rawValue }
         return URLError(code, userInfo: info)
+    }
+
+    /// `error` as NIO describes it, less where in the source it was raised: BoringSSL's errors
+    /// end `at /…/.build/checkouts/swift-nio-ssl/…/handshake.cc:320`, a path of the machine
+    /// that built reqtop, which reached 502 bodies, events and recordings.
+    static func words(of error: Error) -> String {
+        var text = Substring("\(error)")
+        var kept = ""
+        while let at = text.range(of: " at /") {
+            kept += text[..<at.lowerBound]
+            // The path runs to `:<line>`; what follows it (a bracket, a comma) is kept.
+            var rest = text[at.upperBound...]
+            rest = rest.drop { $0 != ":" && $0 != "]" && $0 != ")" && $0 != " " }
+            if rest.hasPrefix(":") { rest = rest.dropFirst().drop { $0.isNumber } }
+            text = rest
+        }
+        return kept + text
     }
 
     /// Which limit a timeout from the client or the channel was.

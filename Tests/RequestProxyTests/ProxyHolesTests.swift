@@ -2,6 +2,7 @@ import FaultServer
 import Foundation
 import RequestOperations
 @testable import RequestProxy
+@testable import RequestTransportNIO
 import XCTest
 
 /// What a hostile or unlucky client found in the proxy, each kept closed: no thread waits on
@@ -172,5 +173,22 @@ final class ProxyHolesTests: XCTestCase {
         let proxy = try startProxy()
         let result = try run(curl, ["-s", "-m", "10", "-o", "/dev/null", "-w", "%{http_code}", "-x", proxy.url, "http://127.0.0.1:\(upstream)/plain"])
         XCTAssertEqual(result.stdout, "502", "a 101 to a request that asked for no upgrade is the upstream's error, told at once: \(result.stderr)")
+    }
+
+    private struct Described: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    func testAnErrorsWordsLeaveOutWhereInTheSourceItWasRaised() {
+        let error = Described(description: "handshakeFailed(NIOSSL.BoringSSLError.sslError([Error: 268435581 error:1000007d:SSL routines:"
+            + "OPENSSL_internal:CERTIFICATE_VERIFY_FAILED at /work/main/.build/checkouts/swift-nio-ssl/Sources/CNIOBoringSSL/ssl/handshake.cc:320]))")
+        XCTAssertEqual(NIOErrorMapping.words(of: error),
+                       "handshakeFailed(NIOSSL.BoringSSLError.sslError([Error: 268435581 error:1000007d:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED]))")
+        XCTAssertEqual(NIOErrorMapping.words(of: Described(description: "connection reset (errno: 104)")), "connection reset (errno: 104)")
+        // A long message is cut at a word and marked, in the Proxy-Status header.
+        let long = String(repeating: "word ", count: 100)
+        let quoted = ProxyFailureAnswer.quoted(long)
+        XCTAssertTrue(quoted.hasSuffix("word..."), quoted)
+        XCTAssertLessThanOrEqual(quoted.count, 300)
     }
 }
