@@ -21,13 +21,14 @@ public final class EventLogWriter: Sendable {
     /// `inputs` or through a symbolic link (see ``OutputFile``).
     /// `settings`: the queue's settings in a plan's terms, for the header (JSON object text).
     /// `origins`: a what-if run's servers and the recorded upstreams they stand for.
+    /// `insecure`: the session's transport verifies no TLS certificate (said in the header).
     public init(path: String, hub: EventHub, redact: Bool = true, inputs: [String] = [], settings: String? = nil,
-                origins: [String: String] = [:]) throws {
+                origins: [String: String] = [:], insecure: Bool = false) throws {
         self.path = path
         self.redacted = redact
         self.redactor = redact ? StreamRedactor() : nil
         descriptor = try OutputFile.create(path, notOver: inputs)
-        try writeAll(EventLog.headerLine(startedAt: hub.startedAt, redacted: redact, settings: settings, origins: origins) + "\n")
+        try writeAll(EventLog.headerLine(startedAt: hub.startedAt, redacted: redact, settings: settings, origins: origins, insecure: insecure) + "\n")
         let subscription = hub.subscribe(label: "reqtop.record") { [self] batch in append(batch) }
         self.subscription.withLock { $0 = subscription }
     }

@@ -17,11 +17,14 @@ public enum EventLog {
     /// which `reqtop whatif` starts from; `origins` (added), in a what-if run's recording, a
     /// JSON object from each of its servers' `host:port` to the recorded upstream's
     /// `host:port` it stood for, so `reqtop diff` compares the same upstream across runs.
-    public static func headerLine(startedAt: Date, redacted: Bool? = nil, settings: String? = nil, origins: [String: String] = [:]) -> String {
+    /// `insecure` (added): written `true` when the session's transport verified no TLS
+    /// certificate (`--insecure`), so a recording says it as loudly as the run did.
+    public static func headerLine(startedAt: Date, redacted: Bool? = nil, settings: String? = nil, origins: [String: String] = [:],
+                                  insecure: Bool = false) -> String {
         let origins = origins.isEmpty ? "" : ",\"origins\":{" + origins.sorted { $0.key < $1.key }
             .map { "\(JSONText.quote($0.key)):\(JSONText.quote($0.value))" }.joined(separator: ",") + "}"
         return "{\"event\":\"session\",\"version\":\(version),\"startedAt\":\(JSONText.quote(iso8601(startedAt)))"
-            + (redacted.map { ",\"redacted\":\($0)" } ?? "") + (settings.map { ",\"settings\":\($0)" } ?? "") + origins + "}"
+            + (redacted.map { ",\"redacted\":\($0)" } ?? "") + (insecure ? ",\"insecure\":true" : "") + (settings.map { ",\"settings\":\($0)" } ?? "") + origins + "}"
     }
 
     /// A date as the log writes it: ISO 8601 with milliseconds, in UTC.

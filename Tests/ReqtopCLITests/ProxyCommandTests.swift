@@ -218,6 +218,27 @@ final class ProxyCommandTests: XCTestCase {
         XCTAssertEqual(whatIf.status, 0, "the tunnel is not compared; the request is the same again: \(whatIf.stdout)\(whatIf.stderr)")
     }
 
+    /// `--insecure` is said where the session's story is kept: the header of stdout's event
+    /// log and of the recording, as well as each attempt's `taskCreated`.
+    func testInsecureIsInTheSessionLineAndTheRecording() throws {
+        let (_, _, plain) = try upstreams()
+        let folder = try makeTemporaryFolder("proxy-insecure")
+        let recording = folder + "/insecure.jsonl"
+        let (port, stop) = try launchProxy(["--insecure", "--record", recording, "--ca-dir", folder + "/ca"], unprivileged: false, home: folder)
+        XCTAssertEqual(try curl(["-x", "http://127.0.0.1:\(port)", plain.baseURL.absoluteString + "/status/200"]), "status 200\n")
+        let run = stop()
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let stdoutHeader = run.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        let recorded = try String(contentsOfFile: recording, encoding: .utf8)
+        let recordedHeader = recorded.split(separator: "\n").first.map(String.init) ?? ""
+        for header in [stdoutHeader, recordedHeader] {
+            let object = try JSONSerialization.jsonObject(with: Data(header.utf8)) as? [String: Any]
+            XCTAssertEqual(object?["event"] as? String, "session", header)
+            XCTAssertEqual(object?["insecure"] as? Bool, true, header)
+        }
+        XCTAssertTrue(recorded.contains("\"insecure\":true,") || recorded.contains("\"insecure\":true}"), "taskCreated too")
+    }
+
     /// `--proxy`: what the proxy sends upstream goes through the chained proxy — its requests
     /// (plain and intercepted HTTPS) and its tunnels, each seen in tinyproxy's log — and a
     /// chained proxy that cannot be reached is a 502 that names it.

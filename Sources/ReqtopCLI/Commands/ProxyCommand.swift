@@ -178,7 +178,8 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         let recorder = try recording.start(queue.events, inputs: [config, faults].compactMap { $0 },
                                            settings: QueueSettings(maxConcurrent: options.maxConnections, maxConcurrentPerHost: settings?.maxConcurrentPerHost,
                                                                    retryBudgetPerHost: settings?.retryBudgetPerHost, circuitBreaker: settings?.circuitBreaker,
-                                                                   rateLimitPushback: settings?.rateLimitPushback ?? false))
+                                                                   rateLimitPushback: settings?.rateLimitPushback ?? false),
+                                           insecure: transport.insecure)
         let listening = try endpoint.start(queue, name: "reqtop proxy \(address)", redactor: recording.redactor)
         defer { listening?.stop() }
         let summary: RunSummary

@@ -72,7 +72,7 @@ struct RunCommand: ParsableCommand, RunsASession {
                                  transport: try transport.make(carrier, names: self.transport.tlsNames(with: plan.connection)), retryBudget: plan.retryBudgetPerHost,
                                  circuitBreaker: plan.circuitBreaker, rateLimits: plan.rateLimitPushback,
                                  instruments: (exporters?.instruments ?? []) + (scraped.map { [$0.instrument] } ?? []))
-        let recorder = try recording.start(queue.events, inputs: [self.plan], settings: QueueSettings(plan: plan))
+        let recorder = try recording.start(queue.events, inputs: [self.plan], settings: QueueSettings(plan: plan), insecure: !queue.environment.transport.verifiesCertificates)
         for rule in plan.faults { queue.faults.add(rule) }
         if !plan.faults.isEmpty {
             ReqtopMain.printError("reqtop: FAULTS ON: \(plan.faults.count) rule\(plan.faults.count == 1 ? "" : "s") from the plan inject failures; every injected attempt says so in its events")

@@ -38,13 +38,14 @@ struct RecordingOptions: ParsableArguments {
 
     /// Starts recording `hub` when asked to; `nil` otherwise. `inputs` are the files the
     /// command reads, which the recording must not overwrite.
-    func start(_ hub: EventHub, inputs: [String] = [], settings: QueueSettings? = nil) throws -> Recorder? {
+    /// - Parameter insecure: the session's transport verifies no TLS certificate (`--insecure`): the header says so.
+    func start(_ hub: EventHub, inputs: [String] = [], settings: QueueSettings? = nil, insecure: Bool = false) throws -> Recorder? {
         guard let file else { return nil }
         do {
             if file.lowercased().hasSuffix(".har") {
                 return .har(try HARRecorder(path: file, hub: hub, redact: !noRedact, inputs: inputs))
             }
-            return .lines(try EventLogWriter(path: file, hub: hub, redact: !noRedact, inputs: inputs, settings: settings?.json))
+            return .lines(try EventLogWriter(path: file, hub: hub, redact: !noRedact, inputs: inputs, settings: settings?.json, insecure: insecure))
         } catch let error as ArchiveError {
             throw InputError(message: error.description)
         }

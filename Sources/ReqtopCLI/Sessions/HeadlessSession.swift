@@ -18,7 +18,7 @@ final class HeadlessSession: Sendable {
     init(queue: RequestQueue, redactor: Redactor?) {
         self.queue = queue
         self.tracker = OperationTracker(hub: queue.events)
-        self.output = JSONLinesOutput(hub: queue.events, redactor: redactor)
+        self.output = JSONLinesOutput(hub: queue.events, redactor: redactor, insecure: !queue.environment.transport.verifiesCertificates)
     }
 
     var wasInterrupted: Bool { interrupted.withLock { $0 } }

@@ -13,14 +13,18 @@ final class JSONLinesOutput: Sendable {
     /// Secrets out of what is printed (stdout ends up in CI logs); nil with --no-redact.
     private let redactor: StreamRedactor?
 
-    init(hub: EventHub, redactor: Redactor?) {
+    /// The session's transport verifies no TLS certificate: the header says so.
+    private let insecure: Bool
+
+    init(hub: EventHub, redactor: Redactor?, insecure: Bool = false) {
         self.hub = hub
         self.redactor = redactor.map(StreamRedactor.init)
+        self.insecure = insecure
     }
 
     /// Writes the header line (which says whether secrets are redacted) and starts following the hub.
     func start() {
-        write(EventLog.headerLine(startedAt: hub.startedAt, redacted: redactor != nil) + "\n")
+        write(EventLog.headerLine(startedAt: hub.startedAt, redacted: redactor != nil, insecure: insecure) + "\n")
         let subscription = hub.subscribe(label: "reqtop.stdout") { [self] batch in
             var text = ""
             text.reserveCapacity(batch.count * 120)
