@@ -23,6 +23,17 @@ enum HopByHopHeaders {
         return fields.filter { !named.contains($0.0.lowercased()) }
     }
 
+    /// The transfer codings `fields` name other than `chunked` (`gzip` of `gzip, chunked`), in
+    /// order. The proxy frames each leg itself with NIO's codec, which knows `chunked` only:
+    /// such a message's coding would be dropped while its bytes kept it, so it is refused
+    /// rather than passed on corrupt (none of the clients and servers tried sends one).
+    static func otherTransferCodings(in fields: [(String, String)]) -> [String] {
+        fields.filter { $0.0.lowercased() == "transfer-encoding" }
+            .flatMap { $0.1.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { $0 != "chunked" && !$0.isEmpty }
+    }
+
     /// A client's request head's fields.
     static func removed(from headers: HTTPHeaders) -> [(String, String)] {
         removed(from: headers.map { ($0.name, $0.value) })

@@ -179,8 +179,25 @@ final class ProxyExchange: ResponseStreamReceiver {
     // MARK: - The answer (from the transport's thread)
 
     func answerBegan(status: Int, headers: [String: String], repeatedHeaders: [String: [String]]) {
+        let codings = HopByHopHeaders.otherTransferCodings(in: headers.map { ($0.key, $0.value) })
+        guard codings.isEmpty else {
+            return onClientLoop { $0.refuseTransferCoding(codings) }
+        }
         let fields = HopByHopHeaders.removed(from: headers, repeated: repeatedHeaders)
         onClientLoop { $0.step(.head(status: status, headers: fields)) }
+    }
+
+    /// The upstream's answer uses a transfer coding the proxy cannot frame again: a 502 that
+    /// names it, not its bytes under another framing.
+    private func refuseTransferCoding(_ codings: [String]) {
+        guard !onLoop.value.answered else { return }
+        onLoop.value.answered = true
+        onLoop.value.underWay = false
+        onLoop.value.operation?.cancel(by: Self.proxyCanceller)
+        guard onLoop.value.requestComplete != false else { return }
+        ProxyFailureAnswer(status: 502, errorType: "http_protocol_error",
+                           message: "the upstream's answer uses the transfer coding \(codings.joined(separator: ", ")), which this proxy does not decode")
+            .send(on: channel, closing: true)
     }
 
     func answerPart(_ part: Data, resume: @escaping @Sendable () -> Void) -> Bool {

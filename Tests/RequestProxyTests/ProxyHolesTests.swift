@@ -191,4 +191,29 @@ final class ProxyHolesTests: XCTestCase {
         XCTAssertTrue(quoted.hasSuffix("word..."), quoted)
         XCTAssertLessThanOrEqual(quoted.count, 300)
     }
+
+    func testATransferCodingTheProxyCannotFrameAgainIsRefusedNotDropped() throws {
+        // The upstream answers gzip, chunked: passed on as chunked alone, the client would
+        // take gzip bytes for the body.
+        let upstream = try startPythonServer("""
+        import gzip, socket
+        server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(4)
+        print(server.getsockname()[1], flush=True)
+        while True:
+            conn, _ = server.accept()
+            data = b""
+            while b"\\r\\n\\r\\n" not in data: data += conn.recv(4096)
+            body = gzip.compress(b"hello")
+            conn.sendall(b"HTTP/1.1 200 OK\\r\\nTransfer-Encoding: gzip, chunked\\r\\n\\r\\n%x\\r\\n%s\\r\\n0\\r\\n\\r\\n" % (len(body), body))
+            conn.close()
+        """)
+        let proxy = try startProxy()
+        let answer = try run(curl, ["-s", "-m", "10", "-i", "-x", proxy.url, "http://127.0.0.1:\(upstream)/coded"])
+        XCTAssertTrue(answer.stdout.hasPrefix("HTTP/1.1 502"), answer.stdout + answer.stderr)
+        XCTAssertTrue(answer.stdout.contains("transfer coding gzip"), answer.stdout)
+        // A client's request with one: 501, nothing sent upstream.
+        let request = rawExchange(port: proxy.server.port, Array(("POST http://127.0.0.1:\(upstream)/ HTTP/1.1\r\nHost: x\r\n"
+            + "Transfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n").utf8))
+        XCTAssertTrue(request.hasPrefix("HTTP/1.1 501"), request)
+    }
 }
