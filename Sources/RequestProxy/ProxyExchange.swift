@@ -50,6 +50,9 @@ final class ProxyExchange: ResponseStreamReceiver {
         /// took no more of the body): it is written at once, marked `Connection: close`, and
         /// the connection closed soon after, whatever the client still sends.
         var answeredEarly = false
+        /// The answer's end is the connection's: an HTTP/1.0 client's answer of no known length
+        /// (1.0 has no chunks: the close is its end).
+        var endsWithClose = false
     }
 
     /// How long the client may go on sending a body nobody reads after an early answer, so
@@ -317,7 +320,17 @@ final class ProxyExchange: ResponseStreamReceiver {
 
     private func head(status: Int, headers: [(String, String)]) -> HTTPResponseHead {
         var fields = HTTPHeaders(headers)
-        if !keepAlive || onLoop.value.answeredEarly { fields.replaceOrAdd(name: "Connection", value: "close") }
+        if version == .http1_0, keepAlive, !onLoop.value.answeredEarly {
+            // A 1.0 client asked to keep the connection (`ab -k`): it may, when the answer says
+            // so and has a length; an answer of no known length ends with the close instead.
+            let bodiless = isHead || status == 204 || status == 304
+            if fields.contains(name: "Content-Length") || bodiless {
+                fields.replaceOrAdd(name: "Connection", value: "keep-alive")
+            } else {
+                onLoop.value.endsWithClose = true
+            }
+        }
+        if !keepAlive || onLoop.value.answeredEarly || onLoop.value.endsWithClose { fields.replaceOrAdd(name: "Connection", value: "close") }
         return HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status), headers: fields)
     }
 
@@ -334,7 +347,7 @@ final class ProxyExchange: ResponseStreamReceiver {
             written.whenComplete { _ in
                 channel.eventLoop.scheduleTask(in: Self.lingerAfterEarlyAnswer) { channel.close(promise: nil) }
             }
-        } else if keepAlive {
+        } else if keepAlive, !onLoop.value.endsWithClose {
             written.whenFailure { _ in channel.close(promise: nil) }
         } else {
             written.whenComplete { _ in channel.close(promise: nil) }
