@@ -171,7 +171,7 @@ let package = Package(
             dependencies: ["RequestArchive", "RequestEventFormat", "RequestOperations"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "RequestEventFormat", "RequestMonitor", "RequestArchive", "RequestEndpoint", "FaultServer"]),
+        .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "RequestEventFormat", "RequestMonitor", "RequestArchive", "RequestEndpoint", "RequestProxy", "FaultServer"]),
         .testTarget(name: "RequestLoggingTests", dependencies: ["RequestLogging", "RequestOperations", "FaultServer", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RequestTracingTests", dependencies: ["RequestTracing", "RequestOperations", "FaultServer",
                                                                 .product(name: "Tracing", package: "swift-distributed-tracing"),

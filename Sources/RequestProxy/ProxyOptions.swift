@@ -15,7 +15,8 @@ public struct ProxyOptions: Sendable {
     /// Hosts whose `CONNECT` is tunnelled undecrypted even with an ``authority`` (clients that
     /// pin certificates): `example.com` or `*.example.com`.
     public var tunnelHosts: [String] = []
-    /// Connections open at once; one more is closed at once.
+    /// Connections open at once; one more is closed at once. `reqtop proxy` lowers it to what
+    /// the descriptor limit carries (``DescriptorLimit``), after raising that to the hard limit.
     public var maxConnections = 1024
     /// A client connection with no request under way is closed after this long.
     public var idleTimeout: TimeInterval = 120

@@ -1,4 +1,5 @@
 import FaultServer
+import RequestProxy
 import Foundation
 import XCTest
 
@@ -61,13 +62,18 @@ final class ProxyCommandTests: XCTestCase {
 
     /// A headless `reqtop proxy` on its own port, as the unprivileged user when asked; `stop`
     /// sends SIGTERM and returns how it ended and what it printed.
-    private func launchProxy(_ extra: [String], unprivileged: Bool, home: String) throws -> (port: Int, stop: () -> ReqtopRun) {
+    /// - Parameter softLimit: the soft limit on open files it starts with (`ulimit -Sn`).
+    private func launchProxy(_ extra: [String], unprivileged: Bool, home: String, softLimit: Int? = nil,
+                             started: ((Int32) -> Void)? = nil) throws -> (port: Int, stop: () -> ReqtopRun) {
         let port = try ProxyTests.freePort()
         let process = Process()
         let arguments = ["proxy", "--no-tui", "--port", String(port)] + extra
         if unprivileged, UnprivilegedUser.isRoot {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments = UnprivilegedUser.setprivArguments + [try UnprivilegedUser.binary()] + arguments
+        } else if let softLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -Sn \(softLimit) && exec \"$0\" \"$@\"", CommandLineTests.binary.path] + arguments
         } else {
             process.executableURL = CommandLineTests.binary
             process.arguments = arguments
@@ -97,6 +103,7 @@ final class ProxyCommandTests: XCTestCase {
             if connected { break }
             usleep(50_000)
         }
+        started?(process.processIdentifier)
         return (port, {
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
@@ -216,6 +223,25 @@ final class ProxyCommandTests: XCTestCase {
         let whatIf = try reqtop(["whatif", recording, "--record", folder + "/again.jsonl"], timeout: 60)
         XCTAssertTrue(whatIf.stderr.contains("not sent again: a tunnel (CONNECT)"), whatIf.stderr)
         XCTAssertEqual(whatIf.status, 0, "the tunnel is not compared; the request is the same again: \(whatIf.stdout)\(whatIf.stderr)")
+    }
+
+    /// The proxy raises its soft limit on open files to the hard one as it starts (a soft 1,024
+    /// cut it off at about 500 clients), and caps its connections by what that carries.
+    func testTheDescriptorLimitIsRaisedToTheHardOne() throws {
+        let folder = try makeTemporaryFolder("proxy-limit")
+        var limits = ""
+        let (_, stop) = try launchProxy(["--ca-dir", folder + "/ca"], unprivileged: false, home: folder, softLimit: 200) { pid in
+            limits = (try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)) ?? ""
+        }
+        XCTAssertEqual(stop().status, 0)
+        let line = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }.map(String.init) ?? ""
+        // "Max open files  <soft>  <hard>  files"
+        let fields = line.split(separator: " ").map(String.init)
+        XCTAssertEqual(fields.count, 6, line)
+        XCTAssertEqual(fields.dropFirst(3).first, fields.dropFirst(4).first, "soft raised to hard: \(line)")
+        XCTAssertNotEqual(fields.dropFirst(3).first, "200", line)
+        XCTAssertEqual(DescriptorLimit.connectionCap(descriptors: 1024), 480)
+        XCTAssertEqual(DescriptorLimit.connectionCap(descriptors: 20), 16)
     }
 
     /// `--insecure` is said where the session's story is kept: the header of stdout's event

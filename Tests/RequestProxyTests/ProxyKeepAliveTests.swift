@@ -41,4 +41,25 @@ final class ProxyKeepAliveTests: XCTestCase {
         XCTAssertTrue(lengths.contains("Connection: keep-alive"), lengths)
         XCTAssertTrue(lengths.contains("HTTP/1.0 201"), "the kept connection served the next request: \(lengths)")
     }
+
+    /// A finished request's operation and exchange are let go (the exchange held its
+    /// operation, which holds the exchange as its answer's receiver: every request's pair was
+    /// kept, 3.8 KiB each, all day): once the queue's recent table has dropped it, nothing holds it.
+    func testAFinishedRequestIsLetGo() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ab") else {
+            throw XCTSkip("ab (apache2-utils) is not installed; .ci/run installs it")
+        }
+        let upstream = try startFaultServer()
+        let proxy = try startProxy()
+        let first = try run(curl, ["-s", "-x", proxy.url, upstream.baseURL.absoluteString + "/status/200"])
+        XCTAssertEqual(first.stdout, "status 200\n")
+        weak let operation = proxy.queue.operation(withID: "c1-r1")
+        XCTAssertNotNil(operation)
+        // More than the queue's recent table keeps (2,000, and as many more until it compacts).
+        let more = try run("/usr/bin/ab", ["-q", "-k", "-n", "4300", "-c", "4", "-s", "10", "-X", "127.0.0.1:\(proxy.server.port)",
+                                            upstream.baseURL.absoluteString + "/status/200"], timeout: 120)
+        XCTAssertTrue(more.stdout.contains("Complete requests:      4300"), more.stdout + more.stderr)
+        proxy.queue.events.waitUntilDelivered()
+        XCTAssertNil(operation, "the first request's operation is still held")
+    }
 }

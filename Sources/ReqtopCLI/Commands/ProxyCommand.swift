@@ -117,6 +117,9 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         options.port = port
         options.credentials = auth.flatMap(ProxyCredentials.init)
         options.tunnelHosts = tunnel
+        // As many clients as the descriptors carry: past the limit a connection would fail
+        // somewhere in the middle instead of being closed at once as it comes.
+        options.maxConnections = min(options.maxConnections, DescriptorLimit.connectionCap(descriptors: DescriptorLimit.raiseToHard()))
         do {
             options.upstreamTLS = try transport.tls().clientConfiguration()
         } catch let error as TLSOptionError {
