@@ -43,6 +43,10 @@ public struct ProxyOptions: Sendable {
     /// itself); ``operation`` for the others.
     public var operationByHost: [String: RequestOptions] = [:]
 
+    /// Told once per host when a client refuses the proxy's certificate for it (it does not
+    /// trust the authority, or pins its server's): `reqtop proxy` says so on stderr.
+    public var onClientRefusal: (@Sendable (_ host: String, _ program: String?, _ reason: String) -> Void)?
+
     public init() {}
 
     /// A proxy must never send a client's request twice behind its back: one attempt, no

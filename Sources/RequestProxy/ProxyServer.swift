@@ -79,6 +79,8 @@ final class ProxyContext: Sendable {
     let open = Mutex<(count: Int, numbered: Int)>((0, 0))
     private let channels = Mutex<[ObjectIdentifier: Channel]>([:])
     private let upstreamContext = Mutex<NIOSSLContext?>(nil)
+    /// Hosts whose refusal by a client was told (``ProxyOptions/onClientRefusal``): once each.
+    private let refusedHosts = Mutex<Set<String>>([])
 
     init(queue: RequestQueue, options: ProxyOptions) {
         self.queue = queue
@@ -105,6 +107,16 @@ final class ProxyContext: Sendable {
         guard options.credentials == nil, let uid = socket?.uid, uid != getuid() else { return nil }
         return ProxyFailureAnswer(status: 403, errorType: "proxy_internal_response",
                                   message: "this proxy serves its own user only (uid \(getuid())), not uid \(uid); start it with --auth to let others in").bytes
+    }
+
+    /// A client refused the proxy's certificate for `host`: told the first time only (a
+    /// browser retries a refused host many times a page).
+    func toldOfRefusal(host: String, program: String?, reason: String) {
+        let first = refusedHosts.withLock { hosts in
+            guard hosts.count < 10_000 else { return false }
+            return hosts.insert(host).inserted
+        }
+        if first { options.onClientRefusal?(host, program, reason) }
     }
 
     /// Counts a new connection in, unless as many as allowed are open.

@@ -46,6 +46,7 @@ enum ProxyTunnel {
             // TLS is ended here; anything else is relayed as it comes (ConnectSniffer).
             let sniffer = ConnectSniffer(intercept: { channel in
                 try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                try channel.pipeline.syncOperations.addHandler(ClientHandshakeWatch(host: host, port: port, id: id, proxy: proxy, client: client))
                 try ProxyConnectionHandler.install(on: channel, context: proxy, connection: connection, origin: origin, idle: false, client: client)
             }, relay: { channel, joined in
                 relay(channel, to: host, port: port, id: id, proxy: proxy, client: client, joined: joined)

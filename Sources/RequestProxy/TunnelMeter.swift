@@ -81,6 +81,18 @@ final class TunnelMeter: GlueMeter {
         }
     }
 
+    /// The tunnel never opened: the client refused it (``ClientHandshakeWatch``). The row ends
+    /// failed, with `reason`.
+    func refused(reason: String) {
+        guard !closed else { return }
+        closed = true
+        ticking?.cancel()
+        let failure = TransportError(code: URLError.Code.secureConnectionFailed.rawValue, message: reason)
+        _ = events.publish(operation: id, attempt: 1, .taskCompleted(error: failure))
+        _ = events.publish(operation: id, attempt: 1, .finished(outcome: .failure, status: nil, attempts: 1, duration: events.elapsed() - openedAt,
+                                                             reason: reason))
+    }
+
     /// Either side closed (`error`: how, when not cleanly), or a person cancelled the row: it
     /// ends with the totals.
     func close(_ error: Error?) {

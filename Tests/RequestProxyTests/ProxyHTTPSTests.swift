@@ -44,10 +44,12 @@ final class ProxyHTTPSTests: XCTestCase {
         proxy.queue.waitUntilAllOperationsAreFinished()
         proxy.queue.events.waitUntilDelivered()
         let urls = proxy.events.events.compactMap { event -> String? in
-            if case .queued(_, let url, _, _, _, _) = event.payload { return url }
+            if case .queued(let method, let url, _, _, _, _) = event.payload { return method + " " + url }
             return nil
         }
-        XCTAssertEqual(urls.sorted(), [url, "https://127.0.0.1:\(upstream.port)/status/201"].sorted(), "each decrypted request is an operation on its https URL")
+        XCTAssertEqual(urls.sorted(), ["GET " + url, "GET https://127.0.0.1:\(upstream.port)/status/201",
+                                       // The refusal of the curl without the authority is a row too.
+                                       "CONNECT https://localhost:\(upstream.port)"].sorted(), "each decrypted request is an operation on its https URL")
     }
 
     func testALeafIsForTheConnectHostWhateverNameTheHelloAsksFor() throws {
@@ -74,6 +76,33 @@ final class ProxyHTTPSTests: XCTestCase {
         XCTAssertTrue(evil.stdout.hasPrefix("refused: Hostname mismatch"), evil.stdout + evil.stderr)
         let same = try run("/usr/bin/python3", ["-c", script, String(proxy.server.port), String(upstream.port), options.authority!.certificateFile, "127.0.0.1"])
         XCTAssertEqual(same.stdout, "HTTP/1.1 200 OK\n", same.stderr)
+    }
+
+    func testAClientThatRefusesTheProxysCertificateIsSeenOncePerHost() throws {
+        var (pki, upstream, options) = try httpsUpstream()
+        let told = SendableBox([String]())
+        options.onClientRefusal = { host, _, reason in told.mutate { $0.append(host + ": " + reason) } }
+        let proxy = try startProxy(options, trusting: pki.caFile)
+        let url = "https://localhost:\(upstream.port)/status/200"
+        // curl without the authority refuses the leaf (an unknown CA alert), twice.
+        for _ in 0..<2 {
+            let untrusted = try run(curl, ["-s", "-x", proxy.url, url])
+            XCTAssertEqual(untrusted.status, 60, untrusted.stderr)
+        }
+        proxy.queue.events.waitUntilDelivered()
+        let reasons = proxy.events.events.compactMap { event -> String? in
+            if case .finished(.failure, _, _, _, let reason) = event.payload { return reason }
+            return nil
+        }
+        XCTAssertEqual(reasons.count, 2, "each refused tunnel is a failed row: \(reasons)")
+        XCTAssertTrue(reasons.allSatisfy { $0.contains("the proxy's certificate for localhost") && $0.contains("--tunnel localhost")
+            && $0.contains("reqtop proxy --ca") }, "\(reasons)")
+        XCTAssertEqual(told.value.count, 1, "told once per host: \(told.value)")
+        let queued = proxy.events.events.compactMap { event -> String? in
+            if case .queued(let method, let url, _, _, _, _) = event.payload { return method + " " + url }
+            return nil
+        }
+        XCTAssertEqual(Set(queued), ["CONNECT https://localhost:\(upstream.port)"])
     }
 
     func testAnUpstreamTheProxyCannotVerifyIsA502NamingTheTLSFailure() throws {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import RequestArchive
 import RequestEventFormat
 import RequestOperations
@@ -117,6 +118,15 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         options.port = port
         options.credentials = auth.flatMap(ProxyCredentials.init)
         options.tunnelHosts = tunnel
+        // A client that refuses the authority's certificate is told of once per host: at once
+        // without the monitor, after it with one (the screen is the monitor's meanwhile; the
+        // row is there).
+        let output = OutputMode.choose(noTUI: noTUI, noColor: noColor)
+        let refusals = LaterLines()
+        options.onClientRefusal = { _, program, reason in
+            let line = "reqtop: \(program.map { $0 + ": " } ?? "")\(reason)"
+            if case .monitor = output { refusals.add(line) } else { ReqtopMain.printError(line) }
+        }
         // As many clients as the descriptors carry: past the limit a connection would fail
         // somewhere in the middle instead of being closed at once as it comes.
         options.maxConnections = min(options.maxConnections, DescriptorLimit.connectionCap(descriptors: DescriptorLimit.raiseToHard()))
@@ -188,9 +198,10 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         let summary: RunSummary
         let source = "proxy \(address) · " + (options.authority == nil ? "HTTPS tunnelled" : "HTTPS decrypted")
             + (config.map { " · " + URL(fileURLWithPath: $0).lastPathComponent } ?? " · transparent") + (transport.insecure ? " · INSECURE TLS" : "")
-        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
+        if case .monitor(let color) = output {
             let session = try MonitorSession(queue: queue, source: source, color: color, redactor: recording.redactor)
             summary = session.run { while !session.hasQuit { Thread.sleep(forTimeInterval: 0.1) } }
+            refusals.taken().forEach(ReqtopMain.printError)
         } else {
             let session = HeadlessSession(queue: queue, redactor: recording.redactor)
             summary = session.run { while !session.wasInterrupted { Thread.sleep(forTimeInterval: 0.1) } }
@@ -209,5 +220,18 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         }
         let file = authority.certificateFile
         print(ProxyTrustGuide.text(certificateFile: file, folder: authority.folder, made: made))
+    }
+}
+
+/// Lines to print once the monitor has given the terminal back.
+private final class LaterLines: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    func add(_ line: String) {
+        lines.withLock { $0.append(line) }
+    }
+
+    func taken() -> [String] {
+        lines.withLock { lines in defer { lines = [] }; return lines }
     }
 }
