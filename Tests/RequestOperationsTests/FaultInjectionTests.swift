@@ -43,8 +43,10 @@ struct FaultInjectionTests {
         // A retry policy meets it as a real failure: 100 % then cleared, the retry succeeds.
         queue.faults.add(FaultRule(match: try RequestMatch("path:/echo"), effect: .reset))
         let retried = queue.add(URLRequest(url: server.url("/echo")), id: "reset",
-                                options: RequestOptions(retryPolicy: ExponentialBackoffRetryPolicy(maxAttempts: 3, baseDelay: 1, jitter: .none)))
-        // Cleared while the retry waits its second: the next attempt goes to the server.
+                                options: RequestOptions(retryPolicy: ExponentialBackoffRetryPolicy(maxAttempts: 3, baseDelay: 3, jitter: .none)))
+        // Cleared while the retry waits its 3 s (1 s was too short on a loaded machine: the
+        // event that says it waits came late, and the retry was injected too): the next attempt
+        // goes to the server.
         let scheduled = Date().addingTimeInterval(10)
         while !recorder.names(of: "reset").contains("retryScheduled"), Date() < scheduled { try await Task.sleep(for: .milliseconds(10)) }
         #expect(queue.faults.removeAll() == 1)
