@@ -273,7 +273,7 @@ final class ProxyExchange: ResponseStreamReceiver {
             if onLoop.value.answerBegan {
                 // Cut mid-body (the upstream failed, or the client went away): the client sees
                 // the connection end short of the length it was told (or without the last chunk).
-                guard result.outcome == .success else { return channel.close(promise: nil) }
+                guard result.outcome == .success || result.outcome == .relayed else { return channel.close(promise: nil) }
                 return end()
             }
             answerWithout(result)

@@ -51,11 +51,14 @@ public struct ProxyOptions: Sendable {
 
     /// A proxy must never send a client's request twice behind its back: one attempt, no
     /// redirect followed (the client gets the 3xx), no deadline but the client's patience, and
-    /// error answers kept whole up to 64 MiB to pass on.
+    /// every answer relayed as it came (``RequestOptions/relaysEveryAnswer``): a 304 or a 404
+    /// streams to the client like a 200 and its row ends `relayed`, not failed.
     public static var transparent: RequestOptions {
         var options = RequestOptions(retryPolicy: ExponentialBackoffRetryPolicy.never, deadline: nil,
                                      earlyRetryOnHostSuccess: false, earlyRetryOnProbe: false)
         options.redirects = .none
+        // A 304 or a 404 passed to the client is the upstream's answer, relayed: not a failure.
+        options.relaysEveryAnswer = true
         return options
     }
 

@@ -68,7 +68,7 @@ final class MatchLanguageTests: XCTestCase {
 
     func testAnUnknownKeyIsNamedWithASuggestion() {
         XCTAssertEqual(RowFilter("stauts:5xx").problems,
-                       [#""stauts:" is not a filter key (did you mean "status:"?); searched for as text. Keys: state: status: method: host: path: body: header:"#])
+                       [#""stauts:" is not a filter key (did you mean "status:"?); searched for as text. Keys: state: status: method: host: path: body: header: program:"#])
         XCTAssertEqual(RowFilter("zzz:1 https://x").problems.count, 1, "http(s): is a URL, not a key")
         XCTAssertThrowsError(try RequestMatch("hots:api")) { error in
             XCTAssert("\(error)".contains(#"(did you mean "host:"?)"#), "\(error)")

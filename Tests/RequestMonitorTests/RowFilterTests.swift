@@ -1,4 +1,5 @@
 @testable import RequestMonitor
+import RequestOperations
 import XCTest
 
 /// The table's filter and sorts, on the scripted session (`scriptedModel()`).
@@ -29,6 +30,25 @@ final class RowFilterTests: XCTestCase {
         XCTAssert(RowFilter.contains(Array("abcabd".utf8), Array("abd".utf8)))
         XCTAssertFalse(RowFilter.contains(Array("ab".utf8), Array("abc".utf8)))
         XCTAssert(RowFilter.contains([], []))
+    }
+
+    /// `program:` narrows to a proxy's client (the PROGRAM column), by name or pid; a row
+    /// with no program is not matched; a relayed answer is its own state.
+    func testAProgramsRowsAndRelayedAnswers() {
+        var model = scriptedModel()
+        for (id, program, outcome, status) in [("by-curl", "curl 4242", RequestOutcome.relayed, 404), ("by-python", "python3 77", .success, 200)] {
+            var options = RecordedOptions()
+            options.origin = program
+            model.apply(RequestEvent(time: 5, operationID: id, attempt: 1, payload: .queued(method: "GET", url: "http://api.test/\(id)", headers: [:],
+                                                                                           maxAttempts: 1, options: options)))
+            model.apply(RequestEvent(time: 5.1, operationID: id, attempt: 1, payload: .finished(outcome: outcome, status: status, attempts: 1, duration: 0.1, reason: nil)))
+        }
+        let found = { (filter: String) in VisibleRows.compute(model, filter: filter, sort: .arrival, now: 10).map { model.rows[$0].id } }
+        XCTAssertEqual(found("program:curl"), ["by-curl"])
+        XCTAssertEqual(found("program:77"), ["by-python"])
+        XCTAssertEqual(found("!program:curl program:"), ["by-python"])
+        XCTAssertEqual(found("state:relayed"), ["by-curl"])
+        XCTAssertFalse(found("state:failed").contains("by-curl"), "a relayed 404 is not a failure")
     }
 
     func testSorts() {

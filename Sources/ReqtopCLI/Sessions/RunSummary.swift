@@ -6,6 +6,8 @@ struct RunSummary: Equatable {
     var succeeded = 0
     var failed = 0
     var cancelled = 0
+    /// Answers other than 2xx passed on as they came (a transparent proxy's): not failures.
+    var relayed = 0
     var attempts = 0
     var duration: TimeInterval = 0
 
@@ -14,18 +16,20 @@ struct RunSummary: Equatable {
         succeeded = tally.count(.success)
         failed = tally.count(.failure)
         cancelled = tally.count(.cancelled)
+        relayed = tally.count(.relayed)
         attempts = tally.attempts
         self.duration = duration
     }
 
-    var total: Int { succeeded + failed + cancelled }
+    var total: Int { succeeded + relayed + failed + cancelled }
 
     /// 0 when every operation succeeded, else 1.
     var exitStatus: Int32 { failed + cancelled == 0 ? 0 : 1 }
 
     var line: String {
         let seconds = String(format: "%.1f", duration)
-        return "reqtop: \(total) operation\(total == 1 ? "" : "s") in \(seconds)s: \(succeeded) succeeded, \(failed) failed, "
+        return "reqtop: \(total) operation\(total == 1 ? "" : "s") in \(seconds)s: \(succeeded) succeeded, "
+            + (relayed > 0 ? "\(relayed) relayed (answers other than 2xx, passed on), " : "") + "\(failed) failed, "
             + "\(cancelled) cancelled (\(attempts) attempt\(attempts == 1 ? "" : "s"))"
     }
 }

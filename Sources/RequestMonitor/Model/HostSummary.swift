@@ -17,6 +17,8 @@ public struct HostSummary: Sendable, Equatable {
     public var succeeded = 0
     public var failed = 0
     public var cancelled = 0
+    /// Answers other than 2xx a transparent proxy passed on as they came: answered, not failed.
+    public var relayed = 0
     /// Durations of finished operations, seconds, median and 95th percentile.
     public var p50: TimeInterval?
     public var p95: TimeInterval?
@@ -31,9 +33,10 @@ public struct HostSummary: Sendable, Equatable {
     /// The key the breaker knows the host by (`host:port`), for isolate and close.
     public var circuitHost: String?
 
-    /// Failed of those that finished other than cancelled (nil before any did).
+    /// Failed of those that finished other than cancelled (nil before any did); a relayed
+    /// answer counts as answered.
     public var failureRatio: Double? {
-        succeeded + failed == 0 ? nil : Double(failed) / Double(succeeded + failed)
+        succeeded + relayed + failed == 0 ? nil : Double(failed) / Double(succeeded + relayed + failed)
     }
 
     /// Every host of `model`, busiest first (then by name), from the model's running
@@ -68,6 +71,7 @@ public struct HostSummary: Sendable, Equatable {
             summary.succeeded = tally.states[.succeeded, default: 0]
             summary.failed = tally.states[.failed, default: 0]
             summary.cancelled = tally.states[.cancelled, default: 0]
+            summary.relayed = tally.states[.relayed, default: 0]
             summary.retries = tally.retries
             summary.injected = injected[host, default: 0]
             summary.denied = tally.denied

@@ -170,11 +170,7 @@ extension OperationRow {
             live[0].cancelledBy = by
         case .finished(let outcome, let status, _, let duration, let reason):
             closeSegment(at: t)
-            state = switch outcome {
-            case .success: .succeeded
-            case .failure: .failed
-            case .cancelled: .cancelled
-            }
+            state = State(outcome)
             if let status { self.status = status }
             finalDuration = duration
             live[0].reason = reason
@@ -184,7 +180,7 @@ extension OperationRow {
             // The deciding attempt (with hedges, the one that answered first), else the last.
             updateAttempt(number: live[0].attempts.contains { $0.number == event.attempt } ? event.attempt : nil) {
                 $0.end = $0.end ?? t
-                if outcome != .success, $0.decision == nil { $0.decision = reason }
+                if outcome != .success, outcome != .relayed, $0.decision == nil { $0.decision = reason }
             }
             // A finished row is kept for hours: one `data` event per run, no spare capacity.
             let (kept, removed) = live[0].events.mergingDataRuns()
@@ -247,4 +243,16 @@ extension OperationRow {
         change(&live[0].attempts[found])
     }
 
+}
+
+extension OperationRow.State {
+    /// The state a row ends in for an operation's `outcome`.
+    init(_ outcome: RequestOutcome) {
+        self = switch outcome {
+        case .success: .succeeded
+        case .failure: .failed
+        case .cancelled: .cancelled
+        case .relayed: .relayed
+        }
+    }
 }

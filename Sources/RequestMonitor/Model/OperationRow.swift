@@ -6,9 +6,11 @@ import RequestOperations
 public struct OperationRow: Sendable {
     /// The monitor's states: the engine's phases, as a person reads them.
     public enum State: String, Sendable, CaseIterable {
-        case queued, preparing, running, backoff, held, succeeded, failed, cancelled
+        /// `relayed`: a transparent proxy passed on an answer other than 2xx as it came (a 304,
+        /// a 404): the upstream's answer, not a failure; shown by its status's class.
+        case queued, preparing, running, backoff, held, succeeded, failed, cancelled, relayed
 
-        public var isFinished: Bool { self == .succeeded || self == .failed || self == .cancelled }
+        public var isFinished: Bool { self == .succeeded || self == .failed || self == .cancelled || self == .relayed }
 
         /// Hashed by its place (``rank``), not its name: the model counts rows per state at
         /// every event, and hashing the name's string was a tenth of an event's time.

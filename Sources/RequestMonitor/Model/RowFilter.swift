@@ -10,7 +10,9 @@ import Darwin
 /// path (ignoring case); `state:failed`, `status:503`, `status:5xx`, `method:POST` match
 /// those fields; `host:api.example.com` and `path:/v1/orders` the host and path alone;
 /// `header:x-request-id=abc` a request or response header (`header:retry-after` its name
-/// alone); `body:"out of stock"` the request's or the answer's body as recorded. `!` before
+/// alone); `body:"out of stock"` the request's or the answer's body as recorded;
+/// `program:curl` the PROGRAM column (a proxy's client, or a merged view's program), as part
+/// of it ignoring case (`program:4242` its pid). `!` before
 /// a word asks for rows it does not match; double quotes keep spaces in a word. `host:`,
 /// `path:`, `method:` and `header:` mean what they mean to breakpoints, fault rules and the
 /// endpoint's commands (``RequestMatch`` reads them all): `host:40139` is the same rows here
@@ -31,6 +33,8 @@ public struct RowFilter: Sendable, Equatable {
         case header([UInt8])
         /// Lower-cased UTF-8, searched for in the row's bodies (``QueueModel/bodyText``).
         case body([UInt8])
+        /// Lower-cased, searched for in the row's PROGRAM (``OperationRow/origin``).
+        case program(String)
         /// Rows the term does not match.
         case not(Term)
     }
@@ -41,7 +45,7 @@ public struct RowFilter: Sendable, Equatable {
     public let problems: [String]
 
     /// The keys a filter knows.
-    static let keys = ["state", "status", "method", "host", "path", "body", "header"]
+    static let keys = ["state", "status", "method", "host", "path", "body", "header", "program"]
 
     public init(_ text: String) {
         let words = Self.words(text)
@@ -87,6 +91,7 @@ public struct RowFilter: Sendable, Equatable {
         if let host = value("host:") { return .host(host) }
         if let path = value("path:") { return .path(path) }
         if let body = value("body:") { return .body(Array(body.utf8)) }
+        if let program = value("program:") { return .program(program) }
         if let header = value("header:") {
             // `name=value`: the value's start; `name` alone: any value.
             let parts = header.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -142,6 +147,9 @@ public struct RowFilter: Sendable, Equatable {
             return status(row.pointee.status, matches: pattern)
         case .method(let method):
             return row.pointee.method.lowercased() == method
+        case .program(let text):
+            guard let origin = row.pointee.origin else { return false }
+            return text.isEmpty || origin.lowercased().contains(text)
         case .host(let text):
             let host = row.pointee.host
             // `name:port` as the row keeps it; the port is the URL's own when it gave one.
@@ -297,6 +305,7 @@ extension OperationRow.State {
         case .succeeded: 5
         case .failed: 6
         case .cancelled: 7
+        case .relayed: 8
         }
     }
 }

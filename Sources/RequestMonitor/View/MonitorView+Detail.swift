@@ -195,7 +195,7 @@ extension MonitorView {
         case .taskCompleted(let error) where error != nil: theme.style(.failed)
         case .hedged: theme.style(.backoff)
         case .cancelled: theme.style(.cancelled)
-        case .finished(let outcome, _, _, _, _): theme.style(outcome == .success ? .succeeded : outcome == .failure ? .failed : .cancelled)
+        case .finished(let outcome, _, _, _, _): theme.style(OperationRow.State(outcome))
         default: .plain
         }
     }

@@ -110,7 +110,7 @@ public struct MonitorView {
         // drawn whole or not at all.
         let scrolling = visible.count > Self.pageSize(height: grid.height)
         let countsLimit = grid.width - (scrolling ? 2 * String(visible.count).count + 8 : 0) - 1
-        for state in [OperationRow.State.running, .backoff, .queued, .preparing, .held, .succeeded, .failed, .cancelled] {
+        for state in [OperationRow.State.running, .backoff, .queued, .preparing, .held, .succeeded, .relayed, .failed, .cancelled] {
             let count = model.counts[state, default: 0]
             if count == 0, state == .preparing || state == .held { continue }
             let text = "\(theme.glyph(state)) \(count) \(theme.word(state))"

@@ -19,6 +19,7 @@ public struct Theme: Sendable, Equatable {
         case .succeeded: unicode ? "✓" : "+"
         case .failed: unicode ? "✗" : "x"
         case .cancelled: unicode ? "⊘" : "-"
+        case .relayed: unicode ? "↪" : ">"
         }
     }
 
@@ -32,6 +33,7 @@ public struct Theme: Sendable, Equatable {
         case .succeeded: "ok"
         case .failed: "failed"
         case .cancelled: "cancelled"
+        case .relayed: "relayed"
         }
     }
 
@@ -43,6 +45,7 @@ public struct Theme: Sendable, Equatable {
         case .succeeded: .green
         case .failed: .red
         case .cancelled: .magenta
+        case .relayed: .blue
         }
         // Weight carries meaning without colour: active and failed rows stand out.
         let bold = state == .running || state == .failed || state == .backoff

@@ -49,6 +49,10 @@ public struct RequestOptions: Sendable {
     public var origin: String?
     /// How many redirects an attempt follows (10), and whether https may go to http (no).
     public var redirects: RedirectPolicy = .follow()
+    /// Every answer is passed on as it came, whatever its status (a transparent proxy's): no
+    /// status makes the response invalid, and an operation whose answer is not 2xx ends
+    /// ``RequestOutcome/relayed``, neither a success nor a failure.
+    public var relaysEveryAnswer = false
     /// How much of each attempt's response body the `responseBody` event carries (bytes;
     /// 64 KiB by default, 0: none), so the monitor, recordings and HAR show what was said.
     public var responseBodyCap: Int = RequestOptions.defaultResponseBodyCap

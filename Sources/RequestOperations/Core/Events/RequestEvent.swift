@@ -186,6 +186,10 @@ public enum RequestOutcome: String, Sendable, Equatable, Codable {
     case success
     case failure
     case cancelled
+    /// An answer other than 2xx passed on as it came (``RequestOptions/relaysEveryAnswer``: a
+    /// transparent proxy's 304, 404 or 503 went to its client): not the operation's failure.
+    /// Added to the event format (`finished`'s `outcome`).
+    case relayed
 }
 
 /// A transport error as it appears in events: the `URLError` code and a message.

@@ -126,7 +126,9 @@ extension RequestOperation {
         if let jar = environment.cookies, let url = reading.answer.url ?? arrival.sentURL {
             jar.store(responseHeaders: headers, for: url)
         }
-        reading.failure = options.validator.validate(status: status, headers: headers, response: { reading.answer.httpURLResponse() })
+        // Relayed as it came: no status makes the answer invalid (it streams like a 2xx).
+        reading.failure = options.relaysEveryAnswer ? nil
+            : options.validator.validate(status: status, headers: headers, response: { reading.answer.httpURLResponse() })
         return reading
     }
 

@@ -317,6 +317,10 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         let now = environment.clock.now()
         // The attempt that decided the end: with hedges, the one that answered first.
         let deciding = state.leadAttempt
+        var outcome = outcome
+        if outcome == .success, options.relaysEveryAnswer, let status = state.answer.status, !(200..<300).contains(status) {
+            outcome = .relayed
+        }
         announceData(&state, at: now)
         var teardown = state.machine.finish(outcome) ?? Teardown()
         teardown.merge(Teardown(timers: [state.deadlineTimer]))
