@@ -57,8 +57,10 @@ extension AttachCommand {
             screen.showPaused(opened.contains { $0.1.suspended })
             opened.forEach { programs.adopt($0.0, hello: $0.1) }
             screen.run()
+            // Said before the readers stop: a reader stopped by us reads as a program that ended.
+            let goodbye = programs.goodbye
             programs.stop()
-            ReqtopMain.printError("reqtop: detached from \(programs.status.replacingOccurrences(of: "ATTACHED ", with: ""))")
+            ReqtopMain.printError(goodbye)
         } else {
             programs.start(.lines)
             for (_, hello) in opened {

@@ -74,9 +74,11 @@ final class AttachedMonitor: Sendable {
         }
         reader.start()
         screen.run()
+        // Read before the connection closes: the reader takes our own close for the program's end.
+        let ended = shared.ended.withLock { $0 }
         shared.quitting.withLock { $0 = true }
         connection.client.close()
-        ReqtopMain.printError(shared.ended.withLock { $0 } ? "reqtop: the program ended" : "reqtop: detached")
+        ReqtopMain.printError(ended ? "reqtop: the program ended" : "reqtop: detached (\(name) runs on)")
     }
 
     private func greet(_ hello: EndpointClient.Hello, note: String = "") {

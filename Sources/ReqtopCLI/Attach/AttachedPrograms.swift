@@ -50,6 +50,18 @@ final class AttachedPrograms: Sendable {
         self.recorder = recorder
     }
 
+    /// What leaving says: how many programs were detached from, and how many had ended
+    /// before (the others run on).
+    var goodbye: String {
+        shared.withLock { shared in
+            let programs = shared.merge.programs.values
+            let ended = programs.filter(\.ended).count
+            let running = programs.count - ended
+            return "reqtop: detached from \(programs.count) program\(programs.count == 1 ? "" : "s")"
+                + (ended > 0 ? " (\(running) running on, \(ended) had ended)" : " (all running on)")
+        }
+    }
+
     /// The header's status: how many programs, and which ended.
     var status: String {
         shared.withLock { shared in
