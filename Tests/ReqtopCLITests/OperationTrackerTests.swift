@@ -31,4 +31,21 @@ final class OperationTrackerTests: XCTestCase {
         XCTAssertEqual(hanging.result?.outcome, .cancelled)
         XCTAssertEqual(tracker.summary.total, 1_001)
     }
+
+    /// A transparent proxy's relayed answers are counted apart, in the run's summary and a
+    /// replay's, and do not make either exit 1.
+    func testRelayedAnswersAreCountedApartAndAreNoFailure() {
+        let events = [("ok", RequestOutcome.success, 200), ("gone", .relayed, 404), ("down", .failure, nil)].flatMap { id, outcome, status in
+            [RequestEvent(time: 0, operationID: id, attempt: 1, payload: .started),
+             RequestEvent(time: 1, operationID: id, attempt: 1, payload: .finished(outcome: outcome, status: status, attempts: 1, duration: 1, reason: nil))]
+        }
+        let run = RunSummary(tally: SessionTally(events), duration: 1)
+        XCTAssertEqual(run.line, "reqtop: 3 operations in 1.0s: 1 succeeded, 1 relayed (answers other than 2xx, passed on), 1 failed, 0 cancelled (3 attempts)")
+        XCTAssertEqual(run.exitStatus, 1, "the failure")
+        let replay = ReplaySummary(events)
+        XCTAssertTrue(replay.line.contains("1 succeeded, 1 relayed (answers other than 2xx, passed on), 1 failed"), replay.line)
+        let relayedOnly = ReplaySummary(Array(events.prefix(4)))
+        XCTAssertEqual(relayedOnly.exitStatus, 0, "a relayed 404 is no failure")
+        XCTAssertEqual(RunSummary(tally: SessionTally(Array(events.prefix(4))), duration: 1).exitStatus, 0)
+    }
 }

@@ -302,15 +302,18 @@ struct ReplaySummary {
         self.tally = tally
     }
 
+    /// 0 when every operation succeeded or was relayed (a transparent proxy's answers).
     var exitStatus: Int32 {
-        tally.order.count == tally.count(.success) ? 0 : 1
+        tally.order.count == tally.count(.success) + tally.count(.relayed) ? 0 : 1
     }
 
     var line: String {
         let total = tally.order.count
         let unfinished = tally.unfinished
         return "reqtop: replayed \(total) operation\(total == 1 ? "" : "s") over \(String(format: "%.1f", tally.latest))s: "
-            + "\(tally.count(.success)) succeeded, \(tally.count(.failure)) failed, \(tally.count(.cancelled)) cancelled"
+            + "\(tally.count(.success)) succeeded, "
+            + (tally.count(.relayed) > 0 ? "\(tally.count(.relayed)) relayed (answers other than 2xx, passed on), " : "")
+            + "\(tally.count(.failure)) failed, \(tally.count(.cancelled)) cancelled"
             + " (\(tally.attempts) attempt\(tally.attempts == 1 ? "" : "s"))"
             + (unfinished > 0 ? ", \(unfinished) unfinished when the recording ends" : "")
     }
