@@ -12,23 +12,15 @@ final class ProxyHolesTests: XCTestCase {
     /// A Python server that answers every request 413 as soon as its head has come, without
     /// reading its body, and closes: what nginx does with a body over `client_max_body_size`.
     private func startEarlyRefuser() throws -> Int {
-        try startPythonServer("""
-        import socket, threading
-        server = socket.socket(); server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        server.bind(("127.0.0.1", 0)); server.listen(64)
-        print(server.getsockname()[1], flush=True)
-        def serve(conn):
-            data = b""
-            while b"\\r\\n\\r\\n" not in data:
-                more = conn.recv(65536)
-                if not more: return conn.close()
-                data += more
-            conn.sendall(b"HTTP/1.1 413 Payload Too Large\\r\\nContent-Length: 9\\r\\nConnection: close\\r\\n\\r\\ntoo large")
-            conn.shutdown(socket.SHUT_WR)
-            conn.close()
-        while True:
-            conn, _ = server.accept()
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+        try startRawPythonServer(serving: """
+        data = b""
+        while b"\\r\\n\\r\\n" not in data:
+            more = conn.recv(65536)
+            if not more: return conn.close()
+            data += more
+        conn.sendall(b"HTTP/1.1 413 Payload Too Large\\r\\nContent-Length: 9\\r\\nConnection: close\\r\\n\\r\\ntoo large")
+        conn.shutdown(socket.SHUT_WR)
+        conn.close()
         """)
     }
 
@@ -105,31 +97,23 @@ final class ProxyHolesTests: XCTestCase {
     /// An upstream that refuses every upgrade with a 403 whose body is what it read of the
     /// request (head and body), and logs to stderr anything that comes after on the connection.
     private func startUpgradeRefuser() throws -> Int {
-        try startPythonServer("""
-        import socket, sys, threading
-        server = socket.socket(); server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        server.bind(("127.0.0.1", 0)); server.listen(16)
-        print(server.getsockname()[1], flush=True)
-        def serve(conn):
-            data = b""
-            while b"\\r\\n\\r\\n" not in data:
-                more = conn.recv(65536)
-                if not more: return conn.close()
-                data += more
-            head, body = data.split(b"\\r\\n\\r\\n", 1)
-            length = [int(l.split(b":")[1]) for l in head.split(b"\\r\\n") if l.lower().startswith(b"content-length:")]
-            while length and len(body) < length[0]: body += conn.recv(65536)
-            said = (head + b"|" + body).replace(b"\\r\\n", b";")
-            conn.sendall(b"HTTP/1.1 403 Forbidden\\r\\nContent-Length: %d\\r\\n\\r\\n%s" % (len(said), said))
-            conn.settimeout(3)
-            try:
-                later = conn.recv(65536)
-                if later: conn.sendall(b"LEAKED " + later)
-            except Exception: pass
-            conn.close()
-        while True:
-            conn, _ = server.accept()
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+        try startRawPythonServer(serving: """
+        data = b""
+        while b"\\r\\n\\r\\n" not in data:
+            more = conn.recv(65536)
+            if not more: return conn.close()
+            data += more
+        head, body = data.split(b"\\r\\n\\r\\n", 1)
+        length = [int(l.split(b":")[1]) for l in head.split(b"\\r\\n") if l.lower().startswith(b"content-length:")]
+        while length and len(body) < length[0]: body += conn.recv(65536)
+        said = (head + b"|" + body).replace(b"\\r\\n", b";")
+        conn.sendall(b"HTTP/1.1 403 Forbidden\\r\\nContent-Length: %d\\r\\n\\r\\n%s" % (len(said), said))
+        conn.settimeout(3)
+        try:
+            later = conn.recv(65536)
+            if later: conn.sendall(b"LEAKED " + later)
+        except Exception: pass
+        conn.close()
         """)
     }
 
@@ -160,15 +144,10 @@ final class ProxyHolesTests: XCTestCase {
     }
 
     func testAnUnsolicited101IsNotPassedOn() throws {
-        let upstream = try startPythonServer("""
-        import socket, threading
-        server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(4)
-        print(server.getsockname()[1], flush=True)
-        while True:
-            conn, _ = server.accept()
-            data = b""
-            while b"\\r\\n\\r\\n" not in data: data += conn.recv(4096)
-            conn.sendall(b"HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: surprise\\r\\nConnection: Upgrade\\r\\n\\r\\nraw bytes")
+        let upstream = try startRawPythonServer(serving: """
+        data = b""
+        while b"\\r\\n\\r\\n" not in data: data += conn.recv(4096)
+        conn.sendall(b"HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: surprise\\r\\nConnection: Upgrade\\r\\n\\r\\nraw bytes")
         """)
         let proxy = try startProxy()
         let result = try run(curl, ["-s", "-m", "10", "-o", "/dev/null", "-w", "%{http_code}", "-x", proxy.url, "http://127.0.0.1:\(upstream)/plain"])
@@ -195,17 +174,12 @@ final class ProxyHolesTests: XCTestCase {
     func testATransferCodingTheProxyCannotFrameAgainIsRefusedNotDropped() throws {
         // The upstream answers gzip, chunked: passed on as chunked alone, the client would
         // take gzip bytes for the body.
-        let upstream = try startPythonServer("""
-        import gzip, socket
-        server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(4)
-        print(server.getsockname()[1], flush=True)
-        while True:
-            conn, _ = server.accept()
-            data = b""
-            while b"\\r\\n\\r\\n" not in data: data += conn.recv(4096)
-            body = gzip.compress(b"hello")
-            conn.sendall(b"HTTP/1.1 200 OK\\r\\nTransfer-Encoding: gzip, chunked\\r\\n\\r\\n%x\\r\\n%s\\r\\n0\\r\\n\\r\\n" % (len(body), body))
-            conn.close()
+        let upstream = try startRawPythonServer(serving: """
+        data = b""
+        while b"\\r\\n\\r\\n" not in data: data += conn.recv(4096)
+        body = gzip.compress(b"hello")
+        conn.sendall(b"HTTP/1.1 200 OK\\r\\nTransfer-Encoding: gzip, chunked\\r\\n\\r\\n%x\\r\\n%s\\r\\n0\\r\\n\\r\\n" % (len(body), body))
+        conn.close()
         """)
         let proxy = try startProxy()
         let answer = try run(curl, ["-s", "-m", "10", "-i", "-x", proxy.url, "http://127.0.0.1:\(upstream)/coded"])

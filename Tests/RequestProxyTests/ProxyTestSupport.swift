@@ -96,6 +96,24 @@ extension XCTestCase {
         return try XCTUnwrap(Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)), "the server's port")
     }
 
+    /// A raw socket server in Python on loopback, each connection served on a thread of its
+    /// own by `body` (Python, the lines of a function of `conn`; `socket`, `gzip` and `sys`
+    /// imported): for upstreams that answer what no framework would. The port.
+    func startRawPythonServer(serving body: String) throws -> Int {
+        let serve = body.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n")
+        return try startPythonServer("""
+        import gzip, socket, sys, threading
+        server = socket.socket(); server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", 0)); server.listen(64)
+        print(server.getsockname()[1], flush=True)
+        def serve(conn):
+        \(serve)
+        while True:
+            conn, _ = server.accept()
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+        """)
+    }
+
     /// A folder of the test's own, removed at its end.
     func temporaryFolder() throws -> String {
         let folder = NSTemporaryDirectory() + "reqtop-proxy-test-\(UUID().uuidString.prefix(8))"

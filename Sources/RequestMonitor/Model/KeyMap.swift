@@ -93,7 +93,7 @@ public enum KeyMap {
                 help: "compare: mark this operation, then = on another shows both side by side", bar: bar("=", "Compare", .detail)),
         Binding(keys: [.character("b")], label: "b", action: .releaseBatches, help: "release every held batch now",
                 bar: bar("b", "Release", .table, onlyWhileHeld: true)),
-        Binding(keys: [.character("/")], label: "/", action: .startFilter, help: "filter: text, state:failed status:5xx method:POST host: path: header:name=value body:\"text\" program:curl, !word",
+        Binding(keys: [.character("/")], label: "/", action: .startFilter, help: "filter: text, state:failed status:5xx method: host: path: header:name=value body: program:, !word",
                 bar: bar("/", "Filter", .table)),
         Binding(keys: [.character("o")], label: "o", action: .cycleSort, help: "change the sort: arrival, state, duration, host",
                 bar: bar("o", "Sort", .table)),
