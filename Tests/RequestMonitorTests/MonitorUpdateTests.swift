@@ -248,6 +248,9 @@ final class KeyTableTests: XCTestCase {
         XCTAssertEqual(KeyMap.barHints(detail: false, paused: true, held: true).map(\.label),
                        ["Detail", "Hosts", "Retry", "Cancel", "CancelAll", "Resume", "Break", "Release", "Filter", "Sort", "Follow", "Help", "Quit"])
         XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false, hosts: true).map(\.key), ["H", "i", "c", "!", "Esc", "p", "?", "q"])
+        // A merged view's Hosts screen offers P (it was missing from the bar).
+        XCTAssertEqual(KeyMap.barHints(detail: false, paused: false, held: false, hosts: true, merged: true).map(\.key),
+                       ["H", "i", "c", "!", "P", "Esc", "p", "?", "q"])
         XCTAssertEqual(KeyMap.barHints(detail: true, paused: false, held: true).map(\.key), ["Tab", "Esc", "r", "X", "p", "y", "e", "=", "?", "q"])
         for hint in KeyMap.barHints(detail: false, paused: false, held: true) {
             XCTAssertTrue(KeyMap.bindings.contains { $0.bar?.key == hint.key && $0.help.isEmpty == false }, "\(hint.key) is documented")

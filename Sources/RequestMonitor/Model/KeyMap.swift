@@ -24,6 +24,8 @@ public enum KeyMap {
         /// Shown on the Hosts screen too (which shows its own entries and these: keys that act
         /// on an operation, such as r and X, are not offered where no operation is shown).
         public var alsoOnHosts = false
+        /// Shown only in a merged view of several programs (`attach --all`).
+        public var onlyWhenMerged = false
     }
 
     public struct Binding: Sendable {
@@ -36,9 +38,10 @@ public enum KeyMap {
     }
 
     private static func bar(_ key: String, _ label: String, _ screens: BarEntry.Screens = .both, paused: String? = nil,
-                            onlyWhileHeld: Bool = false, onlyWhileStopped: Bool = false, alsoOnHosts: Bool = false) -> BarEntry {
+                            onlyWhileHeld: Bool = false, onlyWhileStopped: Bool = false, alsoOnHosts: Bool = false,
+                            onlyWhenMerged: Bool = false) -> BarEntry {
         BarEntry(key: key, label: label, labelWhilePaused: paused, screens: screens, onlyWhileHeld: onlyWhileHeld,
-                 onlyWhileStopped: onlyWhileStopped, alsoOnHosts: alsoOnHosts)
+                 onlyWhileStopped: onlyWhileStopped, alsoOnHosts: alsoOnHosts, onlyWhenMerged: onlyWhenMerged)
     }
 
     public static let bindings: [Binding] = [
@@ -62,7 +65,7 @@ public enum KeyMap {
                 help: "hosts: inject a 503 into every request to the selected host, or stop (FAULTS ON in the header)", bar: bar("!", "Fault", .hosts)),
         Binding(keys: [.character("P")], label: "P", action: .splitHostsByProgram,
                 help: "hosts: one line per host and program, or per host (a merged view, attach --all)",
-                bar: nil),
+                bar: bar("P", "ByProgram", .hosts, onlyWhenMerged: true)),
         Binding(keys: [.character("Z")], label: "Z", action: .clearFaults, help: "remove every injected fault"),
         Binding(keys: [.escape], label: "Esc", action: .back, help: "back to the table; close help", bar: bar("Esc", "Back", .detail, alsoOnHosts: true)),
         Binding(keys: [.character("r")], label: "r", action: .retry, help: "retry now: skip the backoff, or run a finished operation again",
@@ -177,8 +180,9 @@ public enum KeyMap {
         ("↑↓", "Select"), ("Enter", "On/Off"), ("d", "Remove"), ("B", "Break"), ("L", "Back"), ("?", "Help"), ("q", "Quit"),
     ]
 
+    /// - Parameter merged: a merged view of several programs (`attach --all`): its own keys show.
     public static func barHints(detail: Bool, paused: Bool, held: Bool, hosts: Bool = false, stopped: Bool = false,
-                                breakpoints: Bool = false) -> [(key: String, label: String)] {
+                                breakpoints: Bool = false, merged: Bool = false) -> [(key: String, label: String)] {
         if breakpoints { return breakpointsBar }
         return bindings.compactMap(\.bar).filter { entry in
             let onScreen = switch entry.screens {
@@ -187,7 +191,7 @@ public enum KeyMap {
             case .detail: detail || hosts && entry.alsoOnHosts
             case .hosts: hosts
             }
-            return onScreen && (held || !entry.onlyWhileHeld) && (stopped || !entry.onlyWhileStopped)
+            return onScreen && (held || !entry.onlyWhileHeld) && (stopped || !entry.onlyWhileStopped) && (merged || !entry.onlyWhenMerged)
         }.map { entry in (entry.key, paused ? entry.labelWhilePaused ?? entry.label : entry.label) }
     }
 

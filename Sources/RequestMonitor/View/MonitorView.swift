@@ -327,7 +327,8 @@ public struct MonitorView {
         var stopped = false
         if case .detail(let id, _) = state.screen, case .breakpoint? = model.row(id)?.heldBy { stopped = true }
         let hints = KeyMap.barHints(detail: detail, paused: state.paused, held: model.counts[.held, default: 0] > 0,
-                                    hosts: state.screen == .hosts, stopped: stopped, breakpoints: state.screen == .breakpoints)
+                                    hosts: state.screen == .hosts, stopped: stopped, breakpoints: state.screen == .breakpoints,
+                                    merged: !state.programs.isEmpty)
         var x = 0
         for (key, label) in hints {
             guard x + key.count + label.count <= grid.width else { break }  // whole hints only
