@@ -39,6 +39,9 @@ enum ProxyTarget: Equatable {
         guard scheme == "http" || scheme == "https" else {
             return .failure(Problem(message: "only http and https URLs are proxied, not \(scheme):"))
         }
+        if let port = url.port, !(1...65535).contains(port) {
+            return .failure(Problem(message: "port \(port) is not between 1 and 65535"))
+        }
         guard url.user == nil, url.password == nil else {
             return .failure(Problem(message: "credentials in the URL are not forwarded; send them in a header"))
         }

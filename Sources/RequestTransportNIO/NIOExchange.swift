@@ -120,6 +120,11 @@ final class NIOExchange: Sendable {
     ///   none (the transport decodes what it offered); false when bodies pass as they came.
     static func clientRequest(_ request: URLRequest, offeringEncodings: Bool = true) throws -> HTTPClient.Request {
         guard let url = request.url else { throw URLError(.badURL) }
+        // AsyncHTTPClient traps on a port past 16 bits: a URL from a client, a plan or a
+        // server's redirect must be an error, never the process's end.
+        if let port = url.port, !(1...65535).contains(port) {
+            throw URLError(.badURL, userInfo: [NSLocalizedDescriptionKey: "bad URL: port \(port) is not between 1 and 65535"])
+        }
         var headers = HTTPHeaders()
         for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
         // What the decoder reads, unless the caller asked for something else (libcurl offers

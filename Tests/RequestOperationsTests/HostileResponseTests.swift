@@ -39,4 +39,21 @@ struct HostileResponseTests {
         let after = try await queue.response(for: URLRequest(url: server.url("/status/200")))
         #expect(after.status == 200)
     }
+
+    /// A redirect to a port past 16 bits (and a request for one) fails the request; on NIO it
+    /// took the process down (AsyncHTTPClient traps converting the port).
+    @Test(arguments: TransportKind.allCases)
+    func aPortPast16BitsFailsTheRequest(_ kind: TransportKind) async throws {
+        let queue = RequestQueue(maxConcurrentRequests: 4, transport: kind.make(), earlyRetry: nil)
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let once = RequestOptions(retryPolicy: ExponentialBackoffRetryPolicy(maxAttempts: 1), attemptTimeout: 5)
+        let redirect = server.url("/redirect-to?url=" + "http://127.0.0.1:99999999/".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+        for url in [redirect, URL(string: "http://127.0.0.1:99999999/")!] {
+            let failed = try? await queue.response(for: URLRequest(url: url), options: once)
+            #expect(failed == nil, "\(url)")
+        }
+        let after = try await queue.response(for: URLRequest(url: server.url("/status/200")))
+        #expect(after.status == 200)
+    }
 }

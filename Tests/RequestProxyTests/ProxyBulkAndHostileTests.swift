@@ -95,6 +95,8 @@ final class ProxyBulkAndHostileTests: XCTestCase {
             ("a TLS hello on the plain port", [0x16, 0x03, 0x01, 0x02, 0x00] + [UInt8](repeating: 0, count: 100), "HTTP/1.1 400"),
             ("CONNECT without a port", Array("CONNECT nohost HTTP/1.1\r\n\r\n".utf8), "CONNECT needs host:port"),
             ("credentials in the URL", Array("GET http://u:p@127.0.0.1:1/ HTTP/1.1\r\nHost: x\r\n\r\n".utf8), "credentials in the URL"),
+            // A port past 16 bits took the proxy down (AsyncHTTPClient traps on it).
+            ("a port past 16 bits", Array("GET http://127.0.0.1:99999999/ HTTP/1.1\r\nHost: x\r\n\r\n".utf8), "port 99999999 is not between 1 and 65535"),
         ]
         for (name, bytes, expected) in cases {
             let answer = rawExchange(port: port, bytes)

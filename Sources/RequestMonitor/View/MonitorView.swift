@@ -112,7 +112,9 @@ public struct MonitorView {
         let countsLimit = grid.width - (scrolling ? 2 * String(visible.count).count + 8 : 0) - 1
         for state in [OperationRow.State.running, .backoff, .queued, .preparing, .held, .succeeded, .relayed, .failed, .cancelled] {
             let count = model.counts[state, default: 0]
-            if count == 0, state == .preparing || state == .held { continue }
+            // States most sessions never see are counted only once they have a row (`relayed`
+            // is a transparent proxy's).
+            if count == 0, state == .preparing || state == .held || state == .relayed { continue }
             let text = "\(theme.glyph(state)) \(count) \(theme.word(state))"
             guard x + text.count <= countsLimit else { break }
             x = grid.put(text, x: x, y: 1, style: count > 0 ? theme.style(state) : CellGrid.Style(dim: true))
