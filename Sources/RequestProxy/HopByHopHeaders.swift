@@ -23,13 +23,13 @@ enum HopByHopHeaders {
         return fields.filter { !named.contains($0.0.lowercased()) }
     }
 
-    /// The transfer codings `fields` name other than `chunked` (`gzip` of `gzip, chunked`), in
-    /// order. The proxy frames each leg itself with NIO's codec, which knows `chunked` only:
-    /// such a message's coding would be dropped while its bytes kept it, so it is refused
-    /// rather than passed on corrupt (none of the clients and servers tried sends one).
-    static func otherTransferCodings(in fields: [(String, String)]) -> [String] {
-        fields.filter { $0.0.lowercased() == "transfer-encoding" }
-            .flatMap { $0.1.split(separator: ",") }
+    /// The transfer codings a `Transfer-Encoding` value names other than `chunked` (`gzip` of
+    /// `gzip, chunked`), in order. The proxy frames each leg itself with NIO's codec, which
+    /// knows `chunked` only: such a message's coding would be dropped while its bytes kept it,
+    /// so it is refused rather than passed on corrupt (none of the clients and servers tried
+    /// sends one). Nil, or only `chunked`: none.
+    static func otherTransferCodings(in values: [String]) -> [String] {
+        values.flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { $0 != "chunked" && !$0.isEmpty }
     }

@@ -99,7 +99,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
             return refuse(ProxyFailureAnswer(status: 407, errorType: "proxy_internal_response", message: "proxy credentials required"),
                           extra: [("Proxy-Authenticate", "Basic realm=\"reqtop\"")], context: context, close: false)
         }
-        let codings = HopByHopHeaders.otherTransferCodings(in: head.headers.map { ($0.name, $0.value) })
+        let codings = HopByHopHeaders.otherTransferCodings(in: head.headers[canonicalForm: "Transfer-Encoding"].map(String.init))
         if !codings.isEmpty {
             return refuse(ProxyFailureAnswer(status: 501, errorType: "http_request_error",
                                              message: "the transfer coding \(codings.joined(separator: ", ").prefix(100)) is not supported (only chunked)"),

@@ -187,26 +187,20 @@ final class ProxyExchange: ResponseStreamReceiver {
     // MARK: - The answer (from the transport's thread)
 
     func answerBegan(status: Int, headers: [String: String], repeatedHeaders: [String: [String]]) {
-        let codings = HopByHopHeaders.otherTransferCodings(in: headers.map { ($0.key, $0.value) })
-        guard codings.isEmpty else {
-            return onClientLoop { $0.refuseTransferCoding(codings) }
+        if let coding = headers.value(forHTTPHeader: "Transfer-Encoding") {
+            let codings = HopByHopHeaders.otherTransferCodings(in: [coding])
+            if !codings.isEmpty {
+                let words = "the upstream's answer uses the transfer coding \(codings.joined(separator: ", ")), which this proxy does not decode"
+                return onClientLoop { exchange in
+                    guard !exchange.onLoop.value.answered else { return }
+                    exchange.refuse(ProxyFailureAnswer(status: 502, errorType: "http_protocol_error", message: words))
+                }
+            }
         }
         let fields = HopByHopHeaders.removed(from: headers, repeated: repeatedHeaders)
         onClientLoop { $0.step(.head(status: status, headers: fields)) }
     }
 
-    /// The upstream's answer uses a transfer coding the proxy cannot frame again: a 502 that
-    /// names it, not its bytes under another framing.
-    private func refuseTransferCoding(_ codings: [String]) {
-        guard !onLoop.value.answered else { return }
-        onLoop.value.answered = true
-        onLoop.value.underWay = false
-        onLoop.value.operation?.cancel(by: Self.proxyCanceller)
-        guard onLoop.value.requestComplete != false else { return }
-        ProxyFailureAnswer(status: 502, errorType: "http_protocol_error",
-                           message: "the upstream's answer uses the transfer coding \(codings.joined(separator: ", ")), which this proxy does not decode")
-            .send(on: channel, closing: true)
-    }
 
     func answerPart(_ part: Data, resume: @escaping @Sendable () -> Void) -> Bool {
         let limit = proxy.options.downloadBuffer
@@ -258,7 +252,7 @@ final class ProxyExchange: ResponseStreamReceiver {
         guard !onLoop.value.answered else { return }
         switch step {
         case .head(let status, _) where status < 200:
-            refuseInformational(status)
+            refuse(Self.informational(status))
         case .head(let status, let headers):
             onLoop.value.answerBegan = true
             channel.write(HTTPServerResponsePart.head(head(status: status, headers: headers)), promise: nil)
@@ -296,20 +290,26 @@ final class ProxyExchange: ResponseStreamReceiver {
     /// A 101 to a request that asked for no upgrade (upgrades are ``ProxyUpgrade``'s): the
     /// client cannot read what follows as HTTP, and would wait for ever. The upstream's error,
     /// said at once; the connection closes after it.
-    private func refuseInformational(_ status: Int) {
+    private static func informational(_ status: Int) -> ProxyFailureAnswer {
+        ProxyFailureAnswer(status: 502, errorType: "http_protocol_error", message: "the upstream answered \(status) to a request that asked for no upgrade")
+    }
+
+    /// The upstream's answer cannot be passed on (a 101 nobody asked for, a transfer coding
+    /// the proxy cannot frame again): `answer` instead, the operation cancelled, and the
+    /// connection closed after it — unless the client is gone.
+    private func refuse(_ answer: ProxyFailureAnswer) {
         onLoop.value.answered = true
         onLoop.value.underWay = false
         onLoop.value.operation?.cancel(by: Self.proxyCanceller)
-        let failure = ProxyFailureAnswer(status: 502, errorType: "http_protocol_error",
-                                         message: "the upstream answered \(status) to a request that asked for no upgrade")
-        failure.send(on: channel, closing: true)
+        guard onLoop.value.requestComplete != false else { return }
+        answer.send(on: channel, closing: true)
     }
 
     /// No valid answer began: the upstream's own answer the engine judged a failure (a 404, a
     /// 503), passed on as it came, or one of the proxy's own.
     private func answerWithout(_ result: RequestResult) {
         if case .cancelled(by: Self.clientCanceller)? = result.error { return channel.close(promise: nil) }
-        if let status = result.status, status < 200 { return refuseInformational(status) }
+        if let status = result.status, status < 200 { return refuse(Self.informational(status)) }
         if let status = result.status {
             var headers = HopByHopHeaders.removed(from: result.headers, repeated: result.repeatedHeaders)
                 .filter { $0.0.lowercased() != "content-length" }

@@ -42,10 +42,7 @@ enum ProxyUpgrade {
                 case .failure(let error):
                     ProxyTunnel.refuse(channel, ProxyTunnel.cannotConnect(host, port, error))
                 case .success(let upstream):
-                    var headers: [String: String] = [:]
-                    for (name, value) in head.headers where !name.lowercased().hasPrefix("proxy-") {
-                        headers[name] = headers[name].map { "\($0), \(value)" } ?? value
-                    }
+                    let headers = head.headers.joinedByName { $0.lowercased().hasPrefix("proxy-") }
                     let meter = TunnelMeter(id: id, method: head.method.rawValue, url: url.absoluteString, headers: headers, origin: origin.known,
                                             events: proxy.queue.events, on: channel.eventLoop)
                     let answer = UpgradeAnswer(client: channel, upstream: upstream.channel, codec: codec.value, meter: meter, proxy: proxy)

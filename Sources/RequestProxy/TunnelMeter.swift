@@ -61,9 +61,7 @@ final class TunnelMeter: GlueMeter {
     /// An upgrade's answer came (`101`, or a refusal passed to the client): a `response`.
     func answered(status: Int, headers: HTTPHeaders) {
         self.status = status
-        var fields: [String: String] = [:]
-        for (name, value) in headers { fields[name] = fields[name].map { "\($0), \(value)" } ?? value }
-        _ = events.publish(operation: id, attempt: 1, .response(status: status, headers: fields, expectedBytes: nil, httpVersion: "HTTP/1.1"))
+        _ = events.publish(operation: id, attempt: 1, .response(status: status, headers: headers.joinedByName(), expectedBytes: nil, httpVersion: "HTTP/1.1"))
     }
 
     func countUp(_ bytes: Int) { up += bytes }

@@ -312,7 +312,7 @@ struct ReplaySummary {
         let unfinished = tally.unfinished
         return "reqtop: replayed \(total) operation\(total == 1 ? "" : "s") over \(String(format: "%.1f", tally.latest))s: "
             + "\(tally.count(.success)) succeeded, "
-            + (tally.count(.relayed) > 0 ? "\(tally.count(.relayed)) relayed (answers other than 2xx, passed on), " : "")
+            + RunSummary.relayedWords(tally.count(.relayed))
             + "\(tally.count(.failure)) failed, \(tally.count(.cancelled)) cancelled"
             + " (\(tally.attempts) attempt\(tally.attempts == 1 ? "" : "s"))"
             + (unfinished > 0 ? ", \(unfinished) unfinished when the recording ends" : "")

@@ -29,7 +29,13 @@ struct RunSummary: Equatable {
     var line: String {
         let seconds = String(format: "%.1f", duration)
         return "reqtop: \(total) operation\(total == 1 ? "" : "s") in \(seconds)s: \(succeeded) succeeded, "
-            + (relayed > 0 ? "\(relayed) relayed (answers other than 2xx, passed on), " : "") + "\(failed) failed, "
+            + Self.relayedWords(relayed) + "\(failed) failed, "
             + "\(cancelled) cancelled (\(attempts) attempt\(attempts == 1 ? "" : "s"))"
+    }
+
+    /// `count` relayed answers in a summary's words, nothing when there are none (a session
+    /// that is no transparent proxy's never has one).
+    static func relayedWords(_ count: Int) -> String {
+        count > 0 ? "\(count) relayed (answers other than 2xx, passed on), " : ""
     }
 }
