@@ -164,16 +164,9 @@ struct Resend {
     /// The recorded time limits and retry settings; what was not recorded is the default,
     /// said in a note when it differs from what the recording ran with.
     private mutating func options(_ recorded: RecordedOptions?, id: String) -> RequestOptions {
-        var options = RequestOptions()
-        guard let recorded else { return options }
-        options.attemptTimeout = recorded.attemptTimeout
-        options.deadline = recorded.deadline
-        options.earlyRetryOnHostSuccess = recorded.earlyRetry
-        options.earlyRetryOnProbe = recorded.earlyRetry
-        options.hedge = recorded.hedge
-        if let retry = recorded.retry {
-            options.retryPolicy = ExponentialBackoffRetryPolicy(retry)
-        } else {
+        guard let recorded else { return RequestOptions() }
+        let options = recorded.applied(to: RequestOptions())
+        if recorded.retry == nil {
             notes.append("\(id): its retry policy was not one a recording can hold; re-sent with the default (3 attempts, 0.5 s doubling)")
         }
         return options

@@ -98,6 +98,9 @@ struct WhatIfRun {
             if !plans.contains(where: { $0.options == options }) { plans.append((options, plan)) }
             var item = PlanFlow(plan: plan, faultServer: nil, queue: queue).item(plan.requests[0])
             item.options.responseBodyCap = RequestOptions.defaultResponseBodyCap
+            // A transparent proxy's request passed every answer on as it came (not settable by
+            // `--set`: it is what the recording's client got, not a policy to try).
+            item.options.relaysEveryAnswer = options?.relaysEveryAnswer ?? false
             // Only ever to the recording's own server for its host: a host the recording has no
             // answer from is not sent to at all (it could be a real upstream).
             var sent = request.request

@@ -55,6 +55,7 @@ struct WhatIfSettings {
         if let timeout = recorded?.attemptTimeout { object["timeout"] = timeout }
         if let deadline = recorded?.deadline { object["deadline"] = deadline }
         if let hedge = recorded?.hedge { object["hedge"] = ["after": hedge.after, "max": hedge.max] }
+        if let redirects = recorded?.maxRedirects { object["redirects"] = redirects }
         for assignment in assignments { Self.set(&object, assignment.path, assignment.value) }
         let data = try JSONSerialization.data(withJSONObject: object)
         return try PlanParser(file: "--set").parse(data)

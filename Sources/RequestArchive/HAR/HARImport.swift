@@ -305,8 +305,9 @@ public enum HARImport {
         let failed = status <= 0
         let code = Int(status)
         var events = [
-            RequestEvent(time: offset, operationID: id, attempt: 1, payload: .queued(method: method, url: url, headers: headers(entry.request.headers), maxAttempts: nil,
-                                                                                  body: entry.request.postData?.body(limit: bodyLimit))),
+            RequestEvent(time: offset, operationID: id, attempt: 1, payload: .queued(method: method, url: url, headers: headers(entry.request.headers), maxAttempts: 1,
+                                                                                  body: entry.request.postData?.body(limit: bodyLimit),
+                                                                                  options: RecordedOptions.clientExchange)),
             RequestEvent(time: offset, operationID: id, attempt: 1, payload: .started),
             RequestEvent(time: offset + before, operationID: id, attempt: 1, payload: .taskCreated(taskIdentifier: 0, url: url)),
         ]

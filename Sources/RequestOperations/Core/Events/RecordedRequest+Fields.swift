@@ -10,7 +10,9 @@ import Foundation
 ///   reads `hedgeAfter` (seconds), `hedgeMax` (copies), absent when off; `saveTo` and
 ///   `bodyFile` (added), the files an answer goes to and a body comes from; `parents` (added),
 ///   the ids of the operations it ran after, each percent-encoded, joined by `,`; `origin`
-///   (added), who asked for the request when it was not the program itself (a proxy's client).
+///   (added), who asked for the request when it was not the program itself (a proxy's client);
+///   `maxRedirects` (added, when not 10) and `relaysEveryAnswer` (added, only when true), a
+///   transparent proxy's settings.
 extension RequestEvent.Payload {
     static func write<W: EventFieldWriter>(body: RecordedBody?, to w: inout W) {
         switch body {
@@ -41,6 +43,8 @@ extension RequestEvent.Payload {
         if let bodyFile = options.bodyFile { w.string("bodyFile", bodyFile) }
         if !options.parents.isEmpty { w.string("parents", options.parents.map(encodedID).joined(separator: ",")) }
         if let origin = options.origin { w.string("origin", origin) }
+        if let maxRedirects = options.maxRedirects { w.int("maxRedirects", maxRedirects) }
+        if options.relaysEveryAnswer { w.bool("relaysEveryAnswer", true) }
         if let retry = options.retry {
             w.double("retryBaseDelay", retry.baseDelay)
             w.double("retryMultiplier", retry.multiplier)
@@ -95,10 +99,16 @@ extension RequestEvent.Payload {
         let saveTo = r.optionalString("saveTo"), bodyFile = r.optionalString("bodyFile")
         let parents = r.optionalString("parents").map { $0.split(separator: ",").map { $0.removingPercentEncoding ?? String($0) } } ?? []
         let origin = r.optionalString("origin")
+        let maxRedirects = r.optionalInt("maxRedirects")
+        if let maxRedirects, !(0...100).contains(maxRedirects) {
+            throw r.invalid("maxRedirects", expected: "a number of redirects from 0 to 100", found: "\(maxRedirects)")
+        }
+        let relays = try r.optionalBool("relaysEveryAnswer") ?? false
         guard timeout != nil || deadline != nil || earlyRetry != nil || retry != nil || hedge != nil || saveTo != nil || bodyFile != nil
-                || !parents.isEmpty || origin != nil else { return nil }
+                || !parents.isEmpty || origin != nil || maxRedirects != nil || relays else { return nil }
         var options = RecordedOptions(attemptTimeout: timeout, deadline: deadline, retry: retry, earlyRetry: earlyRetry ?? true, hedge: hedge)
         (options.saveTo, options.bodyFile, options.parents, options.origin) = (saveTo, bodyFile, parents, origin)
+        (options.maxRedirects, options.relaysEveryAnswer) = (maxRedirects, relays)
         return options
     }
 

@@ -59,6 +59,13 @@ public struct RecordedOptions: Sendable, Equatable {
     /// ``RequestOptions/origin`` (`origin`, added): who asked for the request, when it was not
     /// the program itself (a proxy's client).
     public var origin: String?
+    /// ``RequestOptions/redirects``' count (`maxRedirects`, added: written when it is not the
+    /// default 10; a proxy's transparent requests follow none, the client does). Nil: not
+    /// recorded, the default.
+    public var maxRedirects: Int?
+    /// ``RequestOptions/relaysEveryAnswer`` (`relaysEveryAnswer`, added: written only when
+    /// true): every answer was passed on as it came, a 404 `relayed`, not failed.
+    public var relaysEveryAnswer = false
 
     public init(attemptTimeout: TimeInterval? = nil, deadline: TimeInterval? = nil, retry: RetrySettings? = nil, earlyRetry: Bool = true,
                 hedge: HedgePolicy? = nil) {
@@ -76,6 +83,31 @@ public struct RecordedOptions: Sendable, Equatable {
         saveTo = options.destination?.path
         bodyFile = options.bodyFile?.path
         origin = options.origin
+        if options.redirects.max != RedirectPolicy.follow().max { maxRedirects = options.redirects.max }
+        relaysEveryAnswer = options.relaysEveryAnswer
+    }
+
+    /// A client's own exchange, as a HAR from a browser or another proxy holds it: one attempt,
+    /// no redirect followed (each hop is an entry of its own), no deadline.
+    public static let clientExchange: RecordedOptions = {
+        var options = RecordedOptions(retry: ExponentialBackoffRetryPolicy.never.settings, earlyRetry: false)
+        options.maxRedirects = 0
+        return options
+    }()
+
+    /// The ``RequestOptions`` these stand for, over `base` (what a recording cannot hold —
+    /// code, caps — is `base`'s); nil `retry` keeps `base`'s policy.
+    public func applied(to base: RequestOptions) -> RequestOptions {
+        var options = base
+        options.attemptTimeout = attemptTimeout
+        options.deadline = deadline
+        options.earlyRetryOnHostSuccess = earlyRetry
+        options.earlyRetryOnProbe = earlyRetry
+        options.hedge = hedge
+        if let retry { options.retryPolicy = ExponentialBackoffRetryPolicy(retry) }
+        if let maxRedirects { options.redirects.max = maxRedirects }
+        options.relaysEveryAnswer = relaysEveryAnswer
+        return options
     }
 
     /// `options`, and the operations it runs after.
