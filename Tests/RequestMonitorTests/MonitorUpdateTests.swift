@@ -12,6 +12,8 @@ import XCTest
 struct Answerer {
     var canCancel = true
     var refusePause = false
+    /// A program attached read-only.
+    var readOnly = false
 
     func answer(_ command: MonitorCommand) -> CommandAnswer {
         switch command {
@@ -48,7 +50,7 @@ final class MonitorUpdateTests: XCTestCase {
         for key in keys {
             guard let action = KeyMap.action(for: key, in: state) else { continue }
             let context = MonitorUpdate.Context(visible: visible, pageSize: 3, model: model, canCommand: answerer != nil,
-                                                canCancel: answerer?.canCancel ?? false)
+                                                canCancel: answerer?.canCancel ?? false, readOnly: answerer?.readOnly ?? false)
             for case .command(let command) in MonitorUpdate.update(&state, action, context) {
                 asked.append(command)
                 _ = MonitorUpdate.update(&state, .answered(command, answerer!.answer(command)), context)
@@ -86,6 +88,19 @@ final class MonitorUpdateTests: XCTestCase {
         XCTAssertEqual(state.flash, "cancelled download")
         press([.character("C"), .character("y")], &state, commands)
         XCTAssertEqual(asked.last, .queue(.cancelAll))
+    }
+
+    /// A program attached read-only says so at the key: no question whose yes it would refuse.
+    func testAReadOnlyProgramIsSaidAtTheKeyNotAfterTheQuestion() {
+        var state = MonitorState()
+        state.selectedID = "download"
+        for key in ["X", "C", "e"] {
+            state.flash = nil
+            press([.character(Character(key))], &state, Answerer(readOnly: true))
+            XCTAssertNil(state.confirmation, key)
+            XCTAssertEqual(state.flash, "read-only: the program takes no commands from this monitor", key)
+        }
+        XCTAssertEqual(asked, [])
     }
 
     func testAFinishedOperationIsNotOfferedForCancelling() {

@@ -37,7 +37,8 @@ final class AttachedMonitor: Sendable {
     /// `--record`: the program's events as they come (a resync's repeat left out).
     private let recorder: EventLogWriter?
 
-    init(client: EndpointClient, color: Bool, reconnect: Reconnect? = nil, recorder: EventLogWriter? = nil) throws {
+    /// - Parameter readOnly: the program's hello said it takes no commands from this monitor.
+    init(client: EndpointClient, color: Bool, reconnect: Reconnect? = nil, recorder: EventLogWriter? = nil, readOnly: Bool = false) throws {
         connection = ConnectionBox(client)
         self.reconnect = reconnect
         self.recorder = recorder
@@ -45,7 +46,7 @@ final class AttachedMonitor: Sendable {
         screen = try MonitorScreen(
             options: .init(source: "attach", color: color, clock: { shared.now() }, playbackStatus: { PlaybackStatus(shared.status.withLock { $0 }) },
                            faultsActive: { shared.faults.withLock { $0 } > 0 }),
-            commands: RemoteQueueCommands(connection: connection))
+            commands: RemoteQueueCommands(connection: connection, readOnly: readOnly))
     }
 
     func run(_ hello: EndpointClient.Hello) throws {

@@ -91,7 +91,7 @@ struct AttachCommand: ParsableCommand {
             }
             let recorder = try startRecording(startedAt: Date().addingTimeInterval(-hello.time))
             defer { finishRecording(recorder) }
-            try AttachedMonitor(client: client, color: color, reconnect: again, recorder: recorder).run(hello)
+            try AttachedMonitor(client: client, color: color, reconnect: again, recorder: recorder, readOnly: hello.readOnly).run(hello)
         } else {
             let recorder = try startRecording(startedAt: Date().addingTimeInterval(-hello.time))
             defer { finishRecording(recorder) }

@@ -8,6 +8,8 @@ import RequestOperations
 /// Runs off the monitor's drawing thread, so waiting for a reply never freezes the screen.
 struct RemoteQueueCommands: QueueCommands {
     let connection: ConnectionBox
+    /// The program said so in its hello: it refuses every command from this monitor.
+    var readOnly = false
 
     func perform(_ command: MonitorCommand) -> CommandAnswer {
         guard case .queue(let command) = command else { return Self.noPlayback }

@@ -30,9 +30,11 @@ public struct MonitorProgram: Sendable {
     private let source: String
     private let canCommand: Bool
     private let canCancel: Bool
+    private let readOnly: Bool
 
-    public init(source: String, canCommand: Bool, canCancel: Bool) {
+    public init(source: String, canCommand: Bool, canCancel: Bool, readOnly: Bool = false) {
         self.source = source
+        self.readOnly = readOnly
         self.canCommand = canCommand
         self.canCancel = canCancel
         model = QueueModel(source: source)
@@ -66,7 +68,7 @@ public struct MonitorProgram: Sendable {
         case .action(let action):
             let now = now(clock: clock)
             let context = MonitorUpdate.Context(visible: cache.ids(model: model, state: state, now: now), pageSize: pageSize,
-                                                model: model, canCommand: canCommand, canCancel: canCancel)
+                                                model: model, canCommand: canCommand, canCancel: canCancel, readOnly: readOnly)
             return MonitorUpdate.update(&state, action, context)
         case .frame(let clock, let pageSize, let playback, let faultsOn, let programs):
             frame(clock: clock, pageSize: pageSize, playback: playback)

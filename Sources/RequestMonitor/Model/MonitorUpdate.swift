@@ -17,8 +17,14 @@ public enum MonitorUpdate {
         public var canCommand: Bool
         /// Whether operations can be cancelled (false in a replay).
         public var canCancel: Bool
+        /// Whether the program refuses every command from this monitor (attached read-only).
+        public var readOnly: Bool
 
-        public init(visible: [String], pageSize: Int, model: QueueModel, canCommand: Bool, canCancel: Bool) {
+        /// What a read-only program's monitor says at a key that would command it.
+        static let readOnlyWords = "read-only: the program takes no commands from this monitor"
+
+        public init(visible: [String], pageSize: Int, model: QueueModel, canCommand: Bool, canCancel: Bool, readOnly: Bool = false) {
+            self.readOnly = readOnly
             self.visible = visible
             self.pageSize = pageSize
             self.model = model
@@ -151,8 +157,8 @@ public enum MonitorUpdate {
             }
         case .editRequest:
             guard let id = focusedID(state), let row = model.row(id)?.expanded() else { return [] }
-            guard context.canCommand, context.canCancel else {
-                state.flash = "nothing can be sent from a replay (reqtop replay --send re-sends a recording)"
+            guard context.canCommand, context.canCancel, !context.readOnly else {
+                state.flash = context.readOnly ? Context.readOnlyWords : "nothing can be sent from a replay (reqtop replay --send re-sends a recording)"
                 return []
             }
             switch CopiedRequest.entry(row) {
@@ -174,13 +180,17 @@ public enum MonitorUpdate {
             guard let id = focusedID(state), let row = model.row(id) else { return [] }
             if row.state.isFinished {
                 state.flash = "\(id) has already \(row.state == .succeeded ? "succeeded" : row.state.rawValue)"
+            } else if context.readOnly {
+                state.flash = Context.readOnlyWords
             } else if context.canCommand, context.canCancel {
                 state.confirmation = .cancel(id: id)
             } else {
                 state.flash = "nothing to cancel in a replay"
             }
         case .cancelAll:
-            if context.canCommand, context.canCancel {
+            if context.readOnly {
+                state.flash = Context.readOnlyWords
+            } else if context.canCommand, context.canCancel {
                 state.confirmation = .cancelAll
             } else {
                 state.flash = "nothing to cancel in a replay"

@@ -159,8 +159,10 @@ public struct OperationRow: Sendable {
         return max(0, retryAt - now)
     }
 
-    /// Elapsed time: final duration, or time since queued.
+    /// Elapsed time on one clock, from when it was queued: to its end once finished, else to
+    /// now. (The engine's `duration` counts from the first start: a row held before it went
+    /// read 1m52s, then 1m30s once answered.)
     public func elapsed(at now: TimeInterval) -> TimeInterval {
-        duration ?? max(0, now - queuedAt)
+        max(0, (finishedAt ?? now) - queuedAt)
     }
 }

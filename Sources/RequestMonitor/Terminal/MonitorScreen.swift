@@ -136,7 +136,8 @@ public final class MonitorScreen: Sendable {
 
         defer { terminal.end() }
         let theme = Theme(color: terminal.color, unicode: terminal.unicode)
-        var program = MonitorProgram(source: options.source, canCommand: commands != nil, canCancel: commands?.canCancel ?? false)
+        var program = MonitorProgram(source: options.source, canCommand: commands != nil, canCancel: commands?.canCancel ?? false,
+                                     readOnly: commands?.readOnly ?? false)
         var dirty = true
         var stopped = false
         // Frames drawn for events are at least this far apart, so a busy stream is drawn in
