@@ -3,7 +3,7 @@ import PackageDescription
 
 // reqtop: HTTP requests as Operations over one shared URLSession, and a terminal monitor.
 // The modules and what each may depend on are in ARCHITECTURE.md: the engine
-// (RequestOperations) depends on Foundation only and everything else on it, never the other
+// (RequestOperations) depends on Foundation (and swift-http-types) only and everything else on it, never the other
 // way; SwiftNIO is used by the fault server and the NIO transport only; the command line ties
 // them together.
 let package = Package(
@@ -44,10 +44,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.30.0"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        // Header fields in order, repeats apart, names as spelled: what the proxy relays.
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
-        .target(name: "RequestOperations"),
-        .target(name: "RequestEventFormat", dependencies: ["RequestOperations"]),
+        .target(name: "RequestOperations", dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")]),
+        .target(name: "RequestEventFormat", dependencies: ["RequestOperations", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .target(name: "ProcessSignals"),
         // No pkgConfig: its -D flags are ones SwiftPM refuses (a warning on every build); the
         // shim defines what they would, and the module map links ncursesw and tinfo.
@@ -55,8 +57,9 @@ let package = Package(
             name: "CNCurses",
             providers: [.apt(["libncurses-dev"])]
         ),
-        .target(name: "RequestMonitor", dependencies: ["RequestOperations", "RequestEventFormat", "RequestArchive", "ProcessSignals", "CNCurses"]),
-        .target(name: "RequestArchive", dependencies: ["RequestOperations", "RequestEventFormat"]),
+        .target(name: "RequestMonitor", dependencies: ["RequestOperations", "RequestEventFormat", "RequestArchive", "ProcessSignals", "CNCurses",
+                                                       .product(name: "HTTPTypes", package: "swift-http-types")]),
+        .target(name: "RequestArchive", dependencies: ["RequestOperations", "RequestEventFormat", .product(name: "HTTPTypes", package: "swift-http-types")]),
         .target(name: "RequestEndpoint", dependencies: [
             "RequestOperations", "RequestEventFormat", "ChannelGlue",
             // The endpoint over TLS (`--listen-on tls://`): mutual TLS on SwiftNIO, the peer's
@@ -73,6 +76,7 @@ let package = Package(
         .target(name: "RequestTransportNIO", dependencies: [
             "RequestOperations",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -94,6 +98,7 @@ let package = Package(
             "RequestOperations",
             "RequestArchive",
             "ChannelGlue",
+            .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

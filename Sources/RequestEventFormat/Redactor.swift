@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import RequestOperations
 
 /// Takes secrets out of events before they leave the process — on stdout, in recordings
@@ -64,6 +65,15 @@ public struct Redactor: Sendable {
                 redacted = .omitted(bytes: bytes, reason: "JSON cut at the body cap cannot be checked for secrets; raise --body-cap or use --no-redact")
             }
             event.payload = .responseBody(body: redacted, totalBytes: total, truncated: truncated, mediaType: type)
+        case .requestBody(let body, let total, let truncated, let type):
+            let headers = type.map { ["Content-Type": $0] } ?? [:]
+            var redacted = redact(body: body, headers: headers) ?? body
+            if truncated, case .omitted(let bytes, _) = redacted, case .bytes = body {
+                redacted = .omitted(bytes: bytes, reason: "JSON cut at the body limit cannot be checked for secrets; use --no-redact")
+            }
+            event.payload = .requestBody(body: redacted, totalBytes: total, truncated: truncated, mediaType: type)
+        case .headerFields(let side, let fields):
+            event.payload = .headerFields(side: side, fields: redact(fields: fields))
         default:
             break
         }
@@ -88,6 +98,22 @@ public struct Redactor: Sendable {
                 out[key] = Self.placeholder
             } else if lower == "location" || lower == "content-location" {
                 out[key] = redact(url: value, oauthCode: true)
+            }
+        }
+        return out
+    }
+
+    /// `fields` with the same rules as ``redact(headers:)``, each line apart, order kept.
+    public func redact(fields: HTTPFields) -> HTTPFields {
+        var out = HTTPFields()
+        for field in fields {
+            let lower = field.name.canonicalName
+            if isSecretHeader(lowered: lower) {
+                out.append(HTTPField(name: field.name, value: Self.placeholder))
+            } else if lower == "location" || lower == "content-location" {
+                out.append(HTTPField(name: field.name, value: redact(url: field.value, oauthCode: true)))
+            } else {
+                out.append(field)
             }
         }
         return out

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import RequestOperations
 import Synchronization
 
@@ -148,6 +149,12 @@ public final class StreamRedactor: Sendable {
             guard let body = String(data: data, encoding: .utf8) else { return payload }
             let scrubbed = text(body)
             return scrubbed == body ? payload : .responseBody(body: .bytes(Data(scrubbed.utf8)), totalBytes: total, truncated: truncated, mediaType: type)
+        case .requestBody(let requestBody, let total, let truncated, let type):
+            return .requestBody(body: body(requestBody) ?? requestBody, totalBytes: total, truncated: truncated, mediaType: type)
+        case .headerFields(let side, let fields):
+            var scrubbed = HTTPFields()
+            for field in fields { scrubbed.append(HTTPField(name: field.name, value: text(field.value))) }
+            return .headerFields(side: side, fields: scrubbed)
         case .validationFailed(let reason):
             return .validationFailed(reason: text(reason))
         case .retryScheduled(let delay, let reason):

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import NIOHTTP1
 
 /// The headers that belong to one connection and not to the message (RFC 9110 §7.6.1): a
@@ -39,7 +40,13 @@ enum HopByHopHeaders {
         removed(from: headers.map { ($0.name, $0.value) })
     }
 
-    /// An answer the engine read, one field per value: a header sent more than once
+    /// An answer's fields as received: in their order, names as sent, each repeat apart.
+    static func removed(from fields: HTTPFields) -> [(String, String)] {
+        removed(from: fields.map { ($0.name.rawName, $0.value) })
+    }
+
+    /// An answer the engine read from a transport that does not keep its fields' order
+    /// (URLSession's), one field per value: a header sent more than once
     /// (`repeated`: two `Set-Cookie`) passed on as that many fields, not joined.
     static func removed(from headers: [String: String], repeated: [String: [String]] = [:]) -> [(String, String)] {
         removed(from: headers.sorted { $0.key < $1.key }.flatMap { name, value in (repeated[name] ?? [value]).map { (name, $0) } })

@@ -139,24 +139,21 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         headers.remove(name: "Host")
         let expectsContinue = headers.first(name: "Expect")?.lowercased() == "100-continue"
         headers.remove(name: "Expect")
-        for (name, value) in headers {
-            if let existing = request.value(forHTTPHeaderField: name) {
-                request.setValue(existing + (name.lowercased() == "cookie" ? "; " : ", ") + value, forHTTPHeaderField: name)
-            } else {
-                request.setValue(value, forHTTPHeaderField: name)
-            }
-        }
+        // The request carries one value per name; the fields as the client wrote them (order,
+        // repeats, spelling) ride beside it, and the NIO transport sends them so.
+        let fieldsAsSent = FieldsAsSent(headers.lazy.map { ($0.name, $0.value) })
+        for (name, value) in fieldsAsSent.joinedByName { request.setValue(value, forHTTPHeaderField: name) }
         let length = head.headers.first(name: "Content-Length").flatMap(Int.init)
         let chunked = head.headers[canonicalForm: "Transfer-Encoding"].contains { $0.lowercased() == "chunked" }
         let exchange = ProxyExchange(id: id, channel: context.channel, proxy: proxy, client: client, version: head.version,
-                                     keepAlive: head.isKeepAlive, isHead: head.method == .HEAD)
+                                     keepAlive: head.isKeepAlive, isHead: head.method == .HEAD, fieldsAsSent: fieldsAsSent)
         self.exchange = exchange
         if expectsContinue, chunked || (length ?? 0) > 0 {
             context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
         }
         if chunked || (length ?? 0) > 0 { headTimer.bodyBegan() }
         if chunked || (length ?? 0) > Self.wholeBodyLimit {
-            let upload = UploadStream(capacity: proxy.options.uploadBuffer)
+            let upload = UploadStream(capacity: proxy.options.uploadBuffer, keeping: proxy.queue.events.bodyLimit)
             request.httpBodyStream = upload
             receiving = .streaming(exchange, upload.buffer)
             exchange.start(request)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -24,6 +25,8 @@ final class ProxyExchange: ResponseStreamReceiver {
     private let version: HTTPVersion
     private let keepAlive: Bool
     private let isHead: Bool
+    /// The request's fields as the client wrote them, sent so (``RequestOptions/fieldsAsSent``).
+    private let fieldsAsSent: FieldsAsSent?
     /// What only the client's event loop touches.
     private let onLoop: NIOLoopBoundBox<LoopState>
     /// Bytes of the answer given to the client's channel and not written out yet, from any thread.
@@ -87,7 +90,9 @@ final class ProxyExchange: ResponseStreamReceiver {
     static let proxyCanceller = "proxy"
 
     /// Made on `channel`'s event loop.
-    init(id: String, channel: Channel, proxy: ProxyContext, client: ClientOrigin, version: HTTPVersion, keepAlive: Bool, isHead: Bool) {
+    init(id: String, channel: Channel, proxy: ProxyContext, client: ClientOrigin, version: HTTPVersion, keepAlive: Bool, isHead: Bool,
+         fieldsAsSent: FieldsAsSent? = nil) {
+        self.fieldsAsSent = fieldsAsSent
         self.id = id
         self.channel = channel
         self.proxy = proxy
@@ -139,6 +144,7 @@ final class ProxyExchange: ResponseStreamReceiver {
         guard !onLoop.value.clientGone else { return }
         var options = Self.options(proxy.options.operation(for: request.url?.host), for: request)
         options.origin = origin
+        options.fieldsAsSent = fieldsAsSent
         // On the client's event loop: the operation starts here, after this turn.
         onLoop.value.host = request.url?.host
         onLoop.value.operation = proxy.queue.stream(for: request, id: id, options: options, to: self)
@@ -187,6 +193,12 @@ final class ProxyExchange: ResponseStreamReceiver {
     // MARK: - The answer (from the transport's thread)
 
     func answerBegan(status: Int, headers: [String: String], repeatedHeaders: [String: [String]]) {
+        answerBegan(status: status, headers: headers, repeatedHeaders: repeatedHeaders, fields: nil)
+    }
+
+    /// Passed on as it came: the fields in their order, names as the server spelled them, each
+    /// repeat apart (two `Set-Cookie` stay two), where the transport kept them (NIO's).
+    func answerBegan(status: Int, headers: [String: String], repeatedHeaders: [String: [String]], fields received: HTTPFields?) {
         if let coding = headers.value(forHTTPHeader: "Transfer-Encoding") {
             let codings = HopByHopHeaders.otherTransferCodings(in: [coding])
             if !codings.isEmpty {
@@ -197,7 +209,7 @@ final class ProxyExchange: ResponseStreamReceiver {
                 }
             }
         }
-        let fields = HopByHopHeaders.removed(from: headers, repeated: repeatedHeaders)
+        let fields = received.map(HopByHopHeaders.removed(from:)) ?? HopByHopHeaders.removed(from: headers, repeated: repeatedHeaders)
         onClientLoop { $0.step(.head(status: status, headers: fields)) }
     }
 

@@ -15,8 +15,9 @@ final class UploadStream: InputStream, BodyPartsStream {
     let buffer: UploadBuffer
     var bodyParts: any BodyParts { buffer }
 
-    init(capacity: Int = 1 << 20) {
-        buffer = UploadBuffer(capacity: capacity)
+    /// - Parameter keeping: bytes of the body's start kept for the events (the queue's body limit).
+    init(capacity: Int = 1 << 20, keeping: Int = 0) {
+        buffer = UploadBuffer(capacity: capacity, keeping: keeping)
         super.init(data: Data())
     }
 
@@ -46,9 +47,21 @@ final class UploadBuffer: BodyParts, @unchecked Sendable {
     private var onRoom: (@Sendable () -> Void)?
     /// An ask of ``nextPart(maxLength:_:)`` waiting for a part.
     private var waiting: (maxLength: Int, deliver: @Sendable (BodyPart) -> Void)?
+    /// The body's first ``keepLimit`` bytes and how many came in all, for the `requestBody`
+    /// event: a streamed upload is seen as it went, and no more than the limit is held.
+    private let keepLimit: Int
+    private var kept = Data()
+    private var received = 0
 
-    init(capacity: Int) {
+    init(capacity: Int, keeping keepLimit: Int = 0) {
         self.capacity = capacity
+        self.keepLimit = max(0, keepLimit)
+    }
+
+    var keptForEvents: (prefix: Data, total: Int)? {
+        condition.lock()
+        defer { condition.unlock() }
+        return keepLimit > 0 ? (kept, received) : nil
     }
 
     // MARK: - The client's side (the event loop)
@@ -63,6 +76,11 @@ final class UploadBuffer: BodyParts, @unchecked Sendable {
         }
         parts.append(part)
         buffered += part.readableBytes
+        received += part.readableBytes
+        if kept.count < keepLimit {
+            let room = keepLimit - kept.count
+            part.withUnsafeReadableBytes { kept.append(contentsOf: $0.prefix(room)) }
+        }
         condition.broadcast()
         let answer = takeForWaitingAsk()
         let full = buffered >= capacity

@@ -96,7 +96,7 @@ final class NIOExchange: Sendable {
     private func send(_ request: URLRequest, hop: Int) {
         let outgoing: HTTPClient.Request
         do {
-            outgoing = try Self.clientRequest(request, offeringEncodings: clients.decodesBodies)
+            outgoing = try Self.clientRequest(request, offeringEncodings: clients.decodesBodies, fieldsAsSent: handler.fieldsAsSent)
         } catch {
             complete(hop: hop, NIOErrorMapping.urlError(error))
             return
@@ -118,7 +118,9 @@ final class NIOExchange: Sendable {
 
     /// - Parameter offeringEncodings: add `Accept-Encoding: gzip, deflate` when the request has
     ///   none (the transport decodes what it offered); false when bodies pass as they came.
-    static func clientRequest(_ request: URLRequest, offeringEncodings: Bool = true) throws -> HTTPClient.Request {
+    /// - Parameter fieldsAsSent: the fields as a proxy's client wrote them: the headers go in
+    ///   their order and spelling, each repeat apart (``FieldsAsSent/arranged(_:)``).
+    static func clientRequest(_ request: URLRequest, offeringEncodings: Bool = true, fieldsAsSent: FieldsAsSent? = nil) throws -> HTTPClient.Request {
         guard let url = request.url else { throw URLError(.badURL) }
         // AsyncHTTPClient traps on a port past 16 bits: a URL from a client, a plan or a
         // server's redirect must be an error, never the process's end.
@@ -126,7 +128,12 @@ final class NIOExchange: Sendable {
             throw URLError(.badURL, userInfo: [NSLocalizedDescriptionKey: "bad URL: port \(port) is not between 1 and 65535"])
         }
         var headers = HTTPHeaders()
-        for (name, value) in request.allHTTPHeaderFields ?? [:] { headers.add(name: name, value: value) }
+        let current = request.allHTTPHeaderFields ?? [:]
+        if let fieldsAsSent {
+            for (name, value) in fieldsAsSent.arranged(current.lazy.map { ($0.key, $0.value) }) { headers.add(name: name, value: value) }
+        } else {
+            for (name, value) in current { headers.add(name: name, value: value) }
+        }
         // What the decoder reads, unless the caller asked for something else (libcurl offers
         // its own list on the URLSession transport: deflate, gzip, br, zstd).
         if offeringEncodings, !headers.contains(name: "Accept-Encoding") { headers.add(name: "Accept-Encoding", value: "gzip, deflate") }

@@ -225,6 +225,58 @@ final class ProxyCommandTests: XCTestCase {
         XCTAssertEqual(whatIf.status, 0, "the tunnel is not compared; the request is the same again: \(whatIf.stdout)\(whatIf.stderr)")
     }
 
+    /// A proxy recording keeps its transparent settings (no redirect followed, every answer
+    /// relayed), so the unchanged what-if of a 302, a 404 and a 503 is the same run again:
+    /// exit 0, nothing unexplained. (It followed the 302 and judged the 404 a failure.)
+    func testTheUnchangedWhatIfOfAProxyRecordingIsTheSameRun() throws {
+        let (_, _, plain) = try upstreams()
+        let folder = try makeTemporaryFolder("proxy-whatif")
+        let recording = folder + "/proxied.jsonl"
+        let (port, stop) = try launchProxy(["--record", recording, "--ca-dir", folder + "/ca"], unprivileged: false, home: folder)
+        let proxy = "http://127.0.0.1:\(port)"
+        let base = plain.baseURL.absoluteString
+        XCTAssertEqual(try curl(["-x", proxy, base + "/status/200"]), "status 200\n")
+        _ = try curl(["-x", proxy, base + "/redirect/2"])
+        XCTAssertEqual(try curl(["-x", proxy, base + "/status/404"]), "status 404\n")
+        XCTAssertEqual(try curl(["-x", proxy, base + "/status/503?retry-after=30"]), "status 503\n")
+        XCTAssertEqual(stop().status, 0)
+        let recorded = try String(contentsOfFile: recording, encoding: .utf8)
+        XCTAssertTrue(recorded.contains("\"maxRedirects\":0"), "the recording says no redirect was followed")
+        XCTAssertTrue(recorded.contains("\"relaysEveryAnswer\":true"), "and that every answer was relayed")
+        let started = Date()
+        let whatIf = try reqtop(["whatif", recording, "--record", folder + "/again.jsonl"], timeout: 60)
+        XCTAssertEqual(whatIf.status, 0, "the same run again: \(whatIf.stdout)\(whatIf.stderr)")
+        XCTAssertTrue(whatIf.stdout.contains("0 unexplained differences"), whatIf.stdout)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 25, "no wait on the 503's Retry-After: one attempt, as the client made")
+        let again = try String(contentsOfFile: folder + "/again.jsonl", encoding: .utf8)
+        XCTAssertEqual(again.components(separatedBy: "\"outcome\":\"relayed\"").count - 1, 3, "302, 404 and 503 relayed again")
+    }
+
+    /// A proxy's HAR holds each head as it was said: the client's fields in its order, each
+    /// repeat an entry, names as spelled (read with Python's json, not our reader).
+    func testAProxyHARHoldsTheHeadsAsTheyWereSaid() throws {
+        let (_, _, plain) = try upstreams()
+        let folder = try makeTemporaryFolder("proxy-har-order")
+        let recording = folder + "/proxied.har"
+        let (port, stop) = try launchProxy(["--record", recording, "--ca-dir", folder + "/ca"], unprivileged: false, home: folder)
+        _ = try curl(["-x", "http://127.0.0.1:\(port)", "-H", "X-Zeta: 1", "-H", "X-Alpha: 2", "-H", "X-Dup: a", "-H", "X-MiXeD-Case: 3",
+                      "-H", "X-Dup: b", plain.baseURL.absoluteString + "/status/200"])
+        XCTAssertEqual(stop().status, 0)
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        python.arguments = ["-c", """
+            import json, sys
+            entry = json.load(open(sys.argv[1]))["log"]["entries"][0]
+            print("|".join(h["name"] + "=" + h["value"] for h in entry["request"]["headers"] if h["name"].lower().startswith("x-")))
+            """, recording]
+        let out = Pipe()
+        python.standardOutput = out
+        try python.run()
+        let printed = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        python.waitUntilExit()
+        XCTAssertEqual(printed.trimmingCharacters(in: .whitespacesAndNewlines), "X-Zeta=1|X-Alpha=2|X-Dup=a|X-MiXeD-Case=3|X-Dup=b")
+    }
+
     /// The proxy raises its soft limit on open files to the hard one as it starts (a soft 1,024
     /// cut it off at about 500 clients), and caps its connections by what that carries.
     func testTheDescriptorLimitIsRaisedToTheHardOne() throws {

@@ -57,6 +57,22 @@ final class RedactorTests: XCTestCase {
         XCTAssertEqual(queued.payload, .queued(method: "GET", url: "http://\(r)@a.test/?token=\(r)", headers: ["X-Api-Key": h], maxAttempts: 1))
     }
 
+    /// A proxy's heads as they were said are redacted line by line by the same rules, their
+    /// order and the lines that carry no secret kept; a streamed upload's body by its names.
+    func testHeadsAsSaidAndStreamedUploadsAreRedacted() {
+        let fields = FieldsAsSent([("X-Zeta", "1"), ("Cookie", "a=1"), ("Authorization", "Bearer t"), ("Cookie", "b=2"),
+                                   ("Location", "https://app.test/cb?code=c"), ("x-api-key", "k")]).fields
+        let event = redactor.redact(RequestEvent(time: 0, operationID: "a", attempt: 1, payload: .headerFields(side: .request, fields: fields)))
+        guard case .headerFields(.request, let out) = event.payload else { return XCTFail("\(event)") }
+        XCTAssertEqual(out.map { "\($0.name.rawName): \($0.value)" },
+                       ["X-Zeta: 1", "Cookie: \(h)", "Authorization: \(h)", "Cookie: \(h)", "Location: https://app.test/cb?code=\(r)", "x-api-key: \(h)"])
+        let upload = redactor.redact(RequestEvent(time: 0, operationID: "a", attempt: 1,
+                                                  payload: .requestBody(body: .bytes(Data("user=a&password=p".utf8)), totalBytes: 17, truncated: false,
+                                                                        mediaType: "application/x-www-form-urlencoded")))
+        guard case .requestBody(.bytes(let data), _, _, _) = upload.payload else { return XCTFail("\(upload)") }
+        XCTAssertFalse(String(decoding: data, as: UTF8.self).contains("password=p"), String(decoding: data, as: UTF8.self))
+    }
+
     /// Request bodies are recorded now, so they are redacted by the same names.
     func testBodies() {
         let json = ["Content-Type": "application/json"]

@@ -204,6 +204,24 @@ final class MonitorViewTests: XCTestCase {
         XCTAssert(grid.text.contains("attempt 2"), grid.text)
     }
 
+    /// A transparent proxy's row says so in its Request tab, not retry and budget settings the
+    /// session does not use.
+    func testATransparentRowsRequestTabSaysItIsTransparent() {
+        var model = QueueModel(source: "proxy")
+        var options = RecordedOptions(retry: RetrySettings(maxAttempts: 1, baseDelay: 0.5, multiplier: 2, maxDelay: 30, jitter: .equal,
+                                                           retryNonIdempotent: false, retryBudget: nil), earlyRetry: false)
+        options.maxRedirects = 0
+        options.relaysEveryAnswer = true
+        model.apply(RequestEvent(time: 0, operationID: "c1-r1", attempt: 1,
+                                 payload: .queued(method: "GET", url: "http://api.test/", headers: [:], maxAttempts: 1, options: options)))
+        var state = MonitorState()
+        state.screen = .detail(id: "c1-r1", tab: .request)
+        let text = render(model, state: state, now: 1).text
+        XCTAssert(text.contains("transparent: one attempt, no redirect followed, every answer relayed as it came"), text)
+        XCTAssertFalse(text.contains("jitter"), text)
+        XCTAssertFalse(text.contains("budget"), text)
+    }
+
     /// The Request tab shows the recorded body and options, and a dependent request as built.
     func testTheRequestTabShowsBodyOptionsAndTheBuiltRequest() {
         var model = QueueModel(source: "bodies")

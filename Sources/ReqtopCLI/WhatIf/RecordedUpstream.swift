@@ -89,6 +89,9 @@ enum RecordedUpstream {
                 attempts[key]?.headers = headers.filter { !framing.contains($0.key.lowercased()) }.sorted { $0.key < $1.key }
                 attempts[key]?.promisedBytes = headers.first { $0.key.lowercased() == "content-length" }.flatMap { Int($0.value) }
                 attempts[key]?.encoded = headers.contains { $0.key.lowercased() == "content-encoding" && $0.value.lowercased() != "identity" }
+            case .headerFields(.response, let fields):
+                // A proxy's answer as the upstream said it: served again in that order, repeats apart.
+                attempts[key]?.headers = fields.filter { !framing.contains($0.name.canonicalName) }.map { ($0.name.rawName, $0.value) }
             case .data(let bytes):
                 if let answered = attempts[key]?.answeredAt { attempts[key]?.parts.append(BodyPace.Part(after: max(0, event.time - answered), bytes: bytes)) }
             case .responseBody(let body, let totalBytes, _, _):
@@ -98,7 +101,8 @@ enum RecordedUpstream {
                 attempts[key]?.error = error
                 attempts[key]?.ended = true
                 if attempts[key]?.answeredAt == nil { attempts[key]?.answeredAt = event.time }
-            case .earlyRetry, .started, .sent, .connection, .preparationFailed, .redirect, .uploaded, .validationFailed, .retryScheduled,
+            case .earlyRetry, .started, .sent, .connection, .preparationFailed, .redirect, .uploaded, .requestBody, .headerFields(.request, _),
+                 .validationFailed, .retryScheduled,
                  .retryDenied, .hedged, .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting,
                  .circuitOpened, .circuitHalfOpen, .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .intercepted,
                  .held, .released, .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .finished, .missed, .other:

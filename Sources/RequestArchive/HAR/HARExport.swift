@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -46,7 +47,14 @@ public enum HARExport {
             for event in own {
                 switch event.payload {
                 case .queued(let method, let url, let headers, _, let body, _), .built(let method, let url, let headers, let body):
-                    request = SentRequest(method: method, url: url, headers: headers, body: body)
+                    request = SentRequest(method: method, url: url, headers: headers, body: body, fields: request.fields)
+                case .headerFields(.request, let fields):
+                    request.fields = fields
+                case .requestBody(let body, _, _, _):
+                    // A streamed upload as it went: `queued` could only name it.
+                    request.body = body
+                case .headerFields(.response, _):
+                    break
                 case .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data, .uploaded,
                      .responseBody, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected,
                      .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened,
@@ -84,6 +92,8 @@ public enum HARExport {
 
     private struct SentRequest {
         var method = "GET", url = "", headers: [String: String] = [:], body: RecordedBody?
+        /// The fields as the client sent them (a proxy's request): HAR's headers in their order.
+        var fields: HTTPFields?
 
         /// HAR's `postData` (`mimeType`, `text`), base64 with `"encoding": "base64"` for a
         /// binary body as `content` does it; the size or -1.
@@ -97,6 +107,11 @@ public enum HARExport {
             case nil: return (nil, 0)
             }
         }
+    }
+
+    /// A head's fields as HAR's `headers`: in their order, each repeat an entry, names as sent.
+    private static func pairs(_ fields: HTTPFields) -> [[String: String]] {
+        fields.map { ["name": $0.name.rawName, "value": $0.value] }
     }
 
     /// An event as the object its JSON line holds.
@@ -129,6 +144,7 @@ public enum HARExport {
                               request: SentRequest, shape: HAREntryShape?) -> [String: Any] {
         var taskCreated: TimeInterval?, requestSent: TimeInterval?, responseAt: TimeInterval?, end: TimeInterval?
         var status = 0, responseHeaders: [String: String] = [:], bytes = 0, error: TransportError?
+        var responseFields: HTTPFields?
         var delay: TimeInterval?, reason: String?, outcome: String?, redirect = ""
         var connection: (at: TimeInterval, id: Int, reused: Bool)?
         var answer: (body: RecordedBody, total: Int, truncated: Bool)?
@@ -144,8 +160,10 @@ public enum HARExport {
                 httpVersion = version ?? httpVersion
                 status = s
                 responseHeaders = h
+                responseFields = nil
                 responseAt = event.time
                 bytes = 0
+            case .headerFields(.response, let fields): responseFields = fields
             case .redirect(_, let location, _, _): redirect = location
             case .data(let count): bytes += count
             case .responseBody(let body, let total, let truncated, let type):
@@ -162,7 +180,7 @@ public enum HARExport {
                 outcome = o.rawValue
                 reason = r ?? reason
                 end = end ?? event.time
-            case .queued, .built, .started, .preparationFailed, .uploaded, .validationFailed, .retryDenied, .hedged, .breakpoint,
+            case .queued, .built, .started, .preparationFailed, .uploaded, .requestBody, .headerFields(.request, _), .validationFailed, .retryDenied, .hedged, .breakpoint,
                  .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened, .circuitHalfOpen,
                  .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released,
                  .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled, .missed, .other: break
@@ -193,7 +211,7 @@ public enum HARExport {
         if let outcome { reqtop["outcome"] = outcome }
         var requestFields: [String: Any] = [
             "method": request.method, "url": request.url, "httpVersion": "HTTP/1.1", "cookies": (shape?.requestCookies ?? []).map(\.object),
-            "headers": HAREntryShape.pairs(request.headers, order: shape?.requestHeaderOrder ?? []), "queryString": query(request.url), "headersSize": -1,
+            "headers": request.fields.map(Self.pairs) ?? HAREntryShape.pairs(request.headers, order: shape?.requestHeaderOrder ?? []), "queryString": query(request.url), "headersSize": -1,
             "bodySize": request.postData.size,
         ]
         if let postData = request.postData.fields { requestFields["postData"] = postData }
@@ -204,7 +222,7 @@ public enum HARExport {
             "response": [
                 "status": status, "statusText": status == 0 ? "" : HTTPURLResponse.localizedString(forStatusCode: status),
                 "httpVersion": httpVersion, "cookies": (shape?.responseCookies ?? []).map(\.object),
-                "headers": HAREntryShape.pairs(responseHeaders, order: shape?.responseHeaderOrder ?? []),
+                "headers": responseFields.map(Self.pairs) ?? HAREntryShape.pairs(responseHeaders, order: shape?.responseHeaderOrder ?? []),
                 "content": content(size: bytes, mimeType: contentType, answer: answer),
                 "redirectURL": redirect, "headersSize": -1, "bodySize": status == 0 ? -1 : bytes,
             ] as [String: Any],

@@ -77,6 +77,7 @@ extension OperationRow {
             live[0].httpVersion = version
             self.status = status
             live[0].responseHeaders = headers
+            live[0].responseFields = nil
             live[0].expectedBytes = expected
             bytes = 0
             updateAttempt(number: event.attempt) {
@@ -90,6 +91,13 @@ extension OperationRow {
             live[0].uploadTotal = total
         case .responseBody(let body, let total, let truncated, let mediaType):
             live[0].responseBody = ResponseBody(attempt: event.attempt, body: body, totalBytes: total, truncated: truncated, mediaType: mediaType)
+        case .requestBody(let body, _, _, _):
+            // A streamed upload as it went: `queued` could only say "a stream".
+            live[0].requestBody = body
+        case .headerFields(.request, let fields):
+            live[0].requestFields = fields
+        case .headerFields(.response, let fields):
+            live[0].responseFields = fields
         case .taskCompleted(let error):
             if let error {
                 // A copy cancelled because another answered first is not the row's error.

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import RequestEventFormat
 import RequestOperations
 
@@ -15,6 +16,9 @@ extension OperationRow {
         var requestBody: RecordedBody?
         var requestOptions: RecordedOptions?
         var responseHeaders: [String: String] = [:]
+        /// The heads as they were said (the `headerFields` events: a proxy's), in order.
+        var requestFields: HTTPFields?
+        var responseFields: HTTPFields?
         var responseBody: ResponseBody?
         /// The server's answer a person's answer replaced (stopped after it at a breakpoint):
         /// the attempt and the server's status, kept to be shown as replaced.
@@ -42,6 +46,10 @@ extension OperationRow {
     /// Time limits and retry settings, as recorded.
     public var requestOptions: RecordedOptions? { detail(\.requestOptions) }
     public var responseHeaders: [String: String] { detail(\.responseHeaders) }
+    /// The request's fields as its client sent them, in order, names as spelled (a proxy's row).
+    public var requestFields: HTTPFields? { detail(\.requestFields) }
+    /// The last answer's fields as the server sent them, in order (a proxy's row).
+    public var responseFields: HTTPFields? { detail(\.responseFields) }
     /// The last answer's HTTP version, when the transport said.
     public var httpVersion: String? { detail(\.httpVersion) }
     /// The last answer's body as the `responseBody` event carried it (nil: none came).

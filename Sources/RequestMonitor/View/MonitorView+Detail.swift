@@ -50,7 +50,12 @@ extension MonitorView {
             }
         case .request:
             var lines: [(String, CellGrid.Style)] = [("\(row.method) \(row.url)", CellGrid.Style(bold: true))]
-            lines += row.requestHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
+            if let fields = row.requestFields {
+                // As the client sent them: in order, each repeat apart, names as spelled.
+                lines += fields.map { ("\($0.name.rawName): \($0.value)", .plain) }
+            } else {
+                lines += row.requestHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
+            }
             if row.requestHeaders.isEmpty { lines.append(("(no headers set by the caller)", CellGrid.Style(dim: true))) }
             if let options = row.requestOptions { lines.append((Self.describe(options, maxAttempts: row.maxAttempts), CellGrid.Style(dim: true))) }
             if let upload = row.transfer(at: now), upload.direction == .up { lines.append((upload.text, .plain)) }
@@ -64,7 +69,11 @@ extension MonitorView {
                               CellGrid.Style(color: theme.color ? .yellow : .normal, bold: true)))
             }
             if let file = row.requestOptions?.saveTo { lines.append(("saved to \(file) (written under a temporary name until the answer is whole)", CellGrid.Style(dim: true))) }
-            lines += row.responseHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
+            if let fields = row.responseFields {
+                lines += fields.map { ("\($0.name.rawName): \($0.value)", .plain) }
+            } else {
+                lines += row.responseHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
+            }
             if let error = row.lastError { lines.append(("last error: \(error)", theme.style(.failed))) }
             return lines
         case .retries:
@@ -161,6 +170,10 @@ extension MonitorView {
         case .responseBody(let body, let total, let truncated, let type):
             "\(Format.bytes(total))" + (type.map { " \($0)" } ?? "") + (truncated ? ", first \(Self.bodySize(body)) kept" : "")
                 + (body.isOmitted ? " (\(Self.bodySize(body)))" : "")
+        case .requestBody(let body, let total, let truncated, let type):
+            "request body \(Format.bytes(total))" + (type.map { " \($0)" } ?? "") + (truncated ? ", first \(Self.bodySize(body)) kept" : "")
+        case .headerFields(let side, let fields):
+            "\(fields.count) field\(fields.count == 1 ? "" : "s") as the \(side == .request ? "client" : "server") sent them, in order"
         case .taskCompleted(let error): error.map { "error \($0.code) \($0.message)" } ?? "ok"
         case .retryScheduled(let delay, let reason): String(format: "in %.2fs: ", delay) + reason
         case .earlyRetry(let trigger, let delay): String(format: "%@ in %.2fs", trigger, delay)
@@ -234,6 +247,14 @@ extension MonitorView {
             return text + "s"
         }
         var parts: [String] = []
+        let once = (options.retry?.maxAttempts ?? maxAttempts) == 1
+        if options.relaysEveryAnswer, once, options.maxRedirects == 0, options.hedge == nil {
+            // A transparent proxy's request: no retry policy, budget or backoff applies to it.
+            parts.append("transparent: one attempt, no redirect followed, every answer relayed as it came")
+            if let timeout = options.attemptTimeout { parts.append("timeout \(exact(timeout))") }
+            if let deadline = options.deadline { parts.append("deadline \(exact(deadline))") }
+            return parts.joined(separator: " · ")
+        }
         if let timeout = options.attemptTimeout { parts.append("timeout \(exact(timeout))") }
         if let deadline = options.deadline { parts.append("deadline \(exact(deadline))") }
         if let file = options.bodyFile { parts.append("body from \(file)") }
@@ -249,6 +270,8 @@ extension MonitorView {
             parts.append("retry: a policy of the program's own" + (maxAttempts.map { " (\($0) attempts)" } ?? ""))
         }
         if !options.earlyRetry { parts.append("no early retry") }
+        if let redirects = options.maxRedirects { parts.append(redirects == 0 ? "no redirect followed" : "up to \(redirects) redirects") }
+        if options.relaysEveryAnswer { parts.append("every answer relayed as it came") }
         if let hedge = options.hedge { parts.append("hedge after \(exact(hedge.after))" + (hedge.max == 1 ? "" : ", up to \(hedge.max) copies")) }
         return parts.joined(separator: " · ")
     }

@@ -47,6 +47,10 @@ public struct RequestOptions: Sendable {
     /// client (`curl (pid 4242)`). In the `queued` event's `origin` (added), and the monitor's
     /// PROGRAM column. nil: the program that runs the queue.
     public var origin: String?
+    /// The request's header fields as its sender wrote them — order, repeats, spelling — when
+    /// it is a proxy's client's (``FieldsAsSent``): the NIO transport sends the request's
+    /// headers arranged by them; URLSession's cannot. nil: the headers go in the transport's order.
+    public var fieldsAsSent: FieldsAsSent?
     /// How many redirects an attempt follows (10), and whether https may go to http (no).
     public var redirects: RedirectPolicy = .follow()
     /// Every answer is passed on as it came, whatever its status (a transparent proxy's): no

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Synchronization
 
 /// A successful answer's body as it arrives, for a program that processes as it reads
@@ -77,7 +78,7 @@ public final class ResponseBodyStream: AsyncSequence, Sendable {
     // MARK: - The engine's side
 
     /// The answer the body belongs to arrived: the caller waiting for it goes on.
-    func deliverHead(status: Int, headers: [String: String], repeated: [String: [String]] = [:]) {
+    func deliverHead(status: Int, headers: [String: String], repeated: [String: [String]] = [:], fields: HTTPFields? = nil) {
         let waiting = state.withLock { state -> [CheckedContinuation<Head, Error>] in
             guard case .waiting(let waiting) = state.head else { return [] }
             state.head = .arrived(Head(status: status, headers: headers, repeated: repeated))

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// Takes a streamed answer as the transport reads it, on the transport's own thread, with no
 /// Task in between — for a server that writes what it reads to a socket of its own (reqtop's
@@ -23,6 +24,10 @@ public protocol ResponseStreamReceiver: Sendable {
     /// A valid answer began: its status and headers (each value of a header sent more than
     /// once in `repeatedHeaders`, where the transport tells).
     func answerBegan(status: Int, headers: [String: String], repeatedHeaders: [String: [String]])
+    /// A valid answer began, with its fields as received — in order, each repeat apart, names
+    /// as the server spelled them — from a transport that keeps them (NIO's; nil from
+    /// URLSession's). By default, ``answerBegan(status:headers:repeatedHeaders:)``.
+    func answerBegan(status: Int, headers: [String: String], repeatedHeaders: [String: [String]], fields: HTTPFields?)
     /// A part of the body. Return false to have a transport that can wait (NIO) read no more
     /// until `resume` is called (once, from any thread); true to go on. The URLSession transport
     /// cannot wait and goes on either way.
@@ -36,7 +41,7 @@ public protocol ResponseStreamReceiver: Sendable {
 /// Where a streamed answer goes inside the engine: the async sequence
 /// (``ResponseBodyStream``) or a program's ``ResponseStreamReceiver``.
 protocol StreamedAnswerSink: Sendable {
-    func deliverHead(status: Int, headers: [String: String], repeated: [String: [String]])
+    func deliverHead(status: Int, headers: [String: String], repeated: [String: [String]], fields: HTTPFields?)
     /// A part; false when the sink is full (a transport that can wait then waits for `whenRoom`).
     func push(_ data: Data, whenRoom: (@Sendable () -> Void)?, wakeLater: ResponseBodyStream.WakeScheduler?) -> Bool
     /// Bytes given and not yet taken (checked for a transport that cannot wait).
@@ -55,12 +60,18 @@ extension ResponseBodyStream: StreamedAnswerSink {
     }
 }
 
+extension ResponseStreamReceiver {
+    public func answerBegan(status: Int, headers: [String: String], repeatedHeaders: [String: [String]], fields: HTTPFields?) {
+        answerBegan(status: status, headers: headers, repeatedHeaders: repeatedHeaders)
+    }
+}
+
 /// A ``ResponseStreamReceiver`` as the operation's sink.
 struct ReceiverSink: StreamedAnswerSink {
     let receiver: any ResponseStreamReceiver
 
-    func deliverHead(status: Int, headers: [String: String], repeated: [String: [String]]) {
-        receiver.answerBegan(status: status, headers: headers, repeatedHeaders: repeated)
+    func deliverHead(status: Int, headers: [String: String], repeated: [String: [String]], fields: HTTPFields?) {
+        receiver.answerBegan(status: status, headers: headers, repeatedHeaders: repeated, fields: fields)
     }
 
     func push(_ data: Data, whenRoom: (@Sendable () -> Void)?, wakeLater: ResponseBodyStream.WakeScheduler?) -> Bool {

@@ -6,6 +6,7 @@ public enum EventKind: String, Sendable, CaseIterable {
     case circuitWaiting, circuitOpened, circuitHalfOpen, circuitClosed, rateLimitWaiting, rateLimited, retryBudget
     case earlyRetry, intercepted, held, released, reactorStarted, reactorWaiting, reactorFinished, requeued
     case cancelled, finished, missed
+    case requestBody, headerFields
 }
 
 extension RequestEvent.Payload {
@@ -24,6 +25,8 @@ extension RequestEvent.Payload {
         case .data: .data
         case .uploaded: .uploaded
         case .responseBody: .responseBody
+        case .requestBody: .requestBody
+        case .headerFields: .headerFields
         case .taskCompleted: .taskCompleted
         case .validationFailed: .validationFailed
         case .retryScheduled: .retryScheduled

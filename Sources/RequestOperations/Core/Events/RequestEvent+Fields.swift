@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// The event format's schema, kept beside the events: each payload's `event` name and its
 /// fields with their names and kinds. The engine knows no file format; the
@@ -98,6 +99,16 @@ extension RequestEvent.Payload {
             if truncated { w.bool("truncated", true) }
             if let mediaType { w.string("mediaType", mediaType) }
             return "responseBody"
+        case .requestBody(let body, let total, let truncated, let mediaType):
+            Self.write(body: body, to: &w)
+            w.int("totalBytes", total)
+            if truncated { w.bool("truncated", true) }
+            if let mediaType { w.string("mediaType", mediaType) }
+            return "requestBody"
+        case .headerFields(let side, let fields):
+            w.string("side", side.rawValue)
+            w.string("fields", Self.lines(of: fields))
+            return "headerFields"
         case .taskCompleted(let error):
             w.error("error", error)
             return "taskCompleted"
@@ -231,6 +242,21 @@ extension RequestEvent.Payload {
             if total < 0 { throw r.invalid("totalBytes", expected: "a size of 0 or more", found: "\(total)") }
             self = .responseBody(body: try Self.readBody(r) ?? .bytes(Data()), totalBytes: total,
                                  truncated: try r.optionalBool("truncated") ?? false, mediaType: r.optionalString("mediaType"))
+        case "requestBody":
+            let total = try r.int("totalBytes")
+            if total < 0 { throw r.invalid("totalBytes", expected: "a size of 0 or more", found: "\(total)") }
+            self = .requestBody(body: try Self.readBody(r) ?? .bytes(Data()), totalBytes: total, truncated: try r.optionalBool("truncated") ?? false,
+                                mediaType: r.optionalString("mediaType"))
+        case "headerFields":
+            let sideName = try r.string("side")
+            guard let side = FieldSide(rawValue: sideName) else {
+                throw r.invalid("side", expected: FieldSide.allCases.map(\.rawValue).joined(separator: " or "), found: "\"\(sideName.prefix(20))\"")
+            }
+            let text = try r.string("fields")
+            guard let fields = Self.fields(fromLines: text) else {
+                throw r.invalid("fields", expected: "lines of Name: value", found: "\"\(text.prefix(40))\"")
+            }
+            self = .headerFields(side: side, fields: fields)
         case "taskCompleted": self = .taskCompleted(error: try r.error("error"))
         case "validationFailed": self = .validationFailed(reason: try r.string("reason"))
         case "retryScheduled": self = .retryScheduled(delay: try r.double("delay"), reason: try r.string("reason"))
@@ -312,4 +338,24 @@ private struct DiscardingFieldWriter: EventFieldWriter {
     func bool(_ key: String, _ value: Bool) {}
     func error(_ key: String, _ value: TransportError?) {}
     func null(_ key: String) {}
+}
+
+extension RequestEvent.Payload {
+    /// A head's fields as `headerFields` writes them: `Name: value` lines joined by `\n`
+    /// (a field's value holds no line break: swift-http-types makes one a space).
+    public static func lines(of fields: HTTPFields) -> String {
+        fields.map { "\($0.name.rawName): \($0.value)" }.joined(separator: "\n")
+    }
+
+    /// The fields `lines` holds; nil when a line is not `Name: value` with a field name.
+    public static func fields(fromLines lines: String) -> HTTPFields? {
+        var fields = HTTPFields()
+        for line in lines.split(separator: "\n", omittingEmptySubsequences: true) {
+            guard let colon = line.firstIndex(of: ":"), let name = HTTPField.Name(String(line[..<colon])) else { return nil }
+            var value = line[line.index(after: colon)...]
+            if value.first == " " { value = value.dropFirst() }
+            fields.append(HTTPField(name: name, value: String(value)))
+        }
+        return fields
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// One thing that happened to one operation: the only thing that crosses from the engine
 /// to the monitor, recordings and other tools.
@@ -102,6 +103,20 @@ public struct RequestEvent: Sendable, Equatable {
         /// (the whole body's size), `truncated` (true when cut at the cap,
         /// ``RequestOptions/responseBodyCap``), `mediaType` (the Content-Type, when given).
         indirect case responseBody(body: RecordedBody, totalBytes: Int, truncated: Bool, mediaType: String?)
+        /// `requestBody` (added): a request body that was streamed (`queued` could not carry
+        /// it: `bodyOmitted` "a stream"), as it went, once per attempt before `taskCompleted`:
+        /// the body fields as `queued` has them, up to the queue's body limit, `totalBytes`
+        /// (what the body's source gave in all), `truncated` (true when cut at the limit),
+        /// `mediaType` (the request's Content-Type, when given). From bodies that keep what
+        /// passed (a proxy's client's upload, ``BodyParts/keptForEvents``).
+        indirect case requestBody(body: RecordedBody, totalBytes: Int, truncated: Bool, mediaType: String?)
+        /// `headerFields` (added): a head's fields as they were said — in order, each repeat a
+        /// line of its own, names as spelled — where that is known: `side` (`request`: as the
+        /// proxy's client sent them; `response`: as the upstream answered), `fields` (the
+        /// lines, `Name: value`, joined by `\n`). After `queued` and after `response`, for
+        /// requests with ``RequestOptions/fieldsAsSent`` (the proxy's). `headers` beside it
+        /// stays one value per name.
+        indirect case headerFields(side: FieldSide, fields: HTTPFields)
         /// `taskCompleted`: `error`, null or `{"code": URLError code, "message": ...}`.
         case taskCompleted(error: TransportError?)
         /// `validationFailed`: `reason`.
@@ -306,4 +321,12 @@ public struct TransportError: Sendable, Equatable, Codable {
         default: "URL error \(code.rawValue)"
         }
     }
+}
+
+/// Which head a ``RequestEvent/Payload/headerFields(side:fields:)`` event is of.
+public enum FieldSide: String, Sendable, CaseIterable {
+    /// The request, as its sender (a proxy's client) wrote it.
+    case request
+    /// The answer, as the server sent it.
+    case response
 }

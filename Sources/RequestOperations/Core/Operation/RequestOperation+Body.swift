@@ -142,6 +142,12 @@ extension RequestOperation {
             }
             if announce == true { operation.announceData(&state, at: now) }
             if lead.streaming, let stream = operation.options.bodyStream {
+                // Its first bytes kept as they pass, for whoever reads events (the Body tab, a
+                // recording): never more than the cap, whatever the stream's size.
+                let room = operation.options.responseBodyCap - state.answer.keptOfStream.count
+                if room > 0, operation.environment.events.subscriberCount > 0 {
+                    state.answer.keptOfStream.append(data.count <= room ? data : data.prefix(room))
+                }
                 return .stream(stream, running: lead.task)
             }
             if let file = state.answer.file {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -41,7 +42,7 @@ extension RequestOperation {
         /// ignored on Linux, where the body is read to the end).
         case cancel(TransportTask)
         /// A valid answer whose body goes to the caller's stream: the head goes first.
-        case deliverHead(any StreamedAnswerSink, status: Int, headers: [String: String], repeated: [String: [String]])
+        case deliverHead(any StreamedAnswerSink, status: Int, headers: [String: String], repeated: [String: [String]], fields: HTTPFields?)
     }
 
     /// A response of `task`: `take` files it in the answer (false: it is no HTTP response).
@@ -55,7 +56,8 @@ extension RequestOperation {
         case .none: break
         case .stale(let file): file?.discard()
         case .cancel(let task): cancelTasks([task])
-        case .deliverHead(let stream, let status, let headers, let repeated): stream.deliverHead(status: status, headers: headers, repeated: repeated)
+        case .deliverHead(let stream, let status, let headers, let repeated, let fields):
+            stream.deliverHead(status: status, headers: headers, repeated: repeated, fields: fields)
         }
         return .allow
     }
@@ -97,6 +99,7 @@ extension RequestOperation {
         // delivers the 401 response before the real one.
         var answer = arrival.answer
         answer.body = Data()
+        answer.keptOfStream = Data()
         answer.file?.discard()
         answer.file = nil
         var reading = Reading(answer: answer)
@@ -155,10 +158,15 @@ extension RequestOperation {
         state.record.status = status
         state.record.bytes = 0
         publish(&state, .response(status: status, headers: state.answer.headers, expectedBytes: expectedBytes, httpVersion: state.answer.httpVersion))
+        if options.fieldsAsSent != nil, let fields = state.answer.fieldsAsReceived {
+            // Relayed so by a proxy: the events show the answer as it was said.
+            publish(&state, .headerFields(side: .response, fields: fields))
+        }
         guard let failure = reading.failure else {
             guard let stream = options.bodyStream, state.answer.file == nil else { return .none }
             state.machine.inFlight(lead: task) { $0.streaming = true }
-            return .deliverHead(stream, status: status, headers: state.answer.headers, repeated: state.answer.repeatedHeaders)
+            return .deliverHead(stream, status: status, headers: state.answer.headers, repeated: state.answer.repeatedHeaders,
+                                fields: state.answer.fieldsAsReceived)
         }
         let stops = options.cancelOnInvalidResponse
         state.machine.inFlight(lead: task) { flight in

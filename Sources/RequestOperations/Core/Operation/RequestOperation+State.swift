@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -111,6 +112,10 @@ extension RequestOperation {
         /// Where the response came from (after redirects): whose cookies it sets.
         private(set) var url: URL?
         var body = Data()
+        /// The first bytes of a body streamed to the caller (``RequestOptions/bodyStream``), up
+        /// to ``RequestOptions/responseBodyCap``, kept as they pass for the `responseBody`
+        /// event when someone reads events; the rest is never held.
+        var keptOfStream = Data()
         /// Where the body goes instead, for a 2xx with a destination.
         var file: ResponseFile?
         /// The file the last successful answer was saved to.
@@ -126,6 +131,9 @@ extension RequestOperation {
 
         /// `HTTP/1.1`, `HTTP/2.0`: from a transport that says (a `TransportResponse`).
         var httpVersion: String? { head?.httpVersion }
+
+        /// The fields in order, names as sent, from a transport that keeps them (NIO's).
+        var fieldsAsReceived: HTTPFields? { head?.fieldsAsReceived }
 
         /// Each value of a header sent more than once, from a transport that keeps them apart.
         var repeatedHeaders: [String: [String]] { head?.repeatedHeaders ?? [:] }

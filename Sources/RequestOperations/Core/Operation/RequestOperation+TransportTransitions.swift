@@ -200,12 +200,26 @@ extension RequestOperation {
             // Only when someone reads events: the body is for people and files, and a queue
             // nobody watches (a service at full speed) is spared making it.
             if streaming, operation.environment.events.subscriberCount > 0 {
-                operation.publish(&state, .responseBody(body: .omitted(bytes: state.record.bytes, reason: "streamed to the caller"),
-                                                        totalBytes: state.record.bytes, truncated: false,
-                                                        mediaType: state.answer.headers.value(forHTTPHeader: "Content-Type")))
+                let kept = state.answer.keptOfStream, total = state.record.bytes
+                let mediaType = state.answer.headers.value(forHTTPHeader: "Content-Type")
+                if !kept.isEmpty {
+                    // What passed to the caller, up to the cap (kept as it streamed).
+                    operation.publish(&state, .responseBody(body: .bytes(kept), totalBytes: total, truncated: kept.count < total, mediaType: mediaType))
+                } else if total > 0 {
+                    let reason = operation.options.responseBodyCap == 0 ? "streamed to the caller (the body cap is 0)" : "streamed to the caller"
+                    operation.publish(&state, .responseBody(body: .omitted(bytes: total, reason: reason), totalBytes: total, truncated: false,
+                                                            mediaType: mediaType))
+                }
+                state.answer.keptOfStream = Data()
             } else if answered, operation.environment.events.subscriberCount > 0,
                let body = RequestOperation.responseBody(state.answer.body, headers: state.answer.headers, cap: operation.options.responseBodyCap) {
                 operation.publish(&state, body)
+            }
+            if operation.environment.events.subscriberCount > 0,
+               let kept = (state.sent?.httpBodyStream as? any BodyPartsStream)?.bodyParts.keptForEvents {
+                // A streamed upload, as it went (up to the queue's body limit): `queued` said only "a stream".
+                operation.publish(&state, .requestBody(body: .bytes(kept.prefix), totalBytes: kept.total, truncated: kept.prefix.count < kept.total,
+                                                       mediaType: state.sent?.value(forHTTPHeaderField: "Content-Type")))
             }
             operation.publish(&state, .taskCompleted(error: reported))
             let end = AttemptEnd(failure: failure, taskError: reported, handedOver: streaming, leadRecord: state.machine.leadRecord)

@@ -71,6 +71,10 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
                                            headers: request.allHTTPHeaderFields ?? [:], maxAttempts: options.retryPolicy.attemptLimit,
                                            body: RecordedBody(of: request, limit: environment.events.bodyLimit),
                                            options: RecordedOptions(options, parents: parents.map(\.id))))
+        if let sent = options.fieldsAsSent {
+            // The head as its sender wrote it, beside `queued`'s one value per name.
+            environment.events.publish(operation: self.id, attempt: 1, .headerFields(side: .request, fields: sent.fields))
+        }
         environment.instruments.forEach { $0.operationCreated(self.id, request: request) }
     }
 

@@ -24,6 +24,8 @@ final class AttemptCallbacks: TransportCallbacks {
         operation.task(task, didReceive: response)
     }
 
+    var fieldsAsSent: FieldsAsSent? { operation.options.fieldsAsSent }
+
     func task(_ task: Int, didReceive response: TransportResponse) -> URLSession.ResponseDisposition {
         operation.task(task, didReceive: response)
     }

@@ -16,6 +16,14 @@ public protocol BodyParts: AnyObject, Sendable {
     /// No more parts are wanted (the request ended, or failed): an ask still waiting is
     /// dropped, what the body holds let go, and its source no longer held back.
     func stopReading()
+    /// The body's first bytes as they were handed over, up to the limit it was made with, and
+    /// how many were handed over in all: the `requestBody` event's (a proxy's client's upload
+    /// is seen as it went). Nil when the body keeps none. Optional: nil by default.
+    var keptForEvents: (prefix: Data, total: Int)? { get }
+}
+
+extension BodyParts {
+    public var keptForEvents: (prefix: Data, total: Int)? { nil }
 }
 
 /// What ``BodyParts/nextPart(maxLength:_:)`` delivers.

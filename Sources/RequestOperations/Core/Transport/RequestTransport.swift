@@ -131,6 +131,10 @@ public protocol TransportCallbacks: AnyObject, Sendable {
     /// What follows on this task is a fault `rule` injected (``FaultRules``), not the
     /// server's: told before its first callback. Optional: the default does nothing.
     func task(_ task: Int, wasInjected rule: FaultRule)
+    /// The request's fields as its sender wrote them (``RequestOptions/fieldsAsSent``): a
+    /// transport that writes its own heads sends the request's headers arranged by them
+    /// (``FieldsAsSent/arranged(_:)``). Optional: nil by default.
+    var fieldsAsSent: FieldsAsSent? { get }
 }
 
 extension TransportCallbacks {
@@ -148,4 +152,5 @@ extension TransportCallbacks {
         self.task(task, didUseConnection: connection, reused: reused)
     }
     public func task(_ task: Int, wasInjected rule: FaultRule) {}
+    public var fieldsAsSent: FieldsAsSent? { nil }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -24,6 +25,9 @@ public struct TransportResponse: Sendable {
     /// (empty when none was): what a proxy passes on as it came (two `Set-Cookie` joined by
     /// ", " are not two cookies to a client).
     public let repeatedHeaders: [String: [String]]
+    /// The fields as received: in order, each repeat apart, names as the server spelled them
+    /// (what a proxy relays). A field whose name is not one (RFC 9110 §5.1) is left out.
+    public let fieldsAsReceived: HTTPFields
 
     /// - Parameter fields: the fields in the order received, names as sent. (Inlinable, so
     ///   it is specialised for the caller's sequence: a transport's own header type.)
@@ -34,7 +38,9 @@ public struct TransportResponse: Sendable {
         self.httpVersion = httpVersion
         var headers: [String: String] = [:]
         var repeated: [String: [String]] = [:]
+        var received = HTTPFields()
         for (name, value) in fields where !name.isEmpty {
+            if let fieldName = HTTPField.Name(name) { received.append(HTTPField(name: fieldName, value: value)) }
             let name = Self.canonicalName(name)
             if let earlier = headers[name] {
                 headers[name] = "\(earlier), \(value)"
@@ -45,6 +51,7 @@ public struct TransportResponse: Sendable {
         }
         self.headers = headers
         self.repeatedHeaders = repeated
+        self.fieldsAsReceived = received
     }
 
     /// `Content-Length`, when it is a number of bytes.
