@@ -9,6 +9,15 @@ public protocol GlueMeter: AnyObject {
     func countDown(_ bytes: Int)
     /// The pair closed, after an error or not.
     func close(_ error: Error?)
+    /// What passed, to be read (never kept or changed: it is written on as it came). By
+    /// default, its size counted up or down.
+    func passed(_ bytes: ByteBuffer, fromFirstSide: Bool)
+}
+
+extension GlueMeter {
+    public func passed(_ bytes: ByteBuffer, fromFirstSide: Bool) {
+        if fromFirstSide { countUp(bytes.readableBytes) } else { countDown(bytes.readableBytes) }
+    }
 }
 
 /// One end of a pair of glued channels: what one channel reads is written to the other, and a
@@ -81,10 +90,7 @@ public final class GlueHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: - This side
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if let meter {
-            let bytes = unwrapInboundIn(data).readableBytes
-            if isClientSide { meter.countUp(bytes) } else { meter.countDown(bytes) }
-        }
+        meter?.passed(unwrapInboundIn(data), fromFirstSide: isClientSide)
         partner?.partnerWrite(data)
     }
 

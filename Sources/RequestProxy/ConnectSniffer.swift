@@ -3,11 +3,12 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 
-/// What an intercepted `CONNECT` carries, told by its first byte once the client was told
+/// What an intercepted `CONNECT` carries, told by its first bytes once the client was told
 /// `200`: TLS (a handshake record, `0x16`) is ended here and its requests run as operations;
-/// anything else — SSH, a database's protocol, plain HTTP (`curl -p`) — is not the proxy's to
-/// read, and is relayed as bytes to the host the client asked for, a tunnel row like a
-/// `--tunnel` host's. (mitmproxy looks the same way.)
+/// plain HTTP/1 (a request line: `GET /chat HTTP/1.1`, as a browser sends a `ws://` through a
+/// proxy, or `curl -p`) is read as decrypted text is, each request an operation; anything else
+/// — SSH, a database's protocol, HTTP/2's `PRI *` preface — is relayed as bytes to the host the
+/// client asked for, a tunnel row like a `--tunnel` host's. (mitmproxy looks the same way.)
 ///
 /// The bytes read while deciding (and while the upstream connects) are handed on, in order,
 /// to whatever comes next.
@@ -19,27 +20,56 @@ final class ConnectSniffer: ChannelInboundHandler, RemovableChannelHandler {
     static let tlsHandshake: UInt8 = 0x16
 
     private let intercept: (Channel) throws -> Void
+    private let plainHTTP: (Channel) throws -> Void
     private let relay: (Channel, _ joined: @escaping @Sendable (Bool) -> Void) -> Void
     private var held: [ByteBuffer] = []
     private var decided = false
 
     /// - Parameters:
     ///   - intercept: adds the TLS and HTTP handlers (after this one).
+    ///   - plainHTTP: adds the HTTP handlers (after this one).
     ///   - relay: connects to the upstream and adds the relay's handler (after this one); tells
     ///     `joined` whether it could.
-    init(intercept: @escaping (Channel) throws -> Void, relay: @escaping (Channel, _ joined: @escaping @Sendable (Bool) -> Void) -> Void) {
+    init(intercept: @escaping (Channel) throws -> Void, plainHTTP: @escaping (Channel) throws -> Void,
+         relay: @escaping (Channel, _ joined: @escaping @Sendable (Bool) -> Void) -> Void) {
         self.intercept = intercept
+        self.plainHTTP = plainHTTP
         self.relay = relay
+    }
+
+    /// What the first bytes are.
+    enum Carried: Equatable {
+        case tls, http, other
+    }
+
+    /// What `bytes` (the first read so far) begin: nil while too few to tell (a method's
+    /// letters with no space after them yet).
+    static func carried(by bytes: [UInt8]) -> Carried? {
+        guard let first = bytes.first else { return nil }
+        if first == tlsHandshake { return .tls }
+        // A request line: a method token of capitals, a space, then a target that is not `*`
+        // (HTTP/2's preface is `PRI * HTTP/2.0`: not HTTP/1 for this codec).
+        let method = bytes.prefix { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
+        guard !method.isEmpty else { return .other }
+        guard method.count < bytes.count else { return method.count < 16 ? nil : .other }
+        guard method.count < 16, bytes[method.count] == UInt8(ascii: " ") else { return .other }
+        guard bytes.count > method.count + 1 else { return nil }
+        return bytes[method.count + 1] == UInt8(ascii: "*") ? .other : .http
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = unwrapInboundIn(data)
         held.append(bytes)
-        guard !decided, let first = bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) else { return }
+        guard !decided else { return }
+        let start = held.reduce(into: [UInt8]()) { start, part in
+            guard start.count < 18 else { return }
+            start += part.getBytes(at: part.readerIndex, length: min(part.readableBytes, 18 - start.count)) ?? []
+        }
+        guard let carried = Self.carried(by: start) else { return }
         decided = true
-        if first == Self.tlsHandshake {
+        if carried != .other {
             do {
-                try intercept(context.channel)
+                try (carried == .tls ? intercept : plainHTTP)(context.channel)
                 handOn(context)
             } catch {
                 context.close(promise: nil)

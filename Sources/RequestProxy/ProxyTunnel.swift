@@ -43,11 +43,14 @@ enum ProxyTunnel {
         }
         let origin = URL(string: "https://\(host.contains(":") ? "[\(host)]" : host)\(port == 443 ? "" : ":\(port)")")!
         swapToBytes(channel, codec: codec.value, telling: ByteBuffer(string: "HTTP/1.1 200 Connection established\r\n\r\n")) {
-            // TLS is ended here; anything else is relayed as it comes (ConnectSniffer).
+            // TLS is ended here, plain HTTP read as it is; anything else is relayed as it comes (ConnectSniffer).
+            let plainOrigin = URL(string: "http://\(authority(host, port))")!
             let sniffer = ConnectSniffer(intercept: { channel in
                 try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
                 try channel.pipeline.syncOperations.addHandler(ClientHandshakeWatch(host: host, port: port, id: id, proxy: proxy, client: client))
                 try ProxyConnectionHandler.install(on: channel, context: proxy, connection: connection, origin: origin, idle: false, client: client)
+            }, plainHTTP: { channel in
+                try ProxyConnectionHandler.install(on: channel, context: proxy, connection: connection, origin: plainOrigin, idle: false, client: client)
             }, relay: { channel, joined in
                 relay(channel, to: host, port: port, id: id, proxy: proxy, client: client, joined: joined)
             })

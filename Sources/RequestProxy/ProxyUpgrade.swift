@@ -135,7 +135,7 @@ final class UpgradeAnswer: ChannelInboundHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let head) where head.status == .switchingProtocols:
             state = .switching(head)
-            meter.answered(status: 101, headers: head.headers)
+            meter.answered(status: 101, headers: head.headers, keeping: proxy.options.operation.responseBodyCap)
         case .head(let head) where head.status.code < 200:
             // 100 Continue and the like: the final answer follows.
             break

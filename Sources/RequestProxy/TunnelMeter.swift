@@ -28,6 +28,10 @@ final class TunnelMeter: GlueMeter {
     private var closed = false
     /// The upstream's answer to an upgrade, once it came.
     private var status: Int?
+    /// A WebSocket's messages each way, read as they pass (after a `101` to `Upgrade:
+    /// websocket`); nil for any other tunnel.
+    private var webSocket: (up: WebSocketMessages, down: WebSocketMessages)?
+    private var toldMessages = (up: 0, down: 0)
 
     /// Publishes the row's start: `method` and `url` as the client asked (`CONNECT
     /// https://host:port`, or the upgrade's request).
@@ -59,13 +63,26 @@ final class TunnelMeter: GlueMeter {
     }
 
     /// An upgrade's answer came (`101`, or a refusal passed to the client): a `response`.
-    func answered(status: Int, headers: HTTPHeaders) {
+    func answered(status: Int, headers: HTTPHeaders, keeping limit: Int = 0) {
         self.status = status
+        if status == 101, headers[canonicalForm: "Upgrade"].contains(where: { $0.lowercased() == "websocket" }) {
+            webSocket = (WebSocketMessages(limit: limit), WebSocketMessages(limit: limit))
+        }
         _ = events.publish(operation: id, attempt: 1, .response(status: status, headers: headers.joinedByName(), expectedBytes: nil, httpVersion: "HTTP/1.1"))
     }
 
     func countUp(_ bytes: Int) { up += bytes }
     func countDown(_ bytes: Int) { down += bytes }
+
+    func passed(_ bytes: ByteBuffer, fromFirstSide: Bool) {
+        if fromFirstSide {
+            up += bytes.readableBytes
+            webSocket?.up.read(bytes)
+        } else {
+            down += bytes.readableBytes
+            webSocket?.down.read(bytes)
+        }
+    }
 
     /// The bytes since the last time, as `uploaded` (the total from the client) and `data`.
     private func tell() {
@@ -77,6 +94,34 @@ final class TunnelMeter: GlueMeter {
             _ = events.publish(operation: id, attempt: 1, .data(bytes: down - toldDown))
             toldDown = down
         }
+        if let webSocket, (webSocket.up.messages, webSocket.down.messages) != toldMessages {
+            toldMessages = (webSocket.up.messages, webSocket.down.messages)
+            _ = events.publish(operation: id, attempt: 1, .messages(fromClient: webSocket.up.messages, toClient: webSocket.down.messages))
+        }
+    }
+
+    /// A WebSocket's first bytes each way, as the row's request and response bodies, and its
+    /// counts in words for the `finished` reason.
+    private func toldWebSocket() -> String? {
+        guard let webSocket else { return nil }
+        func body(_ side: WebSocketMessages) -> (RecordedBody, Int, Bool, String?) {
+            let type = side.compressed ? "application/octet-stream (permessage-deflate: compressed)" : nil
+            return (.bytes(side.kept), side.payloadBytes, side.kept.count < side.payloadBytes, type)
+        }
+        if !webSocket.up.kept.isEmpty {
+            let (kept, total, truncated, type) = body(webSocket.up)
+            _ = events.publish(operation: id, attempt: 1, .requestBody(body: kept, totalBytes: total, truncated: truncated, mediaType: type))
+        }
+        if !webSocket.down.kept.isEmpty {
+            let (kept, total, truncated, type) = body(webSocket.down)
+            _ = events.publish(operation: id, attempt: 1, .responseBody(body: kept, totalBytes: total, truncated: truncated, mediaType: type))
+        }
+        func words(_ side: WebSocketMessages) -> String {
+            "\(side.messages) message\(side.messages == 1 ? "" : "s") (\(side.payloadBytes) bytes)"
+                + (side.controlFrames > 0 ? " and \(side.controlFrames) control frame\(side.controlFrames == 1 ? "" : "s")" : "")
+        }
+        guard webSocket.up.isWebSocket, webSocket.down.isWebSocket else { return "not WebSocket frames after the 101" }
+        return "WebSocket: \(words(webSocket.up)) from the client, \(words(webSocket.down)) to it"
     }
 
     /// The tunnel never opened: the client refused it (``ClientHandshakeWatch``). The row ends
@@ -99,7 +144,8 @@ final class TunnelMeter: GlueMeter {
         rows?.remove(id)
         ticking?.cancel()
         tell()
-        let totals = "tunnel closed: \(up) bytes from the client, \(down) to it"
+        let messages = toldWebSocket()
+        let totals = "tunnel closed: \(up) bytes from the client, \(down) to it" + (messages.map { "; \($0)" } ?? "")
         if let who = cancelledBy {
             _ = events.publish(operation: id, attempt: 1, .cancelled(by: who))
             _ = events.publish(operation: id, attempt: 1, .taskCompleted(error: TransportError(code: URLError.Code.cancelled.rawValue,

@@ -54,6 +54,7 @@ final class EventLogTests: XCTestCase {
             .requestBody(body: .bytes(Data([0, 255])), totalBytes: 2, truncated: false, mediaType: nil),
             .headerFields(side: .request, fields: FieldsAsSent([("X-Zeta", "1"), ("X-Dup", "a"), ("x-MiXeD", "b: c"), ("X-Dup", "")]).fields),
             .headerFields(side: .response, fields: FieldsAsSent([("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")]).fields),
+            .messages(fromClient: 3, toClient: 12),
             .taskCompleted(error: nil),
             .taskCompleted(error: TransportError(code: -1004, message: "cannot connect to host")),
             .taskCompleted(error: TransportError(code: -1206, message: "asked for a certificate", tls: .clientCertificateRequired)),

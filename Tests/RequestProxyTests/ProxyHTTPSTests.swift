@@ -1,7 +1,7 @@
 import FaultServer
 import Foundation
 import RequestOperations
-import RequestProxy
+@testable import RequestProxy
 import XCTest
 
 /// HTTPS through the proxy: decrypted with the proxy's own authority (curl and Python's
@@ -139,30 +139,61 @@ final class ProxyHTTPSTests: XCTestCase {
         XCTAssertTrue(reason?.hasPrefix("tunnel closed: ") == true, "\(String(describing: reason))")
     }
 
-    /// What a client sends after `CONNECT` that is not TLS (here plain HTTP, `curl -p`; SSH or a
-    /// database's protocol alike) is relayed as bytes to the host it asked for: a tunnel row,
-    /// `tcp://host:port`, while TLS on the same proxy is still decrypted.
-    func testWhatIsNotTLSAfterConnectIsRelayedAsATunnel() throws {
+    /// Plain HTTP after `CONNECT` (`curl -p`, a browser's `ws://` through a proxy) is read as
+    /// decrypted text is: each request an operation, to the host the `CONNECT` named.
+    func testPlainHTTPAfterConnectIsReadAsHTTP() throws {
         let (_, _, options) = try httpsUpstream()
         let plain = try startFaultServer()
         let proxy = try startProxy(options)
         let answer = try run(curl, ["-s", "-p", "-x", proxy.url, "http://127.0.0.1:\(plain.port)/status/200"])
         XCTAssertEqual(answer.stdout, "status 200\n", answer.stderr)
         let row = proxy.events.finished("c1-r1")
+        guard case .queued(let method, let url, _, _, _, _)? = row.first?.payload else { return XCTFail("\(row)") }
+        XCTAssertEqual(method, "GET")
+        XCTAssertEqual(url, "http://127.0.0.1:\(plain.port)/status/200")
+        guard case .finished(let outcome, let status, _, _, _)? = row.last?.payload else { return XCTFail("\(row)") }
+        XCTAssertEqual(outcome, .success)
+        XCTAssertEqual(status, 200)
+        // A port nothing listens on: the request's own 502, naming the refusal.
+        let dead = try run(curl, ["-s", "-p", "-x", proxy.url, "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:1/status/200"])
+        XCTAssertEqual(dead.stdout, "502")
+    }
+
+    /// What a client sends after `CONNECT` that is neither TLS nor HTTP (SSH, a database's
+    /// protocol) is relayed as bytes to the host it asked for: a tunnel row, `tcp://host:port`.
+    func testWhatIsNeitherTLSNorHTTPAfterConnectIsRelayedAsATunnel() throws {
+        let (_, _, options) = try httpsUpstream()
+        let echo = try startRawPythonServer(serving: """
+        data = conn.recv(4096)
+        conn.sendall(b"echo: " + data)
+        conn.close()
+        """)
+        let proxy = try startProxy(options)
+        let request = "CONNECT 127.0.0.1:\(echo) HTTP/1.1\r\nHost: 127.0.0.1:\(echo)\r\n\r\nSSH-2.0-OpenSSH_9.2\r\n"
+        let answer = rawExchange(port: Int(proxy.server.port), Array(request.utf8))
+        XCTAssertTrue(answer.hasSuffix("echo: SSH-2.0-OpenSSH_9.2\r\n"), answer)
+        let row = proxy.events.finished("c1-r1")
         XCTAssertEqual(proxy.events.operations(), ["c1-r1"], "nothing inside became an operation")
         guard case .queued(let method, let url, _, _, _, _)? = row.first?.payload else { return XCTFail("\(row)") }
         XCTAssertEqual(method, "CONNECT")
-        XCTAssertEqual(url, "tcp://127.0.0.1:\(plain.port)")
+        XCTAssertEqual(url, "tcp://127.0.0.1:\(echo)")
         guard case .finished(let outcome, _, _, _, let reason)? = row.last?.payload else { return XCTFail("\(row)") }
         XCTAssertEqual(outcome, .success)
         XCTAssertTrue(reason?.hasPrefix("tunnel closed: ") == true, "\(String(describing: reason))")
-        // A port nothing listens on: the client was told 200 already, so its connection closes,
-        // and the row says why.
-        let dead = try run(curl, ["-s", "-p", "-x", proxy.url, "http://127.0.0.1:1/status/200"])
-        XCTAssertNotEqual(dead.status, 0)
-        let deadRow = proxy.events.finished("c2-r1")
-        guard case .finished(let deadOutcome, _, _, _, _)? = deadRow.last?.payload else { return XCTFail("\(deadRow)") }
-        XCTAssertEqual(deadOutcome, .failure)
+    }
+
+    func testTheFirstBytesSayWhatACONNECTCarries() {
+        func carried(_ text: String) -> String {
+            ConnectSniffer.carried(by: Array(text.utf8)).map { "\($0)" } ?? "undecided"
+        }
+        XCTAssertEqual(carried("GET /chat HTTP/1.1\r\n"), "http")
+        XCTAssertEqual(carried("OPTIONS * HTTP/1.1"), "other", "a * target is no proxied request")
+        XCTAssertEqual(carried("PRI * HTTP/2.0\r\n"), "other", "HTTP/2's preface")
+        XCTAssertEqual(carried("SSH-2.0-x"), "other")
+        XCTAssertEqual(carried("GE"), "undecided")
+        XCTAssertEqual(carried("GET "), "undecided")
+        XCTAssertEqual(carried("\u{16}\u{03}\u{01}"), "tls")
+        XCTAssertEqual(carried("ABCDEFGHIJKLMNOPQ"), "other")
     }
 
     /// A person's cancel reaches a tunnel row as it reaches an operation: both sides are

@@ -149,3 +149,60 @@ final class ProxyUpgradeTests: XCTestCase {
         """
     }
 }
+
+/// A real WebSocket (Python's `websockets`, client and server, which nobody here wrote) through
+/// the proxy the way a browser sends `ws://`: a `CONNECT`, then the upgrade as plain text
+/// inside it. The row is the upgrade's `GET` with `101`; the messages each way are counted
+/// and their first bytes kept.
+final class ProxyWebSocketTests: XCTestCase {
+    private let script = """
+    import asyncio, socket, sys
+    import websockets
+    proxy_port = int(sys.argv[1])
+    async def echo(ws, path=None):
+        async for message in ws:
+            await ws.send("echo " + message if isinstance(message, str) else message)
+    async def main():
+        async with websockets.serve(echo, "127.0.0.1", 0) as server:
+            port = server.sockets[0].getsockname()[1]
+            sock = socket.create_connection(("127.0.0.1", proxy_port))
+            sock.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\nHost: 127.0.0.1:{port}\\r\\n\\r\\n".encode())
+            answer = b""
+            while b"\\r\\n\\r\\n" not in answer: answer += sock.recv(4096)
+            print(answer.split(b"\\r\\n")[0].decode())
+            async with websockets.connect(f"ws://127.0.0.1:{port}/chat?room=2", sock=sock, compression=None) as ws:
+                for text in ["one", "two", "three"]:
+                    await ws.send(text)
+                    print(await ws.recv())
+                await ws.send(bytes([0, 1, 2, 3]))
+                print(list(await ws.recv()))
+    asyncio.run(main())
+    """
+
+    func testAWebSocketThroughCONNECTIsARowWithItsMessages() throws {
+        guard (try? run("/usr/bin/python3", ["-c", "import websockets"]))?.status == 0 else {
+            throw XCTSkip("Python's websockets is not installed (apt install python3-websockets; .ci/run installs it)")
+        }
+        var options = ProxyOptions()
+        options.authority = try LocalCertificateAuthority.loadOrMake(in: try temporaryFolder() + "/ca").0
+        let proxy = try startProxy(options)
+        let result = try run("/usr/bin/python3", ["-c", script, String(proxy.server.port)], timeout: 60)
+        XCTAssertEqual(result.stdout, "HTTP/1.1 200 Connection established\necho one\necho two\necho three\n[0, 1, 2, 3]\n", result.stderr)
+        let id = try XCTUnwrap(proxy.events.operations().first { !proxy.events.finished($0).isEmpty })
+        let row = proxy.events.finished(id)
+        guard case .queued(let method, let url, _, _, _, _)? = row.first?.payload else { return XCTFail("\(row)") }
+        XCTAssertEqual(method, "GET")
+        XCTAssertTrue(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/chat?room=2"), url)
+        let status = row.compactMap { event -> Int? in if case .response(let status, _, _, _) = event.payload { status } else { nil } }.first
+        XCTAssertEqual(status, 101)
+        let counts = row.compactMap { event -> (Int, Int)? in if case .messages(let up, let down) = event.payload { (up, down) } else { nil } }.last
+        XCTAssertEqual(counts?.0, 4, "three texts and one binary from the client: \(row)")
+        XCTAssertEqual(counts?.1, 4)
+        let sent = row.compactMap { event -> Data? in if case .requestBody(.bytes(let data), _, _, _) = event.payload { data } else { nil } }.first
+        let received = row.compactMap { event -> Data? in if case .responseBody(.bytes(let data), _, _, _) = event.payload { data } else { nil } }.first
+        XCTAssertEqual(sent, Data("one\ntwo\nthree\n".utf8) + Data([0, 1, 2, 3]), "unmasked, one text message a line")
+        XCTAssertEqual(received, Data("echo one\necho two\necho three\n".utf8) + Data([0, 1, 2, 3]))
+        guard case .finished(_, _, _, _, let reason)? = row.last?.payload else { return XCTFail("\(row)") }
+        XCTAssertTrue(reason?.contains("WebSocket: 4 messages") == true, "\(String(describing: reason))")
+    }
+}

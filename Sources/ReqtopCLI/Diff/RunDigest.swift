@@ -87,7 +87,7 @@ struct RunDigest: Equatable {
                 }
             case .injected:
                 injected.insert(id)
-            case .started, .sent, .connection, .preparationFailed, .redirect, .response, .data, .uploaded, .responseBody, .requestBody, .headerFields,
+            case .started, .sent, .connection, .preparationFailed, .redirect, .response, .data, .uploaded, .responseBody, .requestBody, .headerFields, .messages,
                  .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .breakpoint,
                  .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened, .circuitHalfOpen,
                  .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released,

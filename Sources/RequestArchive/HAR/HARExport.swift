@@ -55,7 +55,7 @@ public enum HARExport {
                     request.body = body
                 case .headerFields(.response, _):
                     break
-                case .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data, .uploaded,
+                case .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data, .uploaded, .messages,
                      .responseBody, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected,
                      .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened,
                      .circuitHalfOpen, .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted,
@@ -180,7 +180,7 @@ public enum HARExport {
                 outcome = o.rawValue
                 reason = r ?? reason
                 end = end ?? event.time
-            case .queued, .built, .started, .preparationFailed, .uploaded, .requestBody, .headerFields(.request, _), .validationFailed, .retryDenied, .hedged, .breakpoint,
+            case .queued, .built, .started, .preparationFailed, .uploaded, .requestBody, .headerFields(.request, _), .messages, .validationFailed, .retryDenied, .hedged, .breakpoint,
                  .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened, .circuitHalfOpen,
                  .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released,
                  .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled, .missed, .other: break

@@ -98,6 +98,8 @@ extension OperationRow {
             live[0].requestFields = fields
         case .headerFields(.response, let fields):
             live[0].responseFields = fields
+        case .messages(let fromClient, let toClient):
+            live[0].messages = MessageCounts(fromClient: fromClient, toClient: toClient)
         case .taskCompleted(let error):
             if let error {
                 // A copy cancelled because another answered first is not the row's error.

@@ -20,6 +20,8 @@ extension OperationRow {
         var requestFields: HTTPFields?
         var responseFields: HTTPFields?
         var responseBody: ResponseBody?
+        /// A relayed WebSocket's whole messages so far, each way (the `messages` events).
+        var messages: MessageCounts?
         /// The server's answer a person's answer replaced (stopped after it at a breakpoint):
         /// the attempt and the server's status, kept to be shown as replaced.
         var replaced: ReplacedAnswer?
@@ -56,6 +58,14 @@ extension OperationRow {
     public var responseBody: ResponseBody? { detail(\.responseBody) }
     /// The server's status an answer given at a breakpoint replaced, and on which attempt.
     public var replacedAnswer: ReplacedAnswer? { detail(\.replaced) }
+
+    /// A relayed WebSocket's whole messages so far, each way; nil for anything else.
+    public var messages: MessageCounts? { detail(\.messages) }
+
+    public struct MessageCounts: Sendable, Equatable {
+        public var fromClient: Int
+        public var toClient: Int
+    }
 
     /// The server's answer an answer given at a breakpoint replaced.
     public struct ReplacedAnswer: Sendable, Equatable {

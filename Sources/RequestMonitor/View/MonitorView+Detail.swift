@@ -64,6 +64,9 @@ extension MonitorView {
             guard let status = row.status else { return [("no response yet", CellGrid.Style(dim: true))] }
             var lines: [(String, CellGrid.Style)] = [("status \(status)" + (row.httpVersion.map { " · \($0)" } ?? "") + "   \(Format.bytes(row.bytes)) received" + (row.expectedBytes.map { " of \(Format.bytes($0))" } ?? ""), CellGrid.Style(bold: true))]
             if let transfer = row.transfer(at: now) { lines.append((transfer.text, .plain)) }
+            if let messages = row.messages {
+                lines.append(("WebSocket: \(messages.fromClient) message\(messages.fromClient == 1 ? "" : "s") from the client, \(messages.toClient) to it (once it closes, their first bytes: the Request tab from the client, the Body tab to it)", .plain))
+            }
             if let replaced = row.replacedAnswer {
                 lines.append(("answered at a breakpoint in place of the server's \(replaced.status) (attempt \(replaced.attempt)); the server's answer is in the Events tab",
                               CellGrid.Style(color: theme.color ? .yellow : .normal, bold: true)))
@@ -172,6 +175,7 @@ extension MonitorView {
                 + (body.isOmitted ? " (\(Self.bodySize(body)))" : "")
         case .requestBody(let body, let total, let truncated, let type):
             "request body \(Format.bytes(total))" + (type.map { " \($0)" } ?? "") + (truncated ? ", first \(Self.bodySize(body)) kept" : "")
+        case .messages(let fromClient, let toClient): "WebSocket messages: \(fromClient) from the client, \(toClient) to it"
         case .headerFields(let side, let fields):
             "\(fields.count) field\(fields.count == 1 ? "" : "s") as the \(side == .request ? "client" : "server") sent them, in order"
         case .taskCompleted(let error): error.map { "error \($0.code) \($0.message)" } ?? "ok"

@@ -6,7 +6,7 @@ public enum EventKind: String, Sendable, CaseIterable {
     case circuitWaiting, circuitOpened, circuitHalfOpen, circuitClosed, rateLimitWaiting, rateLimited, retryBudget
     case earlyRetry, intercepted, held, released, reactorStarted, reactorWaiting, reactorFinished, requeued
     case cancelled, finished, missed
-    case requestBody, headerFields
+    case requestBody, headerFields, messages
 }
 
 extension RequestEvent.Payload {
@@ -27,6 +27,7 @@ extension RequestEvent.Payload {
         case .responseBody: .responseBody
         case .requestBody: .requestBody
         case .headerFields: .headerFields
+        case .messages: .messages
         case .taskCompleted: .taskCompleted
         case .validationFailed: .validationFailed
         case .retryScheduled: .retryScheduled

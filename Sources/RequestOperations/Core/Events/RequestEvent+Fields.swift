@@ -109,6 +109,10 @@ extension RequestEvent.Payload {
             w.string("side", side.rawValue)
             w.string("fields", Self.lines(of: fields))
             return "headerFields"
+        case .messages(let fromClient, let toClient):
+            w.int("fromClient", fromClient)
+            w.int("toClient", toClient)
+            return "messages"
         case .taskCompleted(let error):
             w.error("error", error)
             return "taskCompleted"
@@ -257,6 +261,7 @@ extension RequestEvent.Payload {
                 throw r.invalid("fields", expected: "lines of Name: value", found: "\"\(text.prefix(40))\"")
             }
             self = .headerFields(side: side, fields: fields)
+        case "messages": self = .messages(fromClient: try r.int("fromClient"), toClient: try r.int("toClient"))
         case "taskCompleted": self = .taskCompleted(error: try r.error("error"))
         case "validationFailed": self = .validationFailed(reason: try r.string("reason"))
         case "retryScheduled": self = .retryScheduled(delay: try r.double("delay"), reason: try r.string("reason"))

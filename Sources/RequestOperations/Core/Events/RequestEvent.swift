@@ -117,6 +117,10 @@ public struct RequestEvent: Sendable, Equatable {
         /// requests with ``RequestOptions/fieldsAsSent`` (the proxy's). `headers` beside it
         /// stays one value per name.
         indirect case headerFields(side: FieldSide, fields: HTTPFields)
+        /// `messages` (added): a WebSocket relayed by the proxy, its whole messages so far each
+        /// way — `fromClient`, `toClient` — at most twice a second while they change. Their
+        /// first bytes come as the row's `requestBody` and `responseBody` when it closes.
+        case messages(fromClient: Int, toClient: Int)
         /// `taskCompleted`: `error`, null or `{"code": URLError code, "message": ...}`.
         case taskCompleted(error: TransportError?)
         /// `validationFailed`: `reason`.
