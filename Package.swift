@@ -46,6 +46,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         // Header fields in order, repeats apart, names as spelled: what the proxy relays.
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // DER for the certificates made at run time (swift-certificates builds on it).
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.0.0"),
     ],
     targets: [
         .target(name: "RequestOperations", dependencies: [.product(name: "HTTPTypes", package: "swift-http-types")]),
@@ -89,7 +91,8 @@ let package = Package(
         // swift-log for programs that embed the engine; the engine itself stays Foundation-only.
         .target(name: "RequestLogging", dependencies: ["RequestOperations", "RequestEventFormat", .product(name: "Logging", package: "swift-log")]),
         // Spans per attempt on swift-distributed-tracing (the API only: the program picks the backend).
-        .target(name: "RequestTracing", dependencies: ["RequestOperations", "RequestEventFormat", .product(name: "Tracing", package: "swift-distributed-tracing")]),
+        .target(name: "RequestTracing", dependencies: ["RequestOperations", "RequestEventFormat", .product(name: "Tracing", package: "swift-distributed-tracing"),
+                                                 .product(name: "Instrumentation", package: "swift-distributed-tracing")]),
         // Metrics from the events on swift-metrics (the API only: the program picks the backend).
         .target(name: "RequestMetrics", dependencies: ["RequestOperations", .product(name: "CoreMetrics", package: "swift-metrics")]),
         // `reqtop proxy`: an HTTP/1.1 forward proxy whose upstream leg is the engine's
@@ -106,6 +109,7 @@ let package = Package(
             .product(name: "NIOTLS", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(
@@ -118,6 +122,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

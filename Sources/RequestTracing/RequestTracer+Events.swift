@@ -6,12 +6,14 @@ import Tracing
 extension RequestTracer {
     func apply(_ event: RequestEvent, to state: inout State) {
         // Each host's breaker as last heard, for the attempt spans that follow (a fleet's
-        // traces then say which attempts were a half-open breaker's probes).
-        switch event.payload {
-        case .circuitOpened(let host, _, _): state.breakers[host] = "open"
-        case .circuitHalfOpen(let host): state.breakers[host] = "half-open"
-        case .circuitClosed(let host, _): state.breakers[host] = "closed"
-        default: break
+        // traces then say which attempts were a half-open breaker's probes). Only these three
+        // kinds are read here; the switch below lists every kind it leaves out.
+        if case .circuitOpened(let host, _, _) = event.payload {
+            state.breakers[host] = "open"
+        } else if case .circuitHalfOpen(let host) = event.payload {
+            state.breakers[host] = "half-open"
+        } else if case .circuitClosed(let host, _) = event.payload {
+            state.breakers[host] = "closed"
         }
         guard !event.operationID.isEmpty, let origin = state.origin else { return }
         let id = event.operationID
