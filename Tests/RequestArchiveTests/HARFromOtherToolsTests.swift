@@ -34,6 +34,50 @@ final class HARFromOtherToolsTests: XCTestCase {
                   "redact: false keeps them as the file has them")
     }
 
+    /// A field reqtop does not need to replay an entry never makes it skip the entry: cookies
+    /// as an object, a media type as an array, a size as a string, a null among the timings,
+    /// an `_error` that is a number. Read when it has HAR's shape, kept as given for export
+    /// otherwise (cookie values redacted), and named once per field.
+    func testFieldsInAnotherShapeAreReadAroundNeverASkip() throws {
+        let result = try HARImport.read(path: try fixture("other-shapes.har"))
+        XCTAssertEqual(result.entryCount, 3)
+        XCTAssertEqual(result.skipped, [])
+        XCTAssertEqual(Set(result.events.map(\.operationID)), ["entry-1", "entry-2", "entry-3"])
+        let said = Dictionary(uniqueKeysWithValues: result.otherShapes.map { ($0.path, "\($0.found) ×\($0.entries)") })
+        XCTAssertEqual(said, ["request.cookies": "an object ×1", "request.postData.mimeType": "an array ×1", "response.content.size": "a string ×1",
+                              "response.content.mimeType": "an object ×1", "response.content.encoding": "a number ×1", "response.cookies": "an object ×1",
+                              "time": "a string ×1", "_error": "a number ×1"])
+        // What replay needs is read: the POST's body, the answers' statuses and bodies.
+        let posted = result.events.contains { if case .queued("POST", _, _, _, .bytes(let body)?, _) = $0.payload { body == Data(#"{"a":1}"#.utf8) } else { false } }
+        XCTAssertTrue(posted)
+        let statuses = result.events.compactMap { if case .finished(_, let status, _, _, _) = $0.payload { status } else { nil } }
+        XCTAssertEqual(statuses.sorted(), [200, 201, 404])
+
+        // Exported again, each entry's cookies are as the file gave them, their values redacted
+        // (read with Python's json).
+        let folder = NSTemporaryDirectory() + "reqtop-har-shapes-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let out = folder + "/again.har"
+        try HARExport.data(events: result.events, startedAt: try XCTUnwrap(result.startedAt), shapes: result.shapes).write(to: URL(fileURLWithPath: out))
+        let text = try String(contentsOfFile: out, encoding: .utf8)
+        XCTAssertFalse(text.contains("c00kievalue") || text.contains("t0psecret"), "no cookie value leaves unredacted")
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        python.arguments = ["-c", """
+            import json, sys
+            entries = json.load(open(sys.argv[1]))["log"]["entries"]
+            print(json.dumps(entries[0]["request"]["cookies"], sort_keys=True))
+            print(json.dumps(entries[2]["response"]["cookies"], sort_keys=True))
+            """, out]
+        let pipe = Pipe()
+        python.standardOutput = pipe
+        try python.run()
+        let printed = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        python.waitUntilExit()
+        XCTAssertEqual(printed, #"{"sid": "[redacted]", "theme": "[redacted]"}"# + "\n" + #"{"name": "gone", "value": "[redacted]"}"# + "\n")
+    }
+
     func testAValueOfAnotherTypeIsStillNamedByItsPath() throws {
         let har = #"{"log": {"entries": [{"startedDateTime": "2023-03-30T04:39:18.981Z", "request": {"method": "GET", "url": "http://a/", "headers": [{"name": "X", "value": 5}]}, "response": {"status": 200}}]}}"#
         XCTAssertThrowsError(try HARImport.parse(Data(har.utf8), file: "t.har", strict: true)) { error in

@@ -12,6 +12,16 @@ public struct HAREntryShape: Sendable, Equatable {
     /// The entry's `cookies`, each `{name, value, …}` with its value redacted.
     public var requestCookies: [Cookie] = []
     public var responseCookies: [Cookie] = []
+    /// `cookies` the entry gave in another shape than HAR's array (an object), kept as given
+    /// for the export with every value but a name, path, domain or expiry redacted.
+    var requestCookiesAsGiven: JSONValue?
+    var responseCookiesAsGiven: JSONValue?
+
+    /// What the export writes as a `cookies`: the entry's own shape when it had another.
+    func cookiesObject(request: Bool) -> Any {
+        if let given = request ? requestCookiesAsGiven : responseCookiesAsGiven { return given.redactedCookies.object }
+        return (request ? requestCookies : responseCookies).map(\.object)
+    }
 
     /// One HAR cookie: the fields HAR 1.2 gives it.
     public struct Cookie: Sendable, Equatable {
@@ -37,8 +47,10 @@ public struct HAREntryShape: Sendable, Equatable {
     init(_ entry: HAREntry) {
         requestHeaderOrder = Self.order(entry.request.headers)
         responseHeaderOrder = Self.order(entry.response.headers)
-        requestCookies = Self.cookies(entry.request.cookies)
-        responseCookies = Self.cookies(entry.response.cookies)
+        requestCookies = Self.cookies(entry.request.cookiesAsGiven?.value)
+        responseCookies = Self.cookies(entry.response.cookiesAsGiven?.value)
+        if case .other(let given)? = entry.request.cookiesAsGiven { requestCookiesAsGiven = given }
+        if case .other(let given)? = entry.response.cookiesAsGiven { responseCookiesAsGiven = given }
     }
 
     private static func order(_ headers: [HARHeader]?) -> [String] {

@@ -210,7 +210,7 @@ public enum HARExport {
         if let reason { reqtop["reason"] = reason }
         if let outcome { reqtop["outcome"] = outcome }
         var requestFields: [String: Any] = [
-            "method": request.method, "url": request.url, "httpVersion": "HTTP/1.1", "cookies": (shape?.requestCookies ?? []).map(\.object),
+            "method": request.method, "url": request.url, "httpVersion": "HTTP/1.1", "cookies": shape?.cookiesObject(request: true) ?? [Any](),
             "headers": request.fields.map(Self.pairs) ?? HAREntryShape.pairs(request.headers, order: shape?.requestHeaderOrder ?? []), "queryString": query(request.url), "headersSize": -1,
             "bodySize": request.postData.size,
         ]
@@ -221,7 +221,7 @@ public enum HARExport {
             "request": requestFields,
             "response": [
                 "status": status, "statusText": status == 0 ? "" : HTTPURLResponse.localizedString(forStatusCode: status),
-                "httpVersion": httpVersion, "cookies": (shape?.responseCookies ?? []).map(\.object),
+                "httpVersion": httpVersion, "cookies": shape?.cookiesObject(request: false) ?? [Any](),
                 "headers": responseFields.map(Self.pairs) ?? HAREntryShape.pairs(responseHeaders, order: shape?.responseHeaderOrder ?? []),
                 "content": content(size: bytes, mimeType: contentType, answer: answer),
                 "redirectURL": redirect, "headersSize": -1, "bodySize": status == 0 ? -1 : bytes,

@@ -35,6 +35,10 @@ public enum HARImport {
         /// Per operation of another tool's entry: what the events cannot hold (header order,
         /// cookies), for ``HARExport`` to give back.
         public var shapes: [String: HAREntryShape] = [:]
+        /// Fields not as HAR 1.2 shapes them, which reqtop does not need to replay an entry and
+        /// read around (kept as given for export where it writes them): each path, what it was
+        /// instead, and in how many entries. Said once by the command.
+        public var otherShapes: [(path: String, found: String, entries: Int)] = []
     }
 
     /// A HAR that ``HARRecorder`` was writing when the process was killed: its header line,
@@ -202,6 +206,13 @@ public enum HARImport {
         // Other tools' entries are placed from the earliest one, which starts the session.
         var result = Result(startedAt: sessionStart ?? origin, events: events, entryCount: entries.count, skipped: skipped, torn: torn)
         result.endedCleanly = endedCleanly(bytes, torn: torn)
+        var otherShapes: [String: (found: String, entries: Int)] = [:]
+        for item in ordered {
+            for (path, found) in item.entry.otherShapes {
+                otherShapes[path] = (otherShapes[path]?.found ?? found, (otherShapes[path]?.entries ?? 0) + 1)
+            }
+        }
+        result.otherShapes = otherShapes.sorted { $0.key < $1.key }.map { ($0.key, $0.value.found, $0.value.entries) }
         for item in ordered where item.recorded.isEmpty {
             result.shapes["entry-\(item.index + 1)"] = HAREntryShape(item.entry)
             if ((item.entry.request.headers ?? []) + (item.entry.response.headers ?? [])).contains(where: \.multiValued) { result.multiValuedHeaders += 1 }

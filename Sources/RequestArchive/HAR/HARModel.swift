@@ -33,16 +33,24 @@ enum Readable<Element: Decodable & Sendable>: Decodable, Sendable {
 
 struct HAREntry: Decodable, Sendable {
     let startedDateTime: String
-    let time: Double?
     let request: HARRequest
     let response: HARResponse
-    let timings: [String: Double]?
-    let error: String?
     let reqtop: HARReqtop?
+    // Not needed to replay the entry: read around when not as HAR shapes them (HARShaped).
+    let timeAsGiven: HARShaped<Double>?
+    let timingsAsGiven: HARShaped<[String: HARShaped<Double>]>?
+    let errorAsGiven: HARShaped<String>?
+
+    var time: Double? { timeAsGiven?.value }
+    /// The phases given as numbers (a null or a string among them is left out).
+    var timings: [String: Double]? { timingsAsGiven?.value?.compactMapValues(\.value) }
+    var error: String? { errorAsGiven?.value }
 
     enum CodingKeys: String, CodingKey {
-        case startedDateTime, time, request, response, timings
-        case error = "_error"
+        case startedDateTime, request, response
+        case timeAsGiven = "time"
+        case timingsAsGiven = "timings"
+        case errorAsGiven = "_error"
         case reqtop = "_reqtop"
     }
 }
@@ -53,16 +61,32 @@ struct HARRequest: Decodable, Sendable {
     let headers: [HARHeader]?
     let postData: HARPostData?
     /// Read loosely: a cookie is kept for the export, never needed to import the entry.
-    let cookies: [JSONValue]?
+    let cookiesAsGiven: HARShaped<[JSONValue]>?
+
+    enum CodingKeys: String, CodingKey {
+        case method, url, headers, postData
+        case cookiesAsGiven = "cookies"
+    }
 }
 
 /// A request body: `text` (base64 when `encoding` says so, as reqtop writes binary bodies
 /// and some tools do), or form `params` when there is no text.
 struct HARPostData: Decodable, Sendable {
-    let mimeType: String?
     let text: String?
-    let encoding: String?
-    let params: [HARHeader]?
+    let mimeTypeAsGiven: HARShaped<String>?
+    let encodingAsGiven: HARShaped<String>?
+    let paramsAsGiven: HARShaped<[HARHeader]>?
+
+    var mimeType: String? { mimeTypeAsGiven?.value }
+    var encoding: String? { encodingAsGiven?.value }
+    var params: [HARHeader]? { paramsAsGiven?.value }
+
+    enum CodingKeys: String, CodingKey {
+        case text
+        case mimeTypeAsGiven = "mimeType"
+        case encodingAsGiven = "encoding"
+        case paramsAsGiven = "params"
+    }
 
     /// The body as it would be sent: whole up to `limit` bytes, else named by size.
     func body(limit: Int) -> RecordedBody? {
@@ -83,16 +107,35 @@ struct HARResponse: Decodable, Sendable {
     let status: Double
     let headers: [HARHeader]?
     let content: HARContent?
-    let bodySize: Double?
-    let cookies: [JSONValue]?
+    let bodySizeAsGiven: HARShaped<Double>?
+    let cookiesAsGiven: HARShaped<[JSONValue]>?
+
+    var bodySize: Double? { bodySizeAsGiven?.value }
+
+    enum CodingKeys: String, CodingKey {
+        case status, headers, content
+        case bodySizeAsGiven = "bodySize"
+        case cookiesAsGiven = "cookies"
+    }
 }
 
 struct HARContent: Decodable, Sendable {
-    let size: Double?
-    let mimeType: String?
     /// The body as text, or base64 when `encoding` says so (browsers save both ways).
     let text: String?
-    let encoding: String?
+    let sizeAsGiven: HARShaped<Double>?
+    let mimeTypeAsGiven: HARShaped<String>?
+    let encodingAsGiven: HARShaped<String>?
+
+    var size: Double? { sizeAsGiven?.value }
+    var mimeType: String? { mimeTypeAsGiven?.value }
+    var encoding: String? { encodingAsGiven?.value }
+
+    enum CodingKeys: String, CodingKey {
+        case text
+        case sizeAsGiven = "size"
+        case mimeTypeAsGiven = "mimeType"
+        case encodingAsGiven = "encoding"
+    }
 
     /// The body's bytes, up to `limit`; nil when none was saved (or base64 that is not).
     func body(limit: Int) -> (data: Data, total: Int)? {
@@ -141,12 +184,16 @@ struct HARReqtop: Decodable, Sendable {
 /// reqtop's own events in a HAR are read by the event format's one reader
 /// (`EventLog.event(from:)`). Kept as a `Sendable` value so entries can be decoded and
 /// checked on several threads.
-struct JSONValue: Decodable, Sendable {
-    indirect enum Value: Sendable {
+struct JSONValue: Decodable, Sendable, Equatable {
+    indirect enum Value: Sendable, Equatable {
         case string(String), bool(Bool), number(Double), null, array([Value]), object([String: Value])
     }
 
     let value: Value
+
+    init(value: Value) {
+        self.value = value
+    }
 
     init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
