@@ -205,7 +205,13 @@ private final class RemotePeerHandler: ChannelInboundHandler, RemovableChannelHa
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         if !attached {
-            endpoint?.options.notice("refused a remote monitor from \(TLSEndpointListener.address(of: context.channel)): \(TLSFailureWords.describe(error))")
+            let address = TLSEndpointListener.address(of: context.channel)
+            if let refusal = TLSFailureWords.peerRefusal(error) {
+                // The monitor sent the alert: it refused this program's certificate, not the other way.
+                endpoint?.options.notice("a remote monitor from \(address) refused this program's certificate: \(refusal)")
+            } else {
+                endpoint?.options.notice("refused a remote monitor from \(address): \(TLSFailureWords.describe(error))")
+            }
         }
         context.close(promise: nil)
     }
@@ -213,9 +219,27 @@ private final class RemotePeerHandler: ChannelInboundHandler, RemovableChannelHa
 
 /// A TLS failure in words a person can act on, from BoringSSL's reason.
 enum TLSFailureWords {
+    /// The peer's alert, when it refused this side's certificate (BoringSSL's `…ALERT_…`
+    /// reasons are alerts received, not decisions of this side); nil for anything else.
+    static func peerRefusal(_ error: Error) -> String? {
+        let text = String(describing: error)
+        guard text.contains("ALERT_") else { return nil }
+        let alerts: [(String, String)] = [
+            ("ALERT_UNKNOWN_CA", "it is from another authority than the monitor trusts (the monitor's --cacert)"),
+            ("ALERT_CERTIFICATE_EXPIRED", "it has expired, by the monitor's clock"),
+            ("ALERT_BAD_CERTIFICATE", "the monitor found it bad (not for the address it dialled, or not yet valid)"),
+            ("ALERT_CERTIFICATE_UNKNOWN", "the monitor could not verify it"),
+            ("ALERT_DECRYPT_ERROR", "its signature does not verify against the authority the monitor trusts"),
+        ]
+        for (key, words) in alerts where text.contains(key) { return words }
+        return nil
+    }
+
     static func describe(_ error: Error) -> String {
         let text = String(describing: error)
         let reasons: [(String, String)] = [
+            ("failedToValidateHostname", "the certificate is not for the address dialled (its names and addresses do not include it)"),
+            ("serverHostnameImpossibleToMatch", "the certificate is not for the address dialled (its names and addresses do not include it)"),
             ("CERTIFICATE_EXPIRED", "the certificate has expired"),
             ("UNKNOWN_CA", "the certificate is from another authority"),
             ("DECRYPT_ERROR", "the certificate is not from the expected authority (its signature does not verify)"),

@@ -162,6 +162,20 @@ final class RemoteEndpointTests: EndpointTestCase {
         waitFor("the program to say why") { self.notices.all.contains { $0.hasSuffix("no client certificate was presented") } }
     }
 
+    /// A monitor that does not trust the program's certificate (a wrong `--cacert`) refused
+    /// it: the program says the monitor refused, not that it refused the monitor.
+    func testAMonitorThatRefusesTheProgramsCertificateIsSaidSoByTheProgram() throws {
+        let pki = try makeCertificates()
+        let endpoint = try startRemote(RequestQueue(earlyRetry: nil), pki)
+        let stranger = try makeCertificates(clientName: "mallory")
+        let refused = refusal { try connect(endpoint, trusting: stranger, as: pki) }
+        XCTAssertNotNil(refused, "the monitor refused the program's certificate")
+        waitFor("the program to say the monitor refused it") {
+            self.notices.all.contains { $0.contains("a remote monitor from 127.0.0.1:") && $0.contains("refused this program's certificate") }
+        }
+        XCTAssertFalse(notices.all.contains { $0.contains("refused a remote monitor") }, "\(notices.all)")
+    }
+
     func testGarbageAndAStalledHandshakeAreClosedAndRequestsGoOn() throws {
         let server = try FaultServer.start()
         defer { server.stop() }
