@@ -53,6 +53,35 @@ final class ProxyFidelityTests: XCTestCase {
         XCTAssertEqual(heads.last?.1, ["X-Zeta: z", "Set-Cookie: a=1", "x-MiXed-Answer: m", "Set-Cookie: b=2", "X-Alpha: a"])
     }
 
+    /// An answer a person types at a breakpoint reaches the client, and its body is in the
+    /// row's `responseBody` (a relayed answer's body said only "streamed to the caller").
+    func testAnAnswerTypedAtABreakpointShowsItsBody() throws {
+        let fault = try startFaultServer()
+        let proxy = try startProxy()
+        _ = proxy.queue.breakpoints.add(Breakpoint(match: try RequestMatch("path:/status/200"), setBy: "test"))
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments = ["-s", "--max-time", "20", "-x", proxy.url, fault.baseURL.absoluteString + "/status/200"]
+        let out = Pipe()
+        curl.standardOutput = out
+        try curl.run()
+        var held: RequestOperation?
+        let deadline = Date().addingTimeInterval(10)
+        while held == nil, Date() < deadline {
+            held = proxy.events.operations().compactMap { proxy.queue.operation(withID: $0) }.first { $0.breakpointStage != nil }
+            usleep(20_000)
+        }
+        let operation = try XCTUnwrap(held, "the request stopped at the breakpoint")
+        XCTAssertTrue(operation.resolveBreakpoint(.respond(status: 200, headers: ["Content-Type": "application/json"], body: Data(#"{"typed":true}"#.utf8)), by: "person"))
+        let answer = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        curl.waitUntilExit()
+        XCTAssertEqual(answer, #"{"typed":true}"#)
+        let bodies = proxy.events.finished(operation.id).compactMap { event -> RecordedBody? in
+            if case .responseBody(let body, _, _, _) = event.payload { body } else { nil }
+        }
+        XCTAssertEqual(bodies.last, .bytes(Data(#"{"typed":true}"#.utf8)))
+    }
+
     /// A streamed upload (chunked, or over 64 KiB) is in its `requestBody` event as it went,
     /// up to the queue's body limit: `queued` can only say "a stream".
     func testAStreamedUploadIsKeptAsItWent() throws {

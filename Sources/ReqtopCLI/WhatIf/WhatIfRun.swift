@@ -138,7 +138,7 @@ struct WhatIfRun {
                                   + "they get what their host answered at that moment of the recording, or no answer until their timeout")
         }
         let plannedIDs = Set(planned.map(\.id))
-        Self.sayReplayed(decisions, placeholders: resend.withPlaceholders.filter(plannedIDs.contains))
+        Self.sayReplayed(decisions, placeholders: resend.withPlaceholders.filter(plannedIDs.contains), backoff: replaysBackoff, budget: replaysBudget)
         // An early retry came from another request's success a moment before or after a
         // failure: a race the re-run may run the other way. Made again as long after the
         // retry was scheduled as it came then (the engine's own still come too: the sooner wins).
@@ -200,8 +200,17 @@ struct WhatIfRun {
     /// Says, once, what the re-run does as the recording did rather than by itself: the
     /// reactors' runs, re-sends and backoff delays it replays, and the requests that go to
     /// the recording's servers with a redacted value's placeholder in them.
-    static func sayReplayed(_ decisions: RecordedDecisions, placeholders: [String]) {
-        let count = decisions.count
+    /// - Parameters: backoff, budget: whether the recorded backoff delays (and early retries)
+    ///   and the budget's refusals are replayed, or decided afresh under `--set`.
+    static func sayReplayed(_ decisions: RecordedDecisions, placeholders: [String], backoff: Bool = true, budget: Bool = true) {
+        var count = decisions.count
+        // What `--set` decides afresh is not replayed, and not said to be.
+        if !backoff { (count.backoffs, count.earlyRetries) = (0, 0) }
+        if !budget { count.denials = 0 }
+        if !backoff || !budget {
+            ReqtopMain.printError("reqtop: decided afresh under --set: " + [!backoff ? "backoff delays and early retries (retry.…)" : nil,
+                                                                          !budget ? "the retry budget's refusals" : nil].compactMap { $0 }.joined(separator: ", "))
+        }
         if count.reactorRuns + count.requeues + count.backoffs + count.holds + count.earlyRetries + count.denials > 0 {
             let reactors = decisions.runs.keys.sorted().map { "\($0)\(RecordedDecisions.suffix)" }
             ReqtopMain.printError("reqtop: replaying the recorded decisions of the program's code: \(count.reactorRuns) reactor run\(count.reactorRuns == 1 ? "" : "s")"
