@@ -152,6 +152,7 @@ public final class StreamRedactor: Sendable {
         case .requestBody(let requestBody, let total, let truncated, let type):
             return .requestBody(body: body(requestBody) ?? requestBody, totalBytes: total, truncated: truncated, mediaType: type)
         case .headerFields(let side, let fields):
+            guard !secrets.isEmpty else { return payload }
             var scrubbed = HTTPFields()
             for field in fields { scrubbed.append(HTTPField(name: field.name, value: text(field.value))) }
             return .headerFields(side: side, fields: scrubbed)
