@@ -206,6 +206,25 @@ final class WhatIfExactTests: XCTestCase {
         XCTAssertEqual(RunDiff(a: RunDigest(events: recorded), b: RunDigest(events: rerun)).unexplained.count, 1, "between two recordings it stays unexplained")
     }
 
+    /// Requests made at one moment meet a full gate, and this time another of them waits for
+    /// the free slot: one takes 0.3 s longer, another 0.3 s less. That is `order`, not an
+    /// unexplained difference (the demo's item beside six feeds, 1 run in 3 here); a lone
+    /// slowdown stays unexplained.
+    func testTheSameWaitTakenByAnotherRequestIsOrder() {
+        func run(_ durations: [String: Double]) -> [RequestEvent] {
+            durations.sorted { $0.key < $1.key }.flatMap { id, duration in
+                [event(0, id, 1, .queued(method: "GET", url: "http://api:1/\(id)", headers: [:], maxAttempts: 1)),
+                 event(duration, id, 1, .finished(outcome: .success, status: 200, attempts: 1, duration: duration, reason: nil))]
+            }
+        }
+        let recorded = run(["feed": 2.42, "item": 0.008, "other": 1.0])
+        let swapped = RunDiff(a: RunDigest(events: recorded), b: RunDigest(events: run(["feed": 2.13, "item": 0.319, "other": 1.0])))
+        XCTAssertEqual(swapped.changes.map { "\($0.id) \($0.cause?.rawValue ?? "unexplained")" }, ["feed timing", "item order"], "the feed's own change is within the tolerance")
+        XCTAssertEqual(swapped.unexplained.count, 0)
+        let slower = RunDiff(a: RunDigest(events: recorded), b: RunDigest(events: run(["feed": 2.42, "item": 0.319, "other": 1.0])))
+        XCTAssertEqual(slower.unexplained.map(\.id), ["item"], "nobody took the wait from it")
+    }
+
     // MARK: - The demo's incident, re-run unchanged, on each transport
 
     /// The target of #42: `reqtop demo --once --record` re-run with no `--set` ends with no

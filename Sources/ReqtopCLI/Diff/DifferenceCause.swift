@@ -12,7 +12,9 @@ enum DifferenceCause: String, CaseIterable {
     case redacted
     /// Operations to one host with the same outcomes and statuses, and as many attempts in
     /// all, in both runs, shared out differently among them: requests that met a limit
-    /// together (a retry budget, a breaker's one probe) and were let through in another order.
+    /// together (a retry budget, a breaker's one probe) and were let through in another order;
+    /// or the same wait moved from one operation to another (which of the requests made at one
+    /// moment got the last free slot).
     case order
     /// The recording's answer was reqtop's own (an injected fault, or a person's answer at a
     /// breakpoint), which a what-if re-run does not carry over: it asked the upstream instead.
@@ -38,7 +40,7 @@ enum DifferenceCause: String, CaseIterable {
         switch self {
         case .timing: "the same end, in a time within the tolerance (0.25 s, or 20 %)"
         case .redacted: "its request held a redacted value, sent to the what-if's server as the placeholder"
-        case .order: "the same outcomes and attempts for this host's operations, shared out in another order"
+        case .order: "the same outcomes and attempts for this host's operations, shared out in another order (or the same wait for a slot, taken by another)"
         case .injected: "the recording's answer was reqtop's own, an injected fault or a person's at a breakpoint; the re-run asked the upstream"
         case .notResent: "not sent again in the re-run, for the reason said above"
         case .unfinished: "the recording ends before it did, so it has no end to compare"
