@@ -57,20 +57,12 @@ public struct Redactor: Sendable {
         case .response(let status, let headerFields, let expected, let version):
             event.payload = .response(status: status, headers: redact(headers: headerFields), expectedBytes: expected, httpVersion: version)
         case .responseBody(let body, let total, let truncated, let type):
-            // The same rules as a request's body: secret-named JSON members and form pairs.
-            // A JSON body cut at the cap cannot be followed to its end, so it is left out.
-            let headers = type.map { ["Content-Type": $0] } ?? [:]
-            var redacted = redact(body: body, headers: headers) ?? body
-            if truncated, case .omitted(let bytes, _) = redacted, case .bytes = body {
-                redacted = .omitted(bytes: bytes, reason: "JSON cut at the body cap cannot be checked for secrets; raise --body-cap or use --no-redact")
-            }
+            let redacted = redact(kept: body, truncated: truncated, mediaType: type,
+                                  cut: "JSON cut at the body cap cannot be checked for secrets; raise --body-cap or use --no-redact")
             event.payload = .responseBody(body: redacted, totalBytes: total, truncated: truncated, mediaType: type)
         case .requestBody(let body, let total, let truncated, let type):
-            let headers = type.map { ["Content-Type": $0] } ?? [:]
-            var redacted = redact(body: body, headers: headers) ?? body
-            if truncated, case .omitted(let bytes, _) = redacted, case .bytes = body {
-                redacted = .omitted(bytes: bytes, reason: "JSON cut at the body limit cannot be checked for secrets; use --no-redact")
-            }
+            let redacted = redact(kept: body, truncated: truncated, mediaType: type,
+                                  cut: "JSON cut at the body limit cannot be checked for secrets; use --no-redact")
             event.payload = .requestBody(body: redacted, totalBytes: total, truncated: truncated, mediaType: type)
         case .headerFields(let side, let fields):
             event.payload = .headerFields(side: side, fields: redact(fields: fields))
@@ -78,6 +70,15 @@ public struct Redactor: Sendable {
             break
         }
         return event
+    }
+
+    /// A body kept up to a cap (an answer's, a streamed upload's), by the rules of a request's
+    /// body: secret-named JSON members and form pairs. A JSON body cut at the cap cannot be
+    /// followed to its end, so it is left out, saying `cut`.
+    private func redact(kept body: RecordedBody, truncated: Bool, mediaType: String?, cut: String) -> RecordedBody {
+        let redacted = redact(body: body, headers: mediaType.map { ["Content-Type": $0] } ?? [:]) ?? body
+        if truncated, case .omitted(let bytes, _) = redacted, case .bytes = body { return .omitted(bytes: bytes, reason: cut) }
+        return redacted
     }
 
     public func isSecretHeader(_ name: String) -> Bool {
