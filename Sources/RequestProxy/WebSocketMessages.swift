@@ -88,7 +88,9 @@ struct WebSocketMessages {
                 textMessage = opcode == 0x1
                 if rsv1 { compressed = true }
             }
-            payloadBytes += Int(clamping: length)
+            // A frame may declare up to 2⁶⁴ − 1 bytes: counted without overflowing.
+            let (sum, overflow) = payloadBytes.addingReportingOverflow(Int(clamping: length))
+            payloadBytes = overflow ? .max : sum
             endsMessage = fin
             if fin { messages += 1 }
             keepingFrame = kept.count < limit

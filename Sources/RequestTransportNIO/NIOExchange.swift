@@ -167,7 +167,8 @@ final class NIOExchange: Sendable {
     func received(_ head: HTTPResponseHead, hop: Int, url: URL) {
         guard isCurrent(hop) else { return }
         let response = TransportResponse(url: url, statusCode: Int(head.status.code), httpVersion: "HTTP/\(head.version.major).\(head.version.minor)",
-                                         fields: head.headers.lazy.map { ($0.name, $0.value) })
+                                         fields: head.headers.lazy.map { ($0.name, $0.value) },
+                                         keepingFields: handler.fieldsAsSent != nil)
         if let next = redirect(for: head, from: url, response: response, hop: hop) {
             follow(next, leaving: hop)
             return

@@ -27,12 +27,15 @@ public struct TransportResponse: Sendable {
     public let repeatedHeaders: [String: [String]]
     /// The fields as received: in order, each repeat apart, names as the server spelled them
     /// (what a proxy relays). A field whose name is not one (RFC 9110 §5.1) is left out.
-    public let fieldsAsReceived: HTTPFields
+    /// Nil when the transport was not asked to keep them (`keepingFields`).
+    public let fieldsAsReceived: HTTPFields?
 
     /// - Parameter fields: the fields in the order received, names as sent. (Inlinable, so
     ///   it is specialised for the caller's sequence: a transport's own header type.)
+    /// - Parameter keepingFields: keep them in order as well (``fieldsAsReceived``): a proxy's
+    ///   requests need them; every other answer is spared making them.
     @inlinable
-    public init(url: URL, statusCode: Int, httpVersion: String, fields: some Sequence<(String, String)>) {
+    public init(url: URL, statusCode: Int, httpVersion: String, fields: some Sequence<(String, String)>, keepingFields: Bool = true) {
         self.url = url
         self.statusCode = statusCode
         self.httpVersion = httpVersion
@@ -40,7 +43,7 @@ public struct TransportResponse: Sendable {
         var repeated: [String: [String]] = [:]
         var received = HTTPFields()
         for (name, value) in fields where !name.isEmpty {
-            if let fieldName = HTTPField.Name(name) { received.append(HTTPField(name: fieldName, value: value)) }
+            if keepingFields, let fieldName = HTTPField.Name(name) { received.append(HTTPField(name: fieldName, value: value)) }
             let name = Self.canonicalName(name)
             if let earlier = headers[name] {
                 headers[name] = "\(earlier), \(value)"
@@ -51,7 +54,7 @@ public struct TransportResponse: Sendable {
         }
         self.headers = headers
         self.repeatedHeaders = repeated
-        self.fieldsAsReceived = received
+        self.fieldsAsReceived = keepingFields ? received : nil
     }
 
     /// `Content-Length`, when it is a number of bytes.
