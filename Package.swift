@@ -190,7 +190,7 @@ let package = Package(
                                                                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                                                                 .product(name: "CoreMetrics", package: "swift-metrics")]),
         .testTarget(name: "RequestProxyTests", dependencies: ["RequestProxy", "RequestOperations", "RequestTransportNIO", "FaultServer",
-                                                                  .product(name: "NIOEmbedded", package: "swift-nio")]),
+                                                                  .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(name: "RequestEndpointTests", dependencies: ["RequestEndpoint", "RequestEventFormat", "RequestOperations", "FaultServer"]),
     ],
     swiftLanguageModes: [.v6]

@@ -12,11 +12,12 @@ import NIOCore
 /// frames (a server that said 101 for another protocol) only make counts that mean little:
 /// the scanner stops at the first reserved opcode and says so (``isWebSocket``).
 struct WebSocketMessages {
-    /// Whole messages so far (a data frame with FIN ends one).
+    /// Whole messages so far: a data frame with FIN ends one once its payload has passed (a
+    /// frame that declares more than ever comes is not counted).
     private(set) var messages = 0
     /// Control frames so far (ping, pong, close).
     private(set) var controlFrames = 0
-    /// Payload bytes of data frames so far.
+    /// Payload bytes of data frames that passed so far (not what their headers declared).
     private(set) var payloadBytes = 0
     /// The first payload bytes of the data frames, unmasked, up to ``limit``; text messages
     /// one per line.
@@ -37,6 +38,8 @@ struct WebSocketMessages {
     private var textMessage = false
     /// The current frame ends a message.
     private var endsMessage = false
+    /// The current frame carries a message's payload (not a control frame's).
+    private var dataFrame = false
 
     init(limit: Int) {
         self.limit = max(0, limit)
@@ -51,6 +54,7 @@ struct WebSocketMessages {
                 if remaining > 0 {
                     let take = Int(min(remaining, UInt64(bytes.count - index)))
                     if keepingFrame { keep(UnsafeRawBufferPointer(rebasing: bytes[index..<(index + take)])) }
+                    if dataFrame { payloadBytes += take }
                     remaining -= UInt64(take)
                     index += take
                     if remaining == 0 { frameEnded() }
@@ -88,15 +92,13 @@ struct WebSocketMessages {
                 textMessage = opcode == 0x1
                 if rsv1 { compressed = true }
             }
-            // A frame may declare up to 2⁶⁴ − 1 bytes: counted without overflowing.
-            let (sum, overflow) = payloadBytes.addingReportingOverflow(Int(clamping: length))
-            payloadBytes = overflow ? .max : sum
             endsMessage = fin
-            if fin { messages += 1 }
+            dataFrame = true
             keepingFrame = kept.count < limit
         case 0x8, 0x9, 0xA:
             controlFrames += 1
             endsMessage = false
+            dataFrame = false
             keepingFrame = false
         default:
             isWebSocket = false
@@ -119,6 +121,7 @@ struct WebSocketMessages {
 
     /// The frame's payload has passed: a text message's end is a line break in what is kept.
     private mutating func frameEnded() {
+        if endsMessage { messages += 1 }
         if endsMessage, textMessage, keepingFrame, kept.count < limit { kept.append(UInt8(ascii: "\n")) }
         endsMessage = false
     }

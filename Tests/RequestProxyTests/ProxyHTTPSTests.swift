@@ -1,5 +1,6 @@
 import FaultServer
 import Foundation
+import NIOCore
 import RequestOperations
 @testable import RequestProxy
 import XCTest
@@ -180,6 +181,21 @@ final class ProxyHTTPSTests: XCTestCase {
         guard case .finished(let outcome, _, _, _, let reason)? = row.last?.payload else { return XCTFail("\(row)") }
         XCTAssertEqual(outcome, .success)
         XCTAssertTrue(reason?.hasPrefix("tunnel closed: ") == true, "\(String(describing: reason))")
+    }
+
+    /// A frame that declares 2⁶⁴ − 1 bytes and sends three is no message, and three bytes:
+    /// the counts say what passed, not what a hostile peer announced.
+    func testAWebSocketFrameIsCountedByWhatPassedNotWhatItDeclared() {
+        var messages = WebSocketMessages(limit: 100)
+        var buffer = ByteBuffer(bytes: [0x82, 127] + [UInt8](repeating: 0xff, count: 8) + Array("abc".utf8))
+        messages.read(buffer)
+        XCTAssertEqual(messages.messages, 0)
+        XCTAssertEqual(messages.payloadBytes, 3)
+        var whole = WebSocketMessages(limit: 100)
+        buffer = ByteBuffer(bytes: [0x81, 0x83, 1, 2, 3, 4] + zip(Array("hey".utf8), [1, 2, 3] as [UInt8]).map { $0 ^ $1 })
+        whole.read(buffer)
+        XCTAssertEqual(whole.messages, 1)
+        XCTAssertEqual(String(decoding: whole.kept, as: UTF8.self), "hey\n", "unmasked, a text message a line")
     }
 
     func testTheFirstBytesSayWhatACONNECTCarries() {
