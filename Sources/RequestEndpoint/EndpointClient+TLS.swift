@@ -133,8 +133,8 @@ final class TLSClientBridge: Sendable {
 
     var failure: String? { firstFailure.withLock { $0 } }
 
-    func failed(_ error: Error) {
-        firstFailure.withLock { $0 = $0 ?? TLSFailureWords.describe(error) }
+    func failed(_ error: Error, refusedCertificate: NIOSSLCertificate? = nil) {
+        firstFailure.withLock { $0 = $0 ?? TLSFailureWords.describe(error, refusedCertificate: refusedCertificate, by: .monitor) }
     }
 
     func close() {
@@ -181,7 +181,8 @@ private final class TLSOutcomeRecorder: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        bridge.failed(error)
+        // BoringSSL says only that verification failed; the certificate it refused says why.
+        bridge.failed(error, refusedCertificate: try? context.pipeline.syncOperations.nioSSL_peerCertificate())
         if !told {
             told = true
             bridge.handshake.signal()

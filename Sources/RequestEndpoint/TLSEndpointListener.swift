@@ -210,50 +210,11 @@ private final class RemotePeerHandler: ChannelInboundHandler, RemovableChannelHa
                 // The monitor sent the alert: it refused this program's certificate, not the other way.
                 endpoint?.options.notice("a remote monitor from \(address) refused this program's certificate: \(refusal)")
             } else {
-                endpoint?.options.notice("refused a remote monitor from \(address): \(TLSFailureWords.describe(error))")
+                // BoringSSL says only that verification failed; the certificate it refused says why.
+                let refused = try? context.pipeline.syncOperations.nioSSL_peerCertificate()
+                endpoint?.options.notice("refused a remote monitor from \(address): \(TLSFailureWords.describe(error, refusedCertificate: refused))")
             }
         }
         context.close(promise: nil)
-    }
-}
-
-/// A TLS failure in words a person can act on, from BoringSSL's reason.
-enum TLSFailureWords {
-    /// The peer's alert, when it refused this side's certificate (BoringSSL's `…ALERT_…`
-    /// reasons are alerts received, not decisions of this side); nil for anything else.
-    static func peerRefusal(_ error: Error) -> String? {
-        let text = String(describing: error)
-        guard text.contains("ALERT_") else { return nil }
-        let alerts: [(String, String)] = [
-            ("ALERT_UNKNOWN_CA", "it is from another authority than the monitor trusts (the monitor's --cacert)"),
-            ("ALERT_CERTIFICATE_EXPIRED", "it has expired, by the monitor's clock"),
-            ("ALERT_BAD_CERTIFICATE", "the monitor found it bad (not for the address it dialled, or not yet valid)"),
-            ("ALERT_CERTIFICATE_UNKNOWN", "the monitor could not verify it"),
-            ("ALERT_DECRYPT_ERROR", "its signature does not verify against the authority the monitor trusts"),
-        ]
-        for (key, words) in alerts where text.contains(key) { return words }
-        return nil
-    }
-
-    static func describe(_ error: Error) -> String {
-        let text = String(describing: error)
-        let reasons: [(String, String)] = [
-            ("failedToValidateHostname", "the certificate is not for the address dialled (its names and addresses do not include it)"),
-            ("serverHostnameImpossibleToMatch", "the certificate is not for the address dialled (its names and addresses do not include it)"),
-            ("CERTIFICATE_EXPIRED", "the certificate has expired"),
-            ("UNKNOWN_CA", "the certificate is from another authority"),
-            ("DECRYPT_ERROR", "the certificate is not from the expected authority (its signature does not verify)"),
-            ("CERTIFICATE_REQUIRED", "no client certificate was presented"),
-            ("PEER_DID_NOT_RETURN_A_CERTIFICATE", "no client certificate was presented"),
-            ("CERTIFICATE_VERIFY_FAILED", "the certificate did not verify (another authority, expired, or not yet valid)"),
-            ("BAD_CERTIFICATE", "the certificate was refused"),
-            ("WRONG_VERSION_NUMBER", "not TLS (plain text on a TLS port?)"),
-            ("HTTP_REQUEST", "not TLS (an HTTP request on a TLS port)"),
-            ("eofDuringHandshake", "the peer closed the connection during the handshake"),
-            ("EOF during handshake", "the peer closed the connection during the handshake"),
-            ("uncleanShutdown", "the connection was cut"),
-        ]
-        for (key, words) in reasons where text.contains(key) { return words }
-        return text.count > 200 ? String(text.prefix(200)) + "…" : text
     }
 }

@@ -140,13 +140,15 @@ final class RemoteEndpointTests: EndpointTestCase {
         // Both test authorities have one name, so the program finds "its" authority and the
         // signature fails; an authority of another name is UNKNOWN_CA. Either names the authority.
         XCTAssert(other?.contains("authority") == true, other ?? "a stranger got a hello")
-        waitFor("the program to say why") { self.notices.all.contains { $0.contains("refused a remote monitor from 127.0.0.1:") && $0.hasSuffix("another authority, expired, or not yet valid)") } }
+        waitFor("the program to say why") { self.notices.all.contains { $0.contains("refused a remote monitor from 127.0.0.1:") && $0.hasSuffix("the certificate is from another authority than this program trusts (its --listen-client-ca)") } }
 
         // An expired one from the right authority (an endpoint of its own: its authority signed it).
         let expired = try makeCertificates(expiredClient: true)
         let expiring = try startRemote(RequestQueue(earlyRetry: nil), expired)
         let late = refusal { try connect(expiring, trusting: expired, as: expired) }
         XCTAssert(late?.contains("the certificate has expired") == true, late ?? "an expired certificate got a hello")
+        // The program names the kind too, where BoringSSL says only that verification failed.
+        waitFor("the program to say it expired") { self.notices.all.contains { $0.contains("refused a remote monitor from 127.0.0.1:") && $0.contains("the certificate has expired (on ") } }
 
         // No certificate at all: openssl, which can leave it out.
         let process = Process()
@@ -170,6 +172,8 @@ final class RemoteEndpointTests: EndpointTestCase {
         let stranger = try makeCertificates(clientName: "mallory")
         let refused = refusal { try connect(endpoint, trusting: stranger, as: pki) }
         XCTAssertNotNil(refused, "the monitor refused the program's certificate")
+        // The monitor names the kind, not only that verification failed.
+        XCTAssert(refused?.contains("the certificate is from another authority than this monitor trusts (its --cacert)") == true, refused ?? "")
         waitFor("the program to say the monitor refused it") {
             self.notices.all.contains { $0.contains("a remote monitor from 127.0.0.1:") && $0.contains("refused this program's certificate") }
         }
