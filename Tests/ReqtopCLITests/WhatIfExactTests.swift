@@ -225,6 +225,27 @@ final class WhatIfExactTests: XCTestCase {
         XCTAssertEqual(slower.unexplained.map(\.id), ["item"], "nobody took the wait from it")
     }
 
+    /// Two requests that raced the breaker's opening: in the re-run one more attempt got in
+    /// before it opened (98 → 99 in the demo's), the same outcomes: explained, not unexplained.
+    /// The same shift without the breaker, or larger than the operations that met it, is not.
+    func testAnAttemptMoreAtTheBreakersOpeningIsABreakerRace() {
+        func run(_ attempts: [String: Int], breaker: Bool = true) -> [RequestEvent] {
+            attempts.sorted { $0.key < $1.key }.flatMap { id, count in
+                [event(0, id, 1, .queued(method: "GET", url: "http://down:1/\(id)", headers: [:], maxAttempts: 3))]
+                    + (breaker ? [event(0.5, id, 1, .circuitWaiting(host: "down:1"))] : [])
+                    + [event(1, id, count, .finished(outcome: .failure, status: nil, attempts: count, duration: 1, reason: "refused"))]
+            }
+        }
+        let recorded = run(["a": 2, "b": 1])
+        let raced = RunDiff(a: RunDigest(events: recorded), b: RunDigest(events: run(["a": 2, "b": 2])))
+        XCTAssertEqual(raced.changes.map { "\($0.id) \($0.cause?.rawValue ?? "unexplained")" }, ["b breakerRace"])
+        XCTAssertEqual(raced.unexplained.count, 0)
+        let noBreaker = RunDiff(a: RunDigest(events: run(["a": 2, "b": 1], breaker: false)), b: RunDigest(events: run(["a": 2, "b": 2], breaker: false)))
+        XCTAssertEqual(noBreaker.unexplained.map(\.id), ["b"], "without the breaker, an attempt more is unexplained")
+        let many = RunDiff(a: RunDigest(events: recorded), b: RunDigest(events: run(["a": 2, "b": 3])))
+        XCTAssertEqual(many.unexplained.map(\.id), ["b"], "two more attempts for one operation that met it: more than a race explains")
+    }
+
     // MARK: - The demo's incident, re-run unchanged, on each transport
 
     /// The target of #42: `reqtop demo --once --record` re-run with no `--set` ends with no
@@ -242,7 +263,7 @@ final class WhatIfExactTests: XCTestCase {
             let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(whatIf.stdout.utf8)) as? [String: Any])
             XCTAssertEqual(object["unexplained"] as? Int, 0, "\(transport): \(whatIf.stdout)")
             let differences = object["differences"] as? [[String: Any]] ?? []
-            XCTAssert(differences.allSatisfy { ["timing", "order"].contains($0["cause"] as? String ?? "") }, "\(transport): \(differences)")
+            XCTAssert(differences.allSatisfy { ["timing", "order", "breakerRace"].contains($0["cause"] as? String ?? "") }, "\(transport): \(differences)")
 
             let before = try RunDigest(events: EventLogFile.read(path: recording).events)
             let afterFile = try EventLogFile.read(path: rerun)

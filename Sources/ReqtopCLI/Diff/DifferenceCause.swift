@@ -16,6 +16,12 @@ enum DifferenceCause: String, CaseIterable {
     /// or the same wait moved from one operation to another (which of the requests made at one
     /// moment got the last free slot).
     case order
+    /// Operations to one host that met its circuit breaker as it opened or probed, with the
+    /// same outcomes and statuses in both runs but a few attempts more or fewer: which of the
+    /// requests failing at one moment got through before the breaker opened, or which waiting
+    /// one carried its probe, was a race between simultaneous requests (no more of them than
+    /// there are such operations).
+    case breakerRace
     /// The recording's answer was reqtop's own (an injected fault, or a person's answer at a
     /// breakpoint), which a what-if re-run does not carry over: it asked the upstream instead.
     case injected
@@ -41,6 +47,7 @@ enum DifferenceCause: String, CaseIterable {
         case .timing: "the same end, in a time within the tolerance (0.25 s, or 20 %)"
         case .redacted: "its request held a redacted value, sent to the what-if's server as the placeholder"
         case .order: "the same outcomes and attempts for this host's operations, shared out in another order (or the same wait for a slot, taken by another)"
+        case .breakerRace: "the same outcomes for this host's operations, which met its breaker as it opened: a few attempts more or fewer got in before it did, or another carried its probe"
         case .injected: "the recording's answer was reqtop's own, an injected fault or a person's at a breakpoint; the re-run asked the upstream"
         case .notResent: "not sent again in the re-run, for the reason said above"
         case .unfinished: "the recording ends before it did, so it has no end to compare"

@@ -37,13 +37,24 @@ struct RunDiff {
         // differently among them (which burst member the budget let through, which waiting
         // request carried the breaker's probe): each of them explained.
         let ended = changes.filter { $0.cause == nil && $0.before != nil && $0.after != nil && $0.before!.end != $0.after!.end }
-        for (_, group) in Dictionary(grouping: ended, by: { $0.before?.host ?? "" }) where group.count > 1 {
+        for (_, group) in Dictionary(grouping: ended, by: { $0.before?.host ?? "" }) {
             func outcomes(_ ends: [RunDigest.End]) -> [String: Int] {
                 Dictionary(grouping: ends.map { "\($0.outcome?.rawValue ?? "-") \($0.status.map(String.init) ?? "-")" }, by: { $0 }).mapValues(\.count)
             }
             let before = group.map { $0.before!.end }, after = group.map { $0.after!.end }
-            guard outcomes(before) == outcomes(after), before.reduce(0, { $0 + $1.attempts }) == after.reduce(0, { $0 + $1.attempts }) else { continue }
-            for change in group { changes[changes.firstIndex { $0.id == change.id }!].cause = .order }
+            guard outcomes(before) == outcomes(after) else { continue }
+            let shift = abs(before.reduce(0, { $0 + $1.attempts }) - after.reduce(0, { $0 + $1.attempts }))
+            // As many attempts: shared out in another order. A few more or fewer, each of them
+            // having met the breaker: the race at its opening (or for its probe) went otherwise.
+            let cause: DifferenceCause
+            if shift == 0 {
+                cause = .order
+            } else if shift <= group.count, group.allSatisfy({ $0.before!.metBreaker || $0.after!.metBreaker }) {
+                cause = .breakerRace
+            } else {
+                continue
+            }
+            for change in group { changes[changes.firstIndex { $0.id == change.id }!].cause = cause }
         }
         // The same wait moved from one operation to another: requests made at one moment met a
         // full gate, and another of them waited for the free slot this time (the demo's item

@@ -19,6 +19,9 @@ struct RunDigest: Equatable {
         /// An attempt of it was answered by reqtop itself (`injected`: a fault, or a person's
         /// answer at a breakpoint), which a what-if re-run does not carry over.
         var injected = false
+        /// It met its host's circuit breaker: it waited for it, or an attempt of it opened it or
+        /// carried its probe.
+        var metBreaker = false
 
         /// How it ended: what two runs must share to have ended alike.
         var end: End { End(outcome: outcome, status: status, attempts: attempts) }
@@ -63,6 +66,7 @@ struct RunDigest: Equatable {
         var hostOf: [String: String] = [:]
         var redacted: Set<String> = []
         var injected: Set<String> = []
+        var metBreaker: Set<String> = []
         for event in events where !event.operationID.isEmpty {
             let id = event.operationID
             switch event.payload {
@@ -80,16 +84,18 @@ struct RunDigest: Equatable {
                 }
             case .finished(let outcome, let status, let attempts, let duration, _):
                 operations[id] = Operation(outcome: outcome, status: status, attempts: attempts, duration: duration, host: hostOf[id],
-                                           redacted: redacted.contains(id), injected: injected.contains(id))
+                                           redacted: redacted.contains(id), injected: injected.contains(id), metBreaker: metBreaker.contains(id))
                 if let host = hostOf[id] {
                     if outcome == .failure { hosts[host, default: Host()].failures += 1 }
                     if outcome != .cancelled { hosts[host, default: Host()].durations.append(duration) }
                 }
             case .injected:
                 injected.insert(id)
+            case .circuitWaiting, .circuitOpened, .circuitHalfOpen:
+                metBreaker.insert(id)
             case .started, .sent, .connection, .preparationFailed, .redirect, .response, .data, .uploaded, .responseBody, .requestBody, .headerFields, .messages,
                  .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .breakpoint,
-                 .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened, .circuitHalfOpen,
+                 .breakpointResolved, .breakpointSet, .breakpointRemoved,
                  .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released,
                  .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled, .missed, .other:
                 break
