@@ -162,15 +162,16 @@ public final class LocalCertificateAuthority: Sendable {
     /// asks for. The requests inside go to `host` and its certificate is verified for `host`:
     /// a leaf for another name (a `CONNECT 127.0.0.1` whose hello says `evil.example`) would
     /// vouch for a name nobody checked, so such a client gets `host`'s leaf and its own check
-    /// refuses it. ALPN offers HTTP/1.1 only.
-    func serverContext(for host: String) throws -> NIOSSLContext {
-        if let known = contexts.withLock({ $0[host] }) { return known }
+    /// refuses it. ALPN offers `protocols` (``ProxyHTTP2/offered``, or HTTP/1.1 only).
+    func serverContext(for host: String, protocols: [String] = ["http/1.1"]) throws -> NIOSSLContext {
+        let key = protocols.joined(separator: ",") + " " + host
+        if let known = contexts.withLock({ $0[key] }) { return known }
         var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: [.certificate(try leaf(for: host))], privateKey: leafKeySource)
-        configuration.applicationProtocols = ["http/1.1"]
+        configuration.applicationProtocols = protocols
         let context = try NIOSSLContext(configuration: configuration)
         contexts.withLock { contexts in
             if contexts.count >= Self.kept { contexts.removeAll() }
-            contexts[host] = context
+            contexts[key] = context
         }
         return context
     }

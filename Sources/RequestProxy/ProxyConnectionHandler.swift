@@ -5,6 +5,7 @@ import FoundationNetworking
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOHTTP2
 import NIOSSL
 import RequestOperations
 
@@ -26,8 +27,11 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     /// The local program at the other end, found as the connection opened.
     private let client: ClientOrigin
     private let codec: [RemovableChannelHandler]
-    /// Closes the connection when a head is slow to come.
-    private let headTimer: RequestHeadTimer
+    /// Closes the connection when a head is slow to come (HTTP/1 only: an HTTP/2 stream's
+    /// head comes whole in one HEADERS frame).
+    private let headTimer: RequestHeadTimer?
+    /// The HTTP/2 stream this handler reads, or nil on an HTTP/1 connection.
+    private let streamID: Int?
     private var requests = 0
     private var receiving = Receiving.idle
     /// The latest exchange: told when the client goes away.
@@ -45,8 +49,10 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         case refused
     }
 
-    private init(proxy: ProxyContext, connection: Int, origin: URL?, client: ClientOrigin, headTimer: RequestHeadTimer, codec: [RemovableChannelHandler]) {
+    private init(proxy: ProxyContext, connection: Int, origin: URL?, client: ClientOrigin, headTimer: RequestHeadTimer?, codec: [RemovableChannelHandler],
+                 streamID: Int? = nil) {
         self.proxy = proxy
+        self.streamID = streamID
         self.headTimer = headTimer
         self.connection = connection
         self.origin = origin
@@ -80,6 +86,15 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         context.track(channel)
     }
 
+    /// Reads one HTTP/2 stream as one request to `origin` (``ProxyHTTP2``): the stream's frames
+    /// as HTTP/1 parts, its id in the request's (`c3-s5`: connection 3, stream 5).
+    static func installStream(on stream: Channel, streamID: Int, context: ProxyContext, connection: Int, origin: URL, client: ClientOrigin) throws {
+        let handler = ProxyConnectionHandler(proxy: context, connection: connection, origin: origin, client: client, headTimer: nil, codec: [],
+                                             streamID: streamID)
+        try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+        try stream.pipeline.syncOperations.addHandler(handler)
+    }
+
     // MARK: - The client's request
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -91,9 +106,9 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     private func received(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        headTimer.headArrived()
+        headTimer?.headArrived()
         requests += 1
-        let id = "c\(connection)-r\(requests)"
+        let id = streamID.map { "c\(connection)-s\($0)" } ?? "c\(connection)-r\(requests)"
         if origin == nil, let credentials = proxy.options.credentials,
            !credentials.accepts(head.headers.first(name: "Proxy-Authorization")) {
             return refuse(ProxyFailureAnswer(status: 407, errorType: "proxy_internal_response", message: "proxy credentials required"),
@@ -123,7 +138,11 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
                 return refuseLoop(context: context)
             }
             if head.headers.contains(name: "Upgrade") {
-                headTimer.bodyBegan()
+                // HTTP/2 has no Upgrade (swift-nio-http2 refuses the field before it gets here).
+                guard streamID == nil else {
+                    return refuse(ProxyFailureAnswer(status: 400, errorType: "http_request_error", message: "Upgrade is not an HTTP/2 field"), context: context, close: true)
+                }
+                headTimer?.bodyBegan()
                 receiving = .upgrade(head, url, id: id, body: context.channel.allocator.buffer(capacity: 0))
                 return
             }
@@ -135,6 +154,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         var request = URLRequest(url: url)
         request.httpMethod = head.method.rawValue
         var headers = HTTPHeaders(HopByHopHeaders.removed(from: head.headers))
+        if streamID != nil { headers = ProxyHTTP2.joiningCookies(headers) }
         // The URL names the host; the client's Expect is answered here, not sent on.
         headers.remove(name: "Host")
         let expectsContinue = headers.first(name: "Expect")?.lowercased() == "100-continue"
@@ -145,13 +165,14 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         for (name, value) in fieldsAsSent.joinedByName { request.setValue(value, forHTTPHeaderField: name) }
         let length = head.headers.first(name: "Content-Length").flatMap(Int.init)
         let chunked = head.headers[canonicalForm: "Transfer-Encoding"].contains { $0.lowercased() == "chunked" }
+        // An HTTP/2 stream ends with its answer, never the connection.
         let exchange = ProxyExchange(id: id, channel: context.channel, proxy: proxy, client: client, version: head.version,
-                                     keepAlive: head.isKeepAlive, isHead: head.method == .HEAD, fieldsAsSent: fieldsAsSent)
+                                     keepAlive: head.version.major >= 2 || head.isKeepAlive, isHead: head.method == .HEAD, fieldsAsSent: fieldsAsSent)
         self.exchange = exchange
         if expectsContinue, chunked || (length ?? 0) > 0 {
             context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
         }
-        if chunked || (length ?? 0) > 0 { headTimer.bodyBegan() }
+        if chunked || (length ?? 0) > 0 { headTimer?.bodyBegan() }
         if chunked || (length ?? 0) > Self.wholeBodyLimit {
             let upload = UploadStream(capacity: proxy.options.uploadBuffer, keeping: proxy.queue.events.bodyLimit)
             request.httpBodyStream = upload
@@ -169,7 +190,16 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
             receiving = .idle
             var part = part
             body.writeBuffer(&part)
-            receiving = .collecting(exchange, body)
+            guard body.readableBytes > Self.wholeBodyLimit else {
+                receiving = .collecting(exchange, body)
+                return
+            }
+            // Longer than is read whole, with no length said (an HTTP/2 stream needs none):
+            // it streams from here, what came so far first.
+            let upload = UploadStream(capacity: proxy.options.uploadBuffer, keeping: proxy.queue.events.bodyLimit)
+            receiving = .streaming(exchange, upload.buffer)
+            receivedBody(body, context: context)
+            exchange.startStreaming(upload)
         case .streaming(_, let upload):
             let channel = context.channel
             let room = upload.append(part) {
@@ -193,7 +223,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     private func receivedEnd(context: ChannelHandlerContext) {
-        headTimer.requestEnded()
+        headTimer?.requestEnded()
         let now = receiving
         receiving = .idle
         switch now {

@@ -126,6 +126,15 @@ final class ProxyExchange: ResponseStreamReceiver {
         start(request)
     }
 
+    /// The prepared request's body turned out longer than is read whole (an HTTP/2 stream
+    /// says no length): it goes out as `upload` streams it.
+    func startStreaming(_ upload: UploadStream) {
+        guard var request = onLoop.value.request else { return }
+        onLoop.value.request = nil
+        request.httpBodyStream = upload
+        start(request)
+    }
+
     /// Starts the operation (its body, if streamed, still arriving) once the client's program
     /// is known: the row names it from its first event.
     func start(_ request: URLRequest) {
@@ -144,6 +153,7 @@ final class ProxyExchange: ResponseStreamReceiver {
         guard !onLoop.value.clientGone else { return }
         var options = Self.options(proxy.options.operation(for: request.url?.host), for: request)
         options.origin = origin
+        options.clientHTTPVersion = "HTTP/\(version.major).\(version.minor)"
         options.fieldsAsSent = fieldsAsSent
         // On the client's event loop: the operation starts here, after this turn.
         onLoop.value.host = request.url?.host
@@ -321,6 +331,10 @@ final class ProxyExchange: ResponseStreamReceiver {
     /// 503), passed on as it came, or one of the proxy's own.
     private func answerWithout(_ result: RequestResult) {
         if case .cancelled(by: Self.clientCanceller)? = result.error { return channel.close(promise: nil) }
+        // An HTTP/2 stream whose operation was cancelled (a person's X) is reset (`RST_STREAM`
+        // CANCEL, swift-nio-http2's on a stream closed early): the client's own words for a
+        // cancel, and its other streams go on.
+        if version.major >= 2, case .cancelled? = result.error { return channel.close(promise: nil) }
         if let status = result.status, status < 200 { return refuse(Self.informational(status)) }
         if let status = result.status {
             var headers = HopByHopHeaders.removed(from: result.headers, repeated: result.repeatedHeaders)
@@ -350,7 +364,10 @@ final class ProxyExchange: ResponseStreamReceiver {
                 onLoop.value.endsWithClose = true
             }
         }
-        if !keepAlive || onLoop.value.answeredEarly || onLoop.value.endsWithClose { fields.replaceOrAdd(name: "Connection", value: "close") }
+        // HTTP/2 has no connection fields: a stream ends with its answer (or is reset).
+        if version.major < 2, !keepAlive || onLoop.value.answeredEarly || onLoop.value.endsWithClose {
+            fields.replaceOrAdd(name: "Connection", value: "close")
+        }
         return HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status), headers: fields)
     }
 

@@ -26,6 +26,11 @@ public struct ProxyOptions: Sendable {
     /// A request body that sends nothing for this long, while the proxy reads it, closes its
     /// connection (its operation is cancelled by the client).
     public var requestBodyTimeout: TimeInterval = 30
+    /// HTTP/2 to clients: offered by ALPN on decrypted connections (`h2`, then `http/1.1`)
+    /// and read after `CONNECT` when a client sends its preface in plain text (prior
+    /// knowledge, as gRPC without TLS does). False (`--http1-only`): HTTP/1.1 only, and a
+    /// plain-text preface is relayed as bytes.
+    public var offersHTTP2 = true
     /// Bytes of a request body held for the upstream before the proxy stops reading the client.
     public var uploadBuffer = 1 << 20
     /// Bytes of a response body read ahead of the client (``RequestQueue/stream(for:id:options:bufferSize:)``;

@@ -37,7 +37,7 @@ enum ProxyTunnel {
         }
         let tls: NIOSSLContext
         do {
-            tls = try proxy.options.authority!.serverContext(for: host)
+            tls = try proxy.options.authority!.serverContext(for: host, protocols: proxy.options.offersHTTP2 ? ProxyHTTP2.offered : ["http/1.1"])
         } catch {
             return refuse(channel, ProxyFailureAnswer(status: 502, errorType: "proxy_internal_error", message: "cannot make a certificate for \(host): \(error)"))
         }
@@ -48,10 +48,17 @@ enum ProxyTunnel {
             let sniffer = ConnectSniffer(intercept: { channel in
                 try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
                 try channel.pipeline.syncOperations.addHandler(ClientHandshakeWatch(host: host, port: port, id: id, proxy: proxy, client: client))
-                try ProxyConnectionHandler.install(on: channel, context: proxy, connection: connection, origin: origin, idle: false, client: client)
+                // HTTP/2 or HTTP/1.1, as the client chose by ALPN.
+                try ProxyHTTP2.negotiate(on: channel, http1: { channel in
+                    try ProxyConnectionHandler.install(on: channel, context: proxy, connection: connection, origin: origin, idle: false, client: client)
+                }, http2: { channel in
+                    try ProxyHTTP2.install(on: channel, context: proxy, connection: connection, origin: origin, client: client)
+                })
             }, plainHTTP: { channel in
                 try ProxyConnectionHandler.install(on: channel, context: proxy, connection: connection, origin: plainOrigin, idle: false, client: client)
-            }, relay: { channel, joined in
+            }, plainHTTP2: proxy.options.offersHTTP2 ? { channel in
+                try ProxyHTTP2.install(on: channel, context: proxy, connection: connection, origin: plainOrigin, client: client)
+            } : nil, relay: { channel, joined in
                 relay(channel, to: host, port: port, id: id, proxy: proxy, client: client, joined: joined)
             })
             try channel.pipeline.syncOperations.addHandler(sniffer)

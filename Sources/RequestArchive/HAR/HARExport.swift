@@ -46,8 +46,11 @@ public enum HARExport {
             var request = SentRequest()
             for event in own {
                 switch event.payload {
-                case .queued(let method, let url, let headers, _, let body, _), .built(let method, let url, let headers, let body):
-                    request = SentRequest(method: method, url: url, headers: headers, body: body, fields: request.fields)
+                case .queued(let method, let url, let headers, _, let body, let options):
+                    request = SentRequest(method: method, url: url, headers: headers, body: body, fields: request.fields,
+                                          httpVersion: options?.clientHTTPVersion ?? request.httpVersion)
+                case .built(let method, let url, let headers, let body):
+                    request = SentRequest(method: method, url: url, headers: headers, body: body, fields: request.fields, httpVersion: request.httpVersion)
                 case .headerFields(.request, let fields):
                     request.fields = fields
                 case .requestBody(let body, _, _, _):
@@ -94,6 +97,8 @@ public enum HARExport {
         var method = "GET", url = "", headers: [String: String] = [:], body: RecordedBody?
         /// The fields as the client sent them (a proxy's request): HAR's headers in their order.
         var fields: HTTPFields?
+        /// The version the request came in over (a proxy's client's), else HTTP/1.1.
+        var httpVersion = "HTTP/1.1"
 
         /// HAR's `postData` (`mimeType`, `text`), base64 with `"encoding": "base64"` for a
         /// binary body as `content` does it; the size or -1.
@@ -210,7 +215,7 @@ public enum HARExport {
         if let reason { reqtop["reason"] = reason }
         if let outcome { reqtop["outcome"] = outcome }
         var requestFields: [String: Any] = [
-            "method": request.method, "url": request.url, "httpVersion": "HTTP/1.1", "cookies": shape?.cookiesObject(request: true) ?? [Any](),
+            "method": request.method, "url": request.url, "httpVersion": request.httpVersion, "cookies": shape?.cookiesObject(request: true) ?? [Any](),
             "headers": request.fields.map(Self.pairs) ?? HAREntryShape.pairs(request.headers, order: shape?.requestHeaderOrder ?? []), "queryString": query(request.url), "headersSize": -1,
             "bodySize": request.postData.size,
         ]

@@ -50,6 +50,10 @@ extension MonitorView {
             }
         case .request:
             var lines: [(String, CellGrid.Style)] = [("\(row.method) \(row.url)", CellGrid.Style(bold: true))]
+            // A proxy's client's request: the version each side spoke.
+            if let client = row.requestOptions?.clientHTTPVersion {
+                lines.append(("client spoke \(client)" + (row.httpVersion.map { " · upstream answered in \($0)" } ?? ""), .plain))
+            }
             if let fields = row.requestFields {
                 // As the client sent them: in order, each repeat apart, names as spelled.
                 lines += fields.map { ("\($0.name.rawName): \($0.value)", .plain) }
@@ -62,7 +66,8 @@ extension MonitorView {
             return lines + Self.bodyLines(row.requestBody)
         case .response:
             guard let status = row.status else { return [("no response yet", CellGrid.Style(dim: true))] }
-            var lines: [(String, CellGrid.Style)] = [("status \(status)" + (row.httpVersion.map { " · \($0)" } ?? "") + "   \(Format.bytes(row.bytes)) received" + (row.expectedBytes.map { " of \(Format.bytes($0))" } ?? ""), CellGrid.Style(bold: true))]
+            let versions = row.httpVersion.map { upstream in row.requestOptions?.clientHTTPVersion.map { " · \(upstream) (to the client: \($0))" } ?? " · \(upstream)" } ?? ""
+            var lines: [(String, CellGrid.Style)] = [("status \(status)" + versions + "   \(Format.bytes(row.bytes)) received" + (row.expectedBytes.map { " of \(Format.bytes($0))" } ?? ""), CellGrid.Style(bold: true))]
             if let transfer = row.transfer(at: now) { lines.append((transfer.text, .plain)) }
             if let messages = row.messages {
                 lines.append(("WebSocket: \(messages.fromClient) message\(messages.fromClient == 1 ? "" : "s") from the client, \(messages.toClient) to it (once it closes, their first bytes: the Request tab from the client, the Body tab to it)", .plain))

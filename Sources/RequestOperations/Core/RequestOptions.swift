@@ -47,6 +47,10 @@ public struct RequestOptions: Sendable {
     /// client (`curl (pid 4242)`). In the `queued` event's `origin` (added), and the monitor's
     /// PROGRAM column. nil: the program that runs the queue.
     public var origin: String?
+    /// The HTTP version the request came in over, when it is a proxy's client's (`HTTP/1.1`,
+    /// `HTTP/2.0`): the `queued` event's `clientHTTPVersion` (added), beside the version the
+    /// upstream answered in (`response`'s `httpVersion`). nil: the program's own request.
+    public var clientHTTPVersion: String?
     /// The request's header fields as its sender wrote them — order, repeats, spelling — when
     /// it is a proxy's client's (``FieldsAsSent``): the NIO transport sends the request's
     /// headers arranged by them; URLSession's cannot. nil: the headers go in the transport's order.

@@ -12,7 +12,8 @@ import Foundation
 ///   the ids of the operations it ran after, each percent-encoded, joined by `,`; `origin`
 ///   (added), who asked for the request when it was not the program itself (a proxy's client);
 ///   `maxRedirects` (added, when not 10) and `relaysEveryAnswer` (added, only when true), a
-///   transparent proxy's settings.
+///   transparent proxy's settings; `clientHTTPVersion` (added), the version a proxy's client
+///   spoke (`HTTP/1.1`, `HTTP/2.0`).
 extension RequestEvent.Payload {
     static func write<W: EventFieldWriter>(body: RecordedBody?, to w: inout W) {
         switch body {
@@ -45,6 +46,7 @@ extension RequestEvent.Payload {
         if let origin = options.origin { w.string("origin", origin) }
         if let maxRedirects = options.maxRedirects { w.int("maxRedirects", maxRedirects) }
         if options.relaysEveryAnswer { w.bool("relaysEveryAnswer", true) }
+        if let version = options.clientHTTPVersion { w.string("clientHTTPVersion", version) }
         if let retry = options.retry {
             w.double("retryBaseDelay", retry.baseDelay)
             w.double("retryMultiplier", retry.multiplier)
@@ -104,11 +106,12 @@ extension RequestEvent.Payload {
             throw r.invalid("maxRedirects", expected: "a number of redirects from 0 to 100", found: "\(maxRedirects)")
         }
         let relays = try r.optionalBool("relaysEveryAnswer") ?? false
+        let clientVersion = r.optionalString("clientHTTPVersion")
         guard timeout != nil || deadline != nil || earlyRetry != nil || retry != nil || hedge != nil || saveTo != nil || bodyFile != nil
-                || !parents.isEmpty || origin != nil || maxRedirects != nil || relays else { return nil }
+                || !parents.isEmpty || origin != nil || maxRedirects != nil || relays || clientVersion != nil else { return nil }
         var options = RecordedOptions(attemptTimeout: timeout, deadline: deadline, retry: retry, earlyRetry: earlyRetry ?? true, hedge: hedge)
         (options.saveTo, options.bodyFile, options.parents, options.origin) = (saveTo, bodyFile, parents, origin)
-        (options.maxRedirects, options.relaysEveryAnswer) = (maxRedirects, relays)
+        (options.maxRedirects, options.relaysEveryAnswer, options.clientHTTPVersion) = (maxRedirects, relays, clientVersion)
         return options
     }
 

@@ -66,6 +66,9 @@ public struct RecordedOptions: Sendable, Equatable {
     /// ``RequestOptions/relaysEveryAnswer`` (`relaysEveryAnswer`, added: written only when
     /// true): every answer was passed on as it came, a 404 `relayed`, not failed.
     public var relaysEveryAnswer = false
+    /// ``RequestOptions/clientHTTPVersion`` (`clientHTTPVersion`, added: written only for a
+    /// proxy's client's request): the version the client spoke to the proxy.
+    public var clientHTTPVersion: String?
 
     public init(attemptTimeout: TimeInterval? = nil, deadline: TimeInterval? = nil, retry: RetrySettings? = nil, earlyRetry: Bool = true,
                 hedge: HedgePolicy? = nil) {
@@ -85,6 +88,7 @@ public struct RecordedOptions: Sendable, Equatable {
         origin = options.origin
         if options.redirects.max != RedirectPolicy.follow().max { maxRedirects = options.redirects.max }
         relaysEveryAnswer = options.relaysEveryAnswer
+        clientHTTPVersion = options.clientHTTPVersion
     }
 
     /// A client's own exchange, as a HAR from a browser or another proxy holds it: one attempt,

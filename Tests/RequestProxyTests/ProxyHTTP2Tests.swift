@@ -1,0 +1,234 @@
+import FaultServer
+import Foundation
+import RequestOperations
+@testable import RequestProxy
+import XCTest
+
+/// HTTP/2 from clients through the proxy: chosen by ALPN on decrypted TLS (curl, and Python's
+/// `h2`), and with prior knowledge in plain text after `CONNECT` (the `PRI *` preface, as gRPC
+/// without TLS sends it). Each stream is one operation; streams on one connection run side by
+/// side, a slow one holding none of the others; a stream's reset cancels its operation, and a
+/// cancelled operation resets its stream, the connection going on.
+final class ProxyHTTP2Tests: XCTestCase {
+    private func httpsUpstream() throws -> (TestCertificates, FaultServer, ProxyOptions) {
+        let pki = try TestCertificates.make()
+        addTeardownBlock { pki.remove() }
+        let upstream = try startFaultServer(tls: pki)
+        var options = ProxyOptions()
+        let folder = try temporaryFolder() + "/ca"
+        options.authority = try LocalCertificateAuthority.loadOrMake(in: folder).0
+        return (pki, upstream, options)
+    }
+
+    private func queued(_ proxy: ProxyUnderTest) -> [String: (url: String, options: RecordedOptions?)] {
+        var found: [String: (String, RecordedOptions?)] = [:]
+        for event in proxy.events.events {
+            if case .queued(_, let url, _, _, _, let options) = event.payload { found[event.operationID] = (url, options) }
+        }
+        return found
+    }
+
+    func testCurlChoosesHTTP2ByALPNAndEachRequestIsAnOperation() throws {
+        let (pki, upstream, options) = try httpsUpstream()
+        let proxy = try startProxy(options, trusting: pki.caFile)
+        let base = "https://localhost:\(upstream.port)"
+        let ca = options.authority!.certificateFile
+        let get = try run(curl, ["-s", "-v", "--http2", "--cacert", ca, "-x", proxy.url, base + "/status/200"])
+        XCTAssertEqual(get.stdout, "status 200\n", get.stderr)
+        XCTAssertTrue(get.stderr.contains("ALPN: server accepted h2"), get.stderr)
+        XCTAssertTrue(get.stderr.contains("< HTTP/2 200"), get.stderr)
+        // A body of no said length (`-T -`: HTTP/2 needs none), longer than is read whole: it
+        // streams to the upstream, every byte.
+        let folder = try temporaryFolder()
+        let body = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try body.write(to: URL(fileURLWithPath: folder + "/body.bin"))
+        let upload = try run("/bin/sh", ["-c", "cat \(folder)/body.bin | \(curl) -s --http2 --cacert \(ca) -x \(proxy.url) -X POST -T - -o /dev/null -w '%{http_version} %{http_code}' \(base)/echo"])
+        XCTAssertEqual(upload.stdout, "2 200", upload.stderr)
+        // The 404 reaches the client as it came, over HTTP/2 too.
+        let missing = try run(curl, ["-s", "--http2", "--cacert", ca, "-x", proxy.url, "-o", "/dev/null", "-w", "%{http_version} %{http_code}", base + "/status/404"])
+        XCTAssertEqual(missing.stdout, "2 404", missing.stderr)
+
+        proxy.queue.waitUntilAllOperationsAreFinished()
+        proxy.queue.events.waitUntilDelivered()
+        let rows = queued(proxy)
+        let streams = rows.filter { $0.value.url.hasPrefix(base) }
+        XCTAssertEqual(streams.count, 3, "\(rows)")
+        for (id, row) in streams {
+            XCTAssertTrue(id.hasSuffix("-s1"), "an HTTP/2 request's id names its stream: \(id)")
+            XCTAssertEqual(row.options?.clientHTTPVersion, "HTTP/2.0", id)
+        }
+        let echoed = streams.first { $0.value.url.hasSuffix("/echo") }!.key
+        let ended = proxy.events.finished(echoed)
+        XCTAssertTrue(ended.contains { if case .finished(.success, 200?, _, _, _) = $0.payload { true } else { false } }, "\(ended)")
+        let sent = ended.compactMap { event -> Int? in if case .requestBody(_, let total, _, _) = event.payload { total } else { nil } }.last
+        XCTAssertEqual(sent, body.count, "the whole streamed body went up: \(ended.map(\.payload.name))")
+    }
+
+    func testStreamsOnOneConnectionRunSideBySideAndAResetCancelsOnlyItsOwn() throws {
+        let (pki, upstream, options) = try httpsUpstream()
+        let proxy = try startProxy(options, trusting: pki.caFile)
+        let answer = try runH2(proxy: proxy, port: upstream.port, mode: "tls:" + options.authority!.certificateFile,
+                               requests: ["GET /delay/1500", "GET /bytes/70000", "GET /status/200", "RESET /hang", "GET /bytes/10",
+                                          "STALL /bytes/3000000", "LATER /bytes/20"])
+        let streams = answer.streams
+        // The slow one ends last; the others did not wait for it; the reset one was reset by the client.
+        XCTAssertEqual(answer.order.last, 1, "the 1.5 s stream ends after the others: \(answer.order)")
+        XCTAssertEqual(streams[3]?.status, "200")
+        XCTAssertEqual(streams[3]?.bytes, 70000, "a body past the initial window: flow control let it through")
+        XCTAssertEqual(streams[5]?.status, "200")
+        XCTAssertEqual(streams[9]?.status, "200")
+        // A stream whose client stopped reading holds its own window shut, and none of the others.
+        XCTAssertLessThanOrEqual(streams[11]?.bytes ?? .max, 65535, "no more than the stream's window: \(answer)")
+        XCTAssertEqual(streams[13]?.bytes, 20, "a stream opened after the stalled one is answered")
+        proxy.queue.waitUntilAllOperationsAreFinished()
+        proxy.queue.events.waitUntilDelivered()
+        let rows = queued(proxy)
+        let ids = rows.keys.filter { $0.contains("-s") }.sorted()
+        XCTAssertEqual(Set(ids.map { $0.split(separator: "-")[0] }).count, 1, "one connection: \(ids)")
+        XCTAssertEqual(Set(ids.map { String($0.split(separator: "-")[1]) }), ["s1", "s3", "s5", "s7", "s9", "s11", "s13"])
+        let hang = ids.first { $0.hasSuffix("-s7") }!
+        let cancelled = proxy.events.finished(hang).contains { event in
+            if case .finished(.cancelled, _, _, _, let reason?) = event.payload { return reason.contains(ProxyExchange.clientCanceller) }
+            return false
+        }
+        XCTAssertTrue(cancelled, "the stream's reset cancelled its operation, by the client: \(proxy.events.finished(hang))")
+    }
+
+    func testACancelledOperationResetsItsStreamAndTheConnectionGoesOn() throws {
+        let (pki, upstream, options) = try httpsUpstream()
+        let proxy = try startProxy(options, trusting: pki.caFile)
+        // The test cancels the held request as a person's X does, while the client waits.
+        let queue = proxy.queue, recorder = proxy.events
+        let canceller = Thread {
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                let id = recorder.events.first { event in
+                    if case .queued(_, let url, _, _, _, _) = event.payload { return url.hasSuffix("/hang") }
+                    return false
+                }?.operationID
+                if let id, let operation = queue.operation(withID: id) {
+                    operation.cancel(by: "monitor")
+                    return
+                }
+                usleep(50_000)
+            }
+        }
+        canceller.start()
+        let answer = try runH2(proxy: proxy, port: upstream.port, mode: "tls:" + options.authority!.certificateFile,
+                               requests: ["GET /hang", "LATER /status/200"])
+        XCTAssertNotNil(answer.streams[1]?.reset, "the cancelled operation's stream was reset: \(answer)")
+        XCTAssertNil(answer.streams[1]?.status, "no answer was made up for it")
+        XCTAssertEqual(answer.streams[3]?.status, "200", "a request sent after it on the same connection is answered")
+    }
+
+    func testPriorKnowledgeInPlainTextAfterCONNECTIsReadAsHTTP2() throws {
+        // With an authority: a proxy without one relays every CONNECT as bytes, unread.
+        let (_, _, options) = try httpsUpstream()
+        let upstream = try startFaultServer()
+        let proxy = try startProxy(options)
+        let answer = try runH2(proxy: proxy, port: upstream.port, mode: "plain", requests: ["GET /status/201", "GET /bytes/5"])
+        XCTAssertEqual(answer.streams[1]?.status, "201", "\(answer)")
+        XCTAssertEqual(answer.streams[3]?.bytes, 5)
+        proxy.queue.waitUntilAllOperationsAreFinished()
+        proxy.queue.events.waitUntilDelivered()
+        let rows = queued(proxy).filter { $0.key.contains("-s") }
+        XCTAssertEqual(rows.values.map(\.url).sorted(), ["http://127.0.0.1:\(upstream.port)/bytes/5", "http://127.0.0.1:\(upstream.port)/status/201"])
+        XCTAssertTrue(rows.values.allSatisfy { $0.options?.clientHTTPVersion == "HTTP/2.0" })
+    }
+
+    func testHTTP1OnlyOffersNoH2() throws {
+        var (pki, upstream, options) = try httpsUpstream()
+        options.offersHTTP2 = false
+        let proxy = try startProxy(options, trusting: pki.caFile)
+        let get = try run(curl, ["-s", "-v", "--http2", "--cacert", options.authority!.certificateFile, "-x", proxy.url,
+                                 "https://localhost:\(upstream.port)/status/200"])
+        XCTAssertEqual(get.stdout, "status 200\n", get.stderr)
+        XCTAssertTrue(get.stderr.contains("ALPN: server accepted http/1.1"), get.stderr)
+    }
+
+    // MARK: - A raw HTTP/2 client (Python's h2)
+
+    struct H2Answer: Decodable, CustomStringConvertible {
+        struct Stream: Decodable {
+            var status: String?
+            var bytes: Int
+            var reset: Int?
+        }
+        var order: [Int]
+        var streams: [Int: Stream]
+        var description: String { "order \(order), streams \(streams)" }
+    }
+
+    /// Runs Python's `h2` through `CONNECT 127.0.0.1:port`: `mode` `tls:CAFILE` (ALPN h2) or
+    /// `plain` (prior knowledge). Requests: `GET path` sent at once, `RESET path` reset by the
+    /// client after 0.5 s, `STALL path` whose data the client never makes room for again (its
+    /// window stays shut), `LATER path` sent once the first stream ended.
+    func runH2(proxy: ProxyUnderTest, port: Int, mode: String, requests: [String]) throws -> H2Answer {
+        guard (try? run("/usr/bin/python3", ["-c", "import h2"]).status) == 0 else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("python3-h2 is missing: .ci/run installs it") }
+            throw XCTSkip("python3-h2 is not installed")
+        }
+        let result = try run("/usr/bin/python3", ["-c", Self.h2Client, String(proxy.server.port), String(port), mode] + requests, timeout: 60)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let line = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        return try JSONDecoder().decode(H2Answer.self, from: Data(line.utf8))
+    }
+
+    static let h2Client = """
+    import json, socket, ssl, sys, time
+    import h2.config, h2.connection, h2.events
+    proxy_port, port, mode, requests = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+    host = "localhost" if mode.startswith("tls:") else "127.0.0.1"
+    s = socket.create_connection(("127.0.0.1", proxy_port)); s.settimeout(20)
+    s.sendall(f"CONNECT {host}:{port} HTTP/1.1\\r\\nHost: {host}:{port}\\r\\n\\r\\n".encode())
+    head = b""
+    while b"\\r\\n\\r\\n" not in head: head += s.recv(4096)
+    assert head.startswith(b"HTTP/1.1 200"), head
+    if mode.startswith("tls:"):
+        context = ssl.create_default_context(cafile=mode[4:]); context.set_alpn_protocols(["h2"])
+        s = context.wrap_socket(s, server_hostname=host)
+        assert s.selected_alpn_protocol() == "h2", s.selected_alpn_protocol()
+    c = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    c.initiate_connection(); s.sendall(c.data_to_send())
+    streams, order, resets, later, stalls = {}, [], [], [], set()
+    def send(path):
+        sid = c.get_next_available_stream_id()
+        c.send_headers(sid, [(":method", "GET"), (":path", path), (":scheme", "https" if mode.startswith("tls:") else "http"),
+                             (":authority", f"{host}:{port}"), ("x-zeta", "1"), ("x-alpha", "2")], end_stream=True)
+        streams[sid] = {"status": None, "bytes": 0, "reset": None}
+        return sid
+    for item in requests:
+        verb, path = item.split(" ", 1)
+        if verb == "LATER": later.append(path); continue
+        sid = send(path)
+        if verb == "RESET": resets.append(sid)
+        if verb == "STALL": stalls.add(sid)
+    s.sendall(c.data_to_send())
+    started, deadline = time.time(), time.time() + 20
+    s.settimeout(0.1)
+    while time.time() < deadline and len([sid for sid in order if sid not in stalls]) < len(streams) - len(stalls) + len(later):
+        if resets and time.time() - started > 0.5:
+            for sid in resets: c.reset_stream(sid); order.append(sid)
+            resets = []
+        try:
+            data = s.recv(65536)
+        except socket.timeout:
+            data = None
+        if data == b"": break
+        for event in (c.receive_data(data) if data else []):
+            if isinstance(event, h2.events.ResponseReceived): streams[event.stream_id]["status"] = dict(event.headers)[":status"]
+            elif isinstance(event, h2.events.DataReceived):
+                streams[event.stream_id]["bytes"] += len(event.data)
+                # A stalled stream's window is never opened again (the connection's is).
+                if event.stream_id in stalls: c.increment_flow_control_window(event.flow_controlled_length)
+                else: c.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.StreamEnded): order.append(event.stream_id)
+            elif isinstance(event, h2.events.StreamReset) and event.stream_id not in order:
+                streams[event.stream_id]["reset"] = int(event.error_code); order.append(event.stream_id)
+            if later and order:
+                for path in later: send(path)
+                later = []
+        s.sendall(c.data_to_send())
+    print(json.dumps({"order": order, "streams": streams}))
+    """
+}
