@@ -64,6 +64,33 @@ final class ProxyHTTP2Tests: XCTestCase {
         XCTAssertEqual(sent, body.count, "the whole streamed body went up: \(ended.map(\.payload.name))")
     }
 
+    /// HTTP/2 on both sides: the client's stream is relayed over the upstream's (the NIO
+    /// transport takes h2 where the server offers it), and the row says both versions.
+    func testHTTP2OnBothSidesIsSaidForEachSide() throws {
+        let (pki, _, options) = try httpsUpstream()
+        let upstream = try startFaultServer(tls: pki, http2: true)
+        let proxy = try startProxy(options, trusting: pki.caFile)
+        let url = "https://localhost:\(upstream.port)/bytes/1000"
+        let get = try run(curl, ["-s", "--http2", "--cacert", options.authority!.certificateFile, "-x", proxy.url, "-o", "/dev/null",
+                                 "-w", "%{http_version} %{http_code} %{size_download}", "-H", "X-Zeta: 1", "-H", "X-Alpha: 2", url])
+        XCTAssertEqual(get.stdout, "2 200 1000", get.stderr)
+        proxy.queue.waitUntilAllOperationsAreFinished()
+        proxy.queue.events.waitUntilDelivered()
+        let id = try XCTUnwrap(queued(proxy).first { $0.value.url == url }?.key)
+        let versions = proxy.events.finished(id).compactMap { event -> String? in
+            if case .response(_, _, _, let version) = event.payload { return version }
+            return nil
+        }
+        XCTAssertEqual(versions, ["HTTP/2.0"], "the upstream answered over HTTP/2")
+        XCTAssertEqual(queued(proxy)[id]?.options?.clientHTTPVersion, "HTTP/2.0")
+        // The fields as the client sent them, in order, as HTTP/2 spells them.
+        let sent = proxy.events.finished(id).compactMap { event -> String? in
+            if case .headerFields(.request, let fields) = event.payload { return fields.map { $0.name.rawName }.joined(separator: ",") }
+            return nil
+        }
+        XCTAssertTrue(sent.first?.contains("x-zeta,x-alpha") == true, "\(sent)")
+    }
+
     func testStreamsOnOneConnectionRunSideBySideAndAResetCancelsOnlyItsOwn() throws {
         let (pki, upstream, options) = try httpsUpstream()
         let proxy = try startProxy(options, trusting: pki.caFile)

@@ -71,8 +71,8 @@ extension XCTestCase {
     }
 
     /// A fault server on loopback, stopped at the end of the test.
-    func startFaultServer(tls: TestCertificates? = nil) throws -> FaultServer {
-        let server = try FaultServer.start(tls: tls)
+    func startFaultServer(tls: TestCertificates? = nil, http2: Bool = false) throws -> FaultServer {
+        let server = try FaultServer.start(tls: tls, http2: http2)
         addTeardownBlock { server.stop() }
         return server
     }

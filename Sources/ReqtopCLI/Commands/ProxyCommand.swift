@@ -50,6 +50,9 @@ struct ProxyCommand: ParsableCommand, RunsASession {
     @Flag(name: .customLong("no-intercept"), help: "Pass all HTTPS through undecrypted (no certificate authority is made or needed).")
     var noIntercept = false
 
+    @Flag(name: .customLong("http1-only"), help: "Speak HTTP/1.1 only to clients: offer no h2 by ALPN on decrypted HTTPS, and relay a plain-text HTTP/2 preface after CONNECT as bytes. By default clients that offer HTTP/2 get it, each stream an operation.")
+    var http1Only = false
+
     @Option(name: .customLong("config"), help: ArgumentHelp("Resilience for every proxied request, in a plan's words: retry, timeout, deadline, readTimeout, hedge, redirects, retryBudgetPerHost, circuitBreaker, rateLimitPushback, maxConcurrentPerHost, faults (see docs/proxy.md). Without it the proxy is transparent.", valueName: "file"))
     var config: String?
 
@@ -118,6 +121,7 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         options.port = port
         options.credentials = auth.flatMap(ProxyCredentials.init)
         options.tunnelHosts = tunnel
+        options.offersHTTP2 = !http1Only
         // A client that refuses the authority's certificate is told of once per host: at once
         // without the monitor, after it with one (the screen is the monitor's meanwhile; the
         // row is there).
