@@ -42,6 +42,8 @@ let package = Package(
         // and certificates made at test time (never committed keys).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.27.0"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.30.0"),
+        // HTTPFields <-> NIO's HTTPHeaders, in order (trailers both ways through the NIO transport and the proxy).
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.24.0"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
         // Header fields in order, repeats apart, names as spelled: what the proxy relays.
@@ -76,6 +78,7 @@ let package = Package(
         .target(name: "ChannelGlue", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
         // The second transport: the engine's seam, carried by AsyncHTTPClient.
         .target(name: "RequestTransportNIO", dependencies: [
+            .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             "RequestOperations",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -98,6 +101,7 @@ let package = Package(
         // `reqtop proxy`: an HTTP/1.1 forward proxy whose upstream leg is the engine's
         // operation; its own certificate authority for intercepted HTTPS.
         .target(name: "RequestProxy", dependencies: [
+            .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             "RequestOperations",
             "RequestArchive",
             "ChannelGlue",

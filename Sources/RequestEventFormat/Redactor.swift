@@ -66,6 +66,8 @@ public struct Redactor: Sendable {
             event.payload = .requestBody(body: redacted, totalBytes: total, truncated: truncated, mediaType: type)
         case .headerFields(let side, let fields):
             event.payload = .headerFields(side: side, fields: redact(fields: fields))
+        case .trailers(let side, let fields):
+            event.payload = .trailers(side: side, fields: redact(fields: fields))
         default:
             break
         }

@@ -153,9 +153,10 @@ public final class StreamRedactor: Sendable {
             return .requestBody(body: body(requestBody) ?? requestBody, totalBytes: total, truncated: truncated, mediaType: type)
         case .headerFields(let side, let fields):
             guard !secrets.isEmpty else { return payload }
-            var scrubbed = HTTPFields()
-            for field in fields { scrubbed.append(HTTPField(name: field.name, value: text(field.value))) }
-            return .headerFields(side: side, fields: scrubbed)
+            return .headerFields(side: side, fields: HTTPFields(fields.map { HTTPField(name: $0.name, value: text($0.value)) }))
+        case .trailers(let side, let fields):
+            guard !secrets.isEmpty else { return payload }
+            return .trailers(side: side, fields: HTTPFields(fields.map { HTTPField(name: $0.name, value: text($0.value)) }))
         case .validationFailed(let reason):
             return .validationFailed(reason: text(reason))
         case .retryScheduled(let delay, let reason):

@@ -44,7 +44,7 @@ public final class RequestLogger: Sendable {
             requests.withLock { $0[event.operationID] = (host, redacted) }
             return
         case .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data, .uploaded,
-             .responseBody, .requestBody, .headerFields, .messages, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected, .breakpoint,
+             .responseBody, .requestBody, .headerFields, .messages, .trailers, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected, .breakpoint,
              .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened, .circuitHalfOpen,
              .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released,
              .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled, .finished, .missed, .other:
@@ -93,7 +93,7 @@ public final class RequestLogger: Sendable {
             }
             forget(event.operationID)
         case .queued, .built, .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data,
-             .uploaded, .responseBody, .requestBody, .headerFields, .messages, .taskCompleted, .validationFailed, .injected, .breakpoint, .breakpointResolved,
+             .uploaded, .responseBody, .requestBody, .headerFields, .messages, .trailers, .taskCompleted, .validationFailed, .injected, .breakpoint, .breakpointResolved,
              .breakpointSet, .breakpointRemoved, .rateLimitWaiting, .intercepted, .held, .released, .reactorWaiting, .missed,
              .other:
             break

@@ -67,7 +67,7 @@ extension RequestMetrics {
             }) else { return }
             if open > 0 { Meter(label: Self.activeRequests, dimensions: Self.dimensions(target), factory: factory).decrement(by: Double(open)) }
             Counter(label: Self.operations, dimensions: Self.dimensions(target) + [("outcome", outcome.rawValue)], factory: factory).increment()
-        case .started, .sent, .connection, .preparationFailed, .redirect, .data, .uploaded, .responseBody, .requestBody, .headerFields, .messages, .validationFailed,
+        case .started, .sent, .connection, .preparationFailed, .redirect, .data, .uploaded, .responseBody, .requestBody, .headerFields, .messages, .trailers, .validationFailed,
              .injected, .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened,
              .circuitHalfOpen, .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held,
              .released, .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled, .missed, .other:
@@ -82,7 +82,7 @@ extension RequestMetrics {
         case .circuitHalfOpen: value = 1
         case .circuitClosed: value = 0
         case .queued, .built, .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data,
-             .uploaded, .responseBody, .requestBody, .headerFields, .messages, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected,
+             .uploaded, .responseBody, .requestBody, .headerFields, .messages, .trailers, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected,
              .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .rateLimitWaiting,
              .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released, .reactorStarted, .reactorWaiting,
              .reactorFinished, .requeued, .cancelled, .finished, .missed, .other: return

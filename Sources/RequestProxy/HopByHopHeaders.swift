@@ -21,7 +21,22 @@ enum HopByHopHeaders {
                 named.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
             }
         }
-        return fields.filter { !named.contains($0.0.lowercased()) }
+        return fields.filter { name, value in
+            // `TE: trailers` says the client reads trailers, which this proxy relays (a gRPC
+            // server refuses a call without it); any other `TE` stays the connection's.
+            if name.lowercased() == "te", value.trimmingCharacters(in: .whitespaces).lowercased() == "trailers", !named.contains("trailers") {
+                return !isNamedByConnection("te", in: fields)
+            }
+            return !named.contains(name.lowercased())
+        }
+    }
+
+    /// Whether a `Connection` field names `name` (the client made it the connection's own).
+    private static func isNamedByConnection(_ name: String, in fields: [(String, String)]) -> Bool {
+        fields.contains { field, value in
+            ["connection", "proxy-connection"].contains(field.lowercased())
+                && value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == name }
+        }
     }
 
     /// The transfer codings a `Transfer-Encoding` value names other than `chunked` (`gzip` of

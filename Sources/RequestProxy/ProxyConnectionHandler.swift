@@ -1,10 +1,12 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import NIOHTTP2
 import NIOSSL
 import RequestOperations
@@ -101,7 +103,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         switch unwrapInboundIn(data) {
         case .head(let head): received(head, context: context)
         case .body(let part): receivedBody(part, context: context)
-        case .end: receivedEnd(context: context)
+        case .end(let trailers): receivedEnd(trailers: trailers, context: context)
         }
     }
 
@@ -173,7 +175,10 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
             context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
         }
         if chunked || (length ?? 0) > 0 { headTimer?.bodyBegan() }
-        if chunked || (length ?? 0) > Self.wholeBodyLimit {
+        // A gRPC call's messages come as the call goes (a client-streaming or bidirectional one
+        // waits for answers before it sends more): its body streams from the start.
+        let isCall = streamID != nil && head.headers.first(name: "content-type")?.lowercased().hasPrefix("application/grpc") == true
+        if chunked || (length ?? 0) > Self.wholeBodyLimit || isCall {
             let upload = UploadStream(capacity: proxy.options.uploadBuffer, keeping: proxy.queue.events.bodyLimit)
             request.httpBodyStream = upload
             receiving = .streaming(exchange, upload.buffer)
@@ -222,7 +227,9 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         }
     }
 
-    private func receivedEnd(context: ChannelHandlerContext) {
+    /// - Parameter trailers: the fields the client sent after its body (chunked trailers,
+    ///   HTTP/2's trailing HEADERS), sent on after a streamed body's end.
+    private func receivedEnd(trailers: HTTPHeaders?, context: ChannelHandlerContext) {
         headTimer?.requestEnded()
         let now = receiving
         receiving = .idle
@@ -230,7 +237,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         case .collecting(let exchange, let body):
             exchange.startPrepared(body: body.readableBytes > 0 ? Data(buffer: body) : nil)
         case .streaming(let exchange, let upload):
-            upload.finish()
+            upload.finish(trailers: trailers.flatMap { $0.isEmpty ? nil : HTTPFields($0, splitCookie: false) })
             exchange.requestEnded()
         case .upgrade(let head, let url, let id, let body):
             // The tunnel's row names its program: found before the row is made.

@@ -6,6 +6,7 @@ import FoundationNetworking
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import RequestOperations
 import Synchronization
 
@@ -290,7 +291,8 @@ final class ProxyExchange: ResponseStreamReceiver {
                 // Cut mid-body (the upstream failed, or the client went away): the client sees
                 // the connection end short of the length it was told (or without the last chunk).
                 guard result.outcome == .success || result.outcome == .relayed else { return channel.close(promise: nil) }
-                return end()
+                // The upstream's trailers (gRPC's status) after the body, as it sent them.
+                return end(trailers: result.trailers)
             }
             answerWithout(result)
         }
@@ -377,8 +379,8 @@ final class ProxyExchange: ResponseStreamReceiver {
         end()
     }
 
-    private func end() {
-        let written = channel.writeAndFlush(HTTPServerResponsePart.end(nil))
+    private func end(trailers: HTTPFields? = nil) {
+        let written = channel.writeAndFlush(HTTPServerResponsePart.end(trailers.map(HTTPHeaders.init)))
         let channel = self.channel
         if onLoop.value.answeredEarly {
             written.whenComplete { _ in

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import NIOCore
 import RequestOperations
 
@@ -52,6 +53,8 @@ final class UploadBuffer: BodyParts, @unchecked Sendable {
     private let keepLimit: Int
     private var kept = Data()
     private var received = 0
+    /// The client's trailers, given with the end (``finish(_:trailers:)``).
+    private var endedWith: HTTPFields?
 
     init(capacity: Int, keeping keepLimit: Int = 0) {
         self.capacity = capacity
@@ -62,6 +65,12 @@ final class UploadBuffer: BodyParts, @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return keepLimit > 0 ? (kept, received) : nil
+    }
+
+    var trailers: HTTPFields? {
+        condition.lock()
+        defer { condition.unlock() }
+        return endedWith
     }
 
     // MARK: - The client's side (the event loop)
@@ -91,9 +100,9 @@ final class UploadBuffer: BodyParts, @unchecked Sendable {
     }
 
     /// The body ended whole (nil) or the client went away (the read fails).
-    func finish(_ error: Error? = nil) {
+    func finish(_ error: Error? = nil, trailers: HTTPFields? = nil) {
         condition.lock()
-        if !ended { (ended, failure) = (true, error) }
+        if !ended { (ended, failure, endedWith) = (true, error, trailers) }
         let room = onRoom
         onRoom = nil
         condition.broadcast()

@@ -94,7 +94,7 @@ extension RequestTracer {
             // What follows on this attempt is reqtop's doing, not the server's.
             state.spans[id]?[event.attempt]?.span.attributes["reqtop.injected"] = fault
             state.spans[id]?[event.attempt]?.span.attributes["reqtop.injected.by"] = by
-        case .queued, .built, .started, .sent, .connection, .preparationFailed, .taskCreated, .data, .uploaded, .responseBody, .requestBody, .headerFields, .messages,
+        case .queued, .built, .started, .sent, .connection, .preparationFailed, .taskCreated, .data, .uploaded, .responseBody, .requestBody, .headerFields, .messages, .trailers,
              .validationFailed, .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitOpened,
              .circuitHalfOpen, .circuitClosed, .rateLimited, .retryBudget, .intercepted, .missed, .other:
             break

@@ -44,7 +44,7 @@ extension RequestTracer {
                     state.spans[id, default: [:]][event.attempt]?.span.end(at: at)
                     state.spans[id, default: [:]][event.attempt] = OpenSpan(span: span)
                     made += 1
-                case .started, .sent, .connection, .preparationFailed, .redirect, .response, .data, .uploaded, .responseBody, .requestBody, .headerFields, .messages,
+                case .started, .sent, .connection, .preparationFailed, .redirect, .response, .data, .uploaded, .responseBody, .requestBody, .headerFields, .messages, .trailers,
                      .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected, .breakpoint,
                      .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened, .circuitHalfOpen,
                      .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released,

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPTypes
 import Logging
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -7,6 +8,7 @@ import FoundationNetworking
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOHTTPTypesHTTP1
 import RequestOperations
 import Synchronization
 
@@ -49,12 +51,16 @@ final class NIOExchange: Sendable {
     /// The transport's client for a URL: direct, or through its proxy (each hop asks).
     let clients: NIOClients
     private let connections: ConnectionLedger
+    /// Where a request that wants trailers is found by its tap (``TrailerTap``).
+    private let trailers: TrailerRegistry?
     /// Where `start()` and `cancel()` do their work, after returning.
     private let eventLoop: EventLoop
     private let state: Mutex<State>
 
-    init(identifier: Int, request: URLRequest, handler: TransportCallbacks, clients: NIOClients, connections: ConnectionLedger) {
+    init(identifier: Int, request: URLRequest, handler: TransportCallbacks, clients: NIOClients, connections: ConnectionLedger,
+         trailers: TrailerRegistry? = nil) {
         self.identifier = identifier
+        self.trailers = trailers
         self.handler = handler
         self.clients = clients
         self.connections = connections
@@ -96,7 +102,10 @@ final class NIOExchange: Sendable {
     private func send(_ request: URLRequest, hop: Int) {
         let outgoing: HTTPClient.Request
         do {
-            outgoing = try Self.clientRequest(request, offeringEncodings: clients.decodesBodies, fieldsAsSent: handler.fieldsAsSent)
+            let tagged = trailers != nil && handler.wantsTrailers
+            outgoing = try Self.clientRequest(request, offeringEncodings: clients.decodesBodies, fieldsAsSent: handler.fieldsAsSent,
+                                              trailerTag: tagged ? identifier : nil)
+            if tagged { trailers?.register(self) }
         } catch {
             complete(hop: hop, NIOErrorMapping.urlError(error))
             return
@@ -120,7 +129,10 @@ final class NIOExchange: Sendable {
     ///   none (the transport decodes what it offered); false when bodies pass as they came.
     /// - Parameter fieldsAsSent: the fields as a proxy's client wrote them: the headers go in
     ///   their order and spelling, each repeat apart (``FieldsAsSent/arranged(_:)``).
-    static func clientRequest(_ request: URLRequest, offeringEncodings: Bool = true, fieldsAsSent: FieldsAsSent? = nil) throws -> HTTPClient.Request {
+    /// - Parameter trailerTag: the task's number, for the ``TrailerTap`` that reads its answer's
+    ///   trailers and sends its own.
+    static func clientRequest(_ request: URLRequest, offeringEncodings: Bool = true, fieldsAsSent: FieldsAsSent? = nil,
+                              trailerTag: Int? = nil) throws -> HTTPClient.Request {
         guard let url = request.url else { throw URLError(.badURL) }
         // AsyncHTTPClient traps on a port past 16 bits: a URL from a client, a plan or a
         // server's redirect must be an error, never the process's end.
@@ -137,6 +149,7 @@ final class NIOExchange: Sendable {
         // What the decoder reads, unless the caller asked for something else (libcurl offers
         // its own list on the URLSession transport: deflate, gzip, br, zstd).
         if offeringEncodings, !headers.contains(name: "Accept-Encoding") { headers.add(name: "Accept-Encoding", value: "gzip, deflate") }
+        if let trailerTag { headers.add(name: TrailerTap.tag, value: String(trailerTag)) }
         var body: HTTPClient.Body?
         if let data = request.httpBody {
             body = .bytes(data)
@@ -245,6 +258,18 @@ final class NIOExchange: Sendable {
         loop.execute(work)
     }
 
+    /// The answer's trailers, read by the tap before the client saw the end.
+    func receivedTrailers(_ fields: HTTPFields) {
+        guard !state.withLock({ $0.completed }) else { return }
+        handler.task(identifier, didReceiveTrailers: fields)
+    }
+
+    /// The request's own trailers, once its body ended (a proxy's client's).
+    var requestTrailers: HTTPHeaders? {
+        let stream = state.withLock { $0.request.httpBodyStream }
+        return ((stream as? any BodyPartsStream)?.bodyParts.trailers).map(HTTPHeaders.init)
+    }
+
     /// The hop ended (error nil: the exchange completed).
     func complete(hop: Int?, _ error: URLError?) {
         let finish = state.withLock { state -> Bool in
@@ -254,6 +279,7 @@ final class NIOExchange: Sendable {
             return true
         }
         guard finish else { return }
+        trailers?.forget(identifier)
         resumeReading()
         handler.task(identifier, didCompleteWithError: error)
     }

@@ -51,6 +51,8 @@ public final class NIOTransport: RequestTransport {
     }
     private let nextIdentifier = Mutex(0)
     private let connections = ConnectionLedger()
+    /// The exchanges whose answers' trailers a ``TrailerTap`` hands over (a proxy's requests).
+    private let trailers: TrailerRegistry
 
     /// - Parameters:
     ///   - configuration: the client's; redirects are always left to the transport, and
@@ -81,14 +83,16 @@ public final class NIOTransport: RequestTransport {
         // No response may take the process down: see ResponseStatusGuard. A caller's own
         // initializer runs after ours.
         let callersInitializer = configuration.http1_1ConnectionDebugInitializer
+        let trailers = TrailerRegistry()
+        self.trailers = trailers
         configuration.http1_1ConnectionDebugInitializer = { channel in
-            let guarded = ResponseStatusGuard.install(on: channel)
+            let guarded = ResponseStatusGuard.install(on: channel).flatMap { TrailerTap.install(on: channel, registry: trailers) }
             guard let callersInitializer else { return guarded }
             return guarded.flatMap { callersInitializer(channel) }
         }
         let callersStreamInitializer = configuration.http2StreamChannelDebugInitializer
         configuration.http2StreamChannelDebugInitializer = { channel in
-            let guarded = ResponseStatusGuard.install(onStream: channel)
+            let guarded = ResponseStatusGuard.install(onStream: channel).flatMap { TrailerTap.install(onStream: channel, registry: trailers) }
             guard let callersStreamInitializer else { return guarded }
             return guarded.flatMap { callersStreamInitializer(channel) }
         }
@@ -107,7 +111,8 @@ public final class NIOTransport: RequestTransport {
             value += 1
             return value
         }
-        return TransportTask(identifier: identifier, handle: NIOExchange(identifier: identifier, request: request, handler: handler, clients: clients, connections: connections))
+        return TransportTask(identifier: identifier, handle: NIOExchange(identifier: identifier, request: request, handler: handler, clients: clients, connections: connections,
+                                                                          trailers: trailers))
     }
 
     public func resume(_ task: TransportTask) {

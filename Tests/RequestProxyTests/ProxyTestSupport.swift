@@ -79,10 +79,10 @@ extension XCTestCase {
 
     /// Runs a Python server `script` that prints its port on its first line; stopped at the
     /// end of the test. The port.
-    func startPythonServer(_ script: String) throws -> Int {
+    func startPythonServer(_ script: String, arguments: [String] = []) throws -> Int {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script]
+        process.arguments = ["-c", script] + arguments
         let out = Pipe()
         process.standardOutput = out
         try process.run()

@@ -98,7 +98,7 @@ struct ProgramMerge: Sendable {
         // Nothing here names another operation or a breakpoint (a new kind that does must
         // say so here: no `default:`).
         case .queued, .built, .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data,
-             .uploaded, .responseBody, .requestBody, .headerFields, .messages, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected,
+             .uploaded, .responseBody, .requestBody, .headerFields, .messages, .trailers, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected,
              .breakpointResolved, .circuitWaiting, .circuitOpened, .circuitHalfOpen, .circuitClosed,
              .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released, .reactorStarted,
              .reactorWaiting, .reactorFinished, .requeued, .cancelled, .finished, .missed, .other:

@@ -93,7 +93,7 @@ struct RunDigest: Equatable {
                 injected.insert(id)
             case .circuitWaiting, .circuitOpened, .circuitHalfOpen:
                 metBreaker.insert(id)
-            case .started, .sent, .connection, .preparationFailed, .redirect, .response, .data, .uploaded, .responseBody, .requestBody, .headerFields, .messages,
+            case .started, .sent, .connection, .preparationFailed, .redirect, .response, .data, .uploaded, .responseBody, .requestBody, .headerFields, .messages, .trailers,
                  .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .breakpoint,
                  .breakpointResolved, .breakpointSet, .breakpointRemoved,
                  .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released,

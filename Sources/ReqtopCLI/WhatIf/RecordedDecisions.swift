@@ -112,7 +112,7 @@ struct RecordedDecisions {
                 // Recorded before `parents` was: the parent that was not there is named.
                 if let parent = Self.parent(inReason: reason) { parents[id] = [parent] }
             case .queued, .finished, .cancelled, .built, .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data, .uploaded,
-                 .responseBody, .requestBody, .headerFields, .messages, .hedged, .injected, .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved,
+                 .responseBody, .requestBody, .headerFields, .messages, .trailers, .hedged, .injected, .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved,
                  .circuitWaiting, .circuitOpened, .circuitHalfOpen, .circuitClosed, .rateLimitWaiting, .rateLimited,
                  .retryBudget, .intercepted, .missed, .other:
                 break

@@ -101,7 +101,7 @@ enum RecordedUpstream {
                 attempts[key]?.error = error
                 attempts[key]?.ended = true
                 if attempts[key]?.answeredAt == nil { attempts[key]?.answeredAt = event.time }
-            case .earlyRetry, .started, .sent, .connection, .preparationFailed, .redirect, .uploaded, .requestBody, .headerFields(.request, _), .messages,
+            case .earlyRetry, .started, .sent, .connection, .preparationFailed, .redirect, .uploaded, .requestBody, .headerFields(.request, _), .messages, .trailers,
                  .validationFailed, .retryScheduled,
                  .retryDenied, .hedged, .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting,
                  .circuitOpened, .circuitHalfOpen, .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .intercepted,

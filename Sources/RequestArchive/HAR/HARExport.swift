@@ -56,7 +56,9 @@ public enum HARExport {
                 case .requestBody(let body, _, _, _):
                     // A streamed upload as it went: `queued` could only name it.
                     request.body = body
-                case .headerFields(.response, _):
+                case .trailers(.request, let fields):
+                    request.trailers = fields
+                case .headerFields(.response, _), .trailers(.response, _):
                     break
                 case .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data, .uploaded, .messages,
                      .responseBody, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected,
@@ -97,6 +99,8 @@ public enum HARExport {
         var method = "GET", url = "", headers: [String: String] = [:], body: RecordedBody?
         /// The fields as the client sent them (a proxy's request): HAR's headers in their order.
         var fields: HTTPFields?
+        /// Fields after the body (a client's, relayed): HAR's `_trailers` (HAR has none of its own).
+        var trailers: HTTPFields?
         /// The version the request came in over (a proxy's client's), else HTTP/1.1.
         var httpVersion = "HTTP/1.1"
 
@@ -150,6 +154,7 @@ public enum HARExport {
         var taskCreated: TimeInterval?, requestSent: TimeInterval?, responseAt: TimeInterval?, end: TimeInterval?
         var status = 0, responseHeaders: [String: String] = [:], bytes = 0, error: TransportError?
         var responseFields: HTTPFields?
+        var responseTrailers: HTTPFields?
         var delay: TimeInterval?, reason: String?, outcome: String?, redirect = ""
         var connection: (at: TimeInterval, id: Int, reused: Bool)?
         var answer: (body: RecordedBody, total: Int, truncated: Bool)?
@@ -169,6 +174,7 @@ public enum HARExport {
                 responseAt = event.time
                 bytes = 0
             case .headerFields(.response, let fields): responseFields = fields
+            case .trailers(.response, let fields): responseTrailers = fields
             case .redirect(_, let location, _, _): redirect = location
             case .data(let count): bytes += count
             case .responseBody(let body, let total, let truncated, let type):
@@ -185,7 +191,7 @@ public enum HARExport {
                 outcome = o.rawValue
                 reason = r ?? reason
                 end = end ?? event.time
-            case .queued, .built, .started, .preparationFailed, .uploaded, .requestBody, .headerFields(.request, _), .messages, .validationFailed, .retryDenied, .hedged, .breakpoint,
+            case .queued, .built, .started, .preparationFailed, .uploaded, .requestBody, .headerFields(.request, _), .messages, .trailers, .validationFailed, .retryDenied, .hedged, .breakpoint,
                  .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting, .circuitOpened, .circuitHalfOpen,
                  .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released,
                  .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled, .missed, .other: break
@@ -220,6 +226,7 @@ public enum HARExport {
             "bodySize": request.postData.size,
         ]
         if let postData = request.postData.fields { requestFields["postData"] = postData }
+        if let trailers = request.trailers { requestFields["_trailers"] = Self.pairs(trailers) }
         var entry: [String: Any] = [
             "startedDateTime": HARDate.format(startedAt.addingTimeInterval(started)),
             "time": blocked + max(0, connect) + send + wait + receive,
@@ -235,6 +242,10 @@ public enum HARExport {
             "timings": ["blocked": blocked, "dns": -1, "connect": connect, "ssl": -1, "send": send, "wait": wait, "receive": receive],
             "_reqtop": reqtop,
         ]
+        if let responseTrailers, var response = entry["response"] as? [String: Any] {
+            response["_trailers"] = Self.pairs(responseTrailers)
+            entry["response"] = response
+        }
         if let connection { entry["connection"] = String(connection.id) }
         // A HAR never passes an injected answer off as the server's.
         if let injected { entry["comment"] = "injected by reqtop: \(injected); not the server's answer" }

@@ -29,7 +29,7 @@ public struct CircuitMark: Sendable, Equatable {
         // Every other kind, by name: a new host-level kind does not build until it is placed
         // here or above (the Hosts view would not show it otherwise).
         case .queued, .built, .started, .preparationFailed, .taskCreated, .injected, .breakpoint, .breakpointResolved, .breakpointSet,
-             .breakpointRemoved, .sent, .connection, .redirect, .response, .data, .uploaded, .responseBody, .requestBody, .headerFields, .messages, .taskCompleted,
+             .breakpointRemoved, .sent, .connection, .redirect, .response, .data, .uploaded, .responseBody, .requestBody, .headerFields, .messages, .trailers, .taskCompleted,
              .validationFailed, .retryScheduled, .retryDenied, .hedged, .circuitWaiting, .rateLimitWaiting, .rateLimited, .retryBudget,
              .earlyRetry, .intercepted, .held, .released, .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled,
              .finished, .missed, .other:

@@ -98,6 +98,10 @@ extension OperationRow {
             live[0].requestFields = fields
         case .headerFields(.response, let fields):
             live[0].responseFields = fields
+        case .trailers(.request, let fields):
+            live[0].requestTrailers = fields
+        case .trailers(.response, let fields):
+            live[0].responseTrailers = fields
         case .messages(let fromClient, let toClient):
             live[0].messages = MessageCounts(fromClient: fromClient, toClient: toClient)
         case .taskCompleted(let error):

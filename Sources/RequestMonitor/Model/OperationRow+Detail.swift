@@ -19,6 +19,9 @@ extension OperationRow {
         /// The heads as they were said (the `headerFields` events: a proxy's), in order.
         var requestFields: HTTPFields?
         var responseFields: HTTPFields?
+        /// The fields after each body (the `trailers` events): gRPC's status is the answer's.
+        var requestTrailers: HTTPFields?
+        var responseTrailers: HTTPFields?
         var responseBody: ResponseBody?
         /// A relayed WebSocket's whole messages so far, each way (the `messages` events).
         var messages: MessageCounts?
@@ -52,6 +55,8 @@ extension OperationRow {
     public var requestFields: HTTPFields? { detail(\.requestFields) }
     /// The last answer's fields as the server sent them, in order (a proxy's row).
     public var responseFields: HTTPFields? { detail(\.responseFields) }
+    public var requestTrailers: HTTPFields? { detail(\.requestTrailers) }
+    public var responseTrailers: HTTPFields? { detail(\.responseTrailers) }
     /// The last answer's HTTP version, when the transport said.
     public var httpVersion: String? { detail(\.httpVersion) }
     /// The last answer's body as the `responseBody` event carried it (nil: none came).

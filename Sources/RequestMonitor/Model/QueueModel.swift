@@ -111,7 +111,7 @@ public struct QueueModel: Sendable {
                 breakpoints[id] = nil
                 version += 1
             case .queued, .built, .started, .sent, .connection, .preparationFailed, .taskCreated, .redirect, .response, .data,
-                 .uploaded, .responseBody, .requestBody, .headerFields, .messages, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected,
+                 .uploaded, .responseBody, .requestBody, .headerFields, .messages, .trailers, .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .injected,
                  .breakpoint, .breakpointResolved, .circuitWaiting, .circuitOpened, .circuitHalfOpen, .circuitClosed,
                  .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released, .reactorStarted,
                  .reactorWaiting, .reactorFinished, .requeued, .cancelled, .finished, .missed, .other:

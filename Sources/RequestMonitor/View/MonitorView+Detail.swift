@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import RequestOperations
 
 /// The detail view of one operation: its tabs (events, request, response, retries,
@@ -61,6 +62,7 @@ extension MonitorView {
                 lines += row.requestHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
             }
             if row.requestHeaders.isEmpty { lines.append(("(no headers set by the caller)", CellGrid.Style(dim: true))) }
+            if let trailers = row.requestTrailers { lines += Self.trailerLines(trailers) }
             if let options = row.requestOptions { lines.append((Self.describe(options, maxAttempts: row.maxAttempts), CellGrid.Style(dim: true))) }
             if let upload = row.transfer(at: now), upload.direction == .up { lines.append((upload.text, .plain)) }
             return lines + Self.bodyLines(row.requestBody)
@@ -82,6 +84,7 @@ extension MonitorView {
             } else {
                 lines += row.responseHeaders.sorted { $0.key < $1.key }.map { ("\($0.key): \($0.value)", .plain) }
             }
+            if let trailers = row.responseTrailers { lines += Self.trailerLines(trailers) }
             if let error = row.lastError { lines.append(("last error: \(error)", theme.style(.failed))) }
             return lines
         case .retries:
@@ -183,6 +186,9 @@ extension MonitorView {
         case .messages(let fromClient, let toClient): "WebSocket messages: \(fromClient) from the client, \(toClient) to it"
         case .headerFields(let side, let fields):
             "\(fields.count) field\(fields.count == 1 ? "" : "s") as the \(side == .request ? "client" : "server") sent them, in order"
+        case .trailers(let side, let fields):
+            "\(fields.count) trailer\(fields.count == 1 ? "" : "s") from the \(side == .request ? "client" : "server"): "
+                + fields.prefix(3).map { "\($0.name.rawName): \($0.value)" }.joined(separator: ", ")
         case .taskCompleted(let error): error.map { "error \($0.code) \($0.message)" } ?? "ok"
         case .retryScheduled(let delay, let reason): String(format: "in %.2fs: ", delay) + reason
         case .earlyRetry(let trigger, let delay): String(format: "%@ in %.2fs", trigger, delay)
@@ -230,6 +236,11 @@ extension MonitorView {
     }
 
     /// The body as text lines (the first 200), or what is known of it.
+    /// The fields after a body, under a line that says they came after it.
+    static func trailerLines(_ trailers: HTTPFields) -> [(String, CellGrid.Style)] {
+        [("trailers (after the body):", CellGrid.Style(dim: true))] + trailers.map { ("\($0.name.rawName): \($0.value)", .plain) }
+    }
+
     static func bodyLines(_ body: RecordedBody?) -> [(String, CellGrid.Style)] {
         guard let body else { return [] }
         var lines: [(String, CellGrid.Style)] = [("", .plain), (bodySize(body), CellGrid.Style(bold: true))]

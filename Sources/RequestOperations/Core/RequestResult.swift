@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// Where an operation is in its life. `waitingToRetry` carries the clock time at which
 /// the next attempt starts, for countdowns.
@@ -172,6 +173,9 @@ public struct RequestResult: Sendable {
     public var duration: TimeInterval
     /// Where the body was saved (``RequestOptions/destination``); `data` is then empty.
     public var file: URL? = nil
+    /// The fields that came after the answer's body (gRPC's `grpc-status`), from a transport
+    /// that reads them and a request that wants them (``TransportCallbacks/wantsTrailers``).
+    public var trailers: HTTPFields? = nil
 
     public var isSuccess: Bool { outcome == .success }
 }

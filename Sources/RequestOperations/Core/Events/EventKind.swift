@@ -6,7 +6,7 @@ public enum EventKind: String, Sendable, CaseIterable {
     case circuitWaiting, circuitOpened, circuitHalfOpen, circuitClosed, rateLimitWaiting, rateLimited, retryBudget
     case earlyRetry, intercepted, held, released, reactorStarted, reactorWaiting, reactorFinished, requeued
     case cancelled, finished, missed
-    case requestBody, headerFields, messages
+    case requestBody, headerFields, messages, trailers
 }
 
 extension RequestEvent.Payload {
@@ -28,6 +28,7 @@ extension RequestEvent.Payload {
         case .requestBody: .requestBody
         case .headerFields: .headerFields
         case .messages: .messages
+        case .trailers: .trailers
         case .taskCompleted: .taskCompleted
         case .validationFailed: .validationFailed
         case .retryScheduled: .retryScheduled

@@ -109,6 +109,10 @@ extension RequestEvent.Payload {
             w.string("side", side.rawValue)
             w.string("fields", Self.lines(of: fields))
             return "headerFields"
+        case .trailers(let side, let fields):
+            w.string("side", side.rawValue)
+            w.string("fields", Self.lines(of: fields))
+            return "trailers"
         case .messages(let fromClient, let toClient):
             w.int("fromClient", fromClient)
             w.int("toClient", toClient)
@@ -251,7 +255,7 @@ extension RequestEvent.Payload {
             if total < 0 { throw r.invalid("totalBytes", expected: "a size of 0 or more", found: "\(total)") }
             self = .requestBody(body: try Self.readBody(r) ?? .bytes(Data()), totalBytes: total, truncated: try r.optionalBool("truncated") ?? false,
                                 mediaType: r.optionalString("mediaType"))
-        case "headerFields":
+        case "headerFields", "trailers":
             let sideName = try r.string("side")
             guard let side = FieldSide(rawValue: sideName) else {
                 throw r.invalid("side", expected: FieldSide.allCases.map(\.rawValue).joined(separator: " or "), found: "\"\(sideName.prefix(20))\"")
@@ -260,7 +264,7 @@ extension RequestEvent.Payload {
             guard let fields = Self.fields(fromLines: text) else {
                 throw r.invalid("fields", expected: "lines of Name: value", found: "\"\(text.prefix(40))\"")
             }
-            self = .headerFields(side: side, fields: fields)
+            self = name == "trailers" ? .trailers(side: side, fields: fields) : .headerFields(side: side, fields: fields)
         case "messages": self = .messages(fromClient: try r.int("fromClient"), toClient: try r.int("toClient"))
         case "taskCompleted": self = .taskCompleted(error: try r.error("error"))
         case "validationFailed": self = .validationFailed(reason: try r.string("reason"))

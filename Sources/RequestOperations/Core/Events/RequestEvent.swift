@@ -121,6 +121,12 @@ public struct RequestEvent: Sendable, Equatable {
         /// way — `fromClient`, `toClient` — at most twice a second while they change. Their
         /// first bytes come as the row's `requestBody` and `responseBody` when it closes.
         case messages(fromClient: Int, toClient: Int)
+        /// `trailers` (added): the fields that came after a body, as they were said: `side`
+        /// (`request`: a client's trailers, sent on; `response`: the upstream's, gRPC's
+        /// `grpc-status` among them), `fields` as `headerFields` writes them. Before
+        /// `taskCompleted`, from a transport that reads them (NIO), for requests that ask for
+        /// them (a proxy's client's; `TE: trailers`).
+        indirect case trailers(side: FieldSide, fields: HTTPFields)
         /// `taskCompleted`: `error`, null or `{"code": URLError code, "message": ...}`.
         case taskCompleted(error: TransportError?)
         /// `validationFailed`: `reason`.

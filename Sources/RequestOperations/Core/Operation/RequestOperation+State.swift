@@ -120,13 +120,15 @@ extension RequestOperation {
         var file: ResponseFile?
         /// The file the last successful answer was saved to.
         var savedTo: URL?
+        /// The fields after the body, from a transport that reads them (the result's).
+        var trailers: HTTPFields?
 
         mutating func take(_ response: HTTPURLResponse) {
-            (status, headers, self.response, head, url) = (response.statusCode, response.headerDictionary, response, nil, response.url)
+            (status, headers, self.response, head, url, trailers) = (response.statusCode, response.headerDictionary, response, nil, response.url, nil)
         }
 
         mutating func take(_ head: TransportResponse) {
-            (status, headers, response, self.head, url) = (head.statusCode, head.headers, nil, head, head.url)
+            (status, headers, response, self.head, url, trailers) = (head.statusCode, head.headers, nil, head, head.url, nil)
         }
 
         /// `HTTP/1.1`, `HTTP/2.0`: from a transport that says (a `TransportResponse`).

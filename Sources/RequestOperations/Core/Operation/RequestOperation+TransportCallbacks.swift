@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -72,6 +73,12 @@ extension RequestOperation {
 
     func task(_ task: Int, didUseConnection connection: Int, reused: Bool) {
         self.task(task, didUseConnection: connection, reused: reused, via: nil)
+    }
+
+    /// The answer's trailers: kept for the result (a proxy writes them after the body) and
+    /// published, if `task` is a copy still in flight.
+    func task(_ task: Int, didReceiveTrailers trailers: HTTPFields) {
+        transition(TrailersReceived(task: task, trailers: trailers))
     }
 
     func task(_ task: Int, didUseConnection connection: Int, reused: Bool, via proxy: String?) {

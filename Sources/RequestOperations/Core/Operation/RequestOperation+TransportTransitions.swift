@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -87,6 +88,18 @@ extension RequestOperation {
         func apply(to state: inout State, of operation: RequestOperation) {
             guard let copy = state.machine.copy(task) else { return }
             operation.publish(&state, event, attempt: state.number(of: copy))
+        }
+    }
+
+    /// The answer of `task` ended with trailers: the answer's, when it is the lead's.
+    struct TrailersReceived: OperationTransition {
+        let task: Int
+        let trailers: HTTPFields
+
+        func apply(to state: inout State, of operation: RequestOperation) {
+            guard let copy = state.machine.copy(task) else { return }
+            if case .lead = copy { state.answer.trailers = trailers }
+            operation.publish(&state, .trailers(side: .response, fields: trailers), attempt: state.number(of: copy))
         }
     }
 
@@ -220,6 +233,10 @@ extension RequestOperation {
                 // A streamed upload, as it went (up to the queue's body limit): `queued` said only "a stream".
                 operation.publish(&state, .requestBody(body: .bytes(kept.prefix), totalBytes: kept.total, truncated: kept.prefix.count < kept.total,
                                                        mediaType: state.sent?.value(forHTTPHeaderField: "Content-Type")))
+            }
+            if operation.environment.events.subscriberCount > 0,
+               let trailers = (state.sent?.httpBodyStream as? any BodyPartsStream)?.bodyParts.trailers {
+                operation.publish(&state, .trailers(side: .request, fields: trailers))
             }
             operation.publish(&state, .taskCompleted(error: reported))
             let end = AttemptEnd(failure: failure, taskError: reported, handedOver: streaming, leadRecord: state.machine.leadRecord)

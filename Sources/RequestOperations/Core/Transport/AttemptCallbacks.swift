@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -25,6 +26,12 @@ final class AttemptCallbacks: TransportCallbacks {
     }
 
     var fieldsAsSent: FieldsAsSent? { operation.options.fieldsAsSent }
+
+    var wantsTrailers: Bool { operation.options.fieldsAsSent != nil }
+
+    func task(_ task: Int, didReceiveTrailers trailers: HTTPFields) {
+        operation.task(task, didReceiveTrailers: trailers)
+    }
 
     func task(_ task: Int, didReceive response: TransportResponse) -> URLSession.ResponseDisposition {
         operation.task(task, didReceive: response)

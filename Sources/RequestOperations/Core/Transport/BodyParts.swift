@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// A request body that hands its parts over as they come, with no thread waiting for them.
 ///
@@ -20,10 +21,15 @@ public protocol BodyParts: AnyObject, Sendable {
     /// how many were handed over in all: the `requestBody` event's (a proxy's client's upload
     /// is seen as it went). Nil when the body keeps none. Optional: nil by default.
     var keptForEvents: (prefix: Data, total: Int)? { get }
+    /// The fields the body's source sent after it (a proxy's client's trailers), once it
+    /// ended whole; a transport that can send trailers sends them after the body, and the
+    /// `trailers` event shows them. Optional: nil by default.
+    var trailers: HTTPFields? { get }
 }
 
 extension BodyParts {
     public var keptForEvents: (prefix: Data, total: Int)? { nil }
+    public var trailers: HTTPFields? { nil }
 }
 
 /// What ``BodyParts/nextPart(maxLength:_:)`` delivers.

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -135,6 +136,13 @@ public protocol TransportCallbacks: AnyObject, Sendable {
     /// transport that writes its own heads sends the request's headers arranged by them
     /// (``FieldsAsSent/arranged(_:)``). Optional: nil by default.
     var fieldsAsSent: FieldsAsSent? { get }
+    /// The fields that came after the answer's body (HTTP/1.1 chunked trailers, HTTP/2's
+    /// trailing HEADERS: gRPC's `grpc-status`), before the task's completion, from a transport
+    /// that reads them. Optional: the default drops them.
+    func task(_ task: Int, didReceiveTrailers trailers: HTTPFields)
+    /// Whether the answer's trailers are wanted (``RequestOptions/fieldsAsSent``'s requests,
+    /// a proxy's: it relays them). A transport may skip reading them otherwise. False by default.
+    var wantsTrailers: Bool { get }
 }
 
 extension TransportCallbacks {
@@ -153,4 +161,6 @@ extension TransportCallbacks {
     }
     public func task(_ task: Int, wasInjected rule: FaultRule) {}
     public var fieldsAsSent: FieldsAsSent? { nil }
+    public func task(_ task: Int, didReceiveTrailers trailers: HTTPFields) {}
+    public var wantsTrailers: Bool { false }
 }
