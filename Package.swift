@@ -180,7 +180,8 @@ let package = Package(
                                                                  .product(name: "NIOSSL", package: "swift-nio-ssl")]),
         .testTarget(name: "RequestEventFormatTests", dependencies: ["RequestEventFormat", "RequestOperations"]),
         .testTarget(name: "FaultServerTests", dependencies: ["FaultServer"]),
-        .testTarget(name: "RequestMonitorTests", dependencies: ["RequestMonitor", "RequestOperations", "RequestEndpoint"]),
+        .testTarget(name: "RequestMonitorTests", dependencies: ["RequestMonitor", "RequestOperations", "RequestEndpoint",
+                                                         .product(name: "HTTPTypes", package: "swift-http-types")]),
         .testTarget(
             name: "RequestArchiveTests",
             dependencies: ["RequestArchive", "RequestEventFormat", "RequestOperations"],

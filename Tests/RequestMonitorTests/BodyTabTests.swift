@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 @testable import RequestMonitor
 import RequestOperations
 import XCTest
@@ -136,5 +137,39 @@ extension BodyTabTests {
             "}",
         ])
         XCTAssertEqual(lines[1].runs.map(\.kind), [.plain, .key, .punctuation, .string, .punctuation])
+    }
+
+    /// A gRPC call: its messages one by one, each with its fields as `protoc --decode_raw`
+    /// prints them; the table's STAT is the call's status, the Response tab names it.
+    func testAGRPCCallShowsItsMessagesAndItsStatus() throws {
+        let message: [UInt8] = [0x08, 0x96, 0x01, 0x12, 0x02, 0x68, 0x69, 0x1a, 0x02, 0x08, 0x05]
+        let framed = Data([0, 0, 0, 0, UInt8(message.count)] + message + [0, 0, 0, 0, 2, 0x08, 0x07])
+        var model = QueueModel(source: "test")
+        model.apply([
+            RequestEvent(time: 0, operationID: "op", attempt: 1, payload: .queued(method: "POST", url: "https://h/pkg.Orders/Find",
+                                                                                  headers: ["content-type": "application/grpc"], maxAttempts: 1, body: nil)),
+            RequestEvent(time: 0.01, operationID: "op", attempt: 1, payload: .started),
+            RequestEvent(time: 0.02, operationID: "op", attempt: 1, payload: .response(status: 200, headers: ["content-type": "application/grpc"], expectedBytes: nil)),
+            RequestEvent(time: 0.03, operationID: "op", attempt: 1,
+                         payload: .responseBody(body: .bytes(framed), totalBytes: framed.count, truncated: false, mediaType: "application/grpc")),
+            RequestEvent(time: 0.03, operationID: "op", attempt: 1,
+                         payload: .trailers(side: .response, fields: HTTPFields([HTTPField(name: HTTPField.Name("grpc-status")!, value: "7"),
+                                                                     HTTPField(name: HTTPField.Name("grpc-message")!, value: "no%20entry")]))),
+            RequestEvent(time: 0.04, operationID: "op", attempt: 1, payload: .taskCompleted(error: nil)),
+            RequestEvent(time: 0.05, operationID: "op", attempt: 1, payload: .finished(outcome: .relayed, status: 200, attempts: 1, duration: 0.05, reason: nil)),
+        ])
+        let body = render(model)
+        for expected in ["gRPC: 2 messages kept (11 B, 2 B)", "message 1 · 11 B", "1: 150", #"2: "hi""#, "3 {", "  1: 5", "message 2 · 2 B", "1: 7"] {
+            XCTAssertTrue(body.contains(expected), "\(expected) in\n\(body)")
+        }
+        var state = MonitorState()
+        state.screen = .detail(id: "op", tab: .response)
+        let visible = VisibleRows.compute(model, filter: "", sort: .arrival, now: 1)
+        let response = MonitorView(model: model, state: state, visible: visible, theme: Theme(color: false), now: 1).render(width: 100, height: 30).text
+        XCTAssertTrue(response.contains("gRPC call /pkg.Orders/Find · status 7 PERMISSION_DENIED: no entry"), response)
+        XCTAssertTrue(response.contains("trailers (after the body):") && response.contains("grpc-status: 7"), response)
+        let table = MonitorView(model: model, state: MonitorState(), visible: visible, theme: Theme(color: false), now: 1).render(width: 140, height: 24).text
+        XCTAssertTrue(table.contains(" g7 "), table)
+        XCTAssertNil(RawProtobuf.lines(Data([0x0a, 0x05, 0x01])), "a length past the end is no message")
     }
 }

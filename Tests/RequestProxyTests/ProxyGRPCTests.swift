@@ -98,5 +98,24 @@ final class ProxyGRPCTests: XCTestCase {
         XCTAssertEqual(statuses["Unary"], "0", "the call's status is a trailer in its events: \(statuses)")
         XCTAssertEqual(statuses["Bidi"], "0")
         XCTAssertEqual(statuses["Fail"], "7", "PERMISSION_DENIED")
+        // A failed call is the upstream's answer passed on, not an OK: relayed, as a 404 is.
+        func outcome(_ method: String) -> RequestOutcome? {
+            let id = calls.first { $0.value.hasSuffix("/test.Echo/" + method) }!.key
+            return proxy.events.finished(id).lazy.compactMap { event -> RequestOutcome? in
+                if case .finished(let outcome, _, _, _, _) = event.payload { return outcome }
+                return nil
+            }.first
+        }
+        XCTAssertEqual(outcome("Fail"), .relayed)
+        XCTAssertEqual(outcome("Unary"), .success)
+        // The call's messages are kept as they passed, both ways (its Body tab decodes them).
+        let unary = calls.first { $0.value.hasSuffix("/test.Echo/Unary") }!.key
+        let bodies = proxy.events.finished(unary).compactMap { event -> String? in
+            switch event.payload {
+            case .responseBody(.bytes(let data), _, _, _), .requestBody(.bytes(let data), _, _, _): return String(decoding: data.dropFirst(5), as: UTF8.self)
+            default: return nil
+            }
+        }
+        XCTAssertEqual(Set(bodies), ["hello", "echo:hello"], "gRPC's 5-byte prefix, then the message")
     }
 }

@@ -76,6 +76,7 @@ extension OperationRow {
             }
             live[0].httpVersion = version
             self.status = status
+            grpcStatus = headers.first { $0.key.lowercased() == "grpc-status" }.flatMap { Int($0.value) }
             live[0].responseHeaders = headers
             live[0].responseFields = nil
             live[0].expectedBytes = expected
@@ -102,6 +103,7 @@ extension OperationRow {
             live[0].requestTrailers = fields
         case .trailers(.response, let fields):
             live[0].responseTrailers = fields
+            if let status = fields.first(where: { $0.name.rawName.lowercased() == "grpc-status" }).flatMap({ Int($0.value) }) { grpcStatus = status }
         case .messages(let fromClient, let toClient):
             live[0].messages = MessageCounts(fromClient: fromClient, toClient: toClient)
         case .taskCompleted(let error):

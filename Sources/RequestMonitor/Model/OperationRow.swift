@@ -114,6 +114,9 @@ public struct OperationRow: Sendable {
     public var mergedDataEvents: Int { Int(dataEventsMerged) }
     public internal(set) var attempt = 1
     public internal(set) var status: Int?
+    /// A gRPC call's `grpc-status`, -1 for none (16 bits, in the word the optional above
+    /// leaves room in, before ``pathStart``): see ``grpcStatus``.
+    var grpcCode: Int16 = -1
     /// Where ``path`` starts in ``url``'s UTF-8 when it is the end of it (in the word the
     /// optional above leaves room in).
     var pathStart: Int32 = 0
@@ -122,6 +125,12 @@ public struct OperationRow: Sendable {
     /// NaN for none (no event time is NaN: readers refuse it): a word instead of two.
     var finishTime = Double.nan
     var finalDuration = Double.nan
+    /// A gRPC call's `grpc-status` (a trailer, or the head of a trailers-only answer): the
+    /// table's STAT shows it (`g7`) in place of the HTTP status, which is 200 for every call.
+    public internal(set) var grpcStatus: Int? {
+        get { grpcCode < 0 ? nil : Int(grpcCode) }
+        set { grpcCode = newValue.map { Int16(clamping: $0) } ?? -1 }
+    }
     public var finishedAt: TimeInterval? { finishTime.isNaN ? nil : finishTime }
     public var duration: TimeInterval? { finalDuration.isNaN ? nil : finalDuration }
     public internal(set) var segments: [Segment] = []

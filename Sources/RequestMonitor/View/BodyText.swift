@@ -26,6 +26,7 @@ enum BodyText {
     /// The lines of `data` under `mediaType` (nil: judged by its bytes).
     static func lines(_ data: Data, mediaType: String?) -> [Line] {
         let type = mediaType?.lowercased() ?? ""
+        if GRPCBodyText.isGRPC(type) { return GRPCBodyText.lines(data) }
         guard let text = String(data: data, encoding: .utf8), !looksBinary(data) else { return hexDump(data) }
         let first = text.utf8.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
         let looksJSON = type.contains("json") || (type.isEmpty && (first == UInt8(ascii: "{") || first == UInt8(ascii: "[")))

@@ -71,6 +71,11 @@ extension MonitorView {
             let versions = row.httpVersion.map { upstream in row.requestOptions?.clientHTTPVersion.map { " · \(upstream) (to the client: \($0))" } ?? " · \(upstream)" } ?? ""
             var lines: [(String, CellGrid.Style)] = [("status \(status)" + versions + "   \(Format.bytes(row.bytes)) received" + (row.expectedBytes.map { " of \(Format.bytes($0))" } ?? ""), CellGrid.Style(bold: true))]
             if let transfer = row.transfer(at: now) { lines.append((transfer.text, .plain)) }
+            if let code = row.grpcStatus {
+                let message = row.responseTrailers?.first { $0.name.rawName.lowercased() == "grpc-message" }?.value
+                    ?? row.responseHeaders.first { $0.key.lowercased() == "grpc-message" }?.value
+                lines.append(("gRPC call \(row.path) · status " + GRPCBodyText.status(code, message: message), code == 0 ? .plain : theme.style(.failed)))
+            }
             if let messages = row.messages {
                 lines.append(("WebSocket: \(messages.fromClient) message\(messages.fromClient == 1 ? "" : "s") from the client, \(messages.toClient) to it (once it closes, their first bytes: the Request tab from the client, the Body tab to it)", .plain))
             }

@@ -246,8 +246,13 @@ public struct MonitorView {
             case .path: text = fit(row.path, width, ellipsis: theme.ellipsis)
             case .status:
                 // `!`: an attempt of it was answered (or failed) by reqtop, not the server.
-                text = Format.right((row.status.map(String.init) ?? "-") + (row.injected ? "!" : ""), width)
-                if let status = row.status, theme.color { style.color = status >= 500 ? .red : status >= 400 ? .yellow : status >= 300 ? .cyan : .green }
+                // A gRPC call: its own status (`g0`, `g14`), every call's HTTP status being 200.
+                text = Format.right((row.grpcStatus.map { "g\($0)" } ?? row.status.map(String.init) ?? "-") + (row.injected ? "!" : ""), width)
+                if let status = row.grpcStatus, theme.color {
+                    style.color = status == 0 ? .green : [1, 5, 6, 9, 10, 11].contains(status) ? .yellow : .red
+                } else if let status = row.status, theme.color {
+                    style.color = status >= 500 ? .red : status >= 400 ? .yellow : status >= 300 ? .cyan : .green
+                }
             case .attempts: text = Format.right(row.maxAttempts.map { "\(row.attempt)/\($0)" } ?? "\(row.attempt)", width)
             case .wait:
                 text = Format.right(row.countdown(at: now).map(Self.countdown) ?? row.heldByShort.map { fit($0, width, ellipsis: theme.ellipsis) } ?? "", width)

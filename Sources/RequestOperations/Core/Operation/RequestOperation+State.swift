@@ -137,6 +137,12 @@ extension RequestOperation {
         /// The fields in order, names as sent, from a transport that keeps them (NIO's).
         var fieldsAsReceived: HTTPFields? { head?.fieldsAsReceived }
 
+        /// A gRPC call's status: `grpc-status` of the trailers, or of the head when the answer
+        /// was trailers-only (a call that failed before any message). Nil: no gRPC answer.
+        var grpcStatus: String? {
+            trailers?[HTTPField.Name("grpc-status")!] ?? headers.value(forHTTPHeader: "grpc-status")
+        }
+
         /// Each value of a header sent more than once, from a transport that keeps them apart.
         var repeatedHeaders: [String: [String]] { head?.repeatedHeaders ?? [:] }
 

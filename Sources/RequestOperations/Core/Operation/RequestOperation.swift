@@ -322,7 +322,10 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         // The attempt that decided the end: with hedges, the one that answered first.
         let deciding = state.leadAttempt
         var outcome = outcome
-        if outcome == .success, options.relaysEveryAnswer, let status = state.answer.status, !(200..<300).contains(status) {
+        if outcome == .success, options.relaysEveryAnswer, let status = state.answer.status,
+           !(200..<300).contains(status) || state.answer.grpcStatus.map({ $0 != "0" }) == true {
+            // Passed on as it came, and no success: another status, or a gRPC call that failed
+            // (its `grpc-status` in the trailers, or in the head of a trailers-only answer).
             outcome = .relayed
         }
         announceData(&state, at: now)
