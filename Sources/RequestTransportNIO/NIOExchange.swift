@@ -180,7 +180,10 @@ final class NIOExchange: Sendable {
     func received(_ head: HTTPResponseHead, hop: Int, url: URL) {
         guard isCurrent(hop) else { return }
         let response = TransportResponse(url: url, statusCode: Int(head.status.code), httpVersion: "HTTP/\(head.version.major).\(head.version.minor)",
-                                         fields: head.headers.lazy.map { ($0.name, $0.value) },
+                                         // NIO's HTTP/2-to-HTTP/1 codec adds `transfer-encoding: chunked` to a head
+                                         // of no length; HTTP/2 has no such field, and the server never sent it.
+                                         fields: head.headers.lazy.filter { head.version.major < 2 || $0.name.lowercased() != "transfer-encoding" }
+                                             .map { ($0.name, $0.value) },
                                          keepingFields: handler.fieldsAsSent != nil)
         if let next = redirect(for: head, from: url, response: response, hop: hop) {
             follow(next, leaving: hop)

@@ -63,6 +63,20 @@ final class ProxyCommandTests: XCTestCase {
     /// A headless `reqtop proxy` on its own port, as the unprivileged user when asked; `stop`
     /// sends SIGTERM and returns how it ended and what it printed.
     /// - Parameter softLimit: the soft limit on open files it starts with (`ulimit -Sn`).
+    /// Debian's Python (the one `.ci/run` installs grpcio for), its output whole.
+    private func runPython(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe(), err = Pipe()
+        (process.standardOutput, process.standardError) = (out, err)
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
     private func launchProxy(_ extra: [String], unprivileged: Bool, home: String, softLimit: Int? = nil,
                              started: ((Int32) -> Void)? = nil) throws -> (port: Int, stop: () -> ReqtopRun) {
         let port = try ProxyTests.freePort()
@@ -171,6 +185,30 @@ final class ProxyCommandTests: XCTestCase {
         // 3 for the GET, 1 for the POST, 3 for the keyed POST, and 3 for the injected 503, retried
         // as the server's own would be (the injected attempts send nothing).
         XCTAssertEqual(attempts, 3 + 1 + 3 + 3)
+    }
+
+    /// A fault that answers a gRPC call as a failing server does (`grpcStatus`): grpcio sees
+    /// UNAVAILABLE with the message, and no server was asked (none listens there).
+    func testAGRPCFaultAnswersACallWithItsStatus() throws {
+        guard (try? runPython(["-c", "import grpc"]).status) == 0 else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("python3-grpcio is missing: .ci/run installs it") }
+            throw XCTSkip("python3-grpcio is not installed")
+        }
+        let folder = try makeTemporaryFolder("proxy-grpc-fault")
+        try #"{"faults": [{"match": "path:/shop.Orders/Find", "grpcStatus": 14, "grpcMessage": "backend down (100%)"}]}"#
+            .write(toFile: folder + "/faults.json", atomically: true, encoding: .utf8)
+        let (port, stop) = try launchProxy(["--faults", folder + "/faults.json", "--ca-dir", folder + "/ca"], unprivileged: false, home: folder)
+        let client = try runPython(["-c", """
+            import grpc, sys
+            channel = grpc.secure_channel("localhost:1", grpc.ssl_channel_credentials(root_certificates=open(sys.argv[1], "rb").read()))
+            try:
+                channel.unary_unary("/shop.Orders/Find")(b"", timeout=20); print("no error")
+            except grpc.RpcError as error:
+                print(error.code().name, error.details())
+            """, folder + "/ca/ca.pem"], environment: ["https_proxy": "http://127.0.0.1:\(port)", "no_proxy": "", "NO_PROXY": ""])
+        XCTAssertEqual(client.stdout, "UNAVAILABLE backend down (100%)\n", client.stderr)
+        let ended = stop()
+        XCTAssertTrue(ended.events.contains { $0["event"] as? String == "injected" }, "the answer is marked as reqtop's")
     }
 
     func testAHostsOwnSettingsOverTheFilesAndBadOnesNamed() throws {

@@ -117,5 +117,10 @@ final class ProxyGRPCTests: XCTestCase {
             }
         }
         XCTAssertEqual(Set(bodies), ["hello", "echo:hello"], "gRPC's 5-byte prefix, then the message")
+        let heads = proxy.events.finished(unary).compactMap { event -> String? in
+            if case .headerFields(.response, let fields) = event.payload { return fields.map { $0.name.rawName }.joined(separator: ",") }
+            return nil
+        }
+        XCTAssertFalse(heads.joined().contains("transfer-encoding"), "HTTP/2 has none; the server sent none: \(heads)")
     }
 }

@@ -8,11 +8,15 @@ import RequestOperations
 /// ```json
 /// "faults": [{"match": "host:127.0.0.1:8080 path:/flaky", "status": 503, "retryAfter": 2, "rate": 0.3},
 ///            {"match": "host:api.example.com", "delay": [0.2, 1.5]},
-///            {"match": "method:POST", "reset": true, "rate": 0.1}]
+///            {"match": "method:POST", "reset": true, "rate": 0.1},
+///            {"match": "path:/shop.Orders/Find", "grpcStatus": 14, "grpcMessage": "backend down"}]
 /// ```
+/// `grpcStatus` answers a gRPC call as a failing server does: `200`, `content-type:
+/// application/grpc` and the status in one head with no message (gRPC's trailers-only form).
 extension PlanParser {
-    private static let faultKeys: Set<String> = ["match", "rate", "status", "retryAfter", "delay", "reset", "stall", "truncate"]
-    private static let effects = ["status", "delay", "reset", "stall", "truncate"]
+    private static let faultKeys: Set<String> = ["match", "rate", "status", "retryAfter", "delay", "reset", "stall", "truncate",
+                                                          "grpcStatus", "grpcMessage"]
+    private static let effects = ["status", "delay", "reset", "stall", "truncate", "grpcStatus"]
 
     func faultRules(_ raw: Any?) throws -> [FaultRule] {
         guard let raw, !(raw is NSNull) else { return [] }
@@ -68,6 +72,16 @@ extension PlanParser {
             }
         case "truncate":
             effect = .truncate(afterBytes: try json.byteCount(object["truncate"], at: "\(path).truncate", minimum: 0) ?? 0)
+        case "grpcStatus":
+            guard let code = try json.integer(object["grpcStatus"], at: "\(path).grpcStatus", minimum: 0), code <= 16 else {
+                throw PlanError(file: file, path: "\(path).grpcStatus", message: "expected a gRPC status code from 0 to 16 (14 is UNAVAILABLE)")
+            }
+            var headers = ["content-type": "application/grpc", "grpc-status": String(code)]
+            if let message = try json.string(object["grpcMessage"], at: "\(path).grpcMessage") {
+                // gRPC percent-encodes the message (anything outside printable ASCII, and `%`).
+                headers["grpc-message"] = message.addingPercentEncoding(withAllowedCharacters: Self.grpcMessageCharacters) ?? message
+            }
+            effect = .respond(status: 200, headers: headers, body: Data())
         default:
             let name = given[0]
             guard let flag = object[name], JSONText.isBoolean(flag), flag as? Bool == true else {
@@ -75,9 +89,15 @@ extension PlanParser {
             }
             effect = name == "reset" ? .reset : .stall
         }
+        if object["grpcMessage"] != nil, given[0] != "grpcStatus" {
+            throw PlanError(file: file, path: "\(path).grpcMessage", message: "goes with \"grpcStatus\" only")
+        }
         if object["retryAfter"] != nil, given[0] != "status" {
             throw PlanError(file: file, path: "\(path).retryAfter", message: "goes with \"status\" only")
         }
         return FaultRule(match: match, effect: effect, rate: rate, setBy: "plan")
     }
+
+    /// Printable ASCII but `%`: what a `grpc-message` carries as it is.
+    private static let grpcMessageCharacters = CharacterSet(charactersIn: Unicode.Scalar(0x20)...Unicode.Scalar(0x7E)).subtracting(CharacterSet(charactersIn: "%"))
 }
