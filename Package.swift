@@ -75,7 +75,8 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"),
         ]),
         // Two channels glued into one pipe (the proxy's tunnels, the endpoint's TLS peers).
-        .target(name: "ChannelGlue", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
+        .target(name: "ChannelGlue", dependencies: [.product(name: "NIOCore", package: "swift-nio"),
+                                                    .product(name: "NIOHTTP2", package: "swift-nio-http2")]),
         // The second transport: the engine's seam, carried by AsyncHTTPClient.
         .target(name: "RequestTransportNIO", dependencies: [
             .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
@@ -120,6 +121,7 @@ let package = Package(
         .target(
             name: "FaultServer",
             dependencies: [
+                "ChannelGlue",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -54,13 +54,13 @@ ab_rate() { # clients [proxy-port]
   ab -q -n "$n" -c "$1" "${proxy[@]}" "$http/status/200" 2>/dev/null | awk '/Requests per second/ {printf "%.0f", $4}'
 }
 
-curl_rate() { # clients proxy-port|"" cacert
-  local per=$(( n / 4 / $1 )) args=() start end
+curl_rate() { # clients proxy-port|"" cacert [--http1.1|--http2]
+  local per=$(( n / 4 / $1 )) args=() start end version="${4:---http1.1}"
   for _ in $(seq "$per"); do args+=("$https/status/200" -o /dev/null); done
   local proxy=()
   [ -n "$2" ] && proxy=(-x "http://127.0.0.1:$2")
   start=$(date +%s.%N)
-  for _ in $(seq "$1"); do curl -s --cacert "$3" "${proxy[@]}" "${args[@]}" & done
+  for _ in $(seq "$1"); do curl -s "$version" --cacert "$3" "${proxy[@]}" "${args[@]}" & done
   wait
   end=$(date +%s.%N)
   awk -v c="$1" -v p="$per" -v s="$start" -v e="$end" 'BEGIN { printf "%.0f", c * p / (e - s) }'
@@ -75,10 +75,15 @@ for c in 1 8; do
   [ -z "$mitmdump" ] || m=$(ab_rate "$c" 18183)
   echo "| http, $c | $d | $t | $r | $m | $(awk -v a="$r" -v b="$t" 'BEGIN{printf "%.2f", a/b}') | $( [ "$m" = - ] && echo - || awk -v a="$r" -v b="$m" 'BEGIN{printf "%.1f", a/b}') |"
 done
-for c in 1 8; do
-  d=$(curl_rate "$c" "" "$upstream_ca"); r=$(curl_rate "$c" 18182 "$reqtop_ca"); m=-
-  [ -z "$mitmdump" ] || m=$(curl_rate "$c" 18183 "$mitm_ca")
-  echo "| https intercepted, $c | $d | (tunnels only) | $r | $m | - | $( [ "$m" = - ] && echo - || awk -v a="$r" -v b="$m" 'BEGIN{printf "%.1f", a/b}') |"
+# HTTPS intercepted, the client speaking HTTP/1.1, then HTTP/2 (one curl a client, its
+# requests in turn on one kept-alive connection). The upstream (`serve --tls`) offers both by
+# ALPN; each proxy picks its own upstream version, as direct curl does.
+for version in --http1.1 --http2; do
+  for c in 1 8; do
+    d=$(curl_rate "$c" "" "$upstream_ca" "$version"); r=$(curl_rate "$c" 18182 "$reqtop_ca" "$version"); m=-
+    [ -z "$mitmdump" ] || m=$(curl_rate "$c" 18183 "$mitm_ca" "$version")
+    echo "| https intercepted ${version#--}, $c | $d | (tunnels only) | $r | $m | - | $( [ "$m" = - ] && echo - || awk -v a="$r" -v b="$m" 'BEGIN{printf "%.1f", a/b}') |"
+  done
 done
 
 echo

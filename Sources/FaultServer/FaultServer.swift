@@ -1,3 +1,4 @@
+import ChannelGlue
 import Foundation
 import Logging
 import NIOCore
@@ -108,6 +109,8 @@ public final class FaultServer: Sendable {
                     channel.configureHTTP2SecureUpgrade(h2ChannelConfigurator: { channel in
                         channel.configureHTTP2Pipeline(mode: .server) { stream in
                             stream.eventLoop.makeCompletedFuture {
+                                // A bodiless answer (a recorded gRPC call's trailers-only status) in one frame.
+                                try stream.pipeline.syncOperations.addHandler(HeadersEndCoalescer())
                                 try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                                 try stream.pipeline.syncOperations.addHandler(FaultHandler(counters: counters, logger: logger, script: script))
                             }

@@ -50,11 +50,24 @@ public final class ScriptedAnswers: Sendable {
         /// How a response's body came (``BodyPace``): its parts' times and sizes, its whole
         /// length, and how it ended. Empty: the recorded body at once, complete.
         public var pace = BodyPace()
+        /// The fields the upstream sent after the body (gRPC's `grpc-status`), sent after it again.
+        public var trailers: [Trailer] = []
+
+        /// One field after the body, as recorded.
+        public struct Trailer: Sendable, Equatable {
+            public var name: String
+            public var value: String
+
+            public init(name: String, value: String) {
+                (self.name, self.value) = (name, value)
+            }
+        }
 
         public init(operation: String, attempt: Int, at: TimeInterval, latency: TimeInterval, outcome: Outcome, refused: Bool = false,
-                    pace: BodyPace = BodyPace()) {
+                    pace: BodyPace = BodyPace(), trailers: [Trailer] = []) {
             (self.operation, self.attempt, self.at, self.latency, self.outcome, self.refused) = (operation, attempt, at, latency, outcome, refused)
             self.pace = pace
+            self.trailers = trailers
         }
     }
 

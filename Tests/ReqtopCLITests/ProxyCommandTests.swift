@@ -211,6 +211,60 @@ final class ProxyCommandTests: XCTestCase {
         XCTAssertTrue(ended.events.contains { $0["event"] as? String == "injected" }, "the answer is marked as reqtop's")
     }
 
+    /// gRPC calls recorded through the proxy are answered again by `serve --from --tls` over
+    /// HTTP/2, their status as a trailer or in a trailers-only head, as the server sent it.
+    func testARecordedGRPCCallIsServedAsRecorded() throws {
+        guard (try? runPython(["-c", "import grpc"]).status) == 0 else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("python3-grpcio is missing: .ci/run installs it") }
+            throw XCTSkip("python3-grpcio is not installed")
+        }
+        let folder = try makeTemporaryFolder("proxy-grpc-record")
+        let pki = try TestCertificates.make()
+        defer { pki.remove() }
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        server.arguments = ["-c", """
+            import grpc, sys, time
+            from concurrent import futures
+            def find(request, context): return b"\\x0a\\x03pen" + request
+            def fail(request, context): context.abort(grpc.StatusCode.NOT_FOUND, "no such order")
+            handler = grpc.method_handlers_generic_handler("shop.Orders", {
+                "Find": grpc.unary_unary_rpc_method_handler(find), "Gone": grpc.unary_unary_rpc_method_handler(fail)})
+            server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+            server.add_generic_rpc_handlers((handler,))
+            port = server.add_secure_port("127.0.0.1:0", grpc.ssl_server_credentials([(open(sys.argv[2], "rb").read(), open(sys.argv[1], "rb").read())]))
+            server.start(); print(port, flush=True); time.sleep(60)
+            """, pki.serverCertificateFile, pki.serverKeyFile]
+        let serverOut = Pipe()
+        server.standardOutput = serverOut
+        try server.run()
+        defer { server.terminate(); server.waitUntilExit() }
+        let grpcPort = try XCTUnwrap(Int(String(decoding: serverOut.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let client = """
+            import grpc, sys
+            channel = grpc.secure_channel("localhost:" + sys.argv[1], grpc.ssl_channel_credentials(root_certificates=open(sys.argv[2], "rb").read()))
+            for method, request in (("Find", b"\\x10\\x07"), ("Gone", b"")):
+                try: print(method, channel.unary_unary("/shop.Orders/" + method)(request, timeout=20))
+                except grpc.RpcError as error: print(method, error.code().name, error.details())
+            """
+        let recording = folder + "/calls.jsonl"
+        let (port, stop) = try launchProxy(["--record", recording, "--ca-dir", folder + "/ca", "--cacert", pki.caFile], unprivileged: false, home: folder)
+        let live = try runPython(["-c", client, String(grpcPort), folder + "/ca/ca.pem"],
+                                 environment: ["https_proxy": "http://127.0.0.1:\(port)", "no_proxy": "", "NO_PROXY": ""])
+        let expected = "Find b'\\n\\x03pen\\x10\\x07'\nGone NOT_FOUND no such order\n"
+        XCTAssertEqual(live.stdout, expected, live.stderr)
+        XCTAssertEqual(stop().status, 0)
+
+        let served = try AttachTests.launch(["serve", "--from", recording, "--tls"], runtimeDirectory: NSTemporaryDirectory())
+        defer { served.process.terminate(); served.process.waitUntilExit() }
+        AttachTests.waitFor("the server's URL and authority") { served.stdout().contains("(for --cacert):") }
+        let lines = served.stdout().split(separator: "\n").map(String.init)
+        let servedPort = try XCTUnwrap(lines.first?.split(separator: ":").last.map(String.init))
+        let authority = try XCTUnwrap(lines.first { $0.contains("(for --cacert):") }?.split(separator: " ").last.map(String.init))
+        let again = try runPython(["-c", client, servedPort, authority])
+        XCTAssertEqual(again.stdout, expected, "answered as recorded: the message, and each call's status: \(again.stderr)")
+    }
+
     func testAHostsOwnSettingsOverTheFilesAndBadOnesNamed() throws {
         let upstream = try FaultServer.start()
         defer { upstream.stop() }

@@ -55,6 +55,8 @@ final class EventLogTests: XCTestCase {
             .headerFields(side: .request, fields: FieldsAsSent([("X-Zeta", "1"), ("X-Dup", "a"), ("x-MiXeD", "b: c"), ("X-Dup", "")]).fields),
             .headerFields(side: .response, fields: FieldsAsSent([("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")]).fields),
             .messages(fromClient: 3, toClient: 12),
+            .trailers(side: .response, fields: FieldsAsSent([("grpc-status", "0"), ("grpc-message", "")]).fields),
+            .trailers(side: .request, fields: FieldsAsSent([("X-Checksum", "sha-256=abc")]).fields),
             .taskCompleted(error: nil),
             .taskCompleted(error: TransportError(code: -1004, message: "cannot connect to host")),
             .taskCompleted(error: TransportError(code: -1206, message: "asked for a certificate", tls: .clientCertificateRequired)),

@@ -23,7 +23,7 @@ struct ServeCommand: ParsableCommand, RunsASession {
     @Option(parsing: .unconditional, help: "The port to listen on (0 picks a free one).")
     var port = 0
 
-    @Flag(help: "Serve HTTPS with a certificate made now for 127.0.0.1 and localhost; the authority that signed it is printed (for --cacert).")
+    @Flag(help: "Serve HTTPS (HTTP/2 or HTTP/1.1, as the client chooses by ALPN) with a certificate made now for 127.0.0.1 and localhost; the authority that signed it is printed (for --cacert).")
     var tls = false
 
     func validate() throws {
@@ -48,7 +48,8 @@ struct ServeCommand: ParsableCommand, RunsASession {
         let certificates = tls ? try TestCertificates.make() : nil
         defer { certificates?.remove() }
         do {
-            server = try FaultServer.start(port: port, tls: certificates, script: script)
+            // With TLS, HTTP/2 by ALPN too: a recorded gRPC call is answered over what it needs.
+            server = try FaultServer.start(port: port, tls: certificates, http2: certificates != nil, script: script)
         } catch {
             throw InputError(message: "cannot listen on 127.0.0.1:\(port) (\(error))")
         }

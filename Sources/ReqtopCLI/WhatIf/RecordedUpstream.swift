@@ -54,6 +54,7 @@ enum RecordedUpstream {
             var encoded = false
             var injected = false
             var ended = false
+            var trailers: [ScriptedAnswers.Answer.Trailer] = []
         }
         var methods: [String: String] = [:]
         /// Operations the program cancelled: an attempt of theirs that never ended was one the
@@ -101,7 +102,10 @@ enum RecordedUpstream {
                 attempts[key]?.error = error
                 attempts[key]?.ended = true
                 if attempts[key]?.answeredAt == nil { attempts[key]?.answeredAt = event.time }
-            case .earlyRetry, .started, .sent, .connection, .preparationFailed, .redirect, .uploaded, .requestBody, .headerFields(.request, _), .messages, .trailers,
+            case .trailers(.response, let fields):
+                attempts[key]?.trailers = fields.map { ScriptedAnswers.Answer.Trailer(name: $0.name.rawName, value: $0.value) }
+            case .earlyRetry, .started, .sent, .connection, .preparationFailed, .redirect, .uploaded, .requestBody, .headerFields(.request, _), .messages,
+                 .trailers(.request, _),
                  .validationFailed, .retryScheduled,
                  .retryDenied, .hedged, .breakpoint, .breakpointResolved, .breakpointSet, .breakpointRemoved, .circuitWaiting,
                  .circuitOpened, .circuitHalfOpen, .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .intercepted,
@@ -134,7 +138,8 @@ enum RecordedUpstream {
             let answer = ScriptedAnswers.Answer(operation: attempt.operation, attempt: attempt.number, at: sentAt - start,
                                                 latency: max(0, (attempt.answeredAt ?? sentAt) - sentAt), outcome: outcome, refused: refused,
                                                 pace: pace(of: attempt.status, attempt.parts, attempt.body.count, attempt.totalBytes,
-                                                           promised: attempt.promisedBytes, encoded: attempt.encoded, attempt.error))
+                                                           promised: attempt.promisedBytes, encoded: attempt.encoded, attempt.error),
+                                                trailers: attempt.trailers)
             script[ScriptedAnswers.Key(method: attempt.method, target: full), default: []].append((host, answer))
             kept += 1
         }
