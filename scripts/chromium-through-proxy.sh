@@ -3,7 +3,8 @@
 # JSON, a redirect) through `reqtop proxy`, the proxy's authority trusted through an NSS
 # database as docs/proxy.md says; then the recording is read with Python's json and every row
 # must show its status and its body. Prints one line per row and exits 1 when a row lacks its
-# body or the page did not load as it does directly.
+# body, a row was not an HTTP/2 stream (Chromium offers h2 first), or the page did not load as
+# it does directly.
 #   bash scripts/chromium-through-proxy.sh
 # Needs chromium, certutil (libnss3-tools), openssl, python3. Loopback only; bounded in time.
 set -euo pipefail
@@ -80,7 +81,7 @@ for line in open(sys.argv[1]):
     if op not in rows: rows[op] = {}; order.append(op)
     row = rows[op]
     kind = event["event"]
-    if kind == "queued": row["request"] = event["method"] + " " + event["url"]
+    if kind == "queued": row["request"], row["version"] = event["method"] + " " + event["url"], event.get("clientHTTPVersion", "?")
     elif kind == "finished": row["status"], row["outcome"] = event.get("status"), event["outcome"]
     elif kind == "responseBody": row["body"] = event.get("body", event.get("bodyBase64", "")); row["total"] = event["totalBytes"]
     elif kind == "headerFields": row.setdefault("heads", []).append(event["side"])
@@ -94,8 +95,12 @@ for op in order:
     status = row.get("status") or 0
     bodied = status in (204, 304) or status // 100 == 3 or bool(row.get("body"))
     failed |= not bodied or "status" not in row
-    print(f'{op:8} {row.get("request", "?"):55.55} {str(row.get("status")):4} {row.get("outcome", "-"):8} '
+    print(f'{op:8} {row.get("request", "?"):55.55} {row.get("version", "?"):9} {str(row.get("status")):4} {row.get("outcome", "-"):8} '
           f'{"body " + str(row.get("total")) + " bytes" if row.get("body") else "no body":18} heads: {",".join(row.get("heads", []))}')
+# Chromium offers h2 first, and the proxy takes it: every row of the page is an HTTP/2 stream.
+versions = sorted({rows[op].get("version", "?") for op in page})
+failed |= versions != ["HTTP/2.0"]
+print(f"Chromium spoke {', '.join(versions)} to the proxy")
 through, direct = open(sys.argv[2]).read(), open(sys.argv[3]).read()
 same = "fetched 42" in through and through == direct
 print(f"{len(page)} rows of the page, each with its status and body; the page through the proxy {'is the same as' if same else 'DIFFERS from'} the page loaded directly ('fetched 42' {'in' if 'fetched 42' in through else 'not in'} it)")
