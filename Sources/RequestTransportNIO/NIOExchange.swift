@@ -44,6 +44,8 @@ final class NIOExchange: Sendable {
         /// Reading waits for the engine's room (see ``received(_:hop:on:)``).
         var waitingForRoom: EventLoopPromise<Void>?
         var roomSignalled = false
+        /// The answer's trailers and the hop they came on, held until the hop completes.
+        var trailers: (hop: Int, fields: HTTPFields)?
     }
 
     let identifier: Int
@@ -261,10 +263,15 @@ final class NIOExchange: Sendable {
         loop.execute(work)
     }
 
-    /// The answer's trailers, read by the tap before the client saw the end.
+    /// The answer's trailers, read by the tap before the client saw the end: held, and told
+    /// just before the completion. The tap reads them on the connection's event loop, and the
+    /// client may tell its delegate of the head on another (a reused connection): told at once,
+    /// they could come before the head, which starts a new answer without them.
     func receivedTrailers(_ fields: HTTPFields) {
-        guard !state.withLock({ $0.completed }) else { return }
-        handler.task(identifier, didReceiveTrailers: fields)
+        state.withLock { state in
+            guard !state.completed else { return }
+            state.trailers = (state.hop, fields)
+        }
     }
 
     /// The request's own trailers, once its body ended (a proxy's client's).
@@ -275,14 +282,15 @@ final class NIOExchange: Sendable {
 
     /// The hop ended (error nil: the exchange completed).
     func complete(hop: Int?, _ error: URLError?) {
-        let finish = state.withLock { state -> Bool in
-            guard !state.completed, hop == nil || state.hop == hop else { return false }
+        let finish = state.withLock { state -> (Bool, HTTPFields?) in
+            guard !state.completed, hop == nil || state.hop == hop else { return (false, nil) }
             state.completed = true
             state.running = nil
-            return true
+            return (true, state.trailers.flatMap { $0.hop == state.hop ? $0.fields : nil })
         }
-        guard finish else { return }
+        guard finish.0 else { return }
         trailers?.forget(identifier)
+        if error == nil, let fields = finish.1 { handler.task(identifier, didReceiveTrailers: fields) }
         resumeReading()
         handler.task(identifier, didCompleteWithError: error)
     }
