@@ -7,7 +7,7 @@ import RequestOperations
 import RequestProxy
 import RequestTransportNIO
 
-/// `reqtop proxy`: an HTTP/1.1 forward proxy whose every request is an operation on the
+/// `reqtop proxy`: an HTTP forward proxy (HTTP/1.1; HTTP/2 to clients that choose it) whose every request is an operation on the
 /// monitor — any program, in any language, seen, held, answered and recorded.
 struct ProxyCommand: ParsableCommand, RunsASession {
     static let configuration = CommandConfiguration(
@@ -20,7 +20,9 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         redirect followed, no cookie jar, bodies passed as they came. HTTPS is decrypted with a \
         certificate authority of this machine's own, made on first use (see --ca for where it is \
         and how to trust it); --tunnel passes hosts through undecrypted, --no-intercept all of \
-        them. It listens on 127.0.0.1 only unless --allow-remote, which needs --auth. With \
+        them. A client that offers HTTP/2 (browsers, curl, gRPC) gets it, each stream an \
+        operation; --http1-only offers HTTP/1.1 alone. \
+        It listens on 127.0.0.1 only unless --allow-remote, which needs --auth. With \
         --proxy, everything it sends upstream goes through that proxy (NO_PROXY hosts direct). \
         See docs/proxy.md.
         """
