@@ -220,17 +220,21 @@ extension XCTestCase {
     /// - Parameter environment: variables set for this run beside the tests' own.
     func reqtop(_ arguments: [String], timeout: TimeInterval = 120, unprivileged: Bool = false,
                 environment: [String: String] = [:]) throws -> ReqtopRun {
+        if unprivileged, geteuid() == 0 {
+            return try runTool("/usr/bin/setpriv", UnprivilegedUser.setprivArguments + [try UnprivilegedUser.binary()] + arguments,
+                               timeout: timeout, environment: environment)
+        }
+        return try runTool(CommandLineTests.binary.path, arguments, timeout: timeout, environment: environment)
+    }
+
+    /// Runs a program to its end (stopped past `timeout`), both outputs read while it runs.
+    func runTool(_ path: String, _ arguments: [String], timeout: TimeInterval = 120, environment: [String: String] = [:]) throws -> ReqtopRun {
         let process = Process()
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
-        if unprivileged, geteuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = UnprivilegedUser.setprivArguments + [try UnprivilegedUser.binary()] + arguments
-        } else {
-            process.executableURL = CommandLineTests.binary
-            process.arguments = arguments
-        }
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -244,7 +248,7 @@ extension XCTestCase {
         while process.isRunning, Date() < deadline { usleep(10_000) }
         if process.isRunning {
             process.terminate()
-            XCTFail("reqtop \(arguments) ran past \(timeout) s")
+            XCTFail("\(path) \(arguments) ran past \(timeout) s")
         }
         process.waitUntilExit()
         group.wait()

@@ -64,17 +64,8 @@ final class ProxyCommandTests: XCTestCase {
     /// sends SIGTERM and returns how it ended and what it printed.
     /// - Parameter softLimit: the soft limit on open files it starts with (`ulimit -Sn`).
     /// Debian's Python (the one `.ci/run` installs grpcio for), its output whole.
-    private func runPython(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        (process.standardOutput, process.standardError) = (out, err)
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    private func runPython(_ arguments: [String], environment: [String: String] = [:]) throws -> ReqtopRun {
+        try runTool("/usr/bin/python3", arguments, timeout: 60, environment: environment)
     }
 
     private func launchProxy(_ extra: [String], unprivileged: Bool, home: String, softLimit: Int? = nil,

@@ -282,15 +282,7 @@ final class WhatIfExactTests: XCTestCase {
         }
     }
 
-    private func curl(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["--max-time", "20"] + arguments
-        let out = Pipe(), err = Pipe()
-        (process.standardOutput, process.standardError) = (out, err)
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    private func curl(_ arguments: [String]) throws -> ReqtopRun {
+        try runTool("/usr/bin/curl", ["--max-time", "20"] + arguments, timeout: 30)
     }
 }
