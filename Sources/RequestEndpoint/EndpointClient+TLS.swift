@@ -9,6 +9,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import NIOTLS
+import RequestOperations
 import Synchronization
 
 extension EndpointClient {
@@ -31,7 +32,7 @@ extension EndpointClient {
     /// bridged into a socket pair, so everything after is what a Unix socket's client does.
     /// The program's certificate is verified against `identity.caFile`, its name against `host`.
     public static func connect(host: String, port: Int, identity: TLSIdentity, timeout: TimeInterval = 10) throws -> EndpointClient {
-        let where_ = "tls://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        let where_ = "tls://" + HostAddress.authority(host, port: port)
         let roots = try EndpointTLS.load(identity.caFile, "--cacert", NIOSSLCertificate.fromPEMFile)
         let chain = try EndpointTLS.load(identity.certificateFile, "--cert", NIOSSLCertificate.fromPEMFile)
         let key = try EndpointTLS.load(identity.keyFile, "--key") { try NIOSSLPrivateKey(file: $0, format: .pem) }

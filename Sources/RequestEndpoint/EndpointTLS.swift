@@ -1,6 +1,7 @@
 import Foundation
 import NIOSSL
 import RequestEventFormat
+import RequestOperations
 import X509
 
 /// The monitor endpoint on TCP, for a monitor on another machine: only with TLS, and only
@@ -45,9 +46,7 @@ public struct EndpointTLS: Sendable {
     }
 
     /// True for 127.0.0.0/8, ::1 and `localhost`.
-    public var isLoopback: Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
-    }
+    public var isLoopback: Bool { HostAddress.isLoopback(host) }
 
     /// What is wrong with the files, named; the server's TLS settings when nothing is.
     func serverConfiguration() throws -> TLSConfiguration {

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOSSL
 import NIOTLS
+import RequestOperations
 
 /// Watches the TLS handshake of an intercepted tunnel from the client's side: a client that
 /// refuses the proxy's certificate (it does not trust reqtop's authority, or it pins its
@@ -56,7 +57,7 @@ final class ClientHandshakeWatch: ChannelInboundHandler, RemovableChannelHandler
             ?? "closed the connection during the TLS handshake with the proxy's certificate for \(host)"
         let reason = "the client \(how): it does not trust reqtop's authority (reqtop proxy --ca says how to), "
             + "or it pins its server's certificate (--tunnel \(host) passes it through undecrypted)"
-        let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let authority = HostAddress.authority(host, port: port)
         let meter = TunnelMeter(id: id, method: "CONNECT", url: "https://\(authority)", headers: [:], origin: client.known,
                                 events: proxy.queue.events, on: loop)
         meter.refused(reason: reason)

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import RequestOperations
 
 /// The proxy that `reqtop proxy` sends its own connections through (`--proxy`): its tunnels
 /// and upgrades reach their hosts with a `CONNECT` to it, as its operations' requests do
@@ -29,7 +30,7 @@ public struct ProxyChain: Sendable {
     }
 
     /// `host:port` of the chained proxy, for messages.
-    public var name: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    public var name: String { HostAddress.authority(host, port: port) }
 }
 
 /// A TCP connection the proxy makes itself, for a tunnel or an upgrade: straight to its host,
@@ -58,7 +59,7 @@ enum UpstreamConnection {
         guard let chain, !chain.bypasses(host) else {
             return bootstrap.connect(host: host, port: port).map { Opened(channel: $0, early: nil) }
         }
-        let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let authority = HostAddress.authority(host, port: port)
         return bootstrap.connect(host: chain.host, port: chain.port)
             .flatMapError { error in
                 loop.makeFailedFuture(ChainFailure(message: "cannot connect to the chained proxy \(chain.name) (\(error))"))

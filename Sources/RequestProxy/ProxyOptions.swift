@@ -90,9 +90,7 @@ public struct ProxyOptions: Sendable {
     }
 
     /// Whether the proxy is reachable from other machines.
-    public var isLoopback: Bool {
-        host == "127.0.0.1" || host == "::1" || host == "localhost" || host.hasPrefix("127.")
-    }
+    public var isLoopback: Bool { HostAddress.isLoopback(host) }
 }
 
 /// The user name and password a client must present to use the proxy.

@@ -5,6 +5,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOTLS
+import RequestOperations
 
 /// What a `CONNECT` becomes once the client was told `200`: bytes relayed both ways to the
 /// upstream (``ProxyOptions/tunnels(_:)``: no authority, or a host passed through; or what the
@@ -41,7 +42,7 @@ enum ProxyTunnel {
         } catch {
             return refuse(channel, ProxyFailureAnswer(status: 502, errorType: "proxy_internal_error", message: "cannot make a certificate for \(host): \(error)"))
         }
-        let origin = URL(string: "https://\(host.contains(":") ? "[\(host)]" : host)\(port == 443 ? "" : ":\(port)")")!
+        let origin = URL(string: "https://\(HostAddress.bracketed(host))\(port == 443 ? "" : ":\(port)")")!
         swapToBytes(channel, codec: codec.value, telling: ByteBuffer(string: "HTTP/1.1 200 Connection established\r\n\r\n")) {
             // TLS is ended here, plain HTTP read as it is; anything else is relayed as it comes (ConnectSniffer).
             let plainOrigin = URL(string: "http://\(authority(host, port))")!
@@ -109,7 +110,7 @@ enum ProxyTunnel {
 
     /// `host:port`, an IPv6 address in brackets.
     private static func authority(_ host: String, _ port: Int) -> String {
-        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        HostAddress.authority(host, port: port)
     }
 
     /// Relays bytes both ways between the client's `channel` and `upstream` (both on one event

@@ -161,7 +161,7 @@ struct ProxyCommand: ParsableCommand, RunsASession {
             chainSettings = .single(url, noProxy: ProxySettings.fromEnvironment().noProxy)
             let settings = chainSettings
             options.chain = ProxyChain(url: url) { host in
-                settings.proxy(for: URL(string: "https://\(host.contains(":") ? "[\(host)]" : host)/") ?? url) == nil
+                settings.proxy(for: URL(string: "https://\(HostAddress.bracketed(host))/") ?? url) == nil
             }
             ReqtopMain.printError("reqtop: everything this proxy sends upstream goes through \(Redactor().redact(url: url.absoluteString))"
                                   + (chainSettings.noProxy.isEmpty ? "" : " (not for \(chainSettings.noProxy.joined(separator: ", ")): NO_PROXY)"))
@@ -184,7 +184,7 @@ struct ProxyCommand: ParsableCommand, RunsASession {
             throw InputError(message: "cannot listen on \(bind):\(port) (\(error))")
         }
         defer { server.stop() }
-        let address = "http://\(bind.contains(":") ? "[\(bind)]" : bind):\(server.port)"
+        let address = "http://" + HostAddress.authority(bind, port: server.port)
         if !options.isLoopback {
             ReqtopMain.printError("reqtop: WARNING: the proxy listens on \(bind), reachable from the network; clients must send the --auth credentials")
         }

@@ -102,7 +102,7 @@ struct ListenOption: ParsableArguments {
             let endpoint = try queue.startMonitorEndpoint(options: options)
             ReqtopMain.printError("reqtop: monitor endpoint at \(endpoint.path)\(readOnly ? " (read-only)" : acceptFaults ? " (takes faults)" : ""); attach with: reqtop attach \(getpid())")
             if let tls = options.tls, let port = endpoint.tlsPort {
-                let shown = tls.host.contains(":") ? "[\(tls.host)]" : tls.host
+                let shown = HostAddress.bracketed(tls.host)
                 ReqtopMain.printError("reqtop: monitor endpoint on tls://\(shown):\(port) (mutual TLS; remote monitors "
                                       + (readOnly || !acceptCommands ? "only watch" : acceptFaults ? "may send commands and faults" : "may send commands, no faults")
                                       + "); attach with: reqtop attach tls://HOST:\(port) --cacert CA --cert CERT --key KEY")

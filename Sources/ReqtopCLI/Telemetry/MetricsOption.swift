@@ -43,7 +43,7 @@ struct MetricsOption: ParsableArguments {
         } catch {
             throw InputError(message: "--metrics: cannot listen on \(host):\(port) (\(error))")
         }
-        ReqtopMain.printError("reqtop: metrics for Prometheus at http://\(host.contains(":") ? "[\(host)]" : host):\(endpoint.port)/metrics")
+        ReqtopMain.printError("reqtop: metrics for Prometheus at http://\(HostAddress.authority(host, port: endpoint.port))/metrics")
         return (endpoint, RequestMetrics(factory: factory))
     }
 
