@@ -102,6 +102,7 @@ let package = Package(
         // `reqtop proxy`: an HTTP/1.1 forward proxy whose upstream leg is the engine's
         // operation; its own certificate authority for intercepted HTTPS.
         .target(name: "RequestProxy", dependencies: [
+            "RequestTransportNIO",
             .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             "RequestOperations",
             "RequestArchive",

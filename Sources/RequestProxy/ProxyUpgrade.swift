@@ -3,6 +3,8 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import RequestOperations
+import RequestTransportNIO
 
 /// An `Upgrade` request (a WebSocket): a connection to its host (TLS for https, verified as
 /// the proxy's requests are), the request sent on as the client sent it (less the proxy's own
@@ -36,9 +38,12 @@ enum ProxyUpgrade {
             .whenComplete { result in
                 switch result {
                 case .failure(let failure as UpgradeTLSFailure):
-                    let refused = "\(failure.error)".contains("CERTIFICATE_VERIFY_FAILED")
+                    // Read by kind from BoringSSL's codes, as the operations' TLS failures are.
+                    let kind = NIOTLSFailureReading.failure(failure.error, sentClientCertificate: false)
+                    let refused = kind == .untrusted || kind == .wrongHost
                     ProxyTunnel.refuse(channel, ProxyFailureAnswer(status: 502, errorType: refused ? "tls_certificate_error" : "tls_protocol_error",
-                                                                   message: "TLS to \(host):\(port) failed\(refused ? " (its certificate was refused)" : "")"))
+                                                                   message: "TLS to \(HostAddress.authority(host, port: port)) failed"
+                                                                       + (kind.map { ": \($0.summary)" } ?? "")))
                 case .failure(let error):
                     ProxyTunnel.refuse(channel, ProxyTunnel.cannotConnect(host, port, error))
                 case .success(let upstream):

@@ -3,7 +3,7 @@ import RequestOperations
 
 /// Which ``TLSFailure`` a NIOSSL error is, read from BoringSSL's packed error codes and
 /// NIOSSL's error types: never from the words of a message.
-enum NIOTLSFailureReading {
+public enum NIOTLSFailureReading {
     /// BoringSSL's `ERR_LIB_SSL`: the library a packed code's top byte names.
     private static let sslLibrary: UInt32 = 16
 
@@ -24,7 +24,7 @@ enum NIOTLSFailureReading {
     /// The failure `error` is, or nil when it is no TLS error.
     /// - Parameter sentClientCertificate: whether this client offered a certificate; a
     ///   server's certificate alert then judges it (rejected), and without one it asks for one.
-    static func failure(_ error: Error, sentClientCertificate: Bool) -> TLSFailure? {
+    public static func failure(_ error: Error, sentClientCertificate: Bool) -> TLSFailure? {
         switch error {
         case let error as NIOSSLExtraError:
             return error == .failedToValidateHostname || error == .serverHostnameImpossibleToMatch ? .wrongHost : .handshakeFailed
