@@ -123,4 +123,44 @@ final class ProxyGRPCTests: XCTestCase {
         }
         XCTAssertFalse(heads.joined().contains("transfer-encoding"), "HTTP/2 has none; the server sent none: \(heads)")
     }
+
+    /// A breakpoint matches a call by its path; the person's answer at it (a gRPC status in a
+    /// bodiless head) reaches grpcio as that status.
+    func testABreakpointHoldsACallAndAPersonsStatusReachesTheClient() throws {
+        guard (try? run("/usr/bin/python3", ["-c", "import grpc"]).status) == 0 else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("python3-grpcio is missing: .ci/run installs it") }
+            throw XCTSkip("python3-grpcio is not installed")
+        }
+        let pki = try TestCertificates.make()
+        addTeardownBlock { pki.remove() }
+        var options = ProxyOptions()
+        options.authority = try LocalCertificateAuthority.loadOrMake(in: try temporaryFolder() + "/ca").0
+        let proxy = try startProxy(options, trusting: pki.caFile)
+        let port = try startPythonServer(Self.server + "\n", arguments: [pki.serverCertificateFile, pki.serverKeyFile])
+        _ = proxy.queue.breakpoints.add(Breakpoint(match: try RequestMatch("path:/test.Echo/Unary"), setBy: "test"))
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        client.arguments = ["-c", """
+            import grpc, sys
+            channel = grpc.secure_channel("localhost:" + sys.argv[1], grpc.ssl_channel_credentials(root_certificates=open(sys.argv[2], "rb").read()))
+            try: print(channel.unary_unary("/test.Echo/Unary")(b"hello", timeout=20))
+            except grpc.RpcError as error: print(error.code().name, error.details())
+            """, String(port), options.authority!.certificateFile]
+        client.environment = ProcessInfo.processInfo.environment.merging(["https_proxy": proxy.url, "no_proxy": "", "NO_PROXY": ""]) { $1 }
+        let out = Pipe()
+        client.standardOutput = out
+        try client.run()
+        var held: RequestOperation?
+        let deadline = Date().addingTimeInterval(20)
+        while held == nil, Date() < deadline {
+            held = proxy.events.operations().compactMap { proxy.queue.operation(withID: $0) }.first { $0.breakpointStage != nil }
+            usleep(20_000)
+        }
+        let operation = try XCTUnwrap(held, "the call stopped at the breakpoint")
+        XCTAssertTrue(operation.resolveBreakpoint(.respond(status: 200, headers: ["content-type": "application/grpc", "grpc-status": "14",
+                                                                                   "grpc-message": "held and refused"], body: Data()), by: "person"))
+        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        client.waitUntilExit()
+        XCTAssertEqual(said, "UNAVAILABLE held and refused\n")
+    }
 }
