@@ -254,6 +254,13 @@ final class ProxyCommandTests: XCTestCase {
         let authority = try XCTUnwrap(lines.first { $0.contains("(for --cacert):") }?.split(separator: " ").last.map(String.init))
         let again = try runPython(["-c", client, servedPort, authority])
         XCTAssertEqual(again.stdout, expected, "answered as recorded: the message, and each call's status: \(again.stderr)")
+
+        // whatif sends the calls again (their messages kept whole as they streamed) and
+        // judges each by its gRPC status, as the proxy did: the same run.
+        let whatIf = try reqtop(["whatif", recording, "--record", folder + "/again.jsonl"], timeout: 60)
+        XCTAssertEqual(whatIf.status, 0, whatIf.stdout + whatIf.stderr)
+        XCTAssertFalse(whatIf.stderr.contains("not sent again"), whatIf.stderr)
+        XCTAssertTrue(whatIf.stdout.contains("attempts sent upstream 2 → 2") && whatIf.stdout.contains(", 0 unexplained differences"), whatIf.stdout)
     }
 
     func testAHostsOwnSettingsOverTheFilesAndBadOnesNamed() throws {

@@ -61,6 +61,11 @@ struct Resend {
                 guard var request = recorded[event.operationID] else { continue }
                 (request.method, request.url, request.headers, request.body) = (method, url, headers, body)
                 recorded[event.operationID] = request
+            case .requestBody(.bytes(let data), let total, false, _):
+                // A streamed body kept whole as it went (a proxy's client's upload, a gRPC
+                // call's messages): `queued` could only say "a stream"; this is what was sent.
+                guard case .omitted? = recorded[event.operationID]?.body, data.count == total else { continue }
+                recorded[event.operationID]?.body = .bytes(data)
             default:
                 continue
             }

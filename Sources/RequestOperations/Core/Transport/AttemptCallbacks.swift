@@ -27,7 +27,9 @@ final class AttemptCallbacks: TransportCallbacks {
 
     var fieldsAsSent: FieldsAsSent? { operation.options.fieldsAsSent }
 
-    var wantsTrailers: Bool { operation.options.fieldsAsSent != nil }
+    /// A proxy's request relays them; a request whose every answer is relayed as it came (a
+    /// proxy's, or its re-run in `whatif`) judges a gRPC call by the status among them.
+    var wantsTrailers: Bool { operation.options.fieldsAsSent != nil || operation.options.relaysEveryAnswer }
 
     func task(_ task: Int, didReceiveTrailers trailers: HTTPFields) {
         operation.task(task, didReceiveTrailers: trailers)
