@@ -234,6 +234,14 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         let now = receiving
         receiving = .idle
         switch now {
+        case .collecting(let exchange, let body) where trailers?.isEmpty == false:
+            // Trailers go after a body as it streams (the transport ends it with them): what
+            // was read whole goes out as a stream that has ended.
+            let upload = UploadStream(capacity: max(proxy.options.uploadBuffer, body.readableBytes), keeping: proxy.queue.events.bodyLimit)
+            _ = upload.buffer.append(body) {}
+            upload.buffer.finish(trailers: trailers.map { HTTPFields($0, splitCookie: false) })
+            exchange.startStreaming(upload)
+            exchange.requestEnded()
         case .collecting(let exchange, let body):
             exchange.startPrepared(body: body.readableBytes > 0 ? Data(buffer: body) : nil)
         case .streaming(let exchange, let upload):

@@ -20,7 +20,8 @@ extension XCTestCase {
     /// Runs Python's `h2` through `CONNECT 127.0.0.1:port`: `mode` `tls:CAFILE` (ALPN h2) or
     /// `plain` (prior knowledge). Requests: `GET path` sent at once, `RESET path` reset by the
     /// client after 0.5 s, `STALL path` whose data the client never makes room for again (its
-    /// window stays shut), `LATER path` sent once the first stream ended.
+    /// window stays shut), `TRAILERS path` a POST whose body is followed by trailers, `LATER path`
+    /// sent once the first stream ended.
     func runH2(proxy: ProxyUnderTest, port: Int, mode: String, requests: [String]) throws -> H2Answer {
         guard (try? run("/usr/bin/python3", ["-c", "import h2"]).status) == 0 else {
             if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("python3-h2 is missing: .ci/run installs it") }
@@ -49,18 +50,23 @@ extension XCTestCase {
     c = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
     c.initiate_connection(); s.sendall(c.data_to_send())
     streams, order, resets, later, stalls = {}, [], [], [], set()
-    def send(path):
+    def send(path, trailers=False):
         sid = c.get_next_available_stream_id()
-        c.send_headers(sid, [(":method", "GET"), (":path", path), (":scheme", "https" if mode.startswith("tls:") else "http"),
-                             (":authority", f"{host}:{port}"), ("x-zeta", "1"), ("x-alpha", "2")], end_stream=True)
+        c.send_headers(sid, [(":method", "POST" if trailers else "GET"), (":path", path), (":scheme", "https" if mode.startswith("tls:") else "http"),
+                             (":authority", f"{host}:{port}"), ("x-zeta", "1"), ("x-alpha", "2")], end_stream=not trailers)
+        if trailers:
+            # A body, then fields after it: the trailing HEADERS ends the stream.
+            c.send_data(sid, b"three words here")
+            c.send_headers(sid, [("x-checksum", "sha-256=abc"), ("x-count", "3")], end_stream=True)
         streams[sid] = {"status": None, "bytes": 0, "reset": None}
         return sid
     for item in requests:
         verb, path = item.split(" ", 1)
         if verb == "LATER": later.append(path); continue
-        sid = send(path)
+        sid = send(path, trailers=verb == "TRAILERS")
         if verb == "RESET": resets.append(sid)
         if verb == "STALL": stalls.add(sid)
+
     s.sendall(c.data_to_send())
     started, deadline = time.time(), time.time() + 20
     s.settimeout(0.1)

@@ -11,11 +11,16 @@ import XCTest
 /// cancelled operation resets its stream, the connection going on.
 final class ProxyHTTP2Tests: XCTestCase {
     private func httpsUpstream() throws -> (TestCertificates, FaultServer, ProxyOptions) {
+        try Self.upstreamWithAuthority(self)
+    }
+
+    /// An HTTPS fault server with certificates made now, and proxy options with an authority.
+    static func upstreamWithAuthority(_ test: XCTestCase) throws -> (TestCertificates, FaultServer, ProxyOptions) {
         let pki = try TestCertificates.make()
-        addTeardownBlock { pki.remove() }
-        let upstream = try startFaultServer(tls: pki)
+        test.addTeardownBlock { pki.remove() }
+        let upstream = try test.startFaultServer(tls: pki)
         var options = ProxyOptions()
-        let folder = try temporaryFolder() + "/ca"
+        let folder = try test.temporaryFolder() + "/ca"
         options.authority = try LocalCertificateAuthority.loadOrMake(in: folder).0
         return (pki, upstream, options)
     }
@@ -171,5 +176,45 @@ final class ProxyHTTP2Tests: XCTestCase {
                                  "https://localhost:\(upstream.port)/status/200"])
         XCTAssertEqual(get.stdout, "status 200\n", get.stderr)
         XCTAssertTrue(get.stderr.contains("ALPN: server accepted http/1.1"), get.stderr)
+    }
+
+    /// A client's trailers go on after its body: an HTTP/2 POST whose body ends with trailing
+    /// fields reaches an HTTP/1.1 upstream chunked, the fields after the last chunk, and the row
+    /// shows them.
+    func testAClientsTrailersReachTheUpstreamAfterItsBody() throws {
+        let upstream = try startRawPythonServer(serving: """
+        data = b""
+        while b"\\r\\n0\\r\\n" not in data and b"\\r\\n\\r\\n0\\r\\n" not in data:
+            more = conn.recv(65536)
+            if not more: return conn.close()
+            data += more
+        while not data.endswith(b"\\r\\n\\r\\n"):
+            more = conn.recv(65536)
+            if not more: break
+            data += more
+        head, _, rest = data.partition(b"\\r\\n\\r\\n")
+        trailers = rest.split(b"\\r\\n0\\r\\n", 1)[-1].strip().decode()
+        body = ("chunked=" + str(b"transfer-encoding: chunked" in head.lower()) + " trailers=" + trailers.replace("\\r\\n", "; ")).encode()
+        conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: %d\\r\\nConnection: close\\r\\n\\r\\n" % len(body) + body)
+        conn.close()
+        """)
+        let (_, _, options) = try ProxyHTTP2Tests.upstreamWithAuthority(self)
+        let proxy = try startProxy(options)
+        let answer = try runH2(proxy: proxy, port: upstream, mode: "plain", requests: ["TRAILERS /upload"])
+        XCTAssertEqual(answer.streams[1]?.status, "200", "\(answer)")
+        proxy.queue.waitUntilAllOperationsAreFinished()
+        proxy.queue.events.waitUntilDelivered()
+        let id = try XCTUnwrap(queued(proxy).first { $0.value.url.hasSuffix("/upload") }?.key)
+        let events = proxy.events.finished(id)
+        let sent = events.compactMap { event -> String? in
+            if case .trailers(.request, let fields) = event.payload { return fields.map { "\($0.name.rawName): \($0.value)" }.joined(separator: "; ") }
+            return nil
+        }
+        XCTAssertEqual(sent, ["x-checksum: sha-256=abc; x-count: 3"], "the row shows the client's trailers")
+        let body = events.compactMap { event -> String? in
+            if case .responseBody(.bytes(let data), _, _, _) = event.payload { return String(decoding: data, as: UTF8.self) }
+            return nil
+        }
+        XCTAssertEqual(body, ["chunked=True trailers=x-checksum: sha-256=abc; x-count: 3"], "the upstream read them after the last chunk")
     }
 }
