@@ -21,12 +21,15 @@ final class ProxyGRPCTests: XCTestCase {
     def client_stream(requests, context): return b"got:" + b",".join(requests)
     def bidi(requests, context):
         for request in requests: yield b"re:" + request
+    def hang(request, context):
+        time.sleep(30); return b""
     handler = grpc.method_handlers_generic_handler("test.Echo", {
         "Unary": grpc.unary_unary_rpc_method_handler(unary),
         "Fail": grpc.unary_unary_rpc_method_handler(fail),
         "ServerStream": grpc.unary_stream_rpc_method_handler(server_stream),
         "ClientStream": grpc.stream_unary_rpc_method_handler(client_stream),
         "Bidi": grpc.stream_stream_rpc_method_handler(bidi),
+        "Hang": grpc.unary_unary_rpc_method_handler(hang),
     })
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
     server.add_generic_rpc_handlers((handler,))
@@ -162,5 +165,45 @@ final class ProxyGRPCTests: XCTestCase {
         let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         client.waitUntilExit()
         XCTAssertEqual(said, "UNAVAILABLE held and refused\n")
+    }
+
+    /// A person's cancel (`X`) of a call under way reaches grpcio as CANCELLED: the stream is
+    /// reset, as a client's own cancel would be.
+    func testACancelledCallIsCancelledAtTheClient() throws {
+        guard (try? run("/usr/bin/python3", ["-c", "import grpc"]).status) == 0 else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("python3-grpcio is missing: .ci/run installs it") }
+            throw XCTSkip("python3-grpcio is not installed")
+        }
+        let pki = try TestCertificates.make()
+        addTeardownBlock { pki.remove() }
+        var options = ProxyOptions()
+        options.authority = try LocalCertificateAuthority.loadOrMake(in: try temporaryFolder() + "/ca").0
+        let proxy = try startProxy(options, trusting: pki.caFile)
+        let port = try startPythonServer(Self.server + "\n", arguments: [pki.serverCertificateFile, pki.serverKeyFile])
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        client.arguments = ["-c", """
+            import grpc, sys
+            channel = grpc.secure_channel("localhost:" + sys.argv[1], grpc.ssl_channel_credentials(root_certificates=open(sys.argv[2], "rb").read()))
+            try: print(channel.unary_unary("/test.Echo/Hang")(b"", timeout=25))
+            except grpc.RpcError as error: print(error.code().name)
+            """, String(port), options.authority!.certificateFile]
+        client.environment = ProcessInfo.processInfo.environment.merging(["https_proxy": proxy.url, "no_proxy": "", "NO_PROXY": ""]) { $1 }
+        let out = Pipe()
+        client.standardOutput = out
+        try client.run()
+        var running: RequestOperation?
+        let deadline = Date().addingTimeInterval(20)
+        while running == nil, Date() < deadline {
+            running = proxy.events.events.first { event in
+                if case .sent = event.payload { return true }
+                return false
+            }.flatMap { proxy.queue.operation(withID: $0.operationID) }
+            usleep(20_000)
+        }
+        try XCTUnwrap(running, "the call was sent upstream").cancel(by: "monitor")
+        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        client.waitUntilExit()
+        XCTAssertEqual(said, "CANCELLED\n")
     }
 }
