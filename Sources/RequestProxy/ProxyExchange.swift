@@ -339,7 +339,8 @@ final class ProxyExchange: ResponseStreamReceiver {
         if version.major >= 2, case .cancelled? = result.error { return channel.close(promise: nil) }
         if let status = result.status, status < 200 { return refuse(Self.informational(status)) }
         if let status = result.status {
-            var headers = HopByHopHeaders.removed(from: result.headers, repeated: result.repeatedHeaders)
+            // As it came: in order, names as spelled, where the transport kept them (NIO's).
+            var headers = (result.fields.map(HopByHopHeaders.removed(from:)) ?? HopByHopHeaders.removed(from: result.headers, repeated: result.repeatedHeaders))
                 .filter { $0.0.lowercased() != "content-length" }
             headers.append(("Content-Length", String(result.data.count)))
             answerWhole(status: status, headers: headers, body: result.data)

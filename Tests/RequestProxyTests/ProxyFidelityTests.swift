@@ -55,6 +55,30 @@ final class ProxyFidelityTests: XCTestCase {
 
     /// An answer a person types at a breakpoint reaches the client, and its body is in the
     /// row's `responseBody` (a relayed answer's body said only "streamed to the caller").
+    /// An answer the proxy's settings judge a failure (a 503 where answers are not all relayed)
+    /// is still passed on as it came: its fields in order, repeats apart, spelt as sent.
+    func testAFailedAnswerIsPassedOnWithItsFieldsAsSent() throws {
+        let upstream = try startRawPythonServer(serving: """
+        data = b""
+        while b"\\r\\n\\r\\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk: break
+            data += chunk
+        conn.sendall(b"HTTP/1.1 503 Service Unavailable\\r\\nX-Zeta: z\\r\\nSet-Cookie: a=1\\r\\nx-MiXed-Answer: m\\r\\nSet-Cookie: b=2\\r\\nX-Alpha: a\\r\\nContent-Length: 4\\r\\nConnection: close\\r\\n\\r\\nbusy")
+        conn.close()
+        """)
+        var options = ProxyOptions()
+        options.operation.relaysEveryAnswer = false
+        let proxy = try startProxy(options)
+        let request = "GET http://127.0.0.1:\(upstream)/busy HTTP/1.1\r\nHost: 127.0.0.1:\(upstream)\r\nConnection: close\r\n\r\n"
+        let answer = rawExchange(port: Int(proxy.server.port), Array(request.utf8))
+        XCTAssertTrue(answer.hasPrefix("HTTP/1.1 503"), answer)
+        let received = answer.components(separatedBy: "\r\n\r\n")[0].split(separator: "\r\n").dropFirst().map(String.init)
+            .filter { ["x-zeta", "set-cookie", "x-mixed-answer", "x-alpha"].contains($0.split(separator: ":")[0].lowercased()) }
+        XCTAssertEqual(received, ["X-Zeta: z", "Set-Cookie: a=1", "x-MiXed-Answer: m", "Set-Cookie: b=2", "X-Alpha: a"], answer)
+        XCTAssertTrue(answer.hasSuffix("busy"), answer)
+    }
+
     func testAnAnswerTypedAtABreakpointShowsItsBody() throws {
         let fault = try startFaultServer()
         let proxy = try startProxy()

@@ -176,6 +176,10 @@ public struct RequestResult: Sendable {
     /// The fields that came after the answer's body (gRPC's `grpc-status`), from a transport
     /// that reads them and a request that wants them (``TransportCallbacks/wantsTrailers``).
     public var trailers: HTTPFields? = nil
+    /// The answer's fields as received — in order, each repeat apart, names as the server
+    /// spelled them — from a transport that keeps them, for requests that ask
+    /// (``RequestOptions/fieldsAsSent``: a proxy's, which passes a failed answer on as it came).
+    public var fields: HTTPFields? = nil
 
     public var isSuccess: Bool { outcome == .success }
 }

@@ -351,6 +351,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         result.file = outcome == .success ? state.answer.savedTo : nil
         result.repeatedHeaders = state.answer.repeatedHeaders
         result.trailers = state.answer.trailers
+        result.fields = state.answer.fieldsAsReceived
         state.result = result
         if let cancelledBy { publish(&state, .cancelled(by: cancelledBy), attempt: deciding) }
         publish(&state, .finished(outcome: outcome, status: status, attempts: attempts, duration: duration, reason: reason), attempt: deciding)
