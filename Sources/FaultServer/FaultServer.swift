@@ -89,12 +89,9 @@ public final class FaultServer: Sendable {
             .childChannelInitializer { channel in
                 connections.add(channel)
                 let secured = channel.eventLoop.makeCompletedFuture {
-                    // TCP_NODELAY where the socket is TCP (a Unix socket has no such option). It is
-                    // an IPPROTO_TCP option: `.socketOption(.tcp_nodelay)` meant SOL_SOCKET's
-                    // option 1, SO_DEBUG, which needs CAP_NET_ADMIN and failed every accepted
-                    // connection for every user but root.
+                    // Where the socket is TCP (a Unix socket has no such option).
                     if channel.localAddress?.protocol != .unix {
-                        try channel.syncOptions?.setOption(.tcpOption(.tcp_nodelay), value: 1)
+                        try channel.syncOptions?.setOption(NoDelay.option, value: 1)
                     }
                     if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                 }

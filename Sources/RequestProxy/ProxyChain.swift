@@ -1,3 +1,4 @@
+import ChannelGlue
 import Foundation
 import NIOCore
 import NIOPosix
@@ -53,7 +54,7 @@ enum UpstreamConnection {
 
     static func open(host: String, port: Int, chain: ProxyChain?, on loop: EventLoop) -> EventLoopFuture<Opened> {
         let bootstrap = ClientBootstrap(group: loop)
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .channelOption(NoDelay.option, value: 1)
             .channelOption(.autoRead, value: false)
             .connectTimeout(.seconds(10))
         guard let chain, !chain.bypasses(host) else {
