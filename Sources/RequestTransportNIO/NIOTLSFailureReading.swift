@@ -1,7 +1,7 @@
 import NIOSSL
 import RequestOperations
 
-/// Which ``TLSFailure`` a NIOSSL error is, read from BoringSSL's packed error codes and
+/// Which `TLSFailure` (RequestOperations') a NIOSSL error is, read from BoringSSL's packed error codes and
 /// NIOSSL's error types: never from the words of a message.
 public enum NIOTLSFailureReading {
     /// BoringSSL's `ERR_LIB_SSL`: the library a packed code's top byte names.
