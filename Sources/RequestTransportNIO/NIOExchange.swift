@@ -151,6 +151,9 @@ final class NIOExchange: Sendable {
         // What the decoder reads, unless the caller asked for something else (libcurl offers
         // its own list on the URLSession transport: deflate, gzip, br, zstd).
         if offeringEncodings, !headers.contains(name: "Accept-Encoding") { headers.add(name: "Accept-Encoding", value: "gzip, deflate") }
+        // The tag names a task to the tap: only this transport may set it. One a client sent
+        // (through the proxy) would have handed another request's trailers to it.
+        headers.remove(name: TrailerTap.tag)
         if let trailerTag { headers.add(name: TrailerTap.tag, value: String(trailerTag)) }
         var body: HTTPClient.Body?
         if let data = request.httpBody {

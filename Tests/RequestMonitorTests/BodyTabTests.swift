@@ -171,5 +171,7 @@ extension BodyTabTests {
         let table = MonitorView(model: model, state: MonitorState(), visible: visible, theme: Theme(color: false), now: 1).render(width: 140, height: 24).text
         XCTAssertTrue(table.contains(" g7 "), table)
         XCTAssertNil(RawProtobuf.lines(Data([0x0a, 0x05, 0x01])), "a length past the end is no message")
+        // A hostile length past Int.max (a ten-byte varint): no message, not a trap.
+        XCTAssertNil(RawProtobuf.lines(Data([0x0a] + [UInt8](repeating: 0xFF, count: 9) + [0x01])))
     }
 }

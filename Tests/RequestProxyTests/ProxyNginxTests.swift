@@ -77,6 +77,23 @@ final class ProxyNginxTests: XCTestCase {
             return nil
         }
         XCTAssertEqual(trailers, ["x-checksum: sha-256=made-up; x-second: two"])
+
+        // A client that names a task in the tap's own field gets no say: the field never
+        // leaves the proxy, and its own answer's trailers stay its own.
+        let hostile = try run(curl, ["-s", "--http2", "--cacert", options.authority!.certificateFile, "-x", proxy.url,
+                                     "-H", "x-reqtop-trailers-for: 1", url])
+        XCTAssertEqual(hostile.stdout, "<h1>served by nginx</h1>\n", hostile.stderr)
+        proxy.queue.waitUntilAllOperationsAreFinished()
+        proxy.queue.events.waitUntilDelivered()
+        let ids = proxy.events.events.compactMap { event -> String? in
+            if case .queued(_, let queued, _, _, _, _) = event.payload, queued == url { return event.operationID }
+            return nil
+        }
+        let last = try XCTUnwrap(ids.last)
+        let own = proxy.events.finished(last).compactMap { event -> Int? in if case .trailers(.response, let fields) = event.payload { fields.count } else { nil } }
+        XCTAssertEqual(own, [2], "the hostile request's answer kept its own trailers")
+        let first = proxy.events.finished(ids[0]).filter { if case .trailers = $0.payload { true } else { false } }
+        XCTAssertEqual(first.count, 1, "the first request got no second set of trailers")
     }
 }
 

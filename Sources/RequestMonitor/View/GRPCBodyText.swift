@@ -84,7 +84,8 @@ enum RawProtobuf {
                 guard let value = reader.fixed(4) else { return nil }
                 lines.append("\(field): 0x" + String(format: "%08llx", value))
             case 2:
-                guard let length = reader.varint(), let bytes = reader.take(Int(length)) else { return nil }
+                // A length past what an Int holds is past the end too (Int(_:) would trap on it).
+                guard let length = reader.varint().flatMap({ Int(exactly: $0) }), let bytes = reader.take(length) else { return nil }
                 lines += delimited(field: field, bytes, depth: depth)
             default:
                 // Groups (3, 4) are long deprecated, and 6, 7 are no wire type.
