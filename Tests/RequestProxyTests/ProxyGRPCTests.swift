@@ -57,7 +57,9 @@ final class ProxyGRPCTests: XCTestCase {
     print(json.dumps(out))
     """
 
-    func testCallsOfEveryKindReachTheServerAndTheirStatusReachesTheClient() throws {
+    /// The decrypting proxy (trusting the test authority upstream) and the grpcio server over
+    /// TLS; the server's port and the proxy's authority (for the client). Skips without grpcio.
+    private func decryptingProxyBeforeAServer() throws -> (ProxyUnderTest, Int, String) {
         guard (try? run("/usr/bin/python3", ["-c", "import grpc"]).status) == 0 else {
             if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("python3-grpcio is missing: .ci/run installs it") }
             throw XCTSkip("python3-grpcio is not installed")
@@ -68,7 +70,24 @@ final class ProxyGRPCTests: XCTestCase {
         options.authority = try LocalCertificateAuthority.loadOrMake(in: try temporaryFolder() + "/ca").0
         let proxy = try startProxy(options, trusting: pki.caFile)
         let port = try startPythonServer(Self.server + "\n", arguments: [pki.serverCertificateFile, pki.serverKeyFile])
-        let result = try run("/usr/bin/python3", ["-c", Self.client, String(port), options.authority!.certificateFile],
+        return (proxy, port, options.authority!.certificateFile)
+    }
+
+    /// Runs `script` (a grpcio client) through the proxy, its argv `port` and `authority`.
+    private func launchClient(_ script: String, port: Int, authority: String, proxy: ProxyUnderTest) throws -> (Process, Pipe) {
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        client.arguments = ["-c", script, String(port), authority]
+        client.environment = ProcessInfo.processInfo.environment.merging(["https_proxy": proxy.url, "no_proxy": "", "NO_PROXY": ""]) { $1 }
+        let out = Pipe()
+        client.standardOutput = out
+        try client.run()
+        return (client, out)
+    }
+
+    func testCallsOfEveryKindReachTheServerAndTheirStatusReachesTheClient() throws {
+        let (proxy, port, authority) = try decryptingProxyBeforeAServer()
+        let result = try run("/usr/bin/python3", ["-c", Self.client, String(port), authority],
                              environment: ["https_proxy": proxy.url, "no_proxy": "", "NO_PROXY": ""], timeout: 60)
         XCTAssertEqual(result.status, 0, result.stderr)
         let answer = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data((result.stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any],
@@ -130,29 +149,14 @@ final class ProxyGRPCTests: XCTestCase {
     /// A breakpoint matches a call by its path; the person's answer at it (a gRPC status in a
     /// bodiless head) reaches grpcio as that status.
     func testABreakpointHoldsACallAndAPersonsStatusReachesTheClient() throws {
-        guard (try? run("/usr/bin/python3", ["-c", "import grpc"]).status) == 0 else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("python3-grpcio is missing: .ci/run installs it") }
-            throw XCTSkip("python3-grpcio is not installed")
-        }
-        let pki = try TestCertificates.make()
-        addTeardownBlock { pki.remove() }
-        var options = ProxyOptions()
-        options.authority = try LocalCertificateAuthority.loadOrMake(in: try temporaryFolder() + "/ca").0
-        let proxy = try startProxy(options, trusting: pki.caFile)
-        let port = try startPythonServer(Self.server + "\n", arguments: [pki.serverCertificateFile, pki.serverKeyFile])
+        let (proxy, port, authority) = try decryptingProxyBeforeAServer()
         _ = proxy.queue.breakpoints.add(Breakpoint(match: try RequestMatch("path:/test.Echo/Unary"), setBy: "test"))
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        client.arguments = ["-c", """
+        let (client, out) = try launchClient("""
             import grpc, sys
             channel = grpc.secure_channel("localhost:" + sys.argv[1], grpc.ssl_channel_credentials(root_certificates=open(sys.argv[2], "rb").read()))
             try: print(channel.unary_unary("/test.Echo/Unary")(b"hello", timeout=20))
             except grpc.RpcError as error: print(error.code().name, error.details())
-            """, String(port), options.authority!.certificateFile]
-        client.environment = ProcessInfo.processInfo.environment.merging(["https_proxy": proxy.url, "no_proxy": "", "NO_PROXY": ""]) { $1 }
-        let out = Pipe()
-        client.standardOutput = out
-        try client.run()
+            """, port: port, authority: authority, proxy: proxy)
         var held: RequestOperation?
         let deadline = Date().addingTimeInterval(20)
         while held == nil, Date() < deadline {
@@ -170,28 +174,13 @@ final class ProxyGRPCTests: XCTestCase {
     /// A person's cancel (`X`) of a call under way reaches grpcio as CANCELLED: the stream is
     /// reset, as a client's own cancel would be.
     func testACancelledCallIsCancelledAtTheClient() throws {
-        guard (try? run("/usr/bin/python3", ["-c", "import grpc"]).status) == 0 else {
-            if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail("python3-grpcio is missing: .ci/run installs it") }
-            throw XCTSkip("python3-grpcio is not installed")
-        }
-        let pki = try TestCertificates.make()
-        addTeardownBlock { pki.remove() }
-        var options = ProxyOptions()
-        options.authority = try LocalCertificateAuthority.loadOrMake(in: try temporaryFolder() + "/ca").0
-        let proxy = try startProxy(options, trusting: pki.caFile)
-        let port = try startPythonServer(Self.server + "\n", arguments: [pki.serverCertificateFile, pki.serverKeyFile])
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        client.arguments = ["-c", """
+        let (proxy, port, authority) = try decryptingProxyBeforeAServer()
+        let (client, out) = try launchClient("""
             import grpc, sys
             channel = grpc.secure_channel("localhost:" + sys.argv[1], grpc.ssl_channel_credentials(root_certificates=open(sys.argv[2], "rb").read()))
             try: print(channel.unary_unary("/test.Echo/Hang")(b"", timeout=25))
             except grpc.RpcError as error: print(error.code().name)
-            """, String(port), options.authority!.certificateFile]
-        client.environment = ProcessInfo.processInfo.environment.merging(["https_proxy": proxy.url, "no_proxy": "", "NO_PROXY": ""]) { $1 }
-        let out = Pipe()
-        client.standardOutput = out
-        try client.run()
+            """, port: port, authority: authority, proxy: proxy)
         var running: RequestOperation?
         let deadline = Date().addingTimeInterval(20)
         while running == nil, Date() < deadline {

@@ -140,8 +140,11 @@ extension RequestOperation {
         /// A gRPC call's status: `grpc-status` of the trailers, or of the head when the answer
         /// was trailers-only (a call that failed before any message). Nil: no gRPC answer.
         var grpcStatus: String? {
-            trailers?[HTTPField.Name("grpc-status")!] ?? headers.value(forHTTPHeader: "grpc-status")
+            trailers?[Self.grpcStatusName] ?? headers.value(forHTTPHeader: "grpc-status")
         }
+
+        /// Made once: a name is checked as it is made, and this is read at every relayed end.
+        private static let grpcStatusName = HTTPField.Name("grpc-status")!
 
         /// Each value of a header sent more than once, from a transport that keeps them apart.
         var repeatedHeaders: [String: [String]] { head?.repeatedHeaders ?? [:] }
