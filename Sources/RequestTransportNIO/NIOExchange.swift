@@ -46,6 +46,8 @@ final class NIOExchange: Sendable {
         var roomSignalled = false
         /// The answer's trailers and the hop they came on, held until the hop completes.
         var trailers: (hop: Int, fields: HTTPFields)?
+        /// Registered with the tap (a request that wants trailers): forgotten at completion.
+        var tagged = false
     }
 
     let identifier: Int
@@ -107,7 +109,10 @@ final class NIOExchange: Sendable {
             let tagged = trailers != nil && handler.wantsTrailers
             outgoing = try Self.clientRequest(request, offeringEncodings: clients.decodesBodies, fieldsAsSent: handler.fieldsAsSent,
                                               trailerTag: tagged ? identifier : nil)
-            if tagged { trailers?.register(self) }
+            if tagged {
+                trailers?.register(self)
+                state.withLock { $0.tagged = true }
+            }
         } catch {
             complete(hop: hop, NIOErrorMapping.urlError(error))
             return
@@ -285,14 +290,15 @@ final class NIOExchange: Sendable {
 
     /// The hop ended (error nil: the exchange completed).
     func complete(hop: Int?, _ error: URLError?) {
-        let finish = state.withLock { state -> (Bool, HTTPFields?) in
-            guard !state.completed, hop == nil || state.hop == hop else { return (false, nil) }
+        let finish = state.withLock { state -> (Bool, HTTPFields?, Bool) in
+            guard !state.completed, hop == nil || state.hop == hop else { return (false, nil, false) }
             state.completed = true
             state.running = nil
-            return (true, state.trailers.flatMap { $0.hop == state.hop ? $0.fields : nil })
+            return (true, state.trailers.flatMap { $0.hop == state.hop ? $0.fields : nil }, state.tagged)
         }
         guard finish.0 else { return }
-        trailers?.forget(identifier)
+        // Only a tagged exchange is in the registry: the others (every library request) skip its lock.
+        if finish.2 { trailers?.forget(identifier) }
         if error == nil, let fields = finish.1 { handler.task(identifier, didReceiveTrailers: fields) }
         resumeReading()
         handler.task(identifier, didCompleteWithError: error)
