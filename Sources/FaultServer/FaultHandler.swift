@@ -364,13 +364,15 @@ final class FaultHandler: ChannelInboundHandler, RemovableChannelHandler {
         var headers: [String: String] = [:]
         for (name, value) in head.headers { headers[name.lowercased()] = value }
         let bodyText = body.getString(at: body.readerIndex, length: body.readableBytes) ?? ""
-        let object: [String: Any] = [
+        var object: [String: Any] = [
             "method": head.method.rawValue,
             "path": components?.path ?? head.uri,
             "query": query,
             "headers": headers,
             "body": bodyText,
         ]
+        // The head's lines as they came: their order, repeats apart, names as spelled.
+        if query["fields"] == "1" { object["fields"] = head.headers.map { [$0.name, $0.value] } }
         json(context, status: 200, object, keepAlive: keepAlive)
     }
 

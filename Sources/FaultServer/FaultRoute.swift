@@ -21,7 +21,7 @@ import Foundation
 /// | `/reset` | resets the connection (TCP RST) without answering |
 /// | `/hang` | never answers |
 /// | `/drop-reused` | on a connection that already served a request, reads the whole request and closes the connection without answering (a kept-alive connection the server gave up on); on a fresh connection answers 200 `{"bodyBytes":N}` |
-/// | `/echo` | the request as JSON: method, path, query, headers, body |
+/// | `/echo` | the request as JSON: method, path, query, headers (lower-cased names, the last of each), body; `?fields=1` adds `fields`, each head line as sent, in order |
 /// | `/gzip/{n}` | `n` bytes of `/bytes/{n}?seed=S` sent `Content-Encoding: gzip` (stored blocks: every decoder reads them); `?broken=1`: the same header on bytes that are not gzip; `?zeros=1`: `n` zero bytes in about `n`/159 on the wire (a decompression bomb, up to 1 GiB); `?chunked=1`: without `Content-Length` |
 /// | `/sink` | reads the request's body without keeping it and answers `{"bodyBytes":N,"fnv1a":"HEX"}` (its length and 64-bit FNV-1a): for uploads larger than memory; `?hash=0` counts only (`{"bodyBytes":N}`, for upload benchmarks) |
 /// | `/auth/token` | POST `{"username":U,"password":"secret"}` → `{"token":T,"expiresIn":S}`; a new token replaces that user's last one; `?ttl=S` (default 3600), `?delay=MS`, `?status=C` to fail; wrong password → 403 |
@@ -99,7 +99,7 @@ public enum FaultRoute: Equatable, Sendable {
       /reset
       /hang
       /drop-reused  (closes a reused connection without answering)
-      /echo
+      /echo[?fields=1]  (the request as JSON; fields: each head line as sent)
       /auth/token  (POST {"username":U,"password":"secret"})[?ttl=S][&delay=MS][&status=C]
       /auth/expire
       /auth/resource/{name}  (Authorization: Bearer TOKEN)[?delay=MS]

@@ -153,23 +153,21 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     private func start(_ head: HTTPRequestHead, url: URL, id: String, context: ChannelHandlerContext) {
-        var request = URLRequest(url: url)
-        request.httpMethod = head.method.rawValue
         var headers = HTTPHeaders(HopByHopHeaders.removed(from: head.headers))
         if streamID != nil { headers = ProxyHTTP2.joiningCookies(headers) }
         // The URL names the host; the client's Expect is answered here, not sent on.
         headers.remove(name: "Host")
         let expectsContinue = headers.first(name: "Expect")?.lowercased() == "100-continue"
         headers.remove(name: "Expect")
-        // The request carries one value per name; the fields as the client wrote them (order,
-        // repeats, spelling) ride beside it, and the NIO transport sends them so.
-        let fieldsAsSent = FieldsAsSent(headers.lazy.map { ($0.name, $0.value) })
-        for (name, value) in fieldsAsSent.joinedByName { request.setValue(value, forHTTPHeaderField: name) }
+        // The fields as the client wrote them (order, repeats, spelling): the engine carries
+        // them so, and the NIO transport sends them so.
+        var request = RequestMessage(method: head.method.rawValue, url: url,
+                                     headerFields: FieldMerge.fields(headers.lazy.map { ($0.name, $0.value) }))
         let length = head.headers.first(name: "Content-Length").flatMap(Int.init)
         let chunked = head.headers[canonicalForm: "Transfer-Encoding"].contains { $0.lowercased() == "chunked" }
         // An HTTP/2 stream ends with its answer, never the connection.
         let exchange = ProxyExchange(id: id, channel: context.channel, proxy: proxy, client: client, version: head.version,
-                                     keepAlive: head.version.major >= 2 || head.isKeepAlive, isHead: head.method == .HEAD, fieldsAsSent: fieldsAsSent)
+                                     keepAlive: head.version.major >= 2 || head.isKeepAlive, isHead: head.method == .HEAD)
         self.exchange = exchange
         if expectsContinue, chunked || (length ?? 0) > 0 {
             context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
@@ -180,7 +178,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         let isCall = streamID != nil && head.headers.first(name: "content-type")?.lowercased().hasPrefix("application/grpc") == true
         if chunked || (length ?? 0) > Self.wholeBodyLimit || isCall {
             let upload = UploadStream(capacity: proxy.options.uploadBuffer, keeping: proxy.queue.events.bodyLimit)
-            request.httpBodyStream = upload
+            request.body = .stream(BodyStream(upload))
             receiving = .streaming(exchange, upload.buffer)
             exchange.start(request)
         } else {

@@ -26,8 +26,6 @@ final class ProxyExchange: ResponseStreamReceiver {
     private let version: HTTPVersion
     private let keepAlive: Bool
     private let isHead: Bool
-    /// The request's fields as the client wrote them, sent so (``RequestOptions/fieldsAsSent``).
-    private let fieldsAsSent: FieldsAsSent?
     /// What only the client's event loop touches.
     private let onLoop: NIOLoopBoundBox<LoopState>
     /// Bytes of the answer given to the client's channel and not written out yet, from any thread.
@@ -35,7 +33,7 @@ final class ProxyExchange: ResponseStreamReceiver {
 
     private struct LoopState {
         /// The request, kept until its body has come (``startPrepared(body:)``).
-        var request: URLRequest?
+        var request: RequestMessage?
         /// The operation, until it ended: it holds this exchange (its answer's receiver), so
         /// holding it after would keep both for ever (every request's, 3.8 KiB each, all day).
         var operation: RequestOperation?
@@ -91,9 +89,7 @@ final class ProxyExchange: ResponseStreamReceiver {
     static let proxyCanceller = "proxy"
 
     /// Made on `channel`'s event loop.
-    init(id: String, channel: Channel, proxy: ProxyContext, client: ClientOrigin, version: HTTPVersion, keepAlive: Bool, isHead: Bool,
-         fieldsAsSent: FieldsAsSent? = nil) {
-        self.fieldsAsSent = fieldsAsSent
+    init(id: String, channel: Channel, proxy: ProxyContext, client: ClientOrigin, version: HTTPVersion, keepAlive: Bool, isHead: Bool) {
         self.id = id
         self.channel = channel
         self.proxy = proxy
@@ -110,7 +106,7 @@ final class ProxyExchange: ResponseStreamReceiver {
     var isUnderWay: Bool { onLoop.value.underWay }
 
     /// Keeps `request` until its body has come (``startPrepared(body:)``).
-    func prepare(_ request: URLRequest) {
+    func prepare(_ request: RequestMessage) {
         onLoop.value.request = request
         onLoop.value.underWay = true
     }
@@ -121,24 +117,27 @@ final class ProxyExchange: ResponseStreamReceiver {
         guard var request = onLoop.value.request else { return }
         onLoop.value.request = nil
         // The transport frames the body it is given: the client's length would go out twice.
-        request.setValue(nil, forHTTPHeaderField: "Content-Length")
-        let method = request.httpMethod ?? "GET"
-        request.httpBody = body ?? (["POST", "PUT", "PATCH"].contains(method) ? Data() : nil)
+        request.headerFields[.contentLength] = nil
+        if let body {
+            request.body = .data(body)
+        } else if ["POST", "PUT", "PATCH"].contains(request.method) {
+            request.body = .data(Data())
+        }
         start(request)
     }
 
     /// The prepared request's body turned out longer than is read whole (an HTTP/2 stream
     /// says no length): it goes out as `upload` streams it.
-    func startStreaming(_ upload: UploadStream) {
+    func startStreaming(_ upload: sending UploadStream) {
         guard var request = onLoop.value.request else { return }
         onLoop.value.request = nil
-        request.httpBodyStream = upload
+        request.body = .stream(BodyStream(upload))
         start(request)
     }
 
     /// Starts the operation (its body, if streamed, still arriving) once the client's program
     /// is known: the row names it from its first event.
-    func start(_ request: URLRequest) {
+    func start(_ request: RequestMessage) {
         onLoop.value.underWay = true
         let loop = channel.eventLoop
         client.whenFound { [self] program in
@@ -150,14 +149,14 @@ final class ProxyExchange: ResponseStreamReceiver {
         }
     }
 
-    private func run(_ request: URLRequest, origin: String?) {
+    private func run(_ request: RequestMessage, origin: String?) {
         guard !onLoop.value.clientGone else { return }
-        var options = Self.options(proxy.options.operation(for: request.url?.host), for: request)
+        var options = Self.options(proxy.options.operation(for: request.url.host), for: request)
         options.origin = origin
         options.clientHTTPVersion = "HTTP/\(version.major).\(version.minor)"
-        options.fieldsAsSent = fieldsAsSent
+        options.relaysFieldsAsWritten = true
         // On the client's event loop: the operation starts here, after this turn.
-        onLoop.value.host = request.url?.host
+        onLoop.value.host = request.url.host
         onLoop.value.operation = proxy.queue.stream(for: request, id: id, options: options, to: self)
     }
 
@@ -193,8 +192,8 @@ final class ProxyExchange: ResponseStreamReceiver {
 
     /// `options` for `request`: a body streamed from the client is read once, so such a
     /// request is sent once — never retried or hedged, whatever the configuration says.
-    static func options(_ options: RequestOptions, for request: URLRequest) -> RequestOptions {
-        guard request.httpBodyStream != nil else { return options }
+    static func options(_ options: RequestOptions, for request: RequestMessage) -> RequestOptions {
+        guard request.body.stream != nil else { return options }
         var once = options
         once.retryPolicy = ExponentialBackoffRetryPolicy.never
         once.hedge = nil

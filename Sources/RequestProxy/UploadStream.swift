@@ -4,7 +4,7 @@ import NIOCore
 import RequestOperations
 
 /// A client's request body as it arrives, handed to the upstream leg as the request's
-/// `httpBodyStream`. The NIO transport asks for its parts as ``BodyParts`` and is answered
+/// body (``BodyStream``). The NIO transport asks for its parts as ``BodyParts`` and is answered
 /// when they come, so no thread waits on the client's socket; a transport that reads it as an
 /// `InputStream` waits in `read` (URLSession's, on a thread of its own). When ``capacity``
 /// bytes wait unread, ``append(_:whenRoom:)`` says so and the proxy stops reading from the

@@ -83,7 +83,7 @@ public final class RequestTracer: RequestInstrument {
         subscriptions.withLock { $0.append(subscription) }
     }
 
-    public func operationCreated(_ id: String, request: URLRequest) {
+    public func operationCreated(_ id: String, request: RequestMessage) {
         guard !isOff else { return }
         if let context = ServiceContext.current {
             state.withLock { $0.contexts[id] = context }
@@ -92,8 +92,8 @@ public final class RequestTracer: RequestInstrument {
         let span = tracer.startSpan("request", context: .topLevel, ofKind: .internal, at: DefaultTracerClock.now)
         span.updateAttributes { attributes in
             attributes["reqtop.operation"] = id
-            attributes[HTTPClientSpanAttributes.method] = request.httpMethod ?? "GET"
-            attributes[HTTPClientSpanAttributes.urlFull] = redactor.redact(url: request.url?.absoluteString ?? "")
+            attributes[HTTPClientSpanAttributes.method] = request.method
+            attributes[HTTPClientSpanAttributes.urlFull] = redactor.redact(url: request.url.absoluteString)
         }
         state.withLock { state in
             state.contexts[id] = span.context
@@ -101,13 +101,13 @@ public final class RequestTracer: RequestInstrument {
         }
     }
 
-    public func willSend(_ request: URLRequest, operation id: String, attempt: Int) -> URLRequest {
+    public func willSend(_ request: RequestMessage, operation id: String, attempt: Int) -> RequestMessage {
         guard !isOff else { return request }
         let parent = state.withLock { $0.contexts[id] } ?? .topLevel
-        let span = startAttemptSpan(method: request.httpMethod ?? "GET", url: request.url, operation: id, attempt: attempt,
+        let span = startAttemptSpan(method: request.method, url: request.url, operation: id, attempt: attempt,
                                     parent: parent, at: DefaultTracerClock.now)
         var sent = request
-        tracer.inject(span.context, into: &sent, using: URLRequestInjector())
+        tracer.inject(span.context, into: &sent, using: RequestMessageInjector())
         let replaced = state.withLock { state -> OpenSpan? in
             for event in state.pending.removeValue(forKey: id) ?? [] { span.addEvent(event) }
             if let host = HostKey(url: request.url)?.description, let breaker = state.breakers[host] {

@@ -28,7 +28,7 @@ final class NIOExchange: Sendable {
     static let maxRedirects = 16
 
     private struct State {
-        var request: URLRequest
+        var request: RequestMessage
         /// The hop under way (bumped for each redirect followed); callbacks of others are dropped.
         var hop = 0
         var redirects = 0
@@ -61,7 +61,7 @@ final class NIOExchange: Sendable {
     private let eventLoop: EventLoop
     private let state: Mutex<State>
 
-    init(identifier: Int, request: URLRequest, handler: TransportCallbacks, clients: NIOClients, connections: ConnectionLedger,
+    init(identifier: Int, request: RequestMessage, handler: TransportCallbacks, clients: NIOClients, connections: ConnectionLedger,
          trailers: TrailerRegistry? = nil) {
         self.identifier = identifier
         self.trailers = trailers
@@ -73,7 +73,7 @@ final class NIOExchange: Sendable {
     }
 
     func start() {
-        let go = state.withLock { state -> (URLRequest, Int)? in
+        let go = state.withLock { state -> (RequestMessage, Int)? in
             guard !state.started, !state.cancelled else { return nil }
             state.started = true
             return (state.request, state.hop)
@@ -103,12 +103,11 @@ final class NIOExchange: Sendable {
         }
     }
 
-    private func send(_ request: URLRequest, hop: Int) {
+    private func send(_ request: RequestMessage, hop: Int) {
         let outgoing: HTTPClient.Request
         do {
             let tagged = trailers != nil && handler.wantsTrailers
-            outgoing = try Self.clientRequest(request, offeringEncodings: clients.decodesBodies, fieldsAsSent: handler.fieldsAsSent,
-                                              trailerTag: tagged ? identifier : nil)
+            outgoing = try Self.clientRequest(request, offeringEncodings: clients.decodesBodies, trailerTag: tagged ? identifier : nil)
             if tagged {
                 trailers?.register(self)
                 state.withLock { $0.tagged = true }
@@ -117,13 +116,13 @@ final class NIOExchange: Sendable {
             complete(hop: hop, NIOErrorMapping.urlError(error))
             return
         }
-        let delegate = NIOHopDelegate(exchange: self, hop: hop, url: request.url!)
+        let delegate = NIOHopDelegate(exchange: self, hop: hop, url: request.url)
         // Strong: the client keeps the logger only while the hop runs (a weak reference would
         // give every exchange a side table, and slow every retain of it).
         let logger = Logger(label: "reqtop.nio") { _ in
             ConnectionReportingLogHandler { connection in self.usedConnection(connection, hop: hop) }
         }
-        let task = clients.client(for: request.url!).execute(request: outgoing, delegate: delegate, logger: logger)
+        let task = clients.client(for: request.url).execute(request: outgoing, delegate: delegate, logger: logger)
         let cancelledMeanwhile = state.withLock { state -> Bool in
             guard state.hop == hop else { return true }
             state.running = task
@@ -134,25 +133,20 @@ final class NIOExchange: Sendable {
 
     /// - Parameter offeringEncodings: add `Accept-Encoding: gzip, deflate` when the request has
     ///   none (the transport decodes what it offered); false when bodies pass as they came.
-    /// - Parameter fieldsAsSent: the fields as a proxy's client wrote them: the headers go in
-    ///   their order and spelling, each repeat apart (``FieldsAsSent/arranged(_:)``).
     /// - Parameter trailerTag: the task's number, for the ``TrailerTap`` that reads its answer's
     ///   trailers and sends its own.
-    static func clientRequest(_ request: URLRequest, offeringEncodings: Bool = true, fieldsAsSent: FieldsAsSent? = nil,
-                              trailerTag: Int? = nil) throws -> HTTPClient.Request {
-        guard let url = request.url else { throw URLError(.badURL) }
+    /// The head goes as the message's fields are: in their order, each repeat apart, spelled as
+    /// they are.
+    static func clientRequest(_ request: RequestMessage, offeringEncodings: Bool = true, trailerTag: Int? = nil) throws -> HTTPClient.Request {
+        let url = request.url
         // AsyncHTTPClient traps on a port past 16 bits: a URL from a client, a plan or a
         // server's redirect must be an error, never the process's end.
         if let port = url.port, !(1...65535).contains(port) {
             throw URLError(.badURL, userInfo: [NSLocalizedDescriptionKey: "bad URL: port \(port) is not between 1 and 65535"])
         }
         var headers = HTTPHeaders()
-        let current = request.allHTTPHeaderFields ?? [:]
-        if let fieldsAsSent {
-            for (name, value) in fieldsAsSent.arranged(current.lazy.map { ($0.key, $0.value) }) { headers.add(name: name, value: value) }
-        } else {
-            for (name, value) in current { headers.add(name: name, value: value) }
-        }
+        headers.reserveCapacity(request.headerFields.count + 2)
+        for field in request.headerFields { headers.add(name: field.name.rawName, value: field.value) }
         // What the decoder reads, unless the caller asked for something else (libcurl offers
         // its own list on the URLSession transport: deflate, gzip, br, zstd).
         if offeringEncodings, !headers.contains(name: "Accept-Encoding") { headers.add(name: "Accept-Encoding", value: "gzip, deflate") }
@@ -161,15 +155,22 @@ final class NIOExchange: Sendable {
         headers.remove(name: TrailerTap.tag)
         if let trailerTag { headers.add(name: TrailerTap.tag, value: String(trailerTag)) }
         var body: HTTPClient.Body?
-        if let data = request.httpBody {
+        switch request.body {
+        case .none:
+            break
+        case .data(let data):
             body = .bytes(data)
-        } else if let parts = (request.httpBodyStream as? any BodyPartsStream)?.bodyParts {
-            // A body whose parts come from a socket is asked for them: no thread waits on it.
-            body = PartsBody.body(parts, length: streamedLength(&headers))
-        } else if let stream = request.httpBodyStream {
-            body = StreamedBody.body(stream, length: streamedLength(&headers))
+        case .stream(let stream):
+            if let parts = stream.parts {
+                // A body whose parts come from a socket is asked for them: no thread waits on it.
+                body = PartsBody.body(parts, length: streamedLength(&headers))
+            } else if let input = stream.take() {
+                body = StreamedBody.body(input, length: streamedLength(&headers))
+            } else {
+                throw URLError(.requestBodyStreamExhausted, userInfo: [NSLocalizedDescriptionKey: "the request's body is a stream that was sent already"])
+            }
         }
-        return try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"), headers: headers, body: body)
+        return try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: request.method), headers: headers, body: body)
     }
 
     /// The length the caller gave a streamed body (a body file's size), taken out of
@@ -194,7 +195,7 @@ final class NIOExchange: Sendable {
                                          // of no length; HTTP/2 has no such field, and the server never sent it.
                                          fields: head.headers.lazy.filter { head.version.major < 2 || $0.name.lowercased() != "transfer-encoding" }
                                              .map { ($0.name, $0.value) },
-                                         keepingFields: handler.fieldsAsSent != nil)
+                                         keepingFields: handler.wantsFieldsAsWritten)
         if let next = redirect(for: head, from: url, response: response, hop: hop) {
             follow(next, leaving: hop)
             return
@@ -213,7 +214,7 @@ final class NIOExchange: Sendable {
         guard first else { return }
         let url = state.withLock { $0.request.url }
         handler.task(identifier, didUseConnection: connection, reused: !connections.firstUse(of: connection),
-                     via: url.flatMap { clients.proxyName(for: $0) })
+                     via: clients.proxyName(for: url))
     }
 
     func sentRequest(hop: Int) {
@@ -284,8 +285,8 @@ final class NIOExchange: Sendable {
 
     /// The request's own trailers, once its body ended (a proxy's client's).
     var requestTrailers: HTTPHeaders? {
-        let stream = state.withLock { $0.request.httpBodyStream }
-        return ((stream as? any BodyPartsStream)?.bodyParts.trailers).map(HTTPHeaders.init)
+        let parts = state.withLock { $0.request.body.stream?.parts }
+        return parts?.trailers.map(HTTPHeaders.init)
     }
 
     /// The hop ended (error nil: the exchange completed).
@@ -306,7 +307,7 @@ final class NIOExchange: Sendable {
 
     // MARK: - Redirects
 
-    private func redirect(for head: HTTPResponseHead, from url: URL, response: TransportResponse, hop: Int) -> URLRequest? {
+    private func redirect(for head: HTTPResponseHead, from url: URL, response: TransportResponse, hop: Int) -> RequestMessage? {
         let status = Int(head.status.code)
         guard [301, 302, 303, 307, 308].contains(status), let location = head.headers.first(name: "Location"),
               let target = URL(string: location, relativeTo: url)?.absoluteURL else { return nil }
@@ -317,25 +318,24 @@ final class NIOExchange: Sendable {
         }
         var next = current
         next.url = target
-        let method = current.httpMethod ?? "GET"
+        let method = current.method
         if status == 303 && method != "HEAD" || (status == 301 || status == 302) && method == "POST" {
-            next.httpMethod = "GET"
-            next.httpBody = nil
-            next.httpBodyStream = nil
-            next.setValue(nil, forHTTPHeaderField: "Content-Type")
-            next.setValue(nil, forHTTPHeaderField: "Content-Length")
+            next.method = "GET"
+            next.body = .none
+            next.headerFields[.contentType] = nil
+            next.headerFields[.contentLength] = nil
         }
         guard let followed = handler.task(identifier, willRedirect: response.httpURLResponse(), to: next) else { return nil }
         // The engine refuses other schemes (RedirectSafety); a handler of one's own may not,
         // and AsyncHTTPClient would follow `http+unix://` into a local socket.
-        guard let scheme = followed.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+        guard let scheme = followed.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             complete(hop: hop, URLError(.unsupportedURL))
             return nil
         }
         return followed
     }
 
-    private func follow(_ request: URLRequest, leaving hop: Int) {
+    private func follow(_ request: RequestMessage, leaving hop: Int) {
         let next = state.withLock { state -> (HTTPClient.Task<Void>?, Int)? in
             guard state.hop == hop, !state.completed, !state.cancelled else { return nil }
             state.hop += 1

@@ -106,7 +106,7 @@ public final class NIOTransport: RequestTransport {
         try await clients.shutdown()
     }
 
-    public func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
+    public func makeTask(for request: RequestMessage, handler: TransportCallbacks) -> TransportTask {
         let identifier = nextIdentifier.withLock { value in
             value += 1
             return value

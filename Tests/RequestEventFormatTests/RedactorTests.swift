@@ -60,8 +60,8 @@ final class RedactorTests: XCTestCase {
     /// A proxy's heads as they were said are redacted line by line by the same rules, their
     /// order and the lines that carry no secret kept; a streamed upload's body by its names.
     func testHeadsAsSaidAndStreamedUploadsAreRedacted() {
-        let fields = FieldsAsSent([("X-Zeta", "1"), ("Cookie", "a=1"), ("Authorization", "Bearer t"), ("Cookie", "b=2"),
-                                   ("Location", "https://app.test/cb?code=c"), ("x-api-key", "k")]).fields
+        let fields = FieldMerge.fields([("X-Zeta", "1"), ("Cookie", "a=1"), ("Authorization", "Bearer t"), ("Cookie", "b=2"),
+                                        ("Location", "https://app.test/cb?code=c"), ("x-api-key", "k")])
         let event = redactor.redact(RequestEvent(time: 0, operationID: "a", attempt: 1, payload: .headerFields(side: .request, fields: fields)))
         guard case .headerFields(.request, let out) = event.payload else { return XCTFail("\(event)") }
         XCTAssertEqual(out.map { "\($0.name.rawName): \($0.value)" },

@@ -75,7 +75,7 @@ final class ConnectionReuseTests: XCTestCase {
         let server = try startServer()
         var request = URLRequest(url: server.url("/drop-reused"))
         request.httpMethod = "POST"
-        XCTAssertTrue(SharedSession.needsFreshConnection(request))
+        XCTAssertTrue(SharedSession.needsFreshConnection(RequestMessage(request)))
         let (operation, recorder) = runOnReusedConnection(request, server: server)
         let result = try XCTUnwrap(operation.result)
         XCTAssertEqual(result.outcome, .success, "a fresh connection: /drop-reused answers")
@@ -85,14 +85,14 @@ final class ConnectionReuseTests: XCTestCase {
         // Which requests: no body, not idempotent, no Idempotency-Key.
         var patch = URLRequest(url: server.url("/x"))
         patch.httpMethod = "PATCH"
-        XCTAssertTrue(SharedSession.needsFreshConnection(patch))
+        XCTAssertTrue(SharedSession.needsFreshConnection(RequestMessage(patch)))
         patch.setValue("k-1", forHTTPHeaderField: "Idempotency-Key")
-        XCTAssertFalse(SharedSession.needsFreshConnection(patch))
+        XCTAssertFalse(SharedSession.needsFreshConnection(RequestMessage(patch)))
         var withBody = URLRequest(url: server.url("/x"))
         withBody.httpMethod = "POST"
         withBody.httpBody = Data("{}".utf8)
-        XCTAssertFalse(SharedSession.needsFreshConnection(withBody), "a body: the re-send is stopped where libcurl asks for it")
-        XCTAssertFalse(SharedSession.needsFreshConnection(URLRequest(url: server.url("/x"))), "GET may be re-sent (RFC 9110)")
+        XCTAssertFalse(SharedSession.needsFreshConnection(RequestMessage(withBody)), "a body: the re-send is stopped where libcurl asks for it")
+        XCTAssertFalse(SharedSession.needsFreshConnection(RequestMessage(url: server.url("/x"))), "GET may be re-sent (RFC 9110)")
     }
 
     /// What libcurl still does on its own: a request without a body (here a GET) that meets

@@ -85,11 +85,11 @@ struct FaultInjectionTests {
         }
         let rules = FaultRules(random: Draws([0.1, 0.5, 0.29]))
         rules.add(FaultRule(match: try RequestMatch("host:api.example.com"), effect: .reset, rate: 0.3))
-        let request = URLRequest(url: URL(string: "https://api.example.com/v1")!)
+        let request = RequestMessage(url: URL(string: "https://api.example.com/v1")!)
         #expect(rules.pick(for: request) != nil)
         #expect(rules.pick(for: request) == nil)
         #expect(rules.pick(for: request) != nil)
-        #expect(rules.pick(for: URLRequest(url: URL(string: "https://other.example.com/")!)) == nil)
+        #expect(rules.pick(for: RequestMessage(url: URL(string: "https://other.example.com/")!)) == nil)
     }
 
     @Test func matchesReadTheFilterLanguagesRequestTerms() throws {

@@ -22,11 +22,11 @@ struct NoEffectUnderTheLockTests {
         private let finished = Mutex<Set<Int>>([])
 
         struct Call: Sendable {
-            let request: URLRequest
+            let request: RequestMessage
             let handler: TransportCallbacks
         }
 
-        func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
+        func makeTask(for request: RequestMessage, handler: TransportCallbacks) -> TransportTask {
             let id = next.withLock { $0 += 1; return $0 }
             return TransportTask(identifier: id, handle: Call(request: request, handler: handler))
         }
@@ -34,7 +34,7 @@ struct NoEffectUnderTheLockTests {
         private func complete(_ task: TransportTask, status: Int?) {
             guard let call = task.handle as? Call, finished.withLock({ $0.insert(task.identifier).inserted }) else { return }
             if let status {
-                _ = call.handler.task(task.identifier, didReceive: TransportResponse(url: call.request.url!, statusCode: status, httpVersion: "HTTP/1.1",
+                _ = call.handler.task(task.identifier, didReceive: TransportResponse(url: call.request.url, statusCode: status, httpVersion: "HTTP/1.1",
                                                                                      fields: [("Content-Length", "2")]))
                 call.handler.task(task.identifier, didReceive: Data("ok".utf8))
                 call.handler.task(task.identifier, didCompleteWithError: nil)
@@ -44,10 +44,11 @@ struct NoEffectUnderTheLockTests {
         }
 
         func resume(_ task: TransportTask) {
-            guard let call = task.handle as? Call, let url = call.request.url else { return }
+            guard let call = task.handle as? Call else { return }
+            let url = call.request.url
             if url.path == "/redirect" {
                 // A 302 to /ok on the same host, asked of the operation's redirect policy first.
-                let to = URLRequest(url: URL(string: "http://\(url.host!)/ok")!)
+                let to = RequestMessage(url: URL(string: "http://\(url.host!)/ok")!)
                 let response = HTTPURLResponse(url: url, statusCode: 302, httpVersion: "HTTP/1.1", headerFields: ["Location": "/ok"])!
                 guard call.handler.task(task.identifier, willRedirect: response, to: to) != nil else {
                     complete(task, status: nil)

@@ -14,7 +14,7 @@ final class OutsideTransportTests: XCTestCase {
         let name = "no-content"
         private let next = Mutex(0)
 
-        func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
+        func makeTask(for request: RequestMessage, handler: TransportCallbacks) -> TransportTask {
             let identifier = next.withLock { $0 += 1; return $0 }
             return TransportTask(identifier: identifier, handle: Call(request: request, handler: handler))
         }
@@ -23,7 +23,7 @@ final class OutsideTransportTests: XCTestCase {
             guard let call = task.handle as? Call else { return }
             // Never call back from inside resume(): the engine may hold its lock there.
             DispatchQueue.global().async {
-                let response = TransportResponse(url: call.request.url!, statusCode: 204, httpVersion: "HTTP/1.1", fields: [])
+                let response = TransportResponse(url: call.request.url, statusCode: 204, httpVersion: "HTTP/1.1", fields: [])
                 _ = call.handler.task(task.identifier, didReceive: response)
                 call.handler.task(task.identifier, didCompleteWithError: nil)
             }
@@ -33,7 +33,7 @@ final class OutsideTransportTests: XCTestCase {
         func discard(_ task: TransportTask) {}
 
         struct Call: Sendable {
-            let request: URLRequest
+            let request: RequestMessage
             let handler: TransportCallbacks
         }
     }

@@ -64,7 +64,7 @@ final class TransportResponseTests: XCTestCase {
     func testAHandlerWithoutTheNewCallbackIsGivenAnHTTPURLResponse() {
         final class OldHandler: TransportCallbacks {
             let seen = Mutex<HTTPURLResponse?>(nil)
-            func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? { request }
+            func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: RequestMessage) -> RequestMessage? { request }
             func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition {
                 seen.withLock { $0 = response as? HTTPURLResponse }
                 return .allow

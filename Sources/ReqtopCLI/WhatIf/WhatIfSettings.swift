@@ -80,13 +80,13 @@ struct AttemptTagging: RequestInstrument {
     /// Operation id → the `host:port` it went to in the recording.
     let hosts: [String: String]
 
-    func willSend(_ request: URLRequest, operation id: String, attempt: Int) -> URLRequest {
+    func willSend(_ request: RequestMessage, operation id: String, attempt: Int) -> RequestMessage {
         var tagged = request
         // Percent-encoded: an id is the recording's, and may hold what a header cannot (a
         // control character failed every attempt with -1011). The server decodes it.
-        tagged.setValue(ScriptedAnswers.headerValue(operation: id), forHTTPHeaderField: "X-Reqtop-Operation")
-        tagged.setValue(String(attempt), forHTTPHeaderField: "X-Reqtop-Attempt")
-        if let host = hosts[id] { tagged.setValue(host, forHTTPHeaderField: "X-Reqtop-Host") }
+        tagged.setValue(ScriptedAnswers.headerValue(operation: id), forField: "X-Reqtop-Operation")
+        tagged.setValue(String(attempt), forField: "X-Reqtop-Attempt")
+        if let host = hosts[id] { tagged.setValue(host, forField: "X-Reqtop-Host") }
         return tagged
     }
 }

@@ -33,7 +33,19 @@ public enum HTTPFieldCheck {
     /// The first problem with a request's method or headers, or nil.
     public static func problem(in request: URLRequest) -> String? {
         if let method = request.httpMethod, !isToken(method) { return "method \"\(method)\" is not a valid token" }
-        for (name, value) in request.allHTTPHeaderFields ?? [:] {
+        return problem(in: request.allHTTPHeaderFields ?? [:])
+    }
+
+    /// The first problem with a message's method, or with a header of the `URLRequest` it
+    /// was made from (its fields hold none: `HTTPFields` takes only names that are tokens).
+    public static func problem(in message: RequestMessage) -> String? {
+        if !isToken(message.method) { return "method \"\(message.method)\" is not a valid token" }
+        return message.unsendableHeader
+    }
+
+    /// The first problem with one of `headers`, or nil.
+    static func problem(in headers: [String: String]) -> String? {
+        for (name, value) in headers {
             if let problem = problem(name: name, value: value) { return problem }
         }
         return nil

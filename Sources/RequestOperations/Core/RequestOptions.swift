@@ -51,10 +51,12 @@ public struct RequestOptions: Sendable {
     /// `HTTP/2.0`): the `queued` event's `clientHTTPVersion` (added), beside the version the
     /// upstream answered in (`response`'s `httpVersion`). nil: the program's own request.
     public var clientHTTPVersion: String?
-    /// The request's header fields as its sender wrote them — order, repeats, spelling — when
-    /// it is a proxy's client's (``FieldsAsSent``): the NIO transport sends the request's
-    /// headers arranged by them; URLSession's cannot. nil: the headers go in the transport's order.
-    public var fieldsAsSent: FieldsAsSent?
+    /// The request's fields are a client's, and what goes back to it is passed on as it came
+    /// (a proxy's): its fields are shown as written (a `headerFields` event beside `queued`'s
+    /// one value per name), and the answer's fields and trailers are kept as the server wrote
+    /// them. Every request's fields go in their order on a transport that writes its own
+    /// heads (NIO's); URLSession's keeps one value per name.
+    public var relaysFieldsAsWritten = false
     /// How many redirects an attempt follows (10), and whether https may go to http (no).
     public var redirects: RedirectPolicy = .follow()
     /// Every answer is passed on as it came, whatever its status (a transparent proxy's): no

@@ -25,6 +25,11 @@ extension RequestQueue {
         try await run(RequestOperation(request: request, id: id, options: options, environment: environment))
     }
 
+    /// The same for a request given as its fields in order (``RequestMessage``).
+    public func response(for request: RequestMessage, id: String? = nil, options: RequestOptions = RequestOptions()) async throws -> RequestResult {
+        try await run(RequestOperation(message: request, id: id, options: options, environment: environment))
+    }
+
     /// Runs `request` and decodes the body of its final success as JSON into `type`. A body
     /// that does not fit throws ``RequestError`` with stage `.decoding` and the JSON path.
     public func value<Value: Decodable & Sendable>(_ type: Value.Type, for request: URLRequest, id: String? = nil,
@@ -83,10 +88,17 @@ extension RequestQueue {
     @discardableResult
     public func stream(for request: URLRequest, id: String? = nil, options: RequestOptions = RequestOptions(),
                        to receiver: some ResponseStreamReceiver) -> RequestOperation {
+        stream(for: RequestMessage(request), id: id, options: options, to: receiver)
+    }
+
+    /// The same for a request given as its fields in order (``RequestMessage``): a proxy's.
+    @discardableResult
+    public func stream(for request: RequestMessage, id: String? = nil, options: RequestOptions = RequestOptions(),
+                       to receiver: some ResponseStreamReceiver) -> RequestOperation {
         var options = options
         options.destination = nil
         options.bodyStream = ReceiverSink(receiver: receiver)
-        let operation = RequestOperation(request: request, id: id, options: options, environment: environment)
+        let operation = RequestOperation(message: request, id: id, options: options, environment: environment)
         add(operation)
         return operation
     }

@@ -154,7 +154,14 @@ public final class RequestQueue: Sendable {
     @discardableResult
     public func add(_ request: URLRequest, id: String? = nil, options: RequestOptions = RequestOptions(),
                     dependencies: [Operation] = [], completion: (@Sendable (RequestResult) -> Void)? = nil) -> RequestOperation {
-        let operation = RequestOperation(request: request, id: id, options: options, environment: environment, completion: completion)
+        add(RequestMessage(request), id: id, options: options, dependencies: dependencies, completion: completion)
+    }
+
+    /// The same for a request given as its fields in order (``RequestMessage``).
+    @discardableResult
+    public func add(_ request: RequestMessage, id: String? = nil, options: RequestOptions = RequestOptions(),
+                    dependencies: [Operation] = [], completion: (@Sendable (RequestResult) -> Void)? = nil) -> RequestOperation {
+        let operation = RequestOperation(message: request, id: id, options: options, environment: environment, completion: completion)
         dependencies.forEach(operation.addDependency)
         add(operation)
         return operation
@@ -194,7 +201,7 @@ public final class RequestQueue: Sendable {
             while recent.byID["\(base)~\(number)"] != nil { number += 1 }
             return "\(base)~\(number)"
         }
-        let again = RequestOperation(request: operation.request, id: id, options: operation.options, environment: operation.environment)
+        let again = RequestOperation(message: operation.message, id: id, options: operation.options, environment: operation.environment)
         add(again)
         return again
     }
@@ -214,7 +221,8 @@ public final class RequestQueue: Sendable {
         var options = operation.options
         if let attemptTimeout { options.attemptTimeout = attemptTimeout }
         if let deadline { options.deadline = deadline }
-        let edited = RequestOperation(request: request, id: id, options: options, environment: operation.environment)
+        // The fields a person left alone keep their order and spelling.
+        let edited = RequestOperation(message: operation.message.updated(by: request), id: id, options: options, environment: operation.environment)
         add(edited)
         return edited
     }

@@ -178,7 +178,7 @@ public struct RequestResult: Sendable {
     public var trailers: HTTPFields? = nil
     /// The answer's fields as received — in order, each repeat apart, names as the server
     /// spelled them — from a transport that keeps them, for requests that ask
-    /// (``RequestOptions/fieldsAsSent``: a proxy's, which passes a failed answer on as it came).
+    /// (``RequestOptions/relaysFieldsAsWritten``: a proxy's, which passes a failed answer on as it came).
     public var fields: HTTPFields? = nil
 
     public var isSuccess: Bool { outcome == .success }

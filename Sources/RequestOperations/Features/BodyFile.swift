@@ -15,20 +15,20 @@ import Darwin
 /// stream; chunked where not), so a server knows what to expect.
 public enum BodyFile {
     /// `request` with `file` as its body stream and length; throws why the file cannot be one.
-    static func attach(_ file: URL, to request: inout URLRequest, withLength: Bool) throws {
+    static func attach(_ file: URL, to request: inout RequestMessage, withLength: Bool) throws {
         let size = try size(of: file)
         guard let stream = InputStream(url: file) else { throw BodyFileError(file, "cannot be opened") }
-        request.httpBody = nil
-        request.httpBodyStream = stream
+        request.body = .stream(BodyStream(stream))
         // A size of 0 is not said as a length: files in /proc and /sys stat as 0 bytes and
         // read as more (NIO sent /proc/self/status as an empty body). Unsaid, the body is
         // sent chunked, as long as it reads; an empty file still sends nothing.
-        request.setValue(withLength && size > 0 ? String(size) : nil, forHTTPHeaderField: "Content-Length")
+        request.setValue(withLength && size > 0 ? String(size) : nil, forField: "Content-Length")
     }
 
     /// A fresh stream of `file`, for a redirect that sends the body again.
-    static func reopen(_ file: URL) -> InputStream? {
-        (try? size(of: file)) == nil ? nil : InputStream(url: file)
+    static func reopen(_ file: URL) -> RequestBody {
+        guard (try? size(of: file)) != nil, let stream = InputStream(url: file) else { return .none }
+        return .stream(BodyStream(stream))
     }
 
     /// The size of a readable regular file; throws, naming the file, for anything else (a

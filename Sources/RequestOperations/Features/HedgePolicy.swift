@@ -39,9 +39,14 @@ public struct HedgePolicy: Sendable, Equatable {
     /// Whether `request` may be hedged at all: its method is idempotent, or it carries an
     /// `Idempotency-Key`. Sending a POST twice could act twice.
     public static func allows(_ request: URLRequest) -> Bool {
-        let method = (request.httpMethod ?? "GET").uppercased()
-        return ExponentialBackoffRetryPolicy.defaultRetryableMethods.contains(method)
-            || request.value(forHTTPHeaderField: "Idempotency-Key") != nil
+        allows(RequestMessage(request))
+    }
+
+    /// The same; and a body that is a stream (read once) is never sent twice.
+    public static func allows(_ request: RequestMessage) -> Bool {
+        if request.body.stream != nil { return false }
+        return ExponentialBackoffRetryPolicy.defaultRetryableMethods.contains(request.method.uppercased())
+            || request.value(forField: "Idempotency-Key") != nil
     }
 }
 

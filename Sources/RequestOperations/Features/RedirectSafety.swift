@@ -52,9 +52,9 @@ struct Origin: Equatable {
 enum RedirectSafety {
     static let followedSchemes: Set<String> = ["http", "https"]
 
-    enum Verdict: Equatable {
+    enum Verdict {
         /// Follow `request`, from which the credentials named in `dropped` were taken.
-        case follow(URLRequest, dropped: [String])
+        case follow(RequestMessage, dropped: [String])
         /// Do not follow; the attempt fails with `code` and `reason`.
         case refuse(code: URLError.Code, reason: String)
     }
@@ -68,12 +68,12 @@ enum RedirectSafety {
     ///   - location: the `Location` header as the server wrote it. FoundationNetworking
     ///     resolves `file:///etc/passwd`, `data:` or `javascript:` (a scheme and no host) into
     ///     a path on the same origin and hands over that; the scheme the server named decides.
-    static func judge(_ next: URLRequest, original: URL?, status: Int = 302, location: String? = nil,
+    static func judge(_ next: RequestMessage, original: URL?, status: Int = 302, location: String? = nil,
                       streamedBody: Bool = false, bodyLost: Bool = false) -> Verdict {
         if let named = location.flatMap(scheme(of:)), !followedSchemes.contains(named) {
             return .refuse(code: .unsupportedURL, reason: "redirect to a \(named): URL is not followed (only http and https are)")
         }
-        let scheme = next.url?.scheme?.lowercased() ?? ""
+        let scheme = next.url.scheme?.lowercased() ?? ""
         guard followedSchemes.contains(scheme) else {
             return .refuse(code: .unsupportedURL, reason: "redirect to a \(scheme.isEmpty ? "URL without a scheme" : "\(scheme): URL") is not followed (only http and https are)")
         }
@@ -87,12 +87,9 @@ enum RedirectSafety {
         }
         guard let target = Origin(next.url), target != Origin(original) else { return .follow(next, dropped: []) }
         var request = next
-        var dropped: [String] = []
-        for name in (next.allHTTPHeaderFields ?? [:]).keys.sorted() where CredentialHeaders.contains(name) {
-            request.setValue(nil, forHTTPHeaderField: name)
-            dropped.append(name.lowercased())
-        }
-        return .follow(request, dropped: dropped)
+        let credentials = Set(next.headerFields.lazy.map(\.name).filter { CredentialHeaders.contains($0.canonicalName) })
+        for name in credentials { request.headerFields[name] = nil }
+        return .follow(request, dropped: credentials.map(\.canonicalName).sorted())
     }
 
     /// The scheme a reference names (RFC 3986 §3.1: a letter, then letters, digits, `+`,

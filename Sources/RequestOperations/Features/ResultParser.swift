@@ -58,7 +58,7 @@ public final class TypedRequestOperation<Parser: ResultParser>: RequestOperation
                 environment: RequestEnvironment, after parents: [RequestOperation] = [], build: RequestBuilder? = nil,
                 completion: (@Sendable (RequestResult) -> Void)? = nil) {
         self.parser = parser
-        super.init(request: request, id: id, options: options, environment: environment, after: parents, build: build,
+        super.init(message: RequestMessage(request), id: id, options: options, environment: environment, after: parents, build: build,
                    completion: completion)
     }
 

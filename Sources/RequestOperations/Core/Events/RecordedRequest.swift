@@ -17,12 +17,19 @@ public enum RecordedBody: Sendable, Equatable {
 
     /// The body of `request`, whole when it is at most `limit` bytes.
     public init?(of request: URLRequest, limit: Int) {
-        if let data = request.httpBody {
-            self.init(data, limit: limit)
-        } else if request.httpBodyStream != nil {
-            self = .omitted(bytes: nil, reason: "a stream")
-        } else {
-            return nil
+        self.init(of: RequestMessage.body(of: request), limit: limit)
+    }
+
+    /// The body of `request`, whole when it is at most `limit` bytes.
+    public init?(of request: RequestMessage, limit: Int) {
+        self.init(of: request.body, limit: limit)
+    }
+
+    private init?(of body: RequestBody, limit: Int) {
+        switch body {
+        case .none: return nil
+        case .data(let data): self.init(data, limit: limit)
+        case .stream: self = .omitted(bytes: nil, reason: "a stream")
         }
     }
 

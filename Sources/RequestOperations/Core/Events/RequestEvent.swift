@@ -114,7 +114,7 @@ public struct RequestEvent: Sendable, Equatable {
         /// line of its own, names as spelled — where that is known: `side` (`request`: as the
         /// proxy's client sent them; `response`: as the upstream answered), `fields` (the
         /// lines, `Name: value`, joined by `\n`). After `queued` and after `response`, for
-        /// requests with ``RequestOptions/fieldsAsSent`` (the proxy's). `headers` beside it
+        /// requests with ``RequestOptions/relaysFieldsAsWritten`` (the proxy's). `headers` beside it
         /// stays one value per name.
         indirect case headerFields(side: FieldSide, fields: HTTPFields)
         /// `messages` (added): a WebSocket relayed by the proxy, its whole messages so far each

@@ -17,14 +17,14 @@ public protocol RequestInstrument: Sendable {
     /// The queue that uses this instrument was made: subscribe to its events here.
     func attach(to events: EventHub)
     /// Operation `id` was made, for `request`, in its caller's task.
-    func operationCreated(_ id: String, request: URLRequest)
+    func operationCreated(_ id: String, request: RequestMessage)
     /// Attempt `attempt` of operation `id` (or a hedged copy, with its own number) is about
     /// to be handed to the transport: returns the request to send (by default, `request`).
-    func willSend(_ request: URLRequest, operation id: String, attempt: Int) -> URLRequest
+    func willSend(_ request: RequestMessage, operation id: String, attempt: Int) -> RequestMessage
 }
 
 extension RequestInstrument {
     public func attach(to events: EventHub) {}
-    public func operationCreated(_ id: String, request: URLRequest) {}
-    public func willSend(_ request: URLRequest, operation id: String, attempt: Int) -> URLRequest { request }
+    public func operationCreated(_ id: String, request: RequestMessage) {}
+    public func willSend(_ request: RequestMessage, operation id: String, attempt: Int) -> RequestMessage { request }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -104,7 +105,7 @@ extension RequestOperation {
             guard let preparer = options.preparer else { return }
             startWork(id) { [self] in
                 do {
-                    let prepared = try await preparer.prepare(request, attempt: attempt)
+                    let prepared = request.updated(by: try await preparer.prepare(request.foundationHead, attempt: attempt))
                     send(prepared, id: id, attempt: attempt)
                 } catch {
                     attemptFailed(.preparation("\(error)"), id: id, taskError: nil)
@@ -122,7 +123,7 @@ extension RequestOperation {
         let id: AttemptID
 
         func apply(to state: inout State, of operation: RequestOperation)
-            -> (grant: AttemptStateMachine.Grant, over: Teardown, request: URLRequest, attempt: Int, first: Bool) {
+            -> (grant: AttemptStateMachine.Grant, over: Teardown, request: RequestMessage, attempt: Int, first: Bool) {
             let (grant, over) = state.machine.slotGranted(slotHost: slotHost, prepares: prepares, of: id)
             switch grant {
             case .refuse:
@@ -139,7 +140,7 @@ extension RequestOperation {
 
     /// The seam: hands the prepared request to the transport. Its callbacks arrive in
     /// RequestOperation+TransportCallbacks.swift.
-    private func send(_ request: URLRequest, id: AttemptID, attempt: Int) {
+    private func send(_ request: RequestMessage, id: AttemptID, attempt: Int) {
         assertOutsideTransition()
         // The preparer may have taken a while: the breaker is asked again before the transport.
         if options.preparer != nil, asksAgainForCircuit(id, slot: .inMachine) { return }
@@ -156,9 +157,9 @@ extension RequestOperation {
                 attemptFailed(.preparation("not sent: \(error)"), id: id, taskError: nil, retryable: false)
                 return
             }
-        } else if prepared.httpBodyStream != nil, !environment.transport.sendsLengthWithStreams {
+        } else if prepared.body.stream != nil, !environment.transport.sendsLengthWithStreams {
             // The caller's own stream: a length beside it would go out with chunking too.
-            prepared.setValue(nil, forHTTPHeaderField: "Content-Length")
+            prepared.setValue(nil, forField: "Content-Length")
         }
         // The operation's timers end the attempt; the transport's idle timeout must not come
         // first (URLSession's default cut every attempt at 60 s whatever the operation allowed).
@@ -189,7 +190,7 @@ extension RequestOperation {
     /// Refused: the teardown discards the task.
     struct Sent: OperationTransition {
         let task: TransportTask
-        let request: URLRequest
+        let request: RequestMessage
         let at: TimeInterval
         let uploadTotal: Int?
         let insecure: Bool
@@ -200,7 +201,7 @@ extension RequestOperation {
             state.sent = request
             state.answer = Answer()
             state.record.sentAt = at
-            operation.publish(&state, .taskCreated(taskIdentifier: task.identifier, url: request.url?.absoluteString ?? "", insecure: insecure))
+            operation.publish(&state, .taskCreated(taskIdentifier: task.identifier, url: request.url.absoluteString, insecure: insecure))
             // Resumed outside the lock: a cancel decided before the resume returned waits
             // for it (`unresumed`).
             state.unresumed.insert(task.identifier)
@@ -209,14 +210,14 @@ extension RequestOperation {
     }
 
     /// How long the request's body is, when that can be known before it is sent.
-    static func bodyLength(of request: URLRequest, file: URL?) -> Int? {
-        if let body = request.httpBody { return body.count }
+    static func bodyLength(of request: RequestMessage, file: URL?) -> Int? {
+        if let body = request.body.data { return body.count }
         if let file { return try? BodyFile.size(of: file) }
-        return request.value(forHTTPHeaderField: "Content-Length").flatMap { Int($0) }
+        return request.value(forField: "Content-Length").flatMap { Int($0) }
     }
 
     /// The request as the instruments make it (a trace's `traceparent`), for attempt `attempt`.
-    func instrumented(_ request: URLRequest, attempt: Int) -> URLRequest {
+    func instrumented(_ request: RequestMessage, attempt: Int) -> RequestMessage {
         environment.instruments.reduce(request) { $1.willSend($0, operation: id, attempt: attempt) }
     }
 
@@ -310,12 +311,12 @@ extension RequestOperation {
     }
 
     /// `request` with the queue's cookies for its URL, unless it brings a `Cookie` of its own.
-    func withCookies(_ request: URLRequest) -> URLRequest {
+    func withCookies(_ request: RequestMessage) -> RequestMessage {
         // An empty jar (most services) costs one lock: no header lookup, no URL parsing.
-        guard let jar = environment.cookies, !jar.isEmpty, request.value(forHTTPHeaderField: "Cookie") == nil, let url = request.url,
-              let header = jar.header(for: url) else { return request }
+        guard let jar = environment.cookies, !jar.isEmpty, request.headerFields[.cookie] == nil,
+              let header = jar.header(for: request.url) else { return request }
         var request = request
-        request.setValue(header, forHTTPHeaderField: "Cookie")
+        request.headerFields[.cookie] = header
         return request
     }
 }

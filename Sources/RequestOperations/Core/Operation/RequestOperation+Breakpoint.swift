@@ -126,7 +126,8 @@ extension RequestOperation {
                 }
             case .admit, .askForSlot:
                 if case .edit(let edited) = resolution {
-                    state.request = edited.request
+                    // The fields a person left alone keep their order and spelling.
+                    state.request = state.request.updated(by: edited.request)
                     state.outgoing = nil
                 }
                 state.machine.force(resolution.fault(by: actor))

@@ -29,8 +29,10 @@ extension RequestOperation {
 
     /// The request the interceptor chain makes, or nil when the operation ended (failed,
     /// discarded, cancelled) on the way.
-    private func runInterceptors(_ id: AttemptID) async -> URLRequest? {
+    private func runInterceptors(_ id: AttemptID) async -> RequestMessage? {
         let (start, attempt) = look { ($0.request, $0.attempt) }
+        // Interceptors are code at the library's edge: each sees the request as a `URLRequest`,
+        // and its changes are taken into the fields in their order.
         var request = start
         let context = InterceptionContext(operationID: self.id, attempt: attempt, userInfo: options.userInfo, clock: environment.clock) {
             [weak self] reactor, run in
@@ -40,14 +42,14 @@ extension RequestOperation {
         chain: for interceptor in options.interceptors {
             let interception: Interception
             do {
-                interception = try await interceptor.intercept(request, context: context)
+                interception = try await interceptor.intercept(request.foundationHead, context: context)
             } catch {
                 let failure = (error as? RequestError.Reason) ?? .interceptor(name: interceptor.name, message: "\(error)")
                 fail(id, failure, reason: "\(failure)")
                 return nil
             }
             guard transition(AnnouncedIfUnderWay(event: .intercepted(by: interceptor.name, command: interception.command.name), id: id)) else { return nil }
-            request = interception.request
+            request = request.updated(by: interception.request)
             switch interception.command {
             case .execute:
                 continue

@@ -9,7 +9,7 @@ extension RequestOperation {
     /// The interceptors made `request` for attempt `id`: it asks for a slot (false: it ended
     /// or waits for something else meanwhile).
     struct Admitted: OperationTransition {
-        let request: URLRequest?
+        let request: RequestMessage?
         let id: AttemptID
 
         func apply(to state: inout State, of operation: RequestOperation) -> Bool {

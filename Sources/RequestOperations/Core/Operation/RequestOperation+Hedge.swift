@@ -11,7 +11,7 @@ import FoundationNetworking
 extension RequestOperation {
     /// The first hedge's timer for an attempt about to be sent, when the options ask for
     /// hedging and the request may be sent twice.
-    func hedgeTimer(for request: URLRequest, id: AttemptID, from now: TimeInterval) -> ScheduledTimer? {
+    func hedgeTimer(for request: RequestMessage, id: AttemptID, from now: TimeInterval) -> ScheduledTimer? {
         guard let policy = options.hedge, policy.max > 0, HedgePolicy.allows(request) else { return nil }
         return environment.clock.schedule(at: now + policy.after) { [weak self] in self?.hedgeDue(id) }
     }
@@ -54,7 +54,7 @@ extension RequestOperation {
         let policy: HedgePolicy
         let id: AttemptID
 
-        func apply(to state: inout State, of operation: RequestOperation) -> (sent: URLRequest, host: String?, number: Int, more: Bool)? {
+        func apply(to state: inout State, of operation: RequestOperation) -> (sent: RequestMessage, host: String?, number: Int, more: Bool)? {
             let racing = state.machine.inFlight(of: id) { flight -> Int? in
                 flight.hedgeTimer = nil
                 return flight.stop == nil ? flight.racers.count : nil
@@ -68,7 +68,7 @@ extension RequestOperation {
     /// longer wanted; the caller discards the task and cancels `nextTimer`).
     struct HedgeSent: OperationTransition {
         let task: TransportTask
-        let request: URLRequest
+        let request: RequestMessage
         let number: Int
         let nextTimer: ScheduledTimer?
         let policy: HedgePolicy
@@ -90,7 +90,7 @@ extension RequestOperation {
             }
             let waited = at - (state.records[lead].sentAt ?? at)
             operation.publish(&state, .hedged(racing: state.records[lead].number, after: waited), attempt: racer)
-            operation.publish(&state, .taskCreated(taskIdentifier: task.identifier, url: request.url?.absoluteString ?? "", insecure: insecure),
+            operation.publish(&state, .taskCreated(taskIdentifier: task.identifier, url: request.url.absoluteString, insecure: insecure),
                               attempt: racer)
             // Resumed outside the lock, as the lead is: a concurrent end that cancels the racer
             // meanwhile waits for the resume (`unresumed`).

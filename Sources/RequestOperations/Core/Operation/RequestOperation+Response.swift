@@ -158,7 +158,7 @@ extension RequestOperation {
         state.record.status = status
         state.record.bytes = 0
         publish(&state, .response(status: status, headers: state.answer.headers, expectedBytes: expectedBytes, httpVersion: state.answer.httpVersion))
-        if options.fieldsAsSent != nil, let fields = state.answer.fieldsAsReceived {
+        if options.relaysFieldsAsWritten, let fields = state.answer.fieldsAsReceived {
             // Relayed so by a proxy: the events show the answer as it was said.
             publish(&state, .headerFields(side: .response, fields: fields))
         }

@@ -13,7 +13,7 @@ extension RequestOperation {
         if breakpoints, stopsAfterResponse(end, id: id) { return }
         if askReactors, !options.reactors.isEmpty, let input = look({ state -> ReactorInput? in
             guard state.machine.deciding(of: id) != nil else { return nil }
-            return ReactorInput(operationID: self.id, request: state.sent ?? state.request, status: state.answer.status,
+            return ReactorInput(operationID: self.id, request: (state.sent ?? state.request).foundationHead, status: state.answer.status,
                                 headers: state.answer.headers, failure: end.failure, attempt: state.attempt)
         }) {
             for reactor in options.reactors {
@@ -150,7 +150,7 @@ extension RequestOperation {
 
     /// What the retry policy is asked with after `failure`.
     private func retryContext(after failure: AttemptFailure, state: State, now: TimeInterval) -> RetryContext {
-        RetryContext(method: state.request.httpMethod ?? "GET", headers: state.request.allHTTPHeaderFields ?? [:],
+        RetryContext(method: state.request.method, headers: state.request.headerDictionary,
                      attempt: state.attempt - state.machine.requeues, failure: failure,
                      elapsed: now - (state.firstAttemptAt ?? now), previousDelay: state.lastDelay,
                      wallClockNow: Date(), random: environment.random)

@@ -46,18 +46,18 @@ extension RequestOperation {
         var deliveries = EventHub.Deliveries()
 
         /// The request as built; interceptors start from it on each attempt.
-        var request: URLRequest
+        var request: RequestMessage
         /// What the interceptors made of it for the current attempt.
-        var outgoing: URLRequest?
+        var outgoing: RequestMessage?
         /// What the current or last attempt sent, for reactors.
-        var sent: URLRequest?
+        var sent: RequestMessage?
 
         /// The last URL whose host was asked for, its host and that as `host:port`: an attempt
         /// wants it up to four times (breaker, gate, retry budget, recovery), and URL parsing
         /// is not cheap in Foundation.
         private var parsedHost: (url: URL?, key: HostKey?, text: String?)?
 
-        init(createdAt: TimeInterval, request: URLRequest) {
+        init(createdAt: TimeInterval, request: RequestMessage) {
             self.createdAt = createdAt
             self.request = request
         }

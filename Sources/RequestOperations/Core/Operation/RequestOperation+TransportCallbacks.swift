@@ -16,10 +16,10 @@ extension RequestOperation {
     /// Judged under the lock; the cookie jar, the body file read again and the program's own
     /// ``RedirectPolicy/decide`` run outside it (the program's code may read the operation),
     /// and the lock is taken again to publish the redirect if the task is still racing.
-    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {
+    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: RequestMessage) -> RequestMessage? {
         // A body file is read again from its start where the transport sends bodies on.
         let rereadsBodyFile = options.bodyFile != nil && environment.transport.resendsBodyOnRedirect
-        let location = request.url?.absoluteString ?? ""
+        let location = request.url.absoluteString
         let judged = transition(RedirectJudged(task: task, response: response, request: request, location: location, rereadsBodyFile: rereadsBodyFile))
         guard let judged else { return nil }
         assertOutsideTransition()
@@ -34,17 +34,16 @@ extension RequestOperation {
             return nil
         case .follow(var next, let dropped, let byLead, let callerCookie):
             if response.statusCode == 307 || response.statusCode == 308, rereadsBodyFile, let file = options.bodyFile {
-                next.httpBody = nil
-                next.httpBodyStream = BodyFile.reopen(file)
+                next.body = BodyFile.reopen(file)
             }
             var refusal: String?
             if byLead, let decide = options.redirects.decide {
                 // The program's own word on it (after the credentials left another origin's request).
-                if let decided = decide(response, next) { next = decided } else { refusal = "the redirect policy stopped here" }
+                if let decided = decide(response, next.foundationHead) { next = next.updated(by: decided) } else { refusal = "the redirect policy stopped here" }
             }
             // The queue's cookies for where it goes now (not a Cookie the caller set).
             if refusal == nil, environment.cookies != nil, !callerCookie {
-                next.setValue(nil, forHTTPHeaderField: "Cookie")
+                next.headerFields[.cookie] = nil
                 next = withCookies(next)
             }
             let followed = transition(RedirectFollowed(task: task, status: response.statusCode, location: location, dropped: dropped, refusal: refusal))
@@ -59,7 +58,7 @@ extension RequestOperation {
         /// Refused: the task is cancelled (the lead's attempt fails as refused).
         case cancel(TransportTask)
         /// Followed, once the program's policy agrees; `byLead`: not a hedge's.
-        case follow(URLRequest, dropped: [String], byLead: Bool, callerCookie: Bool)
+        case follow(RequestMessage, dropped: [String], byLead: Bool, callerCookie: Bool)
     }
 
     func task(_ task: Int, wasInjected rule: FaultRule) {

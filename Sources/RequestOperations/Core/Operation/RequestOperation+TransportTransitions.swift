@@ -12,7 +12,7 @@ extension RequestOperation {
     struct RedirectJudged: OperationTransition {
         let task: Int
         let response: HTTPURLResponse
-        let request: URLRequest
+        let request: RequestMessage
         let location: String
         let rereadsBodyFile: Bool
 
@@ -23,8 +23,8 @@ extension RequestOperation {
             let sent = state.sent ?? state.outgoing ?? state.request
             var verdict = RedirectSafety.judge(request, original: state.sent?.url, status: response.statusCode,
                                                location: response.headerDictionary.value(forHTTPHeader: "Location"),
-                                               streamedBody: sent.httpBodyStream != nil && !rereadsBodyFile,
-                                               bodyLost: !(sent.httpBody?.isEmpty ?? true) && !operation.environment.transport.resendsBodyOnRedirect)
+                                               streamedBody: sent.body.stream != nil && !rereadsBodyFile,
+                                               bodyLost: !(sent.body.data?.isEmpty ?? true) && !operation.environment.transport.resendsBodyOnRedirect)
             if case .follow = verdict, byLead {
                 let redirects = state.machine.inFlight(lead: task) { flight in
                     flight.redirects += 1
@@ -44,11 +44,11 @@ extension RequestOperation {
             case .follow(var next, let dropped):
                 // A 307/308 sends the same method and body again; FoundationNetworking hands
                 // on the next request without its body (seen: the target got 0 bytes).
-                if response.statusCode == 307 || response.statusCode == 308, next.httpBody == nil, let body = sent.httpBody {
-                    next.httpBody = body
+                if response.statusCode == 307 || response.statusCode == 308, case .none = next.body, let body = sent.body.data {
+                    next.body = .data(body)
                 }
                 return .follow(next, dropped: dropped, byLead: byLead,
-                               callerCookie: (state.outgoing ?? state.request).value(forHTTPHeaderField: "Cookie") != nil)
+                               callerCookie: (state.outgoing ?? state.request).headerFields[.cookie] != nil)
             case .refuse(let code, let reason):
                 operation.publish(&state, .redirect(status: response.statusCode, location: location, refused: reason), attempt: attempt)
                 // A hedge sent where it must not go ends as cancelled, the others race on; the
@@ -157,7 +157,7 @@ extension RequestOperation {
             operation.announceData(&state, at: at)
             let status = state.answer.status
             let mismatch = succeededWithoutError ? status.flatMap { status in
-                ResponseFraming.mismatch(headers: state.answer.headers, status: status, method: state.sent?.httpMethod, received: state.record.bytes)
+                ResponseFraming.mismatch(headers: state.answer.headers, status: status, method: state.sent?.method, received: state.record.bytes)
             } : nil
             let succeeded = state.machine.inFlight(lead: task) { flight -> Bool in
                 if succeededWithoutError, status == nil {
@@ -229,13 +229,13 @@ extension RequestOperation {
                 operation.publish(&state, body)
             }
             if operation.environment.events.subscriberCount > 0,
-               let kept = (state.sent?.httpBodyStream as? any BodyPartsStream)?.bodyParts.keptForEvents {
+               let kept = state.sent?.body.stream?.parts?.keptForEvents {
                 // A streamed upload, as it went (up to the queue's body limit): `queued` said only "a stream".
                 operation.publish(&state, .requestBody(body: .bytes(kept.prefix), totalBytes: kept.total, truncated: kept.prefix.count < kept.total,
-                                                       mediaType: state.sent?.value(forHTTPHeaderField: "Content-Type")))
+                                                       mediaType: state.sent?.headerFields[.contentType]))
             }
             if operation.environment.events.subscriberCount > 0,
-               let trailers = (state.sent?.httpBodyStream as? any BodyPartsStream)?.bodyParts.trailers {
+               let trailers = state.sent?.body.stream?.parts?.trailers {
                 operation.publish(&state, .trailers(side: .request, fields: trailers))
             }
             operation.publish(&state, .taskCompleted(error: reported))

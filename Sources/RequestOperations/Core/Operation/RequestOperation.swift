@@ -53,7 +53,16 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
     ///     or is cancelled, this one is cancelled `by: "dependency"` without running.
     ///   - build: makes the request from the parents' results, once they all succeeded.
     ///   - completion: runs exactly once, when the operation ends, on the thread that ended it.
-    public init(request: URLRequest, id: String? = nil, options: RequestOptions = RequestOptions(),
+    public convenience init(request: URLRequest, id: String? = nil, options: RequestOptions = RequestOptions(),
+                            environment: RequestEnvironment, after parents: [RequestOperation] = [], build: RequestBuilder? = nil,
+                            completion: (@Sendable (RequestResult) -> Void)? = nil) {
+        self.init(message: RequestMessage(request), id: id, options: options, environment: environment, after: parents, build: build,
+                  completion: completion)
+    }
+
+    /// The same for a request given as its fields in order (``RequestMessage``): they are
+    /// sent so on a transport that writes its own heads.
+    public init(message request: RequestMessage, id: String? = nil, options: RequestOptions = RequestOptions(),
                 environment: RequestEnvironment, after parents: [RequestOperation] = [], build: RequestBuilder? = nil,
                 completion: (@Sendable (RequestResult) -> Void)? = nil) {
         self.id = id ?? environment.events.makeOperationID()
@@ -67,13 +76,13 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         name = self.id
         parents.forEach(addDependency)
         environment.events.publish(operation: self.id, attempt: 1,
-                                   .queued(method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "",
-                                           headers: request.allHTTPHeaderFields ?? [:], maxAttempts: options.retryPolicy.attemptLimit,
+                                   .queued(method: request.method, url: request.url.absoluteString,
+                                           headers: request.headerDictionary, maxAttempts: options.retryPolicy.attemptLimit,
                                            body: RecordedBody(of: request, limit: environment.events.bodyLimit),
                                            options: RecordedOptions(options, parents: parents.map(\.id))))
-        if let sent = options.fieldsAsSent {
+        if options.relaysFieldsAsWritten {
             // The head as its sender wrote it, beside `queued`'s one value per name.
-            environment.events.publish(operation: self.id, attempt: 1, .headerFields(side: .request, fields: sent.fields))
+            environment.events.publish(operation: self.id, attempt: 1, .headerFields(side: .request, fields: request.headerFields))
         }
         environment.instruments.forEach { $0.operationCreated(self.id, request: request) }
     }
@@ -82,7 +91,9 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
 
     /// The request as built (for a dependent operation, once its parents finished), before
     /// interceptors and preparation.
-    public var request: URLRequest { look { $0.request } }
+    public var request: URLRequest { message.foundationHead }
+    /// The same, as its fields in order, its body with it.
+    public var message: RequestMessage { look { $0.request } }
 
     var host: HostKey? { transition(RequestHost()) }
 
@@ -189,7 +200,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         }
         guard let build else { return true }
         do {
-            let built = try build(request, DependencyResults(parents: parents))
+            let built = message.updated(by: try build(request, DependencyResults(parents: parents)))
             let body = RecordedBody(of: built, limit: environment.events.bodyLimit)
             transition(Built(request: built, body: body))
             return true
@@ -202,7 +213,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
 
     /// The request made from the parents' results.
     struct Built: OperationTransition {
-        let request: URLRequest
+        let request: RequestMessage
         let body: RecordedBody?
 
         func apply(to state: inout State, of operation: RequestOperation) {
@@ -210,8 +221,8 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
             // Under the lock, so a cancel that ended the operation meanwhile is not
             // followed by a `built` after its `finished`.
             guard state.result == nil else { return }
-            operation.publish(&state, .built(method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "",
-                                             headers: request.allHTTPHeaderFields ?? [:], body: body))
+            operation.publish(&state, .built(method: request.method, url: request.url.absoluteString,
+                                             headers: request.headerDictionary, body: body))
         }
     }
 

@@ -17,7 +17,7 @@ final class AttemptCallbacks: TransportCallbacks {
         self.operation = operation
     }
 
-    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {
+    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: RequestMessage) -> RequestMessage? {
         operation.task(task, willRedirect: response, to: request)
     }
 
@@ -25,11 +25,11 @@ final class AttemptCallbacks: TransportCallbacks {
         operation.task(task, didReceive: response)
     }
 
-    var fieldsAsSent: FieldsAsSent? { operation.options.fieldsAsSent }
+    var wantsFieldsAsWritten: Bool { operation.options.relaysFieldsAsWritten }
 
     /// A proxy's request relays them; a request whose every answer is relayed as it came (a
     /// proxy's, or its re-run in `whatif`) judges a gRPC call by the status among them.
-    var wantsTrailers: Bool { operation.options.fieldsAsSent != nil || operation.options.relaysEveryAnswer }
+    var wantsTrailers: Bool { operation.options.relaysFieldsAsWritten || operation.options.relaysEveryAnswer }
 
     func task(_ task: Int, didReceiveTrailers trailers: HTTPFields) {
         operation.task(task, didReceiveTrailers: trailers)

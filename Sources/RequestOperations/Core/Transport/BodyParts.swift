@@ -44,6 +44,6 @@ public enum BodyPart {
 
 /// An `InputStream` whose bytes can also be had as ``BodyParts`` (Foundation's streams are
 /// not `Sendable`; the parts are).
-public protocol BodyPartsStream: AnyObject {
+public protocol BodyPartsStream: AnyObject, SendableMetatype {
     var bodyParts: any BodyParts { get }
 }

@@ -20,8 +20,9 @@ import FoundationNetworking
 /// cancels a task before its resume returned: a transport may call back from inside either.
 public protocol RequestTransport: Sendable {
     /// Makes a task for `request` whose callbacks go to `handler`. Nothing is sent until
-    /// ``resume(_:)``.
-    func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask
+    /// ``resume(_:)``. A transport that writes its own heads sends the fields in their order,
+    /// each repeat apart, spelled as they are.
+    func makeTask(for request: RequestMessage, handler: TransportCallbacks) -> TransportTask
     /// Sends the request. May call back before it returns (the engine holds no lock here).
     func resume(_ task: TransportTask)
     /// Stops a task in any phase; its completion reports a cancellation.
@@ -45,7 +46,7 @@ public protocol RequestTransport: Sendable {
     /// attempt's `taskCreated` then says `insecure`, so recordings and monitors show it.
     var verifiesCertificates: Bool { get }
 
-    /// True when the transport cuts a request by its `URLRequest.timeoutInterval` (URLSession:
+    /// True when the transport cuts a request by its ``RequestMessage/timeoutInterval`` (URLSession:
     /// 60 s by default): the engine then sets it past the operation's own limits. False
     /// spares every request that copy.
     var usesRequestTimeoutInterval: Bool { get }
@@ -103,7 +104,7 @@ public struct TransportTask: Sendable {
 /// the challenge, then the real response.
 public protocol TransportCallbacks: AnyObject, Sendable {
     /// Return the request to follow the redirect, nil to stop at it.
-    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest?
+    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: RequestMessage) -> RequestMessage?
     func task(_ task: Int, didReceive response: URLResponse) -> URLSession.ResponseDisposition
     /// The same from a transport that reports a ``TransportResponse`` rather than making an
     /// `HTTPURLResponse` (the NIO one). Optional: the default makes one and passes it on.
@@ -132,15 +133,15 @@ public protocol TransportCallbacks: AnyObject, Sendable {
     /// What follows on this task is a fault `rule` injected (``FaultRules``), not the
     /// server's: told before its first callback. Optional: the default does nothing.
     func task(_ task: Int, wasInjected rule: FaultRule)
-    /// The request's fields as its sender wrote them (``RequestOptions/fieldsAsSent``): a
-    /// transport that writes its own heads sends the request's headers arranged by them
-    /// (``FieldsAsSent/arranged(_:)``). Optional: nil by default.
-    var fieldsAsSent: FieldsAsSent? { get }
+    /// Whether the answer's fields are wanted as they came — order, repeats, spelling — to be
+    /// passed on so (``RequestOptions/relaysFieldsAsWritten``, a proxy's): a transport that
+    /// reads them so says them in ``TransportResponse``'s fields. False by default.
+    var wantsFieldsAsWritten: Bool { get }
     /// The fields that came after the answer's body (HTTP/1.1 chunked trailers, HTTP/2's
     /// trailing HEADERS: gRPC's `grpc-status`), before the task's completion, from a transport
     /// that reads them. Optional: the default drops them.
     func task(_ task: Int, didReceiveTrailers trailers: HTTPFields)
-    /// Whether the answer's trailers are wanted (``RequestOptions/fieldsAsSent``'s requests,
+    /// Whether the answer's trailers are wanted (``RequestOptions/relaysFieldsAsWritten``'s requests,
     /// a proxy's: it relays them). A transport may skip reading them otherwise. False by default.
     var wantsTrailers: Bool { get }
 }
@@ -160,7 +161,7 @@ extension TransportCallbacks {
         self.task(task, didUseConnection: connection, reused: reused)
     }
     public func task(_ task: Int, wasInjected rule: FaultRule) {}
-    public var fieldsAsSent: FieldsAsSent? { nil }
+    public var wantsFieldsAsWritten: Bool { false }
     public func task(_ task: Int, didReceiveTrailers trailers: HTTPFields) {}
     public var wantsTrailers: Bool { false }
 }

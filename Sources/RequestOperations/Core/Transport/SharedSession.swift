@@ -67,11 +67,10 @@ public final class SharedSession: RequestTransport, Sendable {
     /// callback tells (for a request with a body it asks for the body again, and we stop it
     /// there): the server may act twice. So these go on connections that are never reused.
     /// GET, HEAD, PUT, DELETE, OPTIONS and TRACE may be re-sent so (RFC 9110 §9.2.2).
-    static func needsFreshConnection(_ request: URLRequest) -> Bool {
-        let method = (request.httpMethod ?? "GET").uppercased()
-        guard !ExponentialBackoffRetryPolicy.defaultRetryableMethods.contains(method) else { return false }
-        guard request.httpBodyStream == nil, request.httpBody?.isEmpty ?? true else { return false }
-        return request.value(forHTTPHeaderField: "Idempotency-Key") == nil
+    static func needsFreshConnection(_ request: RequestMessage) -> Bool {
+        guard !ExponentialBackoffRetryPolicy.defaultRetryableMethods.contains(request.method.uppercased()) else { return false }
+        guard request.body.knownLength == 0 else { return false }
+        return request.value(forField: "Idempotency-Key") == nil
     }
 
     /// Tasks currently registered with the router. Zero when nothing is in flight.
@@ -95,9 +94,11 @@ public final class SharedSession: RequestTransport, Sendable {
     public var sendsLengthWithStreams: Bool { false }
     #endif
 
-    public func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
+    /// URLSession takes a `URLRequest`: the message's fields one value per name, its stream
+    /// (taken: read once) as `httpBodyStream`.
+    public func makeTask(for request: RequestMessage, handler: TransportCallbacks) -> TransportTask {
         let fresh = Self.needsFreshConnection(request)
-        let task = (fresh ? freshConnections : session).dataTask(with: request)
+        let task = (fresh ? freshConnections : session).dataTask(with: request.urlRequest)
         // Each session numbers its tasks from 1: the fresh one's are negated in the table.
         let identifier = fresh ? -task.taskIdentifier : task.taskIdentifier
         router.register(handler, for: identifier)
@@ -177,7 +178,7 @@ final class SessionDelegateRouter: NSObject, URLSessionDataDelegate, @unchecked 
         guard let handler = route?.handler else { return completionHandler(request) }
         // nil is the engine's "do not follow": the 3xx becomes the answer (a refused redirect's
         // task is cancelled too). Following `request` then would send what was refused.
-        completionHandler(handler.task(id, willRedirect: response, to: request))
+        completionHandler(handler.task(id, willRedirect: response, to: RequestMessage(request))?.urlRequest)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,

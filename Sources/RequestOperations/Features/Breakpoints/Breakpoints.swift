@@ -102,7 +102,7 @@ public final class Breakpoints: Sendable {
     public var isActive: Bool { active.load(ordering: .acquiring) > 0 }
 
     /// The first enabled breakpoint at `stage` whose match holds for `request`.
-    func pick(for request: URLRequest, at stage: Breakpoint.Stage = .beforeSend) -> Entry? {
+    func pick(for request: RequestMessage, at stage: Breakpoint.Stage = .beforeSend) -> Entry? {
         guard isActive else { return nil }
         return entries.withLock { $0.list }.first { $0.enabled && $0.breakpoint.stage == stage && $0.breakpoint.match.matches(request) }
     }

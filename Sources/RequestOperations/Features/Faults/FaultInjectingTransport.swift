@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -20,7 +21,7 @@ final class FaultInjectingTransport: RequestTransport {
 
     /// Tasks this transport answers itself or holds back, by identifier.
     private enum Held {
-        case answer(FaultRule, URLRequest, TransportCallbacks)
+        case answer(FaultRule, RequestMessage, TransportCallbacks)
         case delayed(FaultRule, seconds: TimeInterval, TransportCallbacks)
         case cut(FaultRule, TransportCallbacks)
     }
@@ -43,13 +44,13 @@ final class FaultInjectingTransport: RequestTransport {
     func resumeReading(_ task: TransportTask) { base.resumeReading(task) }
     func afterReads(_ task: TransportTask, _ work: @escaping @Sendable () -> Void) { base.afterReads(task, work) }
 
-    func makeTask(for request: URLRequest, handler: TransportCallbacks) -> TransportTask {
+    func makeTask(for request: RequestMessage, handler: TransportCallbacks) -> TransportTask {
         guard let rule = rules.pick(for: request) else { return base.makeTask(for: request, handler: handler) }
         return makeTask(for: request, handler: handler, injecting: rule)
     }
 
     /// A task with `rule` applied whatever the rules say: a breakpoint's answer or failure.
-    func makeTask(for request: URLRequest, handler: TransportCallbacks, injecting rule: FaultRule) -> TransportTask {
+    func makeTask(for request: RequestMessage, handler: TransportCallbacks, injecting rule: FaultRule) -> TransportTask {
         switch rule.effect {
         case .status, .reset, .stall, .respond, .fail:
             let identifier = -1 - nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -99,7 +100,7 @@ final class FaultInjectingTransport: RequestTransport {
     }
 
     /// The answer a status, a reset or a stall gives.
-    private func answer(_ task: TransportTask, rule: FaultRule, request: URLRequest, handler: TransportCallbacks) {
+    private func answer(_ task: TransportTask, rule: FaultRule, request: RequestMessage, handler: TransportCallbacks) {
         switch rule.effect {
         case .status(let status, let retryAfter):
             var fields = [("Content-Type", "text/plain; charset=utf-8")]
@@ -125,12 +126,12 @@ final class FaultInjectingTransport: RequestTransport {
 
     /// An answer made here: its head (with its length, where not given, and the mark that it
     /// is reqtop's), its body, its end.
-    private func respond(_ task: TransportTask, to request: URLRequest, status: Int, fields: [(String, String)], body: Data,
+    private func respond(_ task: TransportTask, to request: RequestMessage, status: Int, fields: [(String, String)], body: Data,
                          handler: TransportCallbacks) {
         var fields = fields
         if !fields.contains(where: { $0.0.lowercased() == "content-length" }) { fields.append(("Content-Length", "\(body.count)")) }
         fields.append(("X-Reqtop-Injected", "true"))
-        let response = TransportResponse(url: request.url ?? URL(string: "http://injected.invalid/")!, statusCode: status,
+        let response = TransportResponse(url: request.url, statusCode: status,
                                          httpVersion: "HTTP/1.1", fields: fields)
         guard handler.task(task.identifier, didReceive: response) == .allow else {
             return handler.task(task.identifier, didCompleteWithError: URLError(.cancelled))
@@ -180,7 +181,7 @@ final class TruncatingCallbacks: TransportCallbacks, Sendable {
         set { state.withLock { $0.task = newValue } }
     }
 
-    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: URLRequest) -> URLRequest? {
+    func task(_ task: Int, willRedirect response: HTTPURLResponse, to request: RequestMessage) -> RequestMessage? {
         handler.task(task, willRedirect: response, to: request)
     }
 
@@ -248,5 +249,13 @@ final class TruncatingCallbacks: TransportCallbacks, Sendable {
 
     func task(_ task: Int, didUseConnection connection: Int, reused: Bool, via proxy: String?) {
         handler.task(task, didUseConnection: connection, reused: reused, via: proxy)
+    }
+
+    var wantsFieldsAsWritten: Bool { handler.wantsFieldsAsWritten }
+    var wantsTrailers: Bool { handler.wantsTrailers }
+
+    func task(_ task: Int, didReceiveTrailers trailers: HTTPFields) {
+        guard !state.withLock({ $0.cut }) else { return }
+        handler.task(task, didReceiveTrailers: trailers)
     }
 }

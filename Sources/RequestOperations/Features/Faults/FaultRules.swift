@@ -67,7 +67,7 @@ public final class FaultRules: Sendable {
 
     /// The first rule whose match holds for `request` and whose rate's draw falls in; nil
     /// for most requests, and at once when there is no rule.
-    func pick(for request: URLRequest) -> FaultRule? {
+    func pick(for request: RequestMessage) -> FaultRule? {
         guard isActive else { return nil }
         let rules = entries.withLock { $0.list }
         for entry in rules where entry.rule.match.matches(request) {

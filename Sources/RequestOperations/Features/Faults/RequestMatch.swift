@@ -49,22 +49,27 @@ public struct RequestMatch: Sendable, Equatable, CustomStringConvertible {
     public static let everything = try! RequestMatch("")
 
     public func matches(_ request: URLRequest) -> Bool {
+        matches(RequestMessage(request))
+    }
+
+    public func matches(_ request: RequestMessage) -> Bool {
         terms.allSatisfy { Self.holds($0, request) }
     }
 
-    private static func holds(_ term: Term, _ request: URLRequest) -> Bool {
+    private static func holds(_ term: Term, _ request: RequestMessage) -> Bool {
         switch term {
         case .host(let host):
-            guard let url = request.url, let name = url.host else { return false }
-            return Self.host(host, matches: name, port: url.port, scheme: url.scheme)
+            guard let name = request.url.host else { return false }
+            return Self.host(host, matches: name, port: request.url.port, scheme: request.url.scheme)
         case .path(let text):
-            return request.url.map { Self.path(text, matches: $0.path) } ?? false
+            return Self.path(text, matches: request.url.path)
         case .method(let method):
-            return (request.httpMethod ?? "GET").uppercased() == method
+            return request.method.uppercased() == method
         case .header(let name, let value):
-            return Self.header(name: name, value: value, in: request.allHTTPHeaderFields ?? [:])
+            guard let found = request.value(forField: name) else { return false }
+            return value.map { found.lowercased().hasPrefix($0.lowercased()) } ?? true
         case .word(let word):
-            return request.url?.absoluteString.lowercased().contains(word) ?? false
+            return request.url.absoluteString.lowercased().contains(word)
         case .not(let inner):
             return !holds(inner, request)
         }

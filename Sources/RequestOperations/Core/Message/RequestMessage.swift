@@ -1,0 +1,158 @@
+import Foundation
+import HTTPTypes
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request as the engine carries it: its method, its URL, its header fields in the order
+/// they were written — each repeat a field of its own, names spelled as written
+/// (swift-http-types' `HTTPFields`) — and its body.
+///
+/// Operations, transports and events all work on it; `URLRequest` (one value per name, in no
+/// order, re-spelled) is an adapter at the library's edge: ``init(_:)`` and ``urlRequest``.
+/// A proxy's client's request arrives as one and leaves as it came.
+///
+/// ```swift
+/// var message = RequestMessage(method: "POST", url: URL(string: "https://api.example.com/orders")!)
+/// message.headerFields.append(HTTPField(name: .contentType, value: "application/json"))
+/// message.body = .data(Data(#"{"sku": 42}"#.utf8))
+/// queue.add(message)
+/// ```
+public struct RequestMessage: Sendable {
+    /// The method as written (`GET`, `PROPFIND`); checked to be a token before it is sent.
+    public var method: String
+    public var url: URL
+    /// The header fields in their order. The `Host` is the URL's.
+    public var headerFields: HTTPFields
+    public var body: RequestBody
+    /// How long URLSession's transport lets the connection idle (the one transport that reads
+    /// it; the engine sets it past the operation's own limits).
+    public var timeoutInterval: TimeInterval
+    /// Why a header of the `URLRequest` this was made from cannot be a field (a name that is
+    /// not a token, a value holding CR, LF or NUL): ``HTTPFieldCheck`` refuses to send the
+    /// message with these words, rather than let the header vanish or go out changed.
+    var unsendableHeader: String?
+
+    public init(method: String = "GET", url: URL, headerFields: HTTPFields = [:], body: RequestBody = .none,
+                timeoutInterval: TimeInterval = 60) {
+        self.method = method
+        self.url = url
+        self.headerFields = headerFields
+        self.body = body
+        self.timeoutInterval = timeoutInterval
+    }
+
+    /// `request`'s method, URL, headers (in the dictionary's order: a `URLRequest` keeps none)
+    /// and body. A request without a URL gets `about:blank`, which no transport sends.
+    public init(_ request: URLRequest) {
+        let headers = request.allHTTPHeaderFields ?? [:]
+        self.init(method: request.httpMethod ?? "GET", url: request.url ?? URL(string: "about:blank")!,
+                  headerFields: Self.fields(headers), body: Self.body(of: request), timeoutInterval: request.timeoutInterval)
+        unsendableHeader = HTTPFieldCheck.problem(in: headers)
+    }
+
+    /// The message as a `URLRequest`: one value per name (repeats joined), a stream body as
+    /// its `httpBodyStream` (taken: it is read once).
+    public var urlRequest: URLRequest {
+        var request = foundationHead
+        switch body {
+        case .none: break
+        case .data(let data): request.httpBody = data
+        case .stream(let stream): request.httpBodyStream = stream.take()
+        }
+        return request
+    }
+
+    /// The message as a `URLRequest` to show code at the library's edge (an interceptor, a
+    /// redirect policy, a preparer): a stream body is left out (it is read once, by the
+    /// transport); ``updated(by:)`` keeps it unless the code set a body of its own.
+    public var foundationHead: URLRequest {
+        var request = URLRequest(url: url, timeoutInterval: timeoutInterval)
+        request.httpMethod = method
+        for (name, value) in joinedByName { request.setValue(value, forHTTPHeaderField: name) }
+        if case .data(let data) = body { request.httpBody = data }
+        return request
+    }
+
+    /// This message as `edited` (a `URLRequest` that code at the edge made of ``foundationHead``)
+    /// says it now is, its fields kept in their order and spelling (``FieldMerge``): an
+    /// unchanged field stays where it was, each repeat apart; a changed one goes once,
+    /// changed, where it first stood; a removed one goes; an added one comes after the rest.
+    public func updated(by edited: URLRequest) -> RequestMessage {
+        var message = self
+        message.method = edited.httpMethod ?? "GET"
+        if let url = edited.url { message.url = url }
+        message.timeoutInterval = edited.timeoutInterval
+        let headers = edited.allHTTPHeaderFields ?? [:]
+        message.headerFields = FieldMerge.merged(headerFields, with: headers.lazy.map { ($0.key, $0.value) })
+        message.unsendableHeader = HTTPFieldCheck.problem(in: headers)
+        if let stream = edited.httpBodyStream {
+            message.body = .stream(BodyStream(stream))
+        } else if let data = edited.httpBody {
+            message.body = .data(data)
+        } else if case .data = body {
+            message.body = .none
+        }
+        return message
+    }
+
+    // MARK: - Fields by name
+
+    /// The value of `name` (any spelling), repeats joined as one (``FieldMerge/joined(_:canonicalName:)``); nil when absent.
+    public func value(forField name: String) -> String? {
+        guard let name = HTTPField.Name(name) else { return nil }
+        let values = headerFields[values: name]
+        return values.isEmpty ? nil : FieldMerge.joined(values, canonicalName: name.canonicalName)
+    }
+
+    /// Sets `name` to one field of `value` where its first field stood (appended when it had
+    /// none), or removes every field of it for nil. A name that is not a token is ignored.
+    public mutating func setValue(_ value: String?, forField name: String) {
+        guard let name = HTTPField.Name(name) else { return }
+        guard let value else {
+            headerFields[name] = nil
+            return
+        }
+        guard let first = headerFields.firstIndex(where: { $0.name == name }) else {
+            headerFields.append(HTTPField(name: name, value: value))
+            return
+        }
+        var fields = HTTPFields()
+        for (index, field) in headerFields.enumerated() where field.name != name || index == first {
+            fields.append(index == first ? HTTPField(name: field.name, value: value) : field)
+        }
+        headerFields = fields
+    }
+
+    /// One value per name, spelled as first written, in the order names first appear.
+    public var joinedByName: [(name: String, value: String)] {
+        FieldMerge.joinedByName(headerFields)
+    }
+
+    /// ``joinedByName`` as a dictionary (the `queued` event's `headers`).
+    public var headerDictionary: [String: String] {
+        var headers: [String: String] = [:]
+        headers.reserveCapacity(headerFields.count)
+        for (name, value) in joinedByName { headers[name] = value }
+        return headers
+    }
+
+    // MARK: - From a URLRequest
+
+    static func fields(_ headers: [String: String]) -> HTTPFields {
+        var fields = HTTPFields()
+        fields.reserveCapacity(headers.count)
+        for (name, value) in headers {
+            // A name that is not a token cannot be a field: ``unsendableHeader`` names it.
+            guard let fieldName = HTTPField.Name(name) else { continue }
+            fields.append(HTTPField(name: fieldName, value: value))
+        }
+        return fields
+    }
+
+    static func body(of request: URLRequest) -> RequestBody {
+        if let data = request.httpBody { return .data(data) }
+        if let stream = request.httpBodyStream { return .stream(BodyStream(stream)) }
+        return .none
+    }
+}
