@@ -107,6 +107,7 @@ let package = Package(
             "RequestOperations",
             "RequestArchive",
             "ChannelGlue",
+            "CertificateMint",
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -116,6 +117,11 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             .product(name: "X509", package: "swift-certificates"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // An authority of this machine's own and the leaves it signs (the proxy's, the fault server's).
+        .target(name: "CertificateMint", dependencies: [
+            .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
@@ -123,6 +129,7 @@ let package = Package(
             name: "FaultServer",
             dependencies: [
                 "ChannelGlue",
+                "CertificateMint",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -130,7 +137,6 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -178,7 +184,7 @@ let package = Package(
             path: "Benchmarks/ArchiveBenchmark"
         ),
         .testTarget(name: "ParserFuzzingTests", dependencies: ["ParserFuzzing"]),
-        .testTarget(name: "RequestOperationsTests", dependencies: ["RequestOperations", "RequestTransportNIO", "FaultServer",
+        .testTarget(name: "RequestOperationsTests", dependencies: ["RequestOperations", "RequestTransportNIO", "FaultServer", "ChannelGlue",
                                                                  .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                                                                  .product(name: "NIOSSL", package: "swift-nio-ssl")]),
         .testTarget(name: "RequestEventFormatTests", dependencies: ["RequestEventFormat", "RequestOperations"]),

@@ -1,3 +1,4 @@
+import ChannelGlue
 import Foundation
 
 /// What a recorded answer becomes on the wire when the fault server says it again
@@ -26,12 +27,9 @@ public enum RecordedAnswerFraming {
         public init(_ name: String, _ value: String) { (self.name, self.value) = (name, value) }
     }
 
-    /// Headers the server makes itself for the body it sends, and the hop-by-hop ones
-    /// (RFC 9110 §7.6.1): recorded, they would describe a connection that is gone.
-    static let madeHere: Set<String> = [
-        "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-connection",
-        "te", "trailer", "upgrade",
-    ]
+    /// Headers the server makes itself for the body it sends, and the connection's own
+    /// (``ConnectionFields``): recorded, they would describe a connection that is gone.
+    static let madeHere: Set<String> = ConnectionFields.names.union(["content-length"])
 
     public static func frame(status: Int, headers: [(String, String)], body: [UInt8]) -> Framed {
         guard (100...999).contains(status) else {
@@ -40,9 +38,8 @@ public enum RecordedAnswerFraming {
         guard status >= 200 else {
             return .unservable(reason: "recorded status \(status) is informational, not a final answer")
         }
-        // The headers a recorded `Connection` names are hop-by-hop too.
-        let named = Set(headers.filter { $0.0.lowercased() == "connection" }
-            .flatMap { $0.1.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() } })
+        // The headers a recorded `Connection` names are the connection's too.
+        let named = ConnectionFields.namedByConnection(in: headers)
         var kept: [Header] = []
         var dropped = 0
         for (name, value) in headers {

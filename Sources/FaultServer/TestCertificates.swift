@@ -1,6 +1,6 @@
+import CertificateMint
 import Crypto
 import Foundation
-import SwiftASN1
 import X509
 
 /// A certificate authority and certificates signed by it, made when asked (for the demo and
@@ -28,45 +28,18 @@ public struct TestCertificates: Sendable {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let now = Date()
         let caKey = P256.Signing.PrivateKey()
-        let caName = try DistinguishedName { CommonName("reqtop test authority") }
-        let ca = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(caKey.publicKey),
-            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(86_400),
-            issuer: caName, subject: caName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                Critical(KeyUsage(keyCertSign: true))
-            },
-            issuerPrivateKey: .init(caKey))
-        let serverKey = P256.Signing.PrivateKey()
-        let names: [GeneralName] = hosts.map { host in
-            if let address = IPv4Address(host) { return .ipAddress(ASN1OctetString(contentBytes: address.bytes[...])) }
-            return .dnsName(host)
+        let ca = try CertificateMint.authority(named: try DistinguishedName { CommonName("reqtop test authority") }, key: caKey,
+                                               from: now.addingTimeInterval(-3600), until: now.addingTimeInterval(86_400))
+        // Valid from an hour ago for a day, or for a day that ended an hour ago.
+        func validity(expired: Bool) -> (from: Date, until: Date) {
+            expired ? (now.addingTimeInterval(-2 * 86_400), now.addingTimeInterval(-3600)) : (now.addingTimeInterval(-3600), now.addingTimeInterval(86_400))
         }
-        let server = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(serverKey.publicKey),
-            notValidBefore: expired ? now.addingTimeInterval(-2 * 86_400) : now.addingTimeInterval(-3600),
-            notValidAfter: expired ? now.addingTimeInterval(-3600) : now.addingTimeInterval(86_400),
-            issuer: caName, subject: try DistinguishedName { CommonName(hosts.first ?? "localhost") },
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                SubjectAlternativeNames(names)
-                try ExtendedKeyUsage([.serverAuth])
-            },
-            issuerPrivateKey: .init(caKey))
-        let clientKey = P256.Signing.PrivateKey()
-        let client = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(clientKey.publicKey),
-            notValidBefore: expiredClient ? now.addingTimeInterval(-2 * 86_400) : now.addingTimeInterval(-3600),
-            notValidAfter: expiredClient ? now.addingTimeInterval(-3600) : now.addingTimeInterval(86_400),
-            issuer: caName, subject: try DistinguishedName { CommonName(clientName) },
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                try ExtendedKeyUsage([.clientAuth])
-            },
-            issuerPrivateKey: .init(caKey))
+        let serverKey = P256.Signing.PrivateKey(), serverDates = validity(expired: expired)
+        let server = try CertificateMint.leaf(.server, commonName: hosts.first ?? "localhost", hosts: hosts, publicKey: serverKey.publicKey,
+                                              from: serverDates.from, until: serverDates.until, issuer: ca, issuerKey: caKey)
+        let clientKey = P256.Signing.PrivateKey(), clientDates = validity(expired: expiredClient)
+        let client = try CertificateMint.leaf(.client, commonName: clientName, publicKey: clientKey.publicKey,
+                                              from: clientDates.from, until: clientDates.until, issuer: ca, issuerKey: caKey)
         let files = TestCertificates(caFile: folder + "/ca.pem", serverCertificateFile: folder + "/server.pem",
                                      serverKeyFile: folder + "/server-key.pem", clientCertificateFile: folder + "/client.pem",
                                      clientKeyFile: folder + "/client-key.pem", folder: folder)
@@ -87,18 +60,5 @@ public struct TestCertificates: Sendable {
 
     public func remove() {
         try? FileManager.default.removeItem(atPath: folder)
-    }
-}
-
-/// A dotted IPv4 address's four bytes.
-private struct IPv4Address {
-    let bytes: [UInt8]
-
-    init?(_ text: String) {
-        let parts = text.split(separator: ".")
-        guard parts.count == 4 else { return nil }
-        let values = parts.compactMap { UInt8($0) }
-        guard values.count == 4 else { return nil }
-        bytes = values
     }
 }

@@ -1,3 +1,4 @@
+import CertificateMint
 import Foundation
 import NIOCore
 import Synchronization
@@ -43,8 +44,8 @@ enum ClientProgram {
 
     /// An address's bytes and port.
     private static func endpoint(_ address: SocketAddress?) -> (address: [UInt8], port: Int)? {
-        guard let address, let ip = address.ipAddress, let port = address.port, let bytes = IPAddressBytes(ip) else { return nil }
-        return (bytes.bytes, port)
+        guard let address, let ip = address.ipAddress, let port = address.port, let bytes = CertificateMint.addressBytes(ip) else { return nil }
+        return (bytes, port)
     }
 
     #if os(Linux)

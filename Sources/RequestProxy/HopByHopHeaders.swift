@@ -1,26 +1,14 @@
+import ChannelGlue
 import Foundation
 import HTTPTypes
 import NIOHTTP1
 
-/// The headers that belong to one connection and not to the message (RFC 9110 §7.6.1): a
-/// proxy drops them in both directions, with every header `Connection` names, and frames the
-/// message itself on each leg.
+/// A proxy drops the fields that belong to one connection (``ConnectionFields``) in both
+/// directions and frames the message itself on each leg.
 enum HopByHopHeaders {
-    /// Always connection-specific, named or not (`Proxy-Connection` is not in the RFC; clients
-    /// still send it, and it means what `Connection` means).
-    static let always: Set<String> = [
-        "connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate",
-        "te", "trailer", "transfer-encoding", "upgrade",
-    ]
-
     /// `fields` without the hop-by-hop ones, in their order, duplicates kept.
     static func removed(from fields: [(String, String)]) -> [(String, String)] {
-        var named = always
-        for (name, value) in fields where ["connection", "proxy-connection"].contains(name.lowercased()) {
-            for token in value.split(separator: ",") {
-                named.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
-            }
-        }
+        let named = ConnectionFields.all(in: fields)
         return fields.filter { name, value in
             // `TE: trailers` says the client reads trailers, which this proxy relays (a gRPC
             // server refuses a call without it); any other `TE` stays the connection's.
@@ -33,10 +21,7 @@ enum HopByHopHeaders {
 
     /// Whether a `Connection` field names `name` (the client made it the connection's own).
     private static func isNamedByConnection(_ name: String, in fields: [(String, String)]) -> Bool {
-        fields.contains { field, value in
-            ["connection", "proxy-connection"].contains(field.lowercased())
-                && value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == name }
-        }
+        ConnectionFields.namedByConnection(in: fields).contains(name)
     }
 
     /// The transfer codings a `Transfer-Encoding` value names other than `chunked` (`gzip` of

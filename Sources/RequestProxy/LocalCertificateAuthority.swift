@@ -1,8 +1,8 @@
+import CertificateMint
 import Crypto
 import Foundation
 import NIOSSL
 import RequestArchive
-import SwiftASN1
 import Synchronization
 import X509
 
@@ -111,16 +111,8 @@ public final class LocalCertificateAuthority: Sendable {
             CommonName("reqtop proxy CA (\(ProcessInfo.processInfo.hostName), \(NSUserName()))")
             OrganizationName("reqtop")
         }
-        let certificate = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
-            notValidBefore: now.addingTimeInterval(-86_400), notValidAfter: now.addingTimeInterval(10 * 365 * 86_400),
-            issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                SubjectKeyIdentifier(hash: .init(key.publicKey))
-            },
-            issuerPrivateKey: .init(key))
+        let certificate = try CertificateMint.authority(named: name, key: key, from: now.addingTimeInterval(-86_400),
+                                                        until: now.addingTimeInterval(10 * 365 * 86_400))
         return (certificate, key)
     }
 
@@ -129,25 +121,11 @@ public final class LocalCertificateAuthority: Sendable {
     func leaf(for host: String) throws -> NIOSSLCertificate {
         if let known = leaves.withLock({ $0[host] }) { return known }
         let now = Date()
-        let alternative: GeneralName
-        if let address = IPAddressBytes(host) {
-            alternative = .ipAddress(ASN1OctetString(contentBytes: address.bytes[...]))
-        } else {
-            alternative = .dnsName(host)
-        }
-        let made = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(leafKey.publicKey),
-            // A day back for clocks behind; under 398 days, the most clients accept for a leaf.
-            notValidBefore: now.addingTimeInterval(-86_400), notValidAfter: min(now.addingTimeInterval(390 * 86_400), certificate.notValidAfter),
-            issuer: certificate.subject, subject: try DistinguishedName { CommonName(String(host.prefix(64))) },
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
-                SubjectAlternativeNames([alternative])
-                try ExtendedKeyUsage([.serverAuth])
-            },
-            issuerPrivateKey: .init(key))
+        // A day back for clocks behind; under 398 days, the most clients accept for a leaf.
+        let made = try CertificateMint.leaf(.server, commonName: host, hosts: [host], publicKey: leafKey.publicKey,
+                                            from: now.addingTimeInterval(-86_400),
+                                            until: min(now.addingTimeInterval(390 * 86_400), certificate.notValidAfter),
+                                            issuer: certificate, issuerKey: key)
         let leaf = try NIOSSLCertificate(bytes: Array(try made.serializeAsPEM().pemString.utf8), format: .pem)
         leaves.withLock { leaves in
             // Any client may name any host in its TLS hello: bounded, not a cache that grows
@@ -174,22 +152,5 @@ public final class LocalCertificateAuthority: Sendable {
             contexts[key] = context
         }
         return context
-    }
-}
-
-/// An IPv4 or IPv6 address's bytes, for a certificate's IP-address name.
-struct IPAddressBytes {
-    let bytes: [UInt8]
-
-    init?(_ text: String) {
-        let text = text.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        var v4 = in_addr(), v6 = in6_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 {
-            bytes = withUnsafeBytes(of: &v4) { Array($0) }
-        } else if inet_pton(AF_INET6, text, &v6) == 1 {
-            bytes = withUnsafeBytes(of: &v6) { Array($0) }
-        } else {
-            return nil
-        }
     }
 }

@@ -1,3 +1,4 @@
+import CertificateMint
 import ChannelGlue
 import Foundation
 import NIOCore
@@ -77,7 +78,7 @@ enum ProxyUpgrade {
         let watch = HandshakeWatch(upstream.eventLoop.makePromise())
         do {
             let sync = upstream.pipeline.syncOperations
-            try sync.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: IPAddressBytes(host) == nil ? host : nil))
+            try sync.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: CertificateMint.addressBytes(host) == nil ? host : nil))
             try sync.addHandler(watch)
         } catch {
             upstream.close(promise: nil)

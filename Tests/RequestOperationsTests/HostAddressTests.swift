@@ -1,3 +1,4 @@
+import Foundation
 import RequestOperations
 import XCTest
 
@@ -19,5 +20,12 @@ final class HostAddressTests: XCTestCase {
         for host in ["0.0.0.0", "::", "10.0.0.7", "localhost.example.com", "128.0.0.1"] {
             XCTAssertFalse(HostAddress.isLoopback(host), host)
         }
+    }
+
+    /// A host key reads back: an IPv6 host's is bracketed (it was `::1:8080`, which no reader
+    /// can split into host and port).
+    func testAHostKeyOfAnIPv6URLIsBracketed() {
+        XCTAssertEqual(HostKey(url: URL(string: "http://[::1]:8080/x"))?.description, "[::1]:8080")
+        XCTAssertEqual(HostKey(url: URL(string: "https://API.example.com/x"))?.description, "api.example.com:443")
     }
 }

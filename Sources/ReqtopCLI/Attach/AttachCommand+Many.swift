@@ -42,7 +42,7 @@ extension AttachCommand {
         let recorder = try startRecording(startedAt: start)
         let programs = AttachedPrograms(watchesFolder: all, start: start, recorder: recorder)
         defer { finishRecording(recorder) }
-        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
+        if case .monitor(let color) = display.mode {
             var options = MonitorScreen.Options(source: "attach", color: color, clock: { programs.now },
                                                 playbackStatus: { PlaybackStatus(programs.status) }, faultsActive: { programs.faultsActive })
             // For scripts/fleet-bench.sh: each frame's time, summed up in this file at the end.

@@ -45,11 +45,7 @@ struct AttachCommand: ParsableCommand {
     @Flag(help: "List the programs that can be attached to, and stop.")
     var list = false
 
-    @Flag(name: .customLong("no-tui"), help: "Print events as JSON lines instead of opening the monitor.")
-    var noTUI = false
-
-    @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
-    var noColor = false
+    @OptionGroup var display: DisplayOptions
 
     struct Program {
         var path: String
@@ -82,7 +78,7 @@ struct AttachCommand: ParsableCommand {
             return try runMany()
         }
         let (client, hello) = try targets.first.map(open(target:)) ?? Self.open(try resolve())
-        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
+        if case .monitor(let color) = display.mode {
             // A program elsewhere is connected to again when the network drops it.
             var again: AttachedMonitor.Reconnect?
             if let target = targets.first, target.hasPrefix("tls://") {

@@ -24,14 +24,10 @@ struct DemoCommand: ParsableCommand, RunsASession {
     @Option(help: "The scenario to run: \(DemoScenario.names.joined(separator: ", ")).")
     var scenario = "default"
 
-    @Flag(name: .customLong("no-tui"), help: "Print events as JSON lines instead of opening the monitor.")
-    var noTUI = false
+    @OptionGroup var display: DisplayOptions
 
     @Flag(help: "In the monitor, run one wave of the demo instead of starting new waves until you quit.")
     var once = false
-
-    @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
-    var noColor = false
 
     // `.unconditional`: `--max-concurrent -5` reaches validate() (a value below 1), where
     // argument-parser would take `-5` for a flag and say the value is missing.
@@ -72,7 +68,7 @@ struct DemoCommand: ParsableCommand, RunsASession {
                                                                                circuitBreaker: DemoScenario.circuitBreaker))
         let listening = try endpoint.start(queue, name: "reqtop demo", redactor: recording.redactor)
         defer { listening?.stop() }
-        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
+        if case .monitor(let color) = display.mode {
             let session = try MonitorSession(queue: queue, source: "demo (\(scenario)) · \(transport.label(carrier))" + Telemetry.label(exporters, scraped?.endpoint), color: color, redactor: recording.redactor)
             let scenario = self.scenario, once = self.once
             let summary = session.run {

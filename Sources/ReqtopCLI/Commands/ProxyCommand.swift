@@ -61,11 +61,7 @@ struct ProxyCommand: ParsableCommand, RunsASession {
     @Option(name: .customLong("faults"), help: ArgumentHelp("Inject the faults of this file ({\"faults\": [...]}, a plan's fault rules) into the proxied requests.", valueName: "file"))
     var faults: String?
 
-    @Flag(name: .customLong("no-tui"), help: "Print events as JSON lines instead of opening the monitor.")
-    var noTUI = false
-
-    @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
-    var noColor = false
+    @OptionGroup var display: DisplayOptions
 
     @Option(name: .customLong("body-cap"), help: ArgumentHelp("Bytes of each answer's body the events, the monitor and recordings keep (65536 by default).", valueName: "bytes"))
     var bodyCap: Int?
@@ -127,7 +123,7 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         // A client that refuses the authority's certificate is told of once per host: at once
         // without the monitor, after it with one (the screen is the monitor's meanwhile; the
         // row is there).
-        let output = OutputMode.choose(noTUI: noTUI, noColor: noColor)
+        let output = display.mode
         let refusals = LaterLines()
         options.onClientRefusal = { _, program, reason in
             let line = "reqtop: \(program.map { $0 + ": " } ?? "")\(reason)"

@@ -28,14 +28,10 @@ struct ReplayCommand: ParsableCommand {
     @Argument(help: "The recording: a reqtop event log (.jsonl) or a HAR file (.har).")
     var file: String
 
-    @Flag(name: .customLong("no-tui"), help: "Print the events as JSON lines.")
-    var noTUI = false
+    @OptionGroup var display: DisplayOptions
 
     @Option(parsing: .unconditional, help: "Playback speed in the monitor, from 0.25 to 16 (+ and - then step through 0.25, 0.5, 1, 2, 4, 8, 16).")
     var speed = 1.0
-
-    @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
-    var noColor = false
 
     @Flag(help: "Send the recorded requests again, through the engine (retries and all), instead of showing the recording.")
     var send = false
@@ -81,7 +77,7 @@ struct ReplayCommand: ParsableCommand {
     func run() throws {
         if let against { try playTwoRuns(against) }
         if !isHAR, !send {
-            let mode = OutputMode.choose(noTUI: noTUI, noColor: noColor)
+            let mode = display.mode
             if mode == .headless { try printStreaming() }
             // A pipe cannot be read again from its start (going back needs that): read whole, below.
             if case .monitor(let color) = mode, (try? InputFile.kind(of: file)) == S_IFREG {
@@ -121,7 +117,7 @@ struct ReplayCommand: ParsableCommand {
             try resend(log)
         }
         let summary = ReplaySummary(log.events)
-        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
+        if case .monitor(let color) = display.mode {
             try playInMonitor(log, color: color)
             ReqtopMain.printError(summary.line)
             throw ExitCode(skippedEntries > 0 ? max(1, summary.exitStatus) : summary.exitStatus)
@@ -203,7 +199,7 @@ struct ReplayCommand: ParsableCommand {
         let carrier = transport.transport ?? .platformDefault
         let exporters = try telemetry.start()
         defer { exporters?.finish() }
-        let summary = try list.run(on: RequestQueue(transport: try transport.make(carrier), instruments: exporters?.instruments ?? []), mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
+        let summary = try list.run(on: RequestQueue(transport: try transport.make(carrier), instruments: exporters?.instruments ?? []), mode: display.mode,
                                    source: "re-sending \(URL(fileURLWithPath: file).lastPathComponent) · \(transport.label(carrier))", redactor: Redactor())
         ReqtopMain.printError(summary.line + (plan.skipped.isEmpty ? "" : "; \(plan.skipped.count) not sent"))
         throw ExitCode(plan.skipped.isEmpty ? summary.exitStatus : 1)
@@ -241,7 +237,7 @@ struct ReplayCommand: ParsableCommand {
         let name = URL(fileURLWithPath: second).deletingPathExtension().lastPathComponent
         let merged = TwoRuns.merge(try DiffCommand.events(file), try DiffCommand.events(second), name: name)
         let summary = ReplaySummary(merged)
-        if case .monitor(let color) = OutputMode.choose(noTUI: noTUI, noColor: noColor) {
+        if case .monitor(let color) = display.mode {
             try playInMonitor(ReplayEvents(merged), color: color)
         } else {
             printHeader(startedAt: nil, redacted: nil)

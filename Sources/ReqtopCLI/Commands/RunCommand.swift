@@ -30,11 +30,7 @@ struct RunCommand: ParsableCommand, RunsASession {
     @Argument(help: "The plan file (JSON).")
     var plan: String
 
-    @Flag(name: .customLong("no-tui"), help: "Print events as JSON lines instead of opening the monitor.")
-    var noTUI = false
-
-    @Flag(name: .customLong("no-color"), help: "A monochrome monitor (so does a non-empty NO_COLOR).")
-    var noColor = false
+    @OptionGroup var display: DisplayOptions
 
     @Option(name: .customLong("body-cap"), help: ArgumentHelp("Bytes of each answer's body the events, the monitor, recordings and HAR keep (0: none; a plan's \"bodyCap\" otherwise; 65536 by default).", valueName: "bytes"))
     var bodyCap: Int?
@@ -80,7 +76,7 @@ struct RunCommand: ParsableCommand, RunsASession {
         let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)", redactor: recording.redactor)
         defer { listening?.stop() }
         let list = PlanFlow(plan: plan, faultServer: server?.baseURL, queue: queue, bodyCap: bodyCap).requestList(plan)
-        let summary = try list.run(on: queue, mode: OutputMode.choose(noTUI: noTUI, noColor: noColor),
+        let summary = try list.run(on: queue, mode: display.mode,
                                    source: "\(URL(fileURLWithPath: self.plan).lastPathComponent) · \(transport.label(carrier))" + Telemetry.label(exporters, scraped?.endpoint), redactor: recording.redactor)
         try RecordingOptions.end(recorder, hub: queue.events, summary: summary)
     }

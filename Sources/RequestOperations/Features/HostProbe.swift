@@ -85,5 +85,6 @@ public struct HostKey: Sendable, Hashable, CustomStringConvertible {
         self.init(host: host.lowercased(), port: url.port ?? (scheme == "https" ? 443 : 80))
     }
 
-    public var description: String { "\(host):\(port)" }
+    /// `host:port`, an IPv6 host in brackets (`[::1]:8080`): the events' `host`, the monitor's HOST.
+    public var description: String { HostAddress.authority(host, port: port) }
 }
