@@ -28,7 +28,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     private let origin: URL?
     /// The local program at the other end, found as the connection opened.
     private let client: ClientOrigin
-    private let codec: [RemovableChannelHandler]
+    /// Its HTTP/1 handlers, taken out for a tunnel or an upgrade; nil on an HTTP/2 stream.
+    private let codec: ClientCodec?
     /// Closes the connection when a head is slow to come (HTTP/1 only: an HTTP/2 stream's
     /// head comes whole in one HEADERS frame).
     private let headTimer: RequestHeadTimer?
@@ -51,7 +52,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         case refused
     }
 
-    private init(proxy: ProxyContext, connection: Int, origin: URL?, client: ClientOrigin, headTimer: RequestHeadTimer?, codec: [RemovableChannelHandler],
+    private init(proxy: ProxyContext, connection: Int, origin: URL?, client: ClientOrigin, headTimer: RequestHeadTimer?, codec: ClientCodec?,
                  streamID: Int? = nil) {
         self.proxy = proxy
         self.streamID = streamID
@@ -76,7 +77,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
                                          bodyTimeout: .milliseconds(Int64(context.options.requestBodyTimeout * 1000)))
         // The timer before the decoder (it counts bytes); taken out with the codec for a tunnel.
         let handler = ProxyConnectionHandler(proxy: context, connection: connection, origin: origin, client: client, headTimer: headTimer,
-                                             codec: [headTimer, errors, pipelining, encoder, decoder])
+                                             codec: ClientCodec(decoder: decoder, others: [headTimer, errors, pipelining, encoder]))
         let sync = channel.pipeline.syncOperations
         if idle { try sync.addHandler(IdleStateHandler(allTimeout: .milliseconds(Int64(context.options.idleTimeout * 1000)))) }
         try sync.addHandler(encoder)
@@ -91,7 +92,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     /// Reads one HTTP/2 stream as one request to `origin` (``ProxyHTTP2``): the stream's frames
     /// as HTTP/1 parts, its id in the request's (`c3-s5`: connection 3, stream 5).
     static func installStream(on stream: Channel, streamID: Int, context: ProxyContext, connection: Int, origin: URL, client: ClientOrigin) throws {
-        let handler = ProxyConnectionHandler(proxy: context, connection: connection, origin: origin, client: client, headTimer: nil, codec: [],
+        let handler = ProxyConnectionHandler(proxy: context, connection: connection, origin: origin, client: client, headTimer: nil, codec: nil,
                                              streamID: streamID)
         try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
         try stream.pipeline.syncOperations.addHandler(handler)
@@ -251,8 +252,10 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
             client.whenFound { _ in
                 steps.eventLoop.execute {
                     let (handler, context) = steps.value
+                    // An HTTP/2 stream has no codec: its upgrade was refused as it came.
+                    guard let codec = handler.codec?.with(handler) else { return }
                     ProxyUpgrade.start(head, body: body, url: url, id: id, proxy: handler.proxy, client: handler.client,
-                                       codec: handler.codec + [handler], context: context)
+                                       codec: codec, context: context)
                 }
             }
         case .connect(let host, let port, let id):
@@ -260,8 +263,10 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
             client.whenFound { _ in
                 steps.eventLoop.execute {
                     let (handler, context) = steps.value
+                    // An HTTP/2 stream has no codec: its CONNECT was refused as it came (it has an origin).
+                    guard let codec = handler.codec?.with(handler) else { return }
                     ProxyTunnel.connect(host: host, port: port, id: id, proxy: handler.proxy, connection: handler.connection, client: handler.client,
-                                        codec: handler.codec + [handler], context: context)
+                                        codec: codec, context: context)
                 }
             }
         case .idle, .refused:

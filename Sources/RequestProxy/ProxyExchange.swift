@@ -41,9 +41,8 @@ final class ProxyExchange: ResponseStreamReceiver {
         var host: String?
         var underWay = false
         var clientGone = false
-        /// The client's request has come whole (true), or never will (false: it went away or
-        /// sent what could not be read, and was answered 400). Nil while its body streams.
-        var requestComplete: Bool?
+        /// How far the client's request has come.
+        var arrival = RequestArrival.streaming
         /// What the answer did before the request came whole, done once it has: an answer is
         /// written only after the request (HTTP/1.1 allows an early one, but NIO's server
         /// pipeline and many clients do not expect it, and an upstream that answered early
@@ -65,6 +64,16 @@ final class ProxyExchange: ResponseStreamReceiver {
     /// that it reads the answer before the connection closes (a close with unread bytes
     /// resets the connection, and the answer can be lost with it).
     static let lingerAfterEarlyAnswer: TimeAmount = .seconds(2)
+
+    /// How far a client's request has come.
+    private enum RequestArrival {
+        /// Its body still streams (the answer waits, ``LoopState/held``).
+        case streaming
+        /// It came whole, or an answer that ended early let go of the rest.
+        case whole
+        /// It never will: the client went away, or sent what could not be read (answered 400).
+        case broken
+    }
 
     private enum AnswerStep {
         case head(status: Int, headers: [(String, String)])
@@ -113,7 +122,7 @@ final class ProxyExchange: ResponseStreamReceiver {
 
     /// The request, read whole, goes out with `body`.
     func startPrepared(body: Data?) {
-        onLoop.value.requestComplete = true
+        onLoop.value.arrival = .whole
         guard var request = onLoop.value.request else { return }
         onLoop.value.request = nil
         // The transport frames the body it is given: the client's length would go out twice.
@@ -162,8 +171,8 @@ final class ProxyExchange: ResponseStreamReceiver {
 
     /// The streamed request body ended whole: the answer may be written.
     func requestEnded() {
-        guard onLoop.value.requestComplete == nil else { return }
-        onLoop.value.requestComplete = true
+        guard onLoop.value.arrival == .streaming else { return }
+        onLoop.value.arrival = .whole
         let held = onLoop.value.held
         onLoop.value.held = []
         held.forEach(write)
@@ -171,7 +180,7 @@ final class ProxyExchange: ResponseStreamReceiver {
 
     /// The client's request will not come whole: no answer is written to it.
     func requestBroken() {
-        guard onLoop.value.requestComplete == nil else { return }
+        guard onLoop.value.arrival == .streaming else { return }
         abandon()
     }
 
@@ -185,7 +194,7 @@ final class ProxyExchange: ResponseStreamReceiver {
     /// Nothing more is written to the client: what was held is dropped and the operation
     /// cancelled (once it ended, a cancel does nothing).
     private func abandon() {
-        if onLoop.value.requestComplete == nil { onLoop.value.requestComplete = false }
+        if onLoop.value.arrival == .streaming { onLoop.value.arrival = .broken }
         onLoop.value.held = []
         onLoop.value.operation?.cancel(by: Self.clientCanceller)
     }
@@ -252,19 +261,19 @@ final class ProxyExchange: ResponseStreamReceiver {
     }
 
     private func step(_ step: AnswerStep) {
-        switch onLoop.value.requestComplete {
-        case true?: write(step)
-        case nil:
+        switch onLoop.value.arrival {
+        case .whole: write(step)
+        case .streaming:
             onLoop.value.held.append(step)
             // A whole answer while the body still streams: the upstream wants no more of it
             // (a client waiting for that answer before it sends more would wait for ever).
             guard case .end = step else { return }
             onLoop.value.answeredEarly = true
-            onLoop.value.requestComplete = true
+            onLoop.value.arrival = .whole
             let held = onLoop.value.held
             onLoop.value.held = []
             held.forEach(write)
-        case false?: break
+        case .broken: break
         }
     }
 
@@ -324,7 +333,7 @@ final class ProxyExchange: ResponseStreamReceiver {
         onLoop.value.answered = true
         onLoop.value.underWay = false
         onLoop.value.operation?.cancel(by: Self.proxyCanceller)
-        guard onLoop.value.requestComplete != false else { return }
+        guard onLoop.value.arrival != .broken else { return }
         answer.send(on: channel, closing: true)
     }
 

@@ -14,7 +14,7 @@ import RequestOperations
 /// (An `Upgrade` request is ``ProxyUpgrade``'s, which ends in the same relay.)
 enum ProxyTunnel {
     /// - Parameter id: the `CONNECT`'s id: a passed-through tunnel's row.
-    static func connect(host: String, port: Int, id: String, proxy: ProxyContext, connection: Int, client: ClientOrigin, codec: [RemovableChannelHandler],
+    static func connect(host: String, port: Int, id: String, proxy: ProxyContext, connection: Int, client: ClientOrigin, codec: ClientCodec,
                         context: ChannelHandlerContext) {
         let channel = context.channel
         let codec = NIOLoopBound(codec, eventLoop: channel.eventLoop)
@@ -127,12 +127,11 @@ enum ProxyTunnel {
     /// for an upgrade, whose answer is the upstream's), adds `next`'s handlers, and reads on.
     /// The `200` is written as bytes: NIO's encoder would frame it as a chunked body, whose
     /// last chunk the client would read as the first bytes of the tunnel.
-    static func swapToBytes(_ channel: Channel, codec: [RemovableChannelHandler], telling: ByteBuffer?, then next: @escaping () throws -> Void) {
+    static func swapToBytes(_ channel: Channel, codec: ClientCodec, telling: ByteBuffer?, then next: @escaping () throws -> Void) {
         let sync = channel.pipeline.syncOperations
         // The decoder stays until the new handlers are in: bytes it read past the head go on to them.
-        let decoder = codec[codec.count - 2]
-        for handler in codec.dropLast(2) + [codec.last!] { sync.removeHandler(handler, promise: nil) }
-        let steps = NIOLoopBound((decoder, next), eventLoop: channel.eventLoop)
+        for handler in codec.others { sync.removeHandler(handler, promise: nil) }
+        let steps = NIOLoopBound((codec.decoder, next), eventLoop: channel.eventLoop)
         let told = telling.map { channel.writeAndFlush($0) } ?? channel.eventLoop.makeSucceededVoidFuture()
         told.whenComplete { result in
             guard case .success = result else { return channel.close(promise: nil) }

@@ -18,7 +18,7 @@ enum ProxyUpgrade {
     ///   - body: the request's body, read whole (an upgrade's is small; most have none).
     ///   - codec: the client connection's HTTP handlers, taken out for the relay.
     static func start(_ head: HTTPRequestHead, body: ByteBuffer?, url: URL, id: String, proxy: ProxyContext, client origin: ClientOrigin,
-                      codec: [RemovableChannelHandler], context: ChannelHandlerContext) {
+                      codec: ClientCodec, context: ChannelHandlerContext) {
         let channel = context.channel
         let codec = NIOLoopBound(codec, eventLoop: channel.eventLoop)
         channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
@@ -117,7 +117,7 @@ final class UpgradeAnswer: ChannelInboundHandler, RemovableChannelHandler {
     let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes))
     private let client: Channel
     private let upstream: Channel
-    private let codec: [RemovableChannelHandler]
+    private let codec: ClientCodec
     private let meter: TunnelMeter
     private let proxy: ProxyContext
     private var state = State.awaiting
@@ -133,7 +133,7 @@ final class UpgradeAnswer: ChannelInboundHandler, RemovableChannelHandler {
         case done
     }
 
-    init(client: Channel, upstream: Channel, codec: [RemovableChannelHandler], meter: TunnelMeter, proxy: ProxyContext) {
+    init(client: Channel, upstream: Channel, codec: ClientCodec, meter: TunnelMeter, proxy: ProxyContext) {
         (self.client, self.upstream, self.codec, self.meter, self.proxy) = (client, upstream, codec, meter, proxy)
     }
 
