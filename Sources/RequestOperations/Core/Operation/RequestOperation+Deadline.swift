@@ -5,6 +5,22 @@ import Foundation
 /// not the upstream's: 15 of 20 requests stopped at a breakpoint used to fail with "deadline
 /// of 60s exceeded" while someone read them.
 extension RequestOperation {
+    /// Where the deadline is: each case holds what it uses (a timer only while it runs).
+    enum DeadlineClock {
+        /// No deadline, or it has not started.
+        case none
+        /// Its timer runs and fires `at` (the clock's time).
+        case running(ScheduledTimer, at: TimeInterval)
+        /// A breakpoint stopped the operation with `left` seconds of it to go.
+        case paused(left: TimeInterval)
+
+        /// The running timer, to cancel when the operation ends.
+        var timer: ScheduledTimer? {
+            if case .running(let timer, _) = self { return timer }
+            return nil
+        }
+    }
+
     /// Starts the deadline's timer: `left` seconds from now.
     func startDeadline(_ deadline: TimeInterval, left: TimeInterval) {
         let clock = environment.clock
@@ -23,9 +39,7 @@ extension RequestOperation {
 
         func apply(to state: inout State, of operation: RequestOperation) -> Bool {
             guard state.result == nil else { return false }
-            state.deadlineTimer = timer
-            state.deadlineAt = at
-            state.deadlineLeft = nil
+            state.deadline = .running(timer, at: at)
             return true
         }
     }
@@ -33,17 +47,18 @@ extension RequestOperation {
     /// Stops the deadline's clock while the operation is stopped at a breakpoint, keeping
     /// what is left of it. Called under the lock; returns the timer to cancel outside it.
     func pauseDeadline(_ state: inout State) -> ScheduledTimer? {
-        guard let timer = state.deadlineTimer, let at = state.deadlineAt else { return nil }
-        state.deadlineLeft = max(0, at - environment.clock.now())
-        state.deadlineTimer = nil
-        state.deadlineAt = nil
+        guard case .running(let timer, let at) = state.deadline else { return nil }
+        state.deadline = .paused(left: max(0, at - environment.clock.now()))
         return timer
     }
 
     /// Starts it again with what was left, once the breakpoint lets the operation go.
     func resumeDeadline() {
         guard let deadline = options.deadline,
-              let left = look({ state -> TimeInterval? in state.result == nil ? state.deadlineLeft : nil }) else { return }
+              let left = look({ state -> TimeInterval? in
+                  guard state.result == nil, case .paused(let left) = state.deadline else { return nil }
+                  return left
+              }) else { return }
         startDeadline(deadline, left: left)
     }
 }

@@ -27,16 +27,14 @@ extension RequestOperation {
         /// The last answer a server gave (kept across attempts until the next one is sent,
         /// so an operation ended between attempts reports the last status it saw).
         var answer = Answer()
-        var deadlineTimer: ScheduledTimer?
+        /// The operation's deadline: none, running (its timer and when it fires), or stopped at a
+        /// breakpoint with what was left of it.
+        var deadline = DeadlineClock.none
         /// Tasks handed to the transport whose resume runs now, outside the lock; a cancel
         /// decided meanwhile waits in `cancelOnResume` and is done once the resume returned
         /// (a transport is never asked to cancel a task it has not been told to start).
         var unresumed: Set<Int> = []
         var cancelOnResume: Set<Int> = []
-        /// When the deadline's timer fires (the clock's time), while it runs.
-        var deadlineAt: TimeInterval?
-        /// What was left of the deadline when a breakpoint stopped the operation.
-        var deadlineLeft: TimeInterval?
         var lastDelay: TimeInterval?
         var result: RequestResult?
         /// Tasks awaiting ``RequestOperation/finished``, resumed once the result is set.
