@@ -104,7 +104,7 @@ extension RequestOperation {
         let needsAdmission: Bool
 
         func apply(to state: inout State, of operation: RequestOperation) -> BreakpointNext? {
-            guard state.result == nil, let stage = state.machine.breakpointStage else { return nil }
+            guard !state.hasEnded, let stage = state.machine.breakpointStage else { return nil }
             if stage == .afterResponse, case .edit = resolution { return nil }
             operation.publish(&state, .breakpointResolved(how: resolution.summary, by: actor))
             if case .cancel = resolution { return .cancel }
@@ -138,7 +138,7 @@ extension RequestOperation {
 
     /// Where the operation is stopped, if it is: before sending or after an answer.
     public var breakpointStage: Breakpoint.Stage? {
-        look { state in state.result == nil ? state.machine.breakpointStage : nil }
+        look { state in !state.hasEnded ? state.machine.breakpointStage : nil }
     }
 
     /// Resolves the stop at a breakpoint: the attempt goes on (as it is, edited, or answered

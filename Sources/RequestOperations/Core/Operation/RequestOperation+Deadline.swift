@@ -38,7 +38,7 @@ extension RequestOperation {
         let at: TimeInterval
 
         func apply(to state: inout State, of operation: RequestOperation) -> Bool {
-            guard state.result == nil else { return false }
+            guard !state.hasEnded else { return false }
             state.deadline = .running(timer, at: at)
             return true
         }
@@ -56,7 +56,7 @@ extension RequestOperation {
     func resumeDeadline() {
         guard let deadline = options.deadline,
               let left = look({ state -> TimeInterval? in
-                  guard state.result == nil, case .paused(let left) = state.deadline else { return nil }
+                  guard !state.hasEnded, case .paused(let left) = state.deadline else { return nil }
                   return left
               }) else { return }
         startDeadline(deadline, left: left)

@@ -36,7 +36,13 @@ extension RequestOperation {
         var unresumed: Set<Int> = []
         var cancelOnResume: Set<Int> = []
         var lastDelay: TimeInterval?
+        /// What the operation ended with; set in the one transition that finishes the machine
+        /// (``RequestOperation/endLocked(_:outcome:error:reason:cancelledBy:)``). Whether it ended
+        /// is the machine's to say (``hasEnded``), never this field's.
         var result: RequestResult?
+
+        /// The operation ended: the machine is in its finished stage.
+        var hasEnded: Bool { machine.isFinished }
         /// Tasks awaiting ``RequestOperation/finished``, resumed once the result is set.
         var finishWaiters: [CheckedContinuation<RequestResult, Never>] = []
         /// Subscribers whose batch of events a transition began: their delivery is scheduled

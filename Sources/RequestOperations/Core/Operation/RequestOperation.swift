@@ -180,7 +180,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         enum Action { case alreadyEnded, runs }
 
         func apply(to state: inout State, of operation: RequestOperation) -> Action {
-            guard state.result == nil else { return .alreadyEnded }
+            guard !state.hasEnded else { return .alreadyEnded }
             state.startedAt = at
             return .runs
         }
@@ -220,7 +220,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
             state.request = request
             // Under the lock, so a cancel that ended the operation meanwhile is not
             // followed by a `built` after its `finished`.
-            guard state.result == nil else { return }
+            guard !state.hasEnded else { return }
             operation.publish(&state, .built(method: request.method, url: request.url.absoluteString,
                                              headers: request.headerDictionary, body: body))
         }
@@ -248,7 +248,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         let cancelledBy: String?
 
         func apply(to state: inout State, of operation: RequestOperation) -> Teardown? {
-            guard state.result == nil else { return nil }
+            guard !state.hasEnded else { return nil }
             return operation.endLocked(&state, outcome: outcome, error: error, reason: reason, cancelledBy: cancelledBy)
         }
     }
@@ -364,6 +364,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         result.trailers = state.answer.trailers
         result.fields = state.answer.fieldsAsReceived
         state.result = result
+        assert(state.hasEnded, "an operation's result is set as its machine finishes")
         if let cancelledBy { publish(&state, .cancelled(by: cancelledBy), attempt: deciding) }
         publish(&state, .finished(outcome: outcome, status: status, attempts: attempts, duration: duration, reason: reason), attempt: deciding)
         teardown.result = result
