@@ -154,6 +154,7 @@ let package = Package(
                 "RequestTracing",
                 "RequestMetrics",
                 "FaultServer",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "OTel", package: "swift-otel"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

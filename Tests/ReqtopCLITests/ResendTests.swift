@@ -12,9 +12,26 @@ final class ResendTests: XCTestCase {
         }
         let events = [queued("a", "http://api.test/echo%74?q=a%20b"), queued("b", "http://%5Bredacted%5D@api.test/x")]
         let plan = Resend(events: events, target: URL(string: "http://127.0.0.1:8080/staging/"))
-        XCTAssertEqual(plan.requests.map { $0.request.url?.absoluteString }, ["http://127.0.0.1:8080/staging/echo%74?q=a%20b"])
+        XCTAssertEqual(plan.requests.map { $0.request.url.absoluteString }, ["http://127.0.0.1:8080/staging/echo%74?q=a%20b"])
         XCTAssertEqual(plan.skipped.map(\.reason), ["its user:password was redacted"])
         let plain = Resend(events: [events[0]], target: URL(string: "http://127.0.0.1:8080"))
-        XCTAssertEqual(plain.requests.first?.request.url?.absoluteString, "http://127.0.0.1:8080/echo%74?q=a%20b")
+        XCTAssertEqual(plain.requests.first?.request.url.absoluteString, "http://127.0.0.1:8080/echo%74?q=a%20b")
+    }
+
+    /// A proxy's recording holds its client's head as written (`headerFields`): sent again so,
+    /// in order, repeats apart, names as spelled; `queued`'s one value per name is the fallback.
+    func testARecordedHeadAsWrittenIsSentAsWritten() {
+        let fields = FieldMerge.fields([("X-Zeta", "1"), ("X-Dup", "a"), ("x-MiXeD", "2"), ("X-Dup", "b")])
+        let events = [
+            RequestEvent(time: 0, operationID: "c1-r1", attempt: 1, payload: .queued(method: "GET", url: "http://api.test/x",
+                                                                                    headers: ["X-Zeta": "1", "X-Dup": "a, b", "x-MiXeD": "2"], maxAttempts: 1)),
+            RequestEvent(time: 0, operationID: "c1-r1", attempt: 1, payload: .headerFields(side: .request, fields: fields)),
+            RequestEvent(time: 0, operationID: "lib", attempt: 1, payload: .queued(method: "GET", url: "http://api.test/y",
+                                                                                  headers: ["X-Dup": "a, b"], maxAttempts: 1)),
+        ]
+        let plan = Resend(events: events, target: nil)
+        XCTAssertEqual(plan.requests.first?.request.headerFields.map { "\($0.name.rawName): \($0.value)" },
+                       ["X-Zeta: 1", "X-Dup: a", "x-MiXeD: 2", "X-Dup: b"])
+        XCTAssertEqual(plan.requests.last?.request.value(forField: "x-dup"), "a, b")
     }
 }

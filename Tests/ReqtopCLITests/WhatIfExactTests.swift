@@ -146,7 +146,7 @@ final class WhatIfExactTests: XCTestCase {
         XCTAssertEqual(plain.requests.count, 0)
         XCTAssertEqual(plain.skipped.map(\.id), ["login"])
         let whatIf = Resend(events: events, target: nil, sendingPlaceholders: true)
-        XCTAssertEqual(whatIf.requests.first?.request.value(forHTTPHeaderField: "Authorization"), "[redacted]")
+        XCTAssertEqual(whatIf.requests.first?.request.value(forField: "Authorization"), "[redacted]")
         XCTAssertEqual(whatIf.withPlaceholders, ["login"])
     }
 

@@ -47,7 +47,7 @@ struct PlanFlow {
         // that is current when its batch is released.
         if let name = planned.batch, let batch = batches[name] { options.interceptors.append(BatchingInterceptor(batch: batch)) }
         if planned.auth, let auth { auth.install(on: &options) }
-        return RequestList.Item(id: planned.id, request: planned.urlRequest(faultServer: faultServer), options: options,
+        return RequestList.Item(id: planned.id, request: RequestMessage(planned.urlRequest(faultServer: faultServer)), options: options,
                                 dependsOn: planned.dependsOn, build: planned.dependsOn.isEmpty ? nil : builder(planned),
                                 priority: planned.priority)
     }

@@ -10,7 +10,7 @@ import RequestOperations
 struct RequestList: Sendable {
     struct Item: Sendable {
         var id: String
-        var request: URLRequest
+        var request: RequestMessage
         var options: RequestOptions
         /// Ids of earlier items that must succeed first.
         var dependsOn: [String] = []
@@ -33,7 +33,7 @@ struct RequestList: Sendable {
     private func add(to queue: RequestQueue, track: (RequestOperation) -> Void) {
         var added: [String: RequestOperation] = [:]
         for item in items {
-            let operation = RequestOperation(request: item.request, id: item.id, options: item.options, environment: queue.environment,
+            let operation = RequestOperation(message: item.request, id: item.id, options: item.options, environment: queue.environment,
                                              after: item.dependsOn.compactMap { added[$0] }, build: item.build)
             operation.queuePriority = item.priority
             added[item.id] = operation

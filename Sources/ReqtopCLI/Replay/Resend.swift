@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -11,6 +12,9 @@ import RequestOperations
 /// its recorded time limits and retry settings, and scheme, host and port rewritten to a
 /// target when one is given.
 ///
+/// A request whose head the recording holds as it was written (a proxy's client's: the
+/// `headerFields` event) is sent so: its fields in order, repeats apart, names as spelled.
+///
 /// A request that carries a redacted value (a `[redacted]` header, query value, URL
 /// user:password or body field) or a body the recording left out is never sent in part: it
 /// is set aside with the reason.
@@ -22,7 +26,7 @@ struct Resend {
 
     struct Request {
         var id: String
-        var request: URLRequest
+        var request: RequestMessage
         var options: RequestOptions
     }
 
@@ -43,6 +47,8 @@ struct Resend {
         var headers: [String: String]
         var body: RecordedBody?
         var options: RecordedOptions?
+        /// The head as it was written (`headerFields`, side `request`), when recorded.
+        var fields: HTTPFields?
     }
 
     /// `sendingPlaceholders`: a request with a redacted value is sent with the placeholder in
@@ -60,7 +66,12 @@ struct Resend {
             case .built(let method, let url, let headers, let body):
                 guard var request = recorded[event.operationID] else { continue }
                 (request.method, request.url, request.headers, request.body) = (method, url, headers, body)
+                // The request was made anew from its parents' answers: the head of `queued` is gone.
+                request.fields = nil
                 recorded[event.operationID] = request
+            case .headerFields(.request, let fields):
+                guard recorded[event.operationID] != nil, recorded[event.operationID]?.fields == nil else { continue }
+                recorded[event.operationID]?.fields = fields
             case .requestBody(.bytes(let data), let total, false, _):
                 // A streamed body kept whole as it went (a proxy's client's upload, a gRPC
                 // call's messages): `queued` could only say "a stream"; this is what was sent.
@@ -75,7 +86,7 @@ struct Resend {
                 let request = try Self.request(recorded[id]!, target: target, redactedAllowed: sendingPlaceholders)
                 if sendingPlaceholders, Self.carriesPlaceholder(recorded[id]!) { withPlaceholders.append(id) }
                 requests.append(Request(id: id, request: request, options: options(recorded[id]!.options, id: id)))
-                let host = [request.url?.host ?? "", request.url?.port.map { ":\($0)" } ?? ""].joined()
+                let host = [request.url.host ?? "", request.url.port.map { ":\($0)" } ?? ""].joined()
                 if !hosts.contains(host) { hosts.append(host) }
             } catch let reason as NotSent {
                 skipped.append(Skipped(id: id, reason: reason.text))
@@ -113,7 +124,7 @@ struct Resend {
         })
     }
 
-    private static func request(_ recorded: Recorded, target: URL?, redactedAllowed: Bool) throws -> URLRequest {
+    private static func request(_ recorded: Recorded, target: URL?, redactedAllowed: Bool) throws -> RequestMessage {
         // A proxy's tunnel row: bytes relayed, not a request anything can send again.
         if isTunnel(method: recorded.method, headers: recorded.headers) {
             throw NotSent("a tunnel (\(recorded.method == "CONNECT" ? "CONNECT" : "an upgrade")): its bytes were relayed as they came, and cannot be sent again")
@@ -149,7 +160,10 @@ struct Resend {
         case nil:
             break
         }
-        return request
+        var message = RequestMessage(request)
+        // The same headers as `queued`'s, as they were written; the redactions were checked on those.
+        if let fields = recorded.fields { message.headerFields = fields }
+        return message
     }
 
     /// Scheme, host and port from the target; a path in the target goes in front of the

@@ -90,7 +90,7 @@ struct WhatIfRun {
         var plans: [(options: RecordedOptions?, plan: Plan)] = []
         // What to make at each moment: an operation is made (its `queued` event) when the
         // recording made it, so the two runs line up on one time axis.
-        var planned: [(id: String, at: TimeInterval, request: URLRequest, options: RequestOptions)] = []
+        var planned: [(id: String, at: TimeInterval, request: RequestMessage, options: RequestOptions)] = []
         var skipped = resend.skipped
         for request in resend.requests {
             let options = recorded[request.id]?.options
@@ -104,13 +104,17 @@ struct WhatIfRun {
             // Only ever to the recording's own server for its host: a host the recording has no
             // answer from is not sent to at all (it could be a real upstream).
             var sent = request.request
-            guard let host = recorded[request.id]?.host, let port = servers.ports[host], let url = sent.url,
-                  var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            guard let host = recorded[request.id]?.host, let port = servers.ports[host],
+                  var components = URLComponents(url: sent.url, resolvingAgainstBaseURL: false) else {
                 skipped.append(Resend.Skipped(id: request.id, reason: "the recording has no answer from its host to serve"))
                 continue
             }
             (components.scheme, components.host, components.port) = ("http", "127.0.0.1", port)
-            sent.url = components.url
+            guard let local = components.url else {
+                skipped.append(Resend.Skipped(id: request.id, reason: "its URL cannot be sent to the recording's server"))
+                continue
+            }
+            sent.url = local
             item.options.reactors = decisions.reactors(of: request.id, in: reactors)
             if replaysBackoff {
                 // Early retries are replayed as recorded (below): the engine's own would race
@@ -159,7 +163,7 @@ struct WhatIfRun {
         var timeline: [(at: TimeInterval, act: () -> Void)] = planned.map { item in
             (item.at, {
                 let parents = (decisions.parents[item.id] ?? []).compactMap { made[$0] }
-                let operation = RequestOperation(request: item.request, id: item.id, options: item.options, environment: queue.environment, after: parents)
+                let operation = RequestOperation(message: item.request, id: item.id, options: item.options, environment: queue.environment, after: parents)
                 made[item.id] = operation
                 queue.add(operation)
             })
