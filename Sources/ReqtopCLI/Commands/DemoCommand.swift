@@ -68,28 +68,25 @@ struct DemoCommand: ParsableCommand, RunsASession {
                                                                                circuitBreaker: DemoScenario.circuitBreaker))
         let listening = try endpoint.start(queue, name: "reqtop demo", redactor: recording.redactor)
         defer { listening?.stop() }
-        if case .monitor(let color) = display.mode {
-            let session = try MonitorSession(queue: queue, source: "demo (\(scenario)) · \(transport.label(carrier))" + Telemetry.label(exporters, scraped?.endpoint), color: color, redactor: recording.redactor)
-            let scenario = self.scenario, once = self.once
-            let summary = session.run {
-                var wave = 1
-                repeat {
-                    let operations = Mutex<[RequestOperation]>([])
-                    demo.play(DemoScenario.named(scenario, wave: wave)!, onSend: { operation in
-                        session.track(operation)
-                        operations.withLock { $0.append(operation) }
-                    }, shouldStop: { session.hasQuit })
-                    // The next wave starts a few seconds after this one has ended.
-                    while !session.hasQuit, operations.withLock({ $0.contains { $0.result == nil } }) { Thread.sleep(forTimeInterval: 0.2) }
-                    for _ in 0..<15 where !session.hasQuit { Thread.sleep(forTimeInterval: 0.2) }
-                    wave += 1
-                } while !once && !session.hasQuit
-            }
-            try RecordingOptions.end(recorder, hub: queue.events, summary: summary)
-        }
-        let session = HeadlessSession(queue: queue, redactor: recording.redactor)
+        let session = try QueueSession.open(queue, mode: display.mode, source: "demo (\(scenario)) · \(transport.label(carrier))"
+                                                + Telemetry.label(exporters, scraped?.endpoint), redactor: recording.redactor)
+        // The monitor plays wave after wave until the person quits (one with --once); headless, one.
+        let scenario = self.scenario, waves = session.isMonitor && !once
         let summary = session.run {
-            demo.play(DemoScenario.named(scenario, wave: 1)!, onSend: session.track, shouldStop: { session.wasInterrupted })
+            var wave = 1
+            while true {
+                let operations = Mutex<[RequestOperation]>([])
+                demo.play(DemoScenario.named(scenario, wave: wave)!, onSend: { operation in
+                    session.track(operation)
+                    operations.withLock { $0.append(operation) }
+                }, shouldStop: { session.isStopping })
+                guard waves else { break }
+                // The next wave starts a few seconds after this one has ended.
+                while !session.isStopping, operations.withLock({ $0.contains { $0.result == nil } }) { Thread.sleep(forTimeInterval: 0.2) }
+                for _ in 0..<15 where !session.isStopping { Thread.sleep(forTimeInterval: 0.2) }
+                guard !session.isStopping else { break }
+                wave += 1
+            }
         }
         try RecordingOptions.end(recorder, hub: queue.events, summary: summary)
     }

@@ -200,14 +200,10 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         let summary: RunSummary
         let source = "proxy \(address) · " + (options.authority == nil ? "HTTPS tunnelled" : "HTTPS decrypted")
             + (config.map { " · " + URL(fileURLWithPath: $0).lastPathComponent } ?? " · transparent") + (transport.insecure ? " · INSECURE TLS" : "")
-        if case .monitor(let color) = output {
-            let session = try MonitorSession(queue: queue, source: source, color: color, redactor: recording.redactor)
-            summary = session.run { while !session.hasQuit { Thread.sleep(forTimeInterval: 0.1) } }
-            refusals.taken().forEach(ReqtopMain.printError)
-        } else {
-            let session = HeadlessSession(queue: queue, redactor: recording.redactor)
-            summary = session.run { while !session.wasInterrupted { Thread.sleep(forTimeInterval: 0.1) } }
-        }
+        let session = try QueueSession.open(queue, mode: output, source: source, redactor: recording.redactor)
+        summary = session.run { while !session.isStopping { Thread.sleep(forTimeInterval: 0.1) } }
+        // Held while the monitor had the screen; said as it came without one.
+        refusals.taken().forEach(ReqtopMain.printError)
         // A proxy that was stopped did its job: its clients' failures are not its exit status.
         try RecordingOptions.end(recorder, hub: queue.events, summary: summary, status: 0)
     }

@@ -22,11 +22,7 @@ struct RequestList: Sendable {
     var items: [Item]
 
     func run(on queue: RequestQueue, mode: OutputMode, source: String, redactor: Redactor?) throws -> RunSummary {
-        if case .monitor(let color) = mode {
-            let session = try MonitorSession(queue: queue, source: source, color: color, redactor: redactor)
-            return session.run { add(to: queue, track: session.track) }
-        }
-        let session = HeadlessSession(queue: queue, redactor: redactor)
+        let session = try QueueSession.open(queue, mode: mode, source: source, redactor: redactor)
         return session.run { add(to: queue, track: session.track) }
     }
 
