@@ -93,7 +93,7 @@ final class AttemptStateMachineTests: XCTestCase {
         func inFlight(_ m: inout Machine) {
             preparing(&m)
             _ = m.sent(h.task(1), at: 0, uploadTotal: nil, of: m.id)
-            _ = m.timersStarted(attempt: h.timer("attemptTimer"), read: h.timer("readTimer"), hedge: h.timer("hedgeTimer"), of: m.id)
+            _ = m.timersStarted(AttemptTimers(attempt: h.timer("attemptTimer"), read: h.timer("readTimer"), hedge: h.timer("hedgeTimer")), of: m.id)
         }
         let end = answered
         func deciding(_ m: inout Machine) {
@@ -185,7 +185,7 @@ final class AttemptStateMachineTests: XCTestCase {
                 return refused.map { Outcome(word: "refuse", released: $0) } ?? Outcome(word: "ok")
             }),
             ("timersStarted", ["newAttemptTimer"], { m in
-                let (ok, t) = m.timersStarted(attempt: h.timer("newAttemptTimer"), read: nil, hedge: nil, of: m.id)
+                let (ok, t) = m.timersStarted(AttemptTimers(attempt: h.timer("newAttemptTimer")), of: m.id)
                 return flag(ok, t)
             }),
             ("hedgeSent", [], { m in flag(m.hedgeSent(h.task(5), record: 1, lead: 0, nextTimer: nil, of: m.id) != nil) }),

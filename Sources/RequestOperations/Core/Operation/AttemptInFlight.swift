@@ -17,13 +17,8 @@ extension AttemptStateMachine {
         var leadRecord: Int?
         /// Hedges in flight with no response yet (see RequestOperation+Hedge.swift).
         var racers: [Racer] = []
-        /// Ends the attempt at ``RequestOptions/attemptTimeout``.
-        var timer: ScheduledTimer?
-        /// Ends the attempt when no byte came for ``RequestOptions/readTimeout``: it fires at
-        /// most once per that span, and looks at ``lastProgress`` (a byte does not reschedule it).
-        var readTimer: ScheduledTimer?
-        /// Sends the next hedge.
-        var hedgeTimer: ScheduledTimer?
+        /// Its timers, each cancelled whichever way the attempt leaves the stage.
+        var timers = AttemptTimers()
         /// Why the attempt is being ended on this side, if it is: the first cause wins.
         var stop: AttemptStop?
         /// The validator's verdict on the response.
@@ -53,8 +48,6 @@ extension AttemptStateMachine {
             self.task = task
         }
 
-        /// The timers it holds, for its teardown.
-        var timers: [ScheduledTimer?] { [timer, readTimer, hedgeTimer] }
 
         /// Ends the attempt with `cause` unless another cause came first.
         func stop(_ cause: AttemptStop) {
@@ -145,7 +138,7 @@ extension AttemptStateMachine.InFlight {
     /// answered leads from now on; every other copy lost (returned, with the hedge timer to
     /// cancel). Nil when there was no race or `task` is none of the attempt's.
     func settleRace(answeredBy task: Int) -> (losers: [Racer], timer: ScheduledTimer?)? {
-        guard hedgeTimer != nil || !racers.isEmpty else { return nil }
+        guard timers.hedge != nil || !racers.isEmpty else { return nil }
         var losers: [Racer]
         if let index = racers.firstIndex(where: { $0.task.identifier == task }) {
             let winner = racers.remove(at: index)
@@ -157,8 +150,8 @@ extension AttemptStateMachine.InFlight {
         } else {
             return nil
         }
-        defer { (racers, hedgeTimer) = ([], nil) }
-        return (losers, hedgeTimer)
+        defer { (racers, timers.hedge) = ([], nil) }
+        return (losers, timers.hedge)
     }
 
     func removeRacer(at index: Int) -> Racer? {
@@ -176,4 +169,20 @@ extension AttemptStateMachine.InFlight {
         defer { (unannouncedBytes, lastDataEventAt) = (0, now) }
         return unannouncedBytes
     }
+}
+
+/// The timers of an attempt in flight, made once its task is resumed (``RequestOperation``'s
+/// `send` makes them, one line each) and held by the in-flight stage alone: a timer added here
+/// is cancelled with the rest on every way out of the stage.
+struct AttemptTimers {
+    /// Ends the attempt at ``RequestOptions/attemptTimeout``.
+    var attempt: ScheduledTimer?
+    /// Ends the attempt when no byte came for ``RequestOptions/readTimeout``: it fires at most
+    /// once per that span, and looks at the flight's `lastProgress` (a byte does not reschedule it).
+    var read: ScheduledTimer?
+    /// Sends the next hedge.
+    var hedge: ScheduledTimer?
+
+    /// Every one of them, for a teardown.
+    var all: [ScheduledTimer?] { [attempt, read, hedge] }
 }

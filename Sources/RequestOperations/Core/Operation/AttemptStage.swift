@@ -63,7 +63,7 @@ extension AttemptStateMachine.Stage {
             teardown.release(granted)
             teardown.work = work.map { [$0] } ?? []
         case .inFlight(let flight):
-            teardown = Teardown(timers: flight.timers)
+            teardown = Teardown(timers: flight.timers.all)
             teardown.tasks = [flight.task] + flight.racers.map(\.task)
             teardown.release(flight.granted)
         case .deciding(let granted, _):

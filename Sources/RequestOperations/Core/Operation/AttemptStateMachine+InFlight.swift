@@ -78,7 +78,7 @@ extension AttemptStateMachine {
         let sent = inFlight(of: id) { flight -> Bool in
             flight.leadRecord = lead
             flight.racers.append(Racer(task: racer, record: record))
-            if let nextTimer { flight.hedgeTimer = nextTimer }
+            if let nextTimer { flight.timers.hedge = nextTimer }
             return true
         }
         guard sent != nil else { return nil }
@@ -90,7 +90,7 @@ extension AttemptStateMachine {
     /// retry policy) and still holds its slot. Its timers and any racers are let go of.
     mutating func taskEnded(_ task: Int, _ end: AttemptEnd) -> Teardown? {
         guard case .inFlight(let flight) = stage, flight.task.identifier == task else { return nil }
-        var teardown = Teardown(timers: flight.timers)
+        var teardown = Teardown(timers: flight.timers.all)
         teardown.tasks = flight.racers.map(\.task)
         stage = .deciding(flight.granted, end)
         return teardown

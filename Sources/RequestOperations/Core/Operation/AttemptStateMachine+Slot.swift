@@ -138,7 +138,7 @@ extension AttemptStateMachine {
     }
 
     /// The request is on the transport as `task`. Its timers come once it is resumed
-    /// (``timersStarted(attempt:read:hedge:of:)``). Refused (the attempt ended while it was
+    /// (``timersStarted(_:of:)``). Refused (the attempt ended while it was
     /// prepared): the teardown discards the task.
     mutating func sent(_ task: TransportTask, at now: TimeInterval, uploadTotal: Int?, of id: AttemptID) -> Teardown? {
         guard id == self.id, case .preparing(let granted, _) = stage else {
@@ -157,12 +157,12 @@ extension AttemptStateMachine {
     /// The timers of attempt `id` in flight: its timeout, its read timeout, its first
     /// hedge. Made once it was sent, so none can fire into the stage before; the teardown
     /// holds them when the attempt is over already (false), or the ones they replace.
-    mutating func timersStarted(attempt: ScheduledTimer?, read: ScheduledTimer?, hedge: ScheduledTimer?, of id: AttemptID) -> (Bool, Teardown) {
+    mutating func timersStarted(_ timers: AttemptTimers, of id: AttemptID) -> (Bool, Teardown) {
         let replaced = inFlight(of: id) { flight -> Teardown in
-            defer { (flight.timer, flight.readTimer, flight.hedgeTimer) = (attempt, read, hedge) }
-            return Teardown(timers: flight.timers)
+            defer { flight.timers = timers }
+            return Teardown(timers: flight.timers.all)
         }
-        return replaced.map { (true, $0) } ?? (false, Teardown(timers: [attempt, read, hedge]))
+        return replaced.map { (true, $0) } ?? (false, Teardown(timers: timers.all))
     }
 
     /// A person chose the answer or failure of the next send, at a breakpoint.

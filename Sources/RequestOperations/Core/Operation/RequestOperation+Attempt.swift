@@ -180,9 +180,10 @@ extension RequestOperation {
         resumeOutsideLock(task) { [self] in
             let started = clock.now()
             // Strong: see the deadline timer in RequestOperation.swift.
-            return (attempt: options.attemptTimeout.map { timeout in clock.schedule(at: started + timeout) { [self] in attemptTimedOut(id) } },
-                    read: options.readTimeout.map { read in clock.schedule(at: started + read) { [self] in checkReadTimeout(id) } },
-                    hedge: hedgeTimer(for: prepared, id: id, from: started), id: id)
+            let timers = AttemptTimers(attempt: options.attemptTimeout.map { timeout in clock.schedule(at: started + timeout) { [self] in attemptTimedOut(id) } },
+                                       read: options.readTimeout.map { read in clock.schedule(at: started + read) { [self] in checkReadTimeout(id) } },
+                                       hedge: hedgeTimer(for: prepared, id: id, from: started))
+            return (timers, id)
         }
     }
 
@@ -235,7 +236,7 @@ extension RequestOperation {
         func apply(to state: inout State, of operation: RequestOperation) -> [TransportTask] {
             guard let lead = state.machine.inFlight(of: id, { flight -> TransportTask in
                 flight.stop(.attemptTimeout)
-                flight.timer = nil
+                flight.timers.attempt = nil
                 return flight.task
             }) else { return [] }
             // Hedges racing it time out with it: the timeout is the attempt's, not a copy's.
@@ -277,7 +278,7 @@ extension RequestOperation {
 
         func apply(to state: inout State, of operation: RequestOperation) -> ReadCheck {
             let found = state.machine.inFlight(of: id) { flight -> ReadCheck in
-                flight.readTimer = nil
+                flight.timers.read = nil
                 guard flight.stop == nil else { return .none }
                 let due = flight.lastProgress + read
                 if at < due - 0.000_5 { return .rearm(at: due) }
@@ -295,7 +296,7 @@ extension RequestOperation {
         let id: AttemptID
 
         func apply(to state: inout State, of operation: RequestOperation) -> Bool {
-            state.machine.inFlight(of: id) { $0.readTimer = timer } != nil
+            state.machine.inFlight(of: id) { $0.timers.read = timer } != nil
         }
     }
 

@@ -56,7 +56,7 @@ extension RequestOperation {
 
         func apply(to state: inout State, of operation: RequestOperation) -> (sent: RequestMessage, host: String?, number: Int, more: Bool)? {
             let racing = state.machine.inFlight(of: id) { flight -> Int? in
-                flight.hedgeTimer = nil
+                flight.timers.hedge = nil
                 return flight.stop == nil ? flight.racers.count : nil
             }
             guard let racing = racing ?? nil, operation.hedgeWanted(state, racing: racing, policy: policy), let sent = state.sent else { return nil }

@@ -253,13 +253,10 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         }
     }
 
-    /// The timers of an attempt in flight, made once its task is resumed.
-    typealias AttemptTimers = (attempt: ScheduledTimer?, read: ScheduledTimer?, hedge: ScheduledTimer?, id: AttemptID)
-
     /// Resumes `task` on the transport, outside the lock (a transport may call back from
     /// inside `resume`), then hands the attempt its timers (`timers` makes them) and carries
     /// out a cancel that came while it was being resumed.
-    func resumeOutsideLock(_ task: TransportTask, timers: (() -> AttemptTimers)? = nil) {
+    func resumeOutsideLock(_ task: TransportTask, timers: (() -> (AttemptTimers, AttemptID))? = nil) {
         assertOutsideTransition()
         environment.transport.resume(task)
         let (cancelled, unused) = transition(Resumed(task: task.identifier, timers: timers?()))
@@ -271,11 +268,11 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
     /// decided meanwhile is said (true: cancel it now).
     struct Resumed: OperationTransition {
         let task: Int
-        let timers: AttemptTimers?
+        let timers: (AttemptTimers, AttemptID)?
 
         func apply(to state: inout State, of operation: RequestOperation) -> (cancel: Bool, unused: Teardown) {
             state.unresumed.remove(task)
-            let unused = timers.map { state.machine.timersStarted(attempt: $0.attempt, read: $0.read, hedge: $0.hedge, of: $0.id).1 } ?? Teardown()
+            let unused = timers.map { state.machine.timersStarted($0.0, of: $0.1).1 } ?? Teardown()
             return (state.cancelOnResume.remove(task) != nil, unused)
         }
     }
