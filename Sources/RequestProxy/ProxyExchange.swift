@@ -42,7 +42,7 @@ final class ProxyExchange: ResponseStreamReceiver {
         var underWay = false
         var clientGone = false
         /// How far the client's request has come.
-        var arrival = RequestArrival.streaming
+        var arrival = ClientRequestArrival.streaming
         /// What the answer did before the request came whole, done once it has: an answer is
         /// written only after the request (HTTP/1.1 allows an early one, but NIO's server
         /// pipeline and many clients do not expect it, and an upstream that answered early
@@ -64,16 +64,6 @@ final class ProxyExchange: ResponseStreamReceiver {
     /// that it reads the answer before the connection closes (a close with unread bytes
     /// resets the connection, and the answer can be lost with it).
     static let lingerAfterEarlyAnswer: TimeAmount = .seconds(2)
-
-    /// How far a client's request has come.
-    private enum RequestArrival {
-        /// Its body still streams (the answer waits, ``LoopState/held``).
-        case streaming
-        /// It came whole, or an answer that ended early let go of the rest.
-        case whole
-        /// It never will: the client went away, or sent what could not be read (answered 400).
-        case broken
-    }
 
     private enum AnswerStep {
         case head(status: Int, headers: [(String, String)])

@@ -96,4 +96,22 @@ struct RequestMessageTests {
             #expect(Set(sent.map { $0.lowercased() }) == ["x-zeta: 1", "x-alpha: 2", "x-dup: a, b", "x-mixed-case: 3"])
         }
     }
+
+    /// A body given as a stream is read once: a retry after the attempt that sent it fails by
+    /// name, never goes out with an empty body in its place.
+    @Test(arguments: TransportKind.allCases)
+    func aStreamSentOnceIsNotSentEmptyOnARetry(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil)
+        let message = RequestMessage(method: "PUT", url: server.url("/status/503"),
+                                     body: .stream(BodyStream(InputStream(data: Data("once".utf8)))))
+        let options = RequestOptions(retryPolicy: ExponentialBackoffRetryPolicy(maxAttempts: 2, baseDelay: 0.01, jitter: .none))
+        let operation = queue.add(message, options: options)
+        let result = await operation.finished
+        #expect(result.attempts.count == 2)
+        guard case .status(503, _)? = result.attempts.first?.failure else { Issue.record("\(String(describing: result.attempts.first?.failure))"); return }
+        #expect(result.attempts.last?.failure == .preparation("not sent: the request's body is a stream that was sent already"))
+        #expect(server.counters.hits("/status/503") == 1)
+    }
 }

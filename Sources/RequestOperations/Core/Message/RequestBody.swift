@@ -53,4 +53,9 @@ public final class BodyStream: Sendable {
     public func take() -> InputStream? {
         held.withLock { $0.take() }
     }
+
+    /// Whether a transport took the stream already (it has nothing more to send).
+    public var wasTaken: Bool {
+        held.withLock { $0 == nil }
+    }
 }

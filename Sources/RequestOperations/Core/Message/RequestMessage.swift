@@ -131,9 +131,19 @@ public struct RequestMessage: Sendable {
 
     /// ``joinedByName`` as a dictionary (the `queued` event's `headers`).
     public var headerDictionary: [String: String] {
+        // Made in one pass: every request's `queued` event reads it.
         var headers: [String: String] = [:]
+        var spelled: [String: String] = [:]
         headers.reserveCapacity(headerFields.count)
-        for (name, value) in joinedByName { headers[name] = value }
+        for field in headerFields {
+            let key = field.name.canonicalName
+            if let name = spelled[key] {
+                headers[name] = FieldMerge.joined([headers[name]!, field.value], canonicalName: key)
+            } else {
+                spelled[key] = field.name.rawName
+                headers[field.name.rawName] = field.value
+            }
+        }
         return headers
     }
 

@@ -149,6 +149,12 @@ extension RequestOperation {
             attemptFailed(.preparation("not sent: \(problem)"), id: id, taskError: nil, retryable: false)
             return
         }
+        // A stream is read once: an attempt after the one that sent it has nothing to send,
+        // and says so rather than go out with an empty body (a body file is opened afresh).
+        if options.bodyFile == nil, let stream = request.body.stream, stream.parts == nil, stream.wasTaken {
+            attemptFailed(.preparation("not sent: the request's body is a stream that was sent already"), id: id, taskError: nil, retryable: false)
+            return
+        }
         var prepared = instrumented(withCookies(request), attempt: attempt)
         if let file = options.bodyFile {
             do {
@@ -159,7 +165,7 @@ extension RequestOperation {
             }
         } else if prepared.body.stream != nil, !environment.transport.sendsLengthWithStreams {
             // The caller's own stream: a length beside it would go out with chunking too.
-            prepared.setValue(nil, forField: "Content-Length")
+            prepared.headerFields[.contentLength] = nil
         }
         // The operation's timers end the attempt; the transport's idle timeout must not come
         // first (URLSession's default cut every attempt at 60 s whatever the operation allowed).
@@ -214,7 +220,7 @@ extension RequestOperation {
     static func bodyLength(of request: RequestMessage, file: URL?) -> Int? {
         if let body = request.body.data { return body.count }
         if let file { return try? BodyFile.size(of: file) }
-        return request.value(forField: "Content-Length").flatMap { Int($0) }
+        return request.headerFields[.contentLength].flatMap { Int($0) }
     }
 
     /// The request as the instruments make it (a trace's `traceparent`), for attempt `attempt`.
