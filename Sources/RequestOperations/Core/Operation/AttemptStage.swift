@@ -46,6 +46,15 @@ extension AttemptStateMachine.Stage {
         }
     }
 
+    /// The attempt has not been sent yet: admission, asking for a slot, preparing, or stopped
+    /// before sending (or none has begun).
+    var isBeforeSending: Bool {
+        switch self {
+        case .pending, .admitting, .askingForSlot, .preparing, .stopped(_, .beforeSending): true
+        case .inFlight, .deciding, .reacting, .stopped, .waitingToRetry, .finished: false
+        }
+    }
+
     /// What the stage holds: what leaving it lets go of.
     var holdings: Teardown {
         var teardown = Teardown()
@@ -66,6 +75,8 @@ extension AttemptStateMachine.Stage {
             teardown = Teardown(timers: flight.timers.all)
             teardown.tasks = [flight.task] + flight.racers.map(\.task)
             teardown.release(flight.granted)
+            // A download still being written goes with the attempt.
+            teardown.partial = flight.file
         case .deciding(let granted, _):
             teardown.release(granted)
         case .reacting(_, let work):

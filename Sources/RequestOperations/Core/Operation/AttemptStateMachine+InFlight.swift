@@ -1,55 +1,48 @@
 import Foundation
 
-/// The inputs of an attempt in flight: its lead and hedges, the end of its task.
+/// The inputs of an attempt in flight: what its task reports (a response, a part of the body,
+/// a redirect, its end), its timers, the hedges racing it. Each is a named input of the
+/// machine; the ``InFlight`` value is changed here, in place, and nowhere else
+/// (`MachineConfinementTests` checks that no other file reaches into it).
+///
+/// An input for a task that is not the lead (a late callback of a task cancelled or lost to
+/// a hedge) or for an attempt that is over is *stale*: refused, nothing changed. One the
+/// operation's own order rules out is *impossible*: refused too, and a failure in debug builds
+/// (``impossible(_:)``).
 extension AttemptStateMachine {
-    // MARK: - Inputs while in flight
+    // MARK: - The flight, changed in place
 
-    /// The lead task `task`'s attempt in flight, for `change` to change; nil (and nothing
-    /// changed) when `task` is not the lead of an attempt in flight.
-    @discardableResult
-    func inFlight<T>(lead task: Int, _ change: (InFlight) -> T) -> T? {
+    /// Changes the attempt in flight in place when `fits` says the input is its; nil (and
+    /// nothing changed) when it is not.
+    private mutating func changeFlight<T>(if fits: (InFlight) -> Bool, _ change: (inout InFlight) -> T) -> T? {
+        guard case .inFlight(var flight) = stage, fits(flight) else { return nil }
+        // Out of the stage while it changes, so the flight (its racers, its handles) is held
+        // once and changed in place rather than copied; put back whatever the change does.
+        stage = .pending
+        defer { stage = .inFlight(flight) }
+        return change(&flight)
+    }
+
+    private mutating func changeFlight<T>(lead task: Int, _ change: (inout InFlight) -> T) -> T? {
+        changeFlight(if: { $0.task.identifier == task }, change)
+    }
+
+    private mutating func changeFlight<T>(of id: AttemptID, _ change: (inout InFlight) -> T) -> T? {
+        guard id == self.id else { return nil }
+        return changeFlight(if: { _ in true }, change)
+    }
+
+    private mutating func changeAnyFlight<T>(_ change: (inout InFlight) -> T) -> T? {
+        changeFlight(if: { _ in true }, change)
+    }
+
+    /// The attempt in flight, to read, when `task` leads it.
+    private func flight(lead task: Int) -> InFlight? {
         guard case .inFlight(let flight) = stage, flight.task.identifier == task else { return nil }
-        return change(flight)
+        return flight
     }
 
-    /// The attempt in flight, for `change` to change, if `id` is still the attempt under way.
-    @discardableResult
-    func inFlight<T>(of id: AttemptID, _ change: (InFlight) -> T) -> T? {
-        guard self.id == id, case .inFlight(let flight) = stage else { return nil }
-        return change(flight)
-    }
-
-    /// The attempt in flight, whatever its lead.
-    func anyInFlight<T>(_ change: (InFlight) -> T?) -> T? {
-        guard case .inFlight(let flight) = stage else { return nil }
-        return change(flight)
-    }
-
-    /// Takes the racing hedges out of the attempt in flight (to close them).
-    func takeRacers() -> [Racer] {
-        anyInFlight { $0.takeRacers() } ?? []
-    }
-
-    /// A response came on `task`: if hedges race, the first response wins
-    /// (``InFlight/settleRace(answeredBy:)``).
-    func settleRace(answeredBy task: Int) -> (losers: [Racer], timer: ScheduledTimer?)? {
-        anyInFlight { $0.settleRace(answeredBy: task) }
-    }
-
-    /// A racing hedge failed before any response: it leaves the race.
-    func removeRacer(at index: Int) -> Racer? {
-        anyInFlight { $0.removeRacer(at: index) }
-    }
-
-    /// The lead failed before any response while hedges race it: the oldest racer leads.
-    func promoteRacer() {
-        anyInFlight { $0.promoteRacer() }
-    }
-
-    /// Body bytes of the attempt in flight not yet told in a `data` event, taken to be told now.
-    func takeUnannouncedBytes(at now: TimeInterval) -> Int {
-        anyInFlight { $0.takeUnannouncedBytes(at: now) } ?? 0
-    }
+    // MARK: - Reading
 
     /// The copy of the attempt in flight whose task is `task`; nil for a task of an attempt
     /// that is over (a late callback).
@@ -72,27 +65,264 @@ extension AttemptStateMachine {
         }
     }
 
-    /// A hedge of attempt `id` was sent: it is attempt number ``attempt`` from now on.
-    /// Nil when the attempt is over (the caller discards the task and cancels the timer).
+    /// Hedges racing attempt `id`, when it may race more (not ended on this side).
+    func racing(of id: AttemptID) -> Int? {
+        guard id == self.id, case .inFlight(let flight) = stage, flight.stop == nil else { return nil }
+        return flight.racers.count
+    }
+
+    /// The lead `task`'s redirect was refused on this side: its 3xx is no answer.
+    func refusedRedirect(lead task: Int) -> Bool {
+        if case .redirectRefused? = flight(lead: task)?.stop { true } else { false }
+    }
+
+    /// Where a part of the lead `task`'s body goes, read as it comes; nil when the task is
+    /// not the lead or this side ended the attempt (its bytes are not kept).
+    func bodyDestination(lead task: Int) -> BodyDestination? {
+        guard let flight = flight(lead: task) else { return nil }
+        switch flight.stop {
+        case .redirectRefused?, .local?: return nil
+        case .attemptTimeout?, .invalid?, nil:
+            return BodyDestination(task: flight.task, encodedLength: flight.encodedLength, streaming: flight.streaming, file: flight.file)
+        }
+    }
+
+    // MARK: - The request going up
+
+    /// `sent` bytes of the lead `task`'s request body are on the wire: said about a hundred
+    /// times for a body of any size, never closer than 64 KiB. Nil: nothing to tell yet.
+    mutating func bodyBytesSent(lead task: Int, sent: Int, at now: TimeInterval, tracksProgress: Bool) -> UploadProgress? {
+        changeFlight(lead: task) { flight -> UploadProgress? in
+            if tracksProgress { flight.lastProgress = now }
+            let total = flight.uploadTotal
+            let step = total.map { max(64 << 10, $0 / 100) } ?? (1 << 20)
+            guard sent - flight.uploadAnnounced >= step || (total == sent && sent > flight.uploadAnnounced) else { return nil }
+            flight.uploadAnnounced = sent
+            return UploadProgress(total: total)
+        } ?? nil
+    }
+
+    // MARK: - The answer
+
+    /// A response came on `task`: if hedges race, the first response wins
+    /// (``InFlight/settleRace(answeredBy:)``).
+    mutating func settleRace(answeredBy task: Int) -> (losers: [Racer], timer: ScheduledTimer?)? {
+        changeAnyFlight { $0.settleRace(answeredBy: task) } ?? nil
+    }
+
+    /// A new response of the lead `task` starts a new body: the file begun for an earlier one
+    /// (a 401 before the real answer, on Linux) is let go of.
+    mutating func answerArriving(lead task: Int) -> Teardown {
+        var teardown = Teardown()
+        teardown.partial = changeFlight(lead: task) { flight -> ResponseFile? in
+            defer { flight.file = nil }
+            return flight.file
+        } ?? nil
+        return teardown
+    }
+
+    /// The lead `task`'s response was read: it is the attempt's answer, written to `file` if
+    /// one was begun. Returns the lead's task; nil when `task` no longer leads (the caller
+    /// lets go of the file).
+    mutating func answerTaken(lead task: Int, file: ResponseFile?) -> TransportTask? {
+        changeFlight(lead: task) { flight -> TransportTask in
+            flight.invalid = nil
+            flight.file = file
+            return flight.task
+        }
+    }
+
+    /// The answer's body is read from `now`: `encodedLength` is its size on the wire when it
+    /// came encoded with a length.
+    mutating func answerBegins(lead task: Int, at now: TimeInterval, tracksProgress: Bool, encodedLength: Int?) {
+        changeFlight(lead: task) { flight in
+            if tracksProgress { flight.lastProgress = now }
+            flight.encodedLength = encodedLength
+        }
+    }
+
+    /// The answer was valid and its body goes to the caller's stream: the attempt is committed.
+    mutating func streamingBegins(lead task: Int) {
+        changeFlight(lead: task) { $0.streaming = true }
+    }
+
+    /// The validator refused the answer; `stops`: the attempt ends without reading its body.
+    mutating func answerInvalid(lead task: Int, _ failure: AttemptFailure, stops: Bool) {
+        changeFlight(lead: task) { flight in
+            flight.invalid = failure
+            if stops { flight.stop(.invalid) }
+        }
+    }
+
+    /// `count` bytes of the lead `task`'s body came at `now`: true when a `data` event is
+    /// due (one per 256 KiB or 100 ms, not one per part).
+    mutating func bodyBytesArrived(lead task: Int, count: Int, at now: TimeInterval, tracksProgress: Bool) -> Bool {
+        changeFlight(lead: task) { flight -> Bool in
+            if tracksProgress { flight.lastProgress = now }
+            flight.unannouncedBytes += count
+            return flight.unannouncedBytes >= RequestOperation.dataEventBytes || now - flight.lastDataEventAt >= RequestOperation.dataEventInterval
+        } ?? false
+    }
+
+    /// Body bytes of the attempt in flight not yet told in a `data` event, taken to be told now.
+    mutating func takeUnannouncedBytes(at now: TimeInterval) -> Int {
+        changeAnyFlight { $0.takeUnannouncedBytes(at: now) } ?? 0
+    }
+
+    /// The lead `task` followed a redirect: how many it followed.
+    mutating func redirectFollowed(lead task: Int) -> Int? {
+        changeFlight(lead: task) { flight -> Int in
+            flight.redirects += 1
+            return flight.redirects
+        }
+    }
+
+    /// The lead `task` was answered with a challenge the operation refused.
+    mutating func challengeRefused(lead task: Int) {
+        changeFlight(lead: task) { $0.challengeRefused = true }
+    }
+
+    // MARK: - Ending on this side
+
+    /// This side ends the lead `task`'s attempt for `cause` (unless another cause came first):
+    /// the lead's task, to cancel; nil when `task` does not lead.
+    @discardableResult
+    mutating func stop(lead task: Int, _ cause: AttemptStop) -> TransportTask? {
+        changeFlight(lead: task) { flight -> TransportTask in
+            flight.stop(cause)
+            return flight.task
+        }
+    }
+
+    /// As ``stop(lead:_:)`` for `error`, once: nil as well when the attempt failed on this side already.
+    mutating func failLocally(lead task: Int, _ error: TransportError) -> TransportTask? {
+        changeFlight(lead: task) { flight -> TransportTask? in
+            if case .local? = flight.stop { return nil }
+            flight.stop(.local(error))
+            return flight.task
+        } ?? nil
+    }
+
+    /// The attempt timeout of attempt `id`: its lead, to cancel (the hedges go with it).
+    mutating func attemptTimedOut(of id: AttemptID) -> TransportTask? {
+        changeFlight(of: id) { flight -> TransportTask in
+            flight.stop(.attemptTimeout)
+            flight.timers.attempt = nil
+            return flight.task
+        }
+    }
+
+    /// The read timer of attempt `id` fired at `now`: the attempt ends when nothing came for
+    /// the whole span `read`; else the timer waits for the rest of it from the last progress.
+    mutating func readTimerFired(of id: AttemptID, read: TimeInterval, at now: TimeInterval, error: TransportError) -> ReadTimerVerdict {
+        changeFlight(of: id) { flight -> ReadTimerVerdict in
+            flight.timers.read = nil
+            guard flight.stop == nil else { return .none }
+            let due = flight.lastProgress + read
+            if now < due - 0.000_5 { return .rearm(at: due) }
+            flight.stop(.local(error))
+            return .cancel(flight.task)
+        } ?? .none
+    }
+
+    /// The read timer made again: kept by attempt `id` in flight (false: it is over).
+    mutating func readTimerRearmed(_ timer: ScheduledTimer, of id: AttemptID) -> Bool {
+        changeFlight(of: id) { $0.timers.read = timer } != nil
+    }
+
+    // MARK: - The task's end
+
+    /// The lead `task` ends (the first step): `problem`, if any, ends it on this side. Says
+    /// whether it succeeded, and takes out the answer's file (moved into place or removed
+    /// outside the lock).
+    mutating func leadEnding(_ task: Int, succeededWithoutError: Bool, problem: TransportError?) -> (succeeded: Bool, file: ResponseFile?) {
+        changeFlight(lead: task) { flight in
+            if let problem { flight.stop(.local(problem)) }
+            defer { flight.file = nil }
+            return (succeededWithoutError && flight.invalid == nil && flight.stop == nil, flight.file)
+        } ?? (false, nil)
+    }
+
+    /// How the lead `task` went (its failure, the error its event reports), whether hedges
+    /// still race it and whether its body went to the caller's stream.
+    mutating func judge(lead task: Int, answered: Bool, error: Error?) -> LeadJudgement? {
+        changeFlight(lead: task) { flight in
+            let (failure, reported) = flight.judge(answered: answered, error: error)
+            return LeadJudgement(failure: failure, reported: reported, racing: !flight.racers.isEmpty && flight.stop != .attemptTimeout,
+                                 streaming: flight.streaming)
+        }
+    }
+
+    /// The lead task ended, as `end` says: the attempt decides (reactors, a breakpoint, the
+    /// retry policy) and still holds its slot. Its timers and any racers are let go of. The
+    /// operation gives it only for the lead (it asked ``isLead(_:)`` in the same section).
+    mutating func taskEnded(_ task: Int, _ end: AttemptEnd) -> Teardown? {
+        guard case .inFlight(let flight) = stage, flight.task.identifier == task else {
+            impossible("taskEnded(\(task))")
+            return nil
+        }
+        var teardown = Teardown(timers: flight.timers.all)
+        teardown.tasks = flight.racers.map(\.task)
+        teardown.partial = flight.file
+        stage = .deciding(flight.granted, end)
+        return teardown
+    }
+
+    // MARK: - Timers and hedges
+
+    /// The timers of attempt `id` in flight: its timeout, its read timeout, its first
+    /// hedge. Made once it was sent, so none can fire into the stage before; the teardown
+    /// holds them when the attempt is over already (false), or the ones they replace.
+    mutating func timersStarted(_ timers: AttemptTimers, of id: AttemptID) -> (Bool, Teardown) {
+        let replaced = changeFlight(of: id) { flight -> Teardown in
+            defer { flight.timers = timers }
+            return Teardown(timers: flight.timers.all)
+        }
+        if replaced == nil, id == self.id, stage.isBeforeSending {
+            // `sent` put the attempt in flight in the section before its task was resumed.
+            impossible("timersStarted before the attempt was sent")
+        }
+        return replaced.map { (true, $0) } ?? (false, Teardown(timers: timers.all))
+    }
+
+    /// The hedge timer of attempt `id` fired: the hedges racing, when one more may be sent.
+    mutating func hedgeDue(of id: AttemptID) -> Int? {
+        changeFlight(of: id) { flight -> Int? in
+            flight.timers.hedge = nil
+            return flight.stop == nil ? flight.racers.count : nil
+        } ?? nil
+    }
+
+    /// A hedge of attempt `id` was sent: it is attempt number ``attempt`` from now on. The
+    /// operation gives it only for an attempt in flight (it asked ``racing(of:)`` in the same
+    /// section).
     mutating func hedgeSent(_ racer: TransportTask, record: Int, lead: Int, nextTimer: ScheduledTimer?, of id: AttemptID) -> Int? {
-        let sent = inFlight(of: id) { flight -> Bool in
+        let sent = changeFlight(of: id) { flight -> Bool in
             flight.leadRecord = lead
             flight.racers.append(Racer(task: racer, record: record))
             if let nextTimer { flight.timers.hedge = nextTimer }
             return true
         }
-        guard sent != nil else { return nil }
+        guard sent == true else {
+            impossible("hedgeSent for an attempt not in flight")
+            return nil
+        }
         attempt += 1
         return attempt
     }
 
-    /// The lead task ended, as `end` says: the attempt decides (reactors, a breakpoint, the
-    /// retry policy) and still holds its slot. Its timers and any racers are let go of.
-    mutating func taskEnded(_ task: Int, _ end: AttemptEnd) -> Teardown? {
-        guard case .inFlight(let flight) = stage, flight.task.identifier == task else { return nil }
-        var teardown = Teardown(timers: flight.timers.all)
-        teardown.tasks = flight.racers.map(\.task)
-        stage = .deciding(flight.granted, end)
-        return teardown
+    /// Takes the racing hedges out of the attempt in flight (to close them).
+    mutating func takeRacers() -> [Racer] {
+        changeAnyFlight { $0.takeRacers() } ?? []
+    }
+
+    /// A racing hedge failed before any response: it leaves the race.
+    mutating func removeRacer(at index: Int) -> Racer? {
+        changeAnyFlight { $0.removeRacer(at: index) } ?? nil
+    }
+
+    /// The lead failed before any response while hedges race it: the oldest racer leads.
+    mutating func promoteRacer() {
+        changeAnyFlight { $0.promoteRacer() }
     }
 }

@@ -146,23 +146,12 @@ extension AttemptStateMachine {
             refused.unsent = task
             return refused
         }
-        let flight = InFlight(granted: granted, task: task)
+        var flight = InFlight(granted: granted, task: task)
         flight.lastProgress = now
         flight.uploadTotal = uploadTotal
         stage = .inFlight(flight)
         forcedFault = nil
         return nil
-    }
-
-    /// The timers of attempt `id` in flight: its timeout, its read timeout, its first
-    /// hedge. Made once it was sent, so none can fire into the stage before; the teardown
-    /// holds them when the attempt is over already (false), or the ones they replace.
-    mutating func timersStarted(_ timers: AttemptTimers, of id: AttemptID) -> (Bool, Teardown) {
-        let replaced = inFlight(of: id) { flight -> Teardown in
-            defer { flight.timers = timers }
-            return Teardown(timers: flight.timers.all)
-        }
-        return replaced.map { (true, $0) } ?? (false, Teardown(timers: timers.all))
     }
 
     /// A person chose the answer or failure of the next send, at a breakpoint.

@@ -45,6 +45,16 @@ struct AttemptStateMachine {
     /// The phase the world sees (events, the monitor).
     var phase: RequestPhase { stage.phase }
 
+    /// What an input the operation's own order rules out does (a stale one, for an attempt
+    /// that is over, is refused quietly): in debug builds it stops there, naming the input and
+    /// the stage; in release it is refused like a stale one. The machine's table test collects
+    /// them instead (`withValue`), to check which pairs are impossible.
+    @TaskLocal static var onImpossible: @Sendable (String) -> Void = { assertionFailure($0) }
+
+    func impossible(_ input: String) {
+        Self.onImpossible("\(input) cannot come in stage \(stage.phase)")
+    }
+
     /// Where a stopped operation is stopped; nil when it is not.
     var breakpointStage: Breakpoint.Stage? {
         guard case .stopped(_, let at) = stage else { return nil }

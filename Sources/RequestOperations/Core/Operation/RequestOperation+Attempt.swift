@@ -240,24 +240,11 @@ extension RequestOperation {
         let id: AttemptID
 
         func apply(to state: inout State, of operation: RequestOperation) -> [TransportTask] {
-            guard let lead = state.machine.inFlight(of: id, { flight -> TransportTask in
-                flight.stop(.attemptTimeout)
-                flight.timers.attempt = nil
-                return flight.task
-            }) else { return [] }
+            guard let lead = state.machine.attemptTimedOut(of: id) else { return [] }
             // Hedges racing it time out with it: the timeout is the attempt's, not a copy's.
             let timedOut = TransportError(code: URLError.Code.timedOut.rawValue, message: "timed out (attempt timeout)", timeout: .attempt)
             return [lead] + operation.closeRacers(&state, at: at, error: timedOut)
         }
-    }
-
-    /// What the read timer found.
-    enum ReadCheck {
-        case none
-        /// A byte came meanwhile: the timer waits for the rest of the span from it.
-        case rearm(at: TimeInterval)
-        /// Nothing came for the whole span: these tasks are cancelled.
-        case cancel([TransportTask])
     }
 
     /// The read timer fired: the attempt ends if nothing came since ``RequestOptions/readTimeout``
@@ -275,6 +262,15 @@ extension RequestOperation {
         }
     }
 
+    /// What the read timer found.
+    enum ReadCheck {
+        case none
+        /// A byte came meanwhile: the timer waits for the rest of the span from it.
+        case rearm(at: TimeInterval)
+        /// Nothing came for the whole span: these tasks are cancelled.
+        case cancel([TransportTask])
+    }
+
     /// The read timer of attempt `id` fired at `at`: what it found.
     struct ReadTimerFired: OperationTransition {
         let read: TimeInterval
@@ -283,16 +279,11 @@ extension RequestOperation {
         let id: AttemptID
 
         func apply(to state: inout State, of operation: RequestOperation) -> ReadCheck {
-            let found = state.machine.inFlight(of: id) { flight -> ReadCheck in
-                flight.timers.read = nil
-                guard flight.stop == nil else { return .none }
-                let due = flight.lastProgress + read
-                if at < due - 0.000_5 { return .rearm(at: due) }
-                flight.stop(.local(error))
-                return .cancel([flight.task])
+            switch state.machine.readTimerFired(of: id, read: read, at: at, error: error) {
+            case .none: return .none
+            case .rearm(let due): return .rearm(at: due)
+            case .cancel(let lead): return .cancel([lead] + operation.closeRacers(&state, at: at, error: error))
             }
-            guard case .cancel(let lead)? = found else { return found ?? .none }
-            return .cancel(lead + operation.closeRacers(&state, at: at, error: error))
         }
     }
 
@@ -302,7 +293,7 @@ extension RequestOperation {
         let id: AttemptID
 
         func apply(to state: inout State, of operation: RequestOperation) -> Bool {
-            state.machine.inFlight(of: id) { $0.timers.read = timer } != nil
+            state.machine.readTimerRearmed(timer, of: id)
         }
     }
 

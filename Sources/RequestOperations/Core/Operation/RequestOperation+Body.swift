@@ -19,17 +19,9 @@ extension RequestOperation {
         let at: TimeInterval
 
         func apply(to state: inout State, of operation: RequestOperation) {
-            let readTimeout = operation.options.readTimeout
-            let total = state.machine.inFlight(lead: task) { flight -> Int?? in
-                if readTimeout != nil { flight.lastProgress = at }
-                let total = flight.uploadTotal
-                let step = total.map { max(64 << 10, $0 / 100) } ?? (1 << 20)
-                guard sent - flight.uploadAnnounced >= step || (total == sent && sent > flight.uploadAnnounced) else { return nil }
-                flight.uploadAnnounced = sent
-                return .some(total)
-            }
-            guard let total = total ?? nil else { return }
-            operation.publish(&state, .uploaded(bytes: sent, totalBytes: total))
+            guard let progress = state.machine.bodyBytesSent(lead: task, sent: sent, at: at, tracksProgress: operation.options.readTimeout != nil)
+            else { return }
+            operation.publish(&state, .uploaded(bytes: sent, totalBytes: progress.total))
         }
     }
 
@@ -114,13 +106,7 @@ extension RequestOperation {
         let data: Data
 
         func apply(to state: inout State, of operation: RequestOperation) -> BodySink? {
-            let lead = state.machine.inFlight(lead: task) { flight -> (task: TransportTask, encodedLength: Int?, streaming: Bool)? in
-                switch flight.stop {
-                case .redirectRefused?, .local?: return nil
-                case .attemptTimeout?, .invalid?, nil: return (flight.task, flight.encodedLength, flight.streaming)
-                }
-            }
-            guard let lead = lead ?? nil else { return nil }
+            guard let lead = state.machine.bodyDestination(lead: task) else { return nil }
             let now = operation.environment.clock.now()
             if state.record.firstByteAt == nil { state.record.firstByteAt = now }
             state.record.bytes += data.count
@@ -134,13 +120,9 @@ extension RequestOperation {
             }
             // One `data` event per 256 KiB or 100 ms, not per part: a bulk download is tens
             // of thousands of parts, and an event each halved its rate while watched.
-            let readTimeout = operation.options.readTimeout
-            let announce = state.machine.inFlight(lead: task) { flight -> Bool in
-                if readTimeout != nil { flight.lastProgress = now }
-                flight.unannouncedBytes += data.count
-                return flight.unannouncedBytes >= RequestOperation.dataEventBytes || now - flight.lastDataEventAt >= RequestOperation.dataEventInterval
-            }
-            if announce == true { operation.announceData(&state, at: now) }
+            let announce = state.machine.bodyBytesArrived(lead: task, count: data.count, at: now,
+                                                          tracksProgress: operation.options.readTimeout != nil)
+            if announce { operation.announceData(&state, at: now) }
             if lead.streaming, let stream = operation.options.bodyStream {
                 // Its first bytes kept as they pass, for whoever reads events (the Body tab, a
                 // recording): never more than the cap, whatever the stream's size.
@@ -150,7 +132,7 @@ extension RequestOperation {
                 }
                 return .stream(stream, running: lead.task)
             }
-            if let file = state.answer.file {
+            if let file = lead.file {
                 if let limit = operation.options.maxFileBytes, state.record.bytes > limit {
                     return operation.stop(&state, task, TransportError(
                         code: URLError.Code.dataLengthExceedsMaximum.rawValue,
@@ -172,10 +154,7 @@ extension RequestOperation {
     /// Something on this side ends the lead `task`'s attempt with `error` (under the lock):
     /// its task is to be cancelled.
     func stop(_ state: inout State, _ task: Int, _ error: TransportError) -> BodySink? {
-        state.machine.inFlight(lead: task) { flight -> BodySink in
-            flight.stop(.local(error))
-            return .stop(flight.task)
-        }
+        state.machine.stop(lead: task, .local(error)).map(BodySink.stop)
     }
 
     /// Something on this side ends the attempt of `task` (a file that could not be written,
@@ -191,11 +170,7 @@ extension RequestOperation {
         let error: TransportError
 
         func apply(to state: inout State, of operation: RequestOperation) -> TransportTask? {
-            state.machine.inFlight(lead: task) { flight -> TransportTask? in
-                if case .local? = flight.stop { return nil }
-                flight.stop(.local(error))
-                return flight.task
-            } ?? nil
+            state.machine.failLocally(lead: task, error)
         }
     }
 }

@@ -52,16 +52,15 @@ extension RequestOperation {
 
     /// Puts a person's answer in place of the server's (stopped after it) and says so; the
     /// validator judges it as it would the server's, outside the lock (``judgeAnswerInstead``).
-    /// Returns a partial download the server's answer had begun, to remove outside the lock.
-    func answerInstead(_ state: inout State, status: Int, headers: [String: String], body: Data, by actor: String) -> ResponseFile? {
+    /// (A download the server's answer began was moved into place or removed as its task
+    /// ended, before the stop.)
+    func answerInstead(_ state: inout State, status: Int, headers: [String: String], body: Data, by actor: String) {
         publish(&state, .injected(fault: "answer \(status) (\(body.count) bytes) instead of the server's", rule: "", by: "breakpoint (\(actor))"))
         let url = state.answer.url ?? state.sent?.url ?? URL(string: "http://injected.invalid/")!
         var fields = headers.map { ($0.key, $0.value) }
         fields.append(("X-Reqtop-Injected", "true"))
         state.answer.take(TransportResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", fields: fields))
         state.answer.body = body
-        let partial = state.answer.file
-        state.answer.file = nil
         state.answer.savedTo = nil
         state.record.status = status
         publish(&state, .response(status: status, headers: state.answer.headers, expectedBytes: body.count))
@@ -72,7 +71,6 @@ extension RequestOperation {
            let event = Self.responseBody(body, headers: state.answer.headers, cap: options.responseBodyCap) {
             publish(&state, event)
         }
-        return partial
     }
 
     /// The validator's word on a person's answer, asked outside the lock (it is the program's
@@ -93,7 +91,7 @@ extension RequestOperation {
         /// On from the answer, with how the attempt ended (or the person said it did).
         case decide(AttemptID, AttemptEnd)
         /// A person's answer, to be judged by the validator.
-        case answered(AttemptID, AttemptEnd, Answer, partial: ResponseFile?)
+        case answered(AttemptID, AttemptEnd, Answer)
     }
 
     /// A person resolves the stop at a breakpoint: said, and what it leads to (nil: the
@@ -119,8 +117,8 @@ extension RequestOperation {
                     end.taskError = TransportError(code: code.rawValue, message: "\(TransportError.describe(code)) (failed at a breakpoint by \(actor))")
                     return .decide(id, end)
                 case .respond(let status, let headers, let body):
-                    let partial = operation.answerInstead(&state, status: status, headers: headers, body: body, by: actor)
-                    return .answered(id, end, state.answer, partial: partial)
+                    operation.answerInstead(&state, status: status, headers: headers, body: body, by: actor)
+                    return .answered(id, end, state.answer)
                 case .proceed, .edit, .cancel:
                     return .decide(id, end)
                 }
@@ -159,8 +157,7 @@ extension RequestOperation {
         case .proceed(.askForSlot(let id))?: askForSlot(id)
         case .proceed(.refuse)?, .proceed(.decide)?: break
         case .decide(let id, let end)?: attemptCompleted(end, id: id, breakpoints: false)
-        case .answered(let id, var end, let answer, let partial)?:
-            partial?.discard()
+        case .answered(let id, var end, let answer)?:
             end.failure = judgeAnswerInstead(answer, id: id)
             end.taskError = nil
             attemptCompleted(end, id: id, breakpoints: false)

@@ -55,11 +55,7 @@ extension RequestOperation {
         let id: AttemptID
 
         func apply(to state: inout State, of operation: RequestOperation) -> (sent: RequestMessage, host: String?, number: Int, more: Bool)? {
-            let racing = state.machine.inFlight(of: id) { flight -> Int? in
-                flight.timers.hedge = nil
-                return flight.stop == nil ? flight.racers.count : nil
-            }
-            guard let racing = racing ?? nil, operation.hedgeWanted(state, racing: racing, policy: policy), let sent = state.sent else { return nil }
+            guard let racing = state.machine.hedgeDue(of: id), operation.hedgeWanted(state, racing: racing, policy: policy), let sent = state.sent else { return nil }
             return (sent, state.hostKey(of: sent.url)?.description, state.attempt + 1, racing + 1 < policy.max)
         }
     }
@@ -77,8 +73,7 @@ extension RequestOperation {
         let id: AttemptID
 
         func apply(to state: inout State, of operation: RequestOperation) -> Bool {
-            let racing = state.machine.inFlight(of: id) { $0.stop == nil ? $0.racers.count : nil } ?? nil
-            guard let racing, operation.hedgeWanted(state, racing: racing, policy: policy), state.attempt + 1 == number else { return false }
+            guard let racing = state.machine.racing(of: id), operation.hedgeWanted(state, racing: racing, policy: policy), state.attempt + 1 == number else { return false }
             let lead = state.machine.leadRecord ?? state.records.count - 1
             var record = AttemptRecord(number: number, queuedAt: at)
             record.startedAt = at

@@ -31,6 +31,8 @@ extension RequestOperation {
         var refusal: TransportError?
         /// The validator's verdict; nil: acceptable.
         var failure: AttemptFailure?
+        /// Where the body goes instead, for a 2xx with a destination.
+        var file: ResponseFile?
     }
 
     /// What the third step leaves to do outside the lock.
@@ -70,13 +72,18 @@ extension RequestOperation {
         let at: TimeInterval
 
         func apply(to state: inout State, of operation: RequestOperation) -> (Arrival?, Teardown?) {
-            let refused = state.machine.inFlight(lead: task) { flight in
-                if case .redirectRefused? = flight.stop { true } else { false }
+            guard !state.machine.refusedRedirect(lead: task) else { return (nil, nil) }
+            var teardown = operation.settleHedges(&state, answeredBy: task, at: at)
+            guard state.machine.isLead(task) else { return (nil, teardown) }
+            // Every response starts a new body: on Linux an authentication challenge delivers
+            // the 401 response before the real one, and a file begun for it goes.
+            let earlier = state.machine.answerArriving(lead: task)
+            if !earlier.isEmpty {
+                var both = teardown ?? Teardown()
+                both.merge(earlier)
+                teardown = both
             }
-            guard refused != true else { return (nil, nil) }
-            let hedges = operation.settleHedges(&state, answeredBy: task, at: at)
-            guard state.machine.isLead(task) else { return (nil, hedges) }
-            return (Arrival(answer: state.answer, attempt: state.record.number, sentURL: state.sent?.url), hedges)
+            return (Arrival(answer: state.answer, attempt: state.record.number, sentURL: state.sent?.url), teardown)
         }
     }
 
@@ -100,8 +107,6 @@ extension RequestOperation {
         var answer = arrival.answer
         answer.body = Data()
         answer.keptOfStream = Data()
-        answer.file?.discard()
-        answer.file = nil
         var reading = Reading(answer: answer)
         guard take(&reading.answer), let status = reading.answer.status else { return reading }
         reading.isHTTP = true
@@ -120,7 +125,7 @@ extension RequestOperation {
                 return reading
             }
             do {
-                reading.answer.file = try ResponseFile(destination: destination, attempt: arrival.attempt)
+                reading.file = try ResponseFile(destination: destination, attempt: arrival.attempt)
             } catch let error as ResponseFileError {
                 reading.refusal = TransportError(code: URLError.Code.cannotCreateFile.rawValue, message: error.message)
                 return reading
@@ -137,23 +142,16 @@ extension RequestOperation {
 
     /// The third step, under the lock: the attempt takes in the answer as read.
     private func takeIn(_ state: inout State, _ reading: Reading, task: Int, expectedBytes: Int?) -> Verdict {
-        guard let lead = state.machine.inFlight(lead: task, { flight -> TransportTask in
-            flight.invalid = nil
-            return flight.task
-        }) else { return .stale(reading.answer.file) }
+        guard let lead = state.machine.answerTaken(lead: task, file: reading.file) else { return .stale(reading.file) }
         state.answer = reading.answer
         guard reading.isHTTP, let status = state.answer.status else { return .none }
         if let refusal = reading.refusal {
-            state.machine.inFlight(lead: task) { $0.stop(.local(refusal)) }
+            state.machine.stop(lead: task, .local(refusal))
             return .cancel(lead)
         }
         let now = environment.clock.now()
         let encodedLength = Self.encodedLength(headers: state.answer.headers, expectedBytes: expectedBytes)
-        let readTimeout = options.readTimeout
-        state.machine.inFlight(lead: task) { flight in
-            if readTimeout != nil { flight.lastProgress = now }
-            flight.encodedLength = encodedLength
-        }
+        state.machine.answerBegins(lead: task, at: now, tracksProgress: options.readTimeout != nil, encodedLength: encodedLength)
         state.record.responseAt = now
         state.record.status = status
         state.record.bytes = 0
@@ -163,16 +161,13 @@ extension RequestOperation {
             publish(&state, .headerFields(side: .response, fields: fields))
         }
         guard let failure = reading.failure else {
-            guard let stream = options.bodyStream, state.answer.file == nil else { return .none }
-            state.machine.inFlight(lead: task) { $0.streaming = true }
+            guard let stream = options.bodyStream, reading.file == nil else { return .none }
+            state.machine.streamingBegins(lead: task)
             return .deliverHead(stream, status: status, headers: state.answer.headers, repeated: state.answer.repeatedHeaders,
                                 fields: state.answer.fieldsAsReceived)
         }
         let stops = options.cancelOnInvalidResponse
-        state.machine.inFlight(lead: task) { flight in
-            flight.invalid = failure
-            if stops { flight.stop(.invalid) }
-        }
+        state.machine.answerInvalid(lead: task, failure, stops: stops)
         publish(&state, .validationFailed(reason: failure.summary))
         return stops ? .cancel(lead) : .none
     }

@@ -120,8 +120,6 @@ extension RequestOperation {
         /// to ``RequestOptions/responseBodyCap``, kept as they pass for the `responseBody`
         /// event when someone reads events; the rest is never held.
         var keptOfStream = Data()
-        /// Where the body goes instead, for a 2xx with a destination.
-        var file: ResponseFile?
         /// The file the last successful answer was saved to.
         var savedTo: URL?
         /// The fields after the body, from a transport that reads them (the result's).

@@ -26,10 +26,7 @@ extension RequestOperation {
                                                streamedBody: sent.body.stream != nil && !rereadsBodyFile,
                                                bodyLost: !(sent.body.data?.isEmpty ?? true) && !operation.environment.transport.resendsBodyOnRedirect)
             if case .follow = verdict, byLead {
-                let redirects = state.machine.inFlight(lead: task) { flight in
-                    flight.redirects += 1
-                    return flight.redirects
-                } ?? 1
+                let redirects = state.machine.redirectFollowed(lead: task) ?? 1
                 switch operation.options.redirects.judge(number: redirects, from: response.url, to: request.url) {
                 case .follow:
                     break
@@ -53,7 +50,7 @@ extension RequestOperation {
                 operation.publish(&state, .redirect(status: response.statusCode, location: location, refused: reason), attempt: attempt)
                 // A hedge sent where it must not go ends as cancelled, the others race on; the
                 // lead's attempt fails as refused.
-                state.machine.inFlight(lead: task) { $0.stop(.redirectRefused(TransportError(code: code.rawValue, message: reason))) }
+                state.machine.stop(lead: task, .redirectRefused(TransportError(code: code.rawValue, message: reason)))
                 return .cancel(copy.task)
             }
         }
@@ -127,7 +124,7 @@ extension RequestOperation {
         let task: Int
 
         func apply(to state: inout State, of operation: RequestOperation) {
-            state.machine.inFlight(lead: task) { $0.challengeRefused = true }
+            state.machine.challengeRefused(lead: task)
         }
     }
 
@@ -159,20 +156,16 @@ extension RequestOperation {
             let mismatch = succeededWithoutError ? status.flatMap { status in
                 ResponseFraming.mismatch(headers: state.answer.headers, status: status, method: state.sent?.method, received: state.record.bytes)
             } : nil
-            let succeeded = state.machine.inFlight(lead: task) { flight -> Bool in
-                if succeededWithoutError, status == nil {
-                    // Ended with neither an answer nor an error: FoundationNetworking does so for
-                    // a redirect whose Location it cannot read (the 3xx is never handed on). No
-                    // answer is no success.
-                    flight.stop(.local(TransportError(code: URLError.Code.badServerResponse.rawValue,
-                                                      message: "the transport ended the request without an answer (FoundationNetworking does so for a redirect whose Location it cannot read)")))
-                }
-                if let mismatch { flight.stop(.local(TransportError(code: URLError.Code.networkConnectionLost.rawValue, message: mismatch))) }
-                return succeededWithoutError && flight.invalid == nil && flight.stop == nil
-            } ?? false
+            // Ended with neither an answer nor an error: FoundationNetworking does so for a
+            // redirect whose Location it cannot read (the 3xx is never handed on). No answer
+            // is no success.
+            let problem = succeededWithoutError && status == nil
+                ? TransportError(code: URLError.Code.badServerResponse.rawValue,
+                                 message: "the transport ended the request without an answer (FoundationNetworking does so for a redirect whose Location it cannot read)")
+                : mismatch.map { TransportError(code: URLError.Code.networkConnectionLost.rawValue, message: $0) }
+            let (succeeded, file) = state.machine.leadEnding(task, succeededWithoutError: succeededWithoutError, problem: problem)
             // A download goes into place only when this attempt succeeded; else it goes.
-            guard let file = state.answer.file else { return Download.none }
-            state.answer.file = nil
+            guard let file else { return Download.none }
             return succeeded ? .keep(file) : .discard(file)
         }
     }
@@ -197,14 +190,12 @@ extension RequestOperation {
                                                         mediaType: state.answer.headers.value(forHTTPHeader: "Content-Type")))
                 }
             case .failure(let failure)?:
-                state.machine.inFlight(lead: task) { $0.stop(.local(TransportError(code: URLError.Code.cannotMoveFile.rawValue, message: failure.message))) }
+                state.machine.stop(lead: task, .local(TransportError(code: URLError.Code.cannotMoveFile.rawValue, message: failure.message)))
             }
             let answered = state.answer.status != nil
-            guard let (failure, reported, racing, streaming) = state.machine.inFlight(lead: task, { flight in
-                let (failure, reported) = flight.judge(answered: answered, error: error)
-                return (failure, reported, !flight.racers.isEmpty && flight.stop != .attemptTimeout, flight.streaming)
-            }) else { return nil }
-            if failure != nil, !answered, racing {
+            guard let judgement = state.machine.judge(lead: task, answered: answered, error: error) else { return nil }
+            let (failure, reported, streaming) = (judgement.failure, judgement.reported, judgement.streaming)
+            if failure != nil, !answered, judgement.racing {
                 // The lead failed before any response while hedges race it: one of them leads now.
                 operation.leadFailedWhileHedged(&state, failure: failure, reported: reported)
                 return nil

@@ -304,9 +304,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         // The operation's answer and its result share the one exact copy.
         state.answer.body = Self.exactlySized(state.answer.body)
         // A download still being written when the operation ended (cancelled, past its
-        // deadline) leaves nothing behind (removed outside the lock).
-        teardown.partial = state.answer.file
-        state.answer.file = nil
+        // deadline) leaves nothing behind: the in-flight stage's teardown holds it.
         var result = RequestResult(outcome: outcome, status: status, headers: state.answer.headers,
                                    data: state.answer.body, error: error, attempts: state.records, duration: duration)
         result.file = outcome == .success ? state.answer.savedTo : nil
