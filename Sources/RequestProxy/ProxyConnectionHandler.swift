@@ -168,7 +168,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         let chunked = head.headers[canonicalForm: "Transfer-Encoding"].contains { $0.lowercased() == "chunked" }
         // An HTTP/2 stream ends with its answer, never the connection.
         let exchange = ProxyExchange(id: id, channel: context.channel, proxy: proxy, client: client, version: head.version,
-                                     keepAlive: head.version.major >= 2 || head.isKeepAlive, isHead: head.method == .HEAD)
+                                     keepAlive: head.version.major >= 2 || head.isKeepAlive, isHead: head.method == .HEAD,
+                                     host: url.host)
         self.exchange = exchange
         if expectsContinue, chunked || (length ?? 0) > 0 {
             context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)

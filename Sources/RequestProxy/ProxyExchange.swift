@@ -26,50 +26,25 @@ final class ProxyExchange: ResponseStreamReceiver {
     private let version: HTTPVersion
     private let keepAlive: Bool
     private let isHead: Bool
+    /// The request's host, for the words of a failure through a chained proxy.
+    private let host: String?
     /// What only the client's event loop touches.
     private let onLoop: NIOLoopBoundBox<LoopState>
     /// Bytes of the answer given to the client's channel and not written out yet, from any thread.
     private let outflow = Mutex(Outflow())
 
     private struct LoopState {
-        /// The request, kept until its body has come (``startPrepared(body:)``).
-        var request: RequestMessage?
+        /// Where the exchange is, and what that stage holds.
+        var stage = ProxyExchangeStage.receivingRequest(held: [])
         /// The operation, until it ended: it holds this exchange (its answer's receiver), so
         /// holding it after would keep both for ever (every request's, 3.8 KiB each, all day).
         var operation: RequestOperation?
-        /// The request's host, for the words of a failure through a chained proxy.
-        var host: String?
-        var underWay = false
-        var clientGone = false
-        /// How far the client's request has come.
-        var arrival = ClientRequestArrival.streaming
-        /// What the answer did before the request came whole, done once it has: an answer is
-        /// written only after the request (HTTP/1.1 allows an early one, but NIO's server
-        /// pipeline and many clients do not expect it, and an upstream that answered early
-        /// let go of the body). Bounded: the upstream waits once ``ProxyOptions/downloadBuffer``
-        /// is held.
-        var held: [AnswerStep] = []
-        var answerBegan = false
-        var answered = false
-        /// The answer ended before the request did (the upstream answered early, a 413, and
-        /// took no more of the body): it is written at once, marked `Connection: close`, and
-        /// the connection closed soon after, whatever the client still sends.
-        var answeredEarly = false
-        /// The answer's end is the connection's: an HTTP/1.0 client's answer of no known length
-        /// (1.0 has no chunks: the close is its end).
-        var endsWithClose = false
     }
 
     /// How long the client may go on sending a body nobody reads after an early answer, so
     /// that it reads the answer before the connection closes (a close with unread bytes
     /// resets the connection, and the answer can be lost with it).
     static let lingerAfterEarlyAnswer: TimeAmount = .seconds(2)
-
-    private enum AnswerStep {
-        case head(status: Int, headers: [(String, String)])
-        case part(Data)
-        case end(RequestResult)
-    }
 
     private struct Outflow {
         var unwritten = 0
@@ -88,7 +63,9 @@ final class ProxyExchange: ResponseStreamReceiver {
     static let proxyCanceller = "proxy"
 
     /// Made on `channel`'s event loop.
-    init(id: String, channel: Channel, proxy: ProxyContext, client: ClientOrigin, version: HTTPVersion, keepAlive: Bool, isHead: Bool) {
+    init(id: String, channel: Channel, proxy: ProxyContext, client: ClientOrigin, version: HTTPVersion, keepAlive: Bool, isHead: Bool,
+         host: String?) {
+        self.host = host
         self.id = id
         self.channel = channel
         self.proxy = proxy
@@ -102,19 +79,17 @@ final class ProxyExchange: ResponseStreamReceiver {
     // MARK: - The client's side (on its event loop)
 
     /// Whether the request is still being answered (the connection is not idle).
-    var isUnderWay: Bool { onLoop.value.underWay }
+    var isUnderWay: Bool { onLoop.value.stage.isUnderWay }
 
     /// Keeps `request` until its body has come (``startPrepared(body:)``).
     func prepare(_ request: RequestMessage) {
-        onLoop.value.request = request
-        onLoop.value.underWay = true
+        onLoop.value.stage = .collecting(request)
     }
 
     /// The request, read whole, goes out with `body`.
     func startPrepared(body: Data?) {
-        onLoop.value.arrival = .whole
-        guard var request = onLoop.value.request else { return }
-        onLoop.value.request = nil
+        guard case .collecting(var request) = onLoop.value.stage else { return }
+        onLoop.value.stage = .answering(ProxyAnswerWriting())
         // The transport frames the body it is given: the client's length would go out twice.
         request.headerFields[.contentLength] = nil
         if let body {
@@ -122,22 +97,27 @@ final class ProxyExchange: ResponseStreamReceiver {
         } else if ["POST", "PUT", "PATCH"].contains(request.method) {
             request.body = .data(Data())
         }
-        start(request)
+        launch(request)
     }
 
     /// The prepared request's body turned out longer than is read whole (an HTTP/2 stream
     /// says no length): it goes out as `upload` streams it.
     func startStreaming(_ upload: sending UploadStream) {
-        guard var request = onLoop.value.request else { return }
-        onLoop.value.request = nil
+        guard case .collecting(var request) = onLoop.value.stage else { return }
+        onLoop.value.stage = .receivingRequest(held: [])
         request.body = .stream(BodyStream(upload))
-        start(request)
+        launch(request)
     }
 
-    /// Starts the operation (its body, if streamed, still arriving) once the client's program
-    /// is known: the row names it from its first event.
+    /// Starts the operation while its body still streams.
     func start(_ request: RequestMessage) {
-        onLoop.value.underWay = true
+        onLoop.value.stage = .receivingRequest(held: [])
+        launch(request)
+    }
+
+    /// Starts the operation once the client's program is known: the row names it from its
+    /// first event.
+    private func launch(_ request: RequestMessage) {
         let loop = channel.eventLoop
         client.whenFound { [self] program in
             if loop.inEventLoop {
@@ -149,43 +129,40 @@ final class ProxyExchange: ResponseStreamReceiver {
     }
 
     private func run(_ request: RequestMessage, origin: String?) {
-        guard !onLoop.value.clientGone else { return }
+        if case .abandoned(clientGone: true) = onLoop.value.stage { return }
         var options = Self.options(proxy.options.operation(for: request.url.host), for: request)
         options.origin = origin
         options.clientHTTPVersion = "HTTP/\(version.major).\(version.minor)"
         options.relaysFieldsAsWritten = true
         // On the client's event loop: the operation starts here, after this turn.
-        onLoop.value.host = request.url.host
         onLoop.value.operation = proxy.queue.stream(for: request, id: id, options: options, to: self)
     }
 
     /// The streamed request body ended whole: the answer may be written.
     func requestEnded() {
-        guard onLoop.value.arrival == .streaming else { return }
-        onLoop.value.arrival = .whole
-        let held = onLoop.value.held
-        onLoop.value.held = []
+        guard case .receivingRequest(let held) = onLoop.value.stage else { return }
+        onLoop.value.stage = .answering(ProxyAnswerWriting())
         held.forEach(write)
     }
 
     /// The client's request will not come whole: no answer is written to it.
     func requestBroken() {
-        guard onLoop.value.arrival == .streaming else { return }
-        abandon()
+        switch onLoop.value.stage {
+        case .collecting, .receivingRequest: abandon(clientGone: false)
+        case .answering, .answered, .abandoned: break
+        }
     }
 
     /// The client closed its connection: the operation is cancelled (by `client`), whatever
     /// stage it is in.
     func clientWentAway() {
-        onLoop.value.clientGone = true
-        abandon()
+        abandon(clientGone: true)
     }
 
     /// Nothing more is written to the client: what was held is dropped and the operation
     /// cancelled (once it ended, a cancel does nothing).
-    private func abandon() {
-        if onLoop.value.arrival == .streaming { onLoop.value.arrival = .broken }
-        onLoop.value.held = []
+    private func abandon(clientGone: Bool) {
+        if case .answered = onLoop.value.stage {} else { onLoop.value.stage = .abandoned(clientGone: clientGone) }
         onLoop.value.operation?.cancel(by: Self.clientCanceller)
     }
 
@@ -213,7 +190,7 @@ final class ProxyExchange: ResponseStreamReceiver {
             if !codings.isEmpty {
                 let words = "the upstream's answer uses the transfer coding \(codings.joined(separator: ", ")), which this proxy does not decode"
                 return onClientLoop { exchange in
-                    guard !exchange.onLoop.value.answered else { return }
+                    if case .answered = exchange.onLoop.value.stage { return }
                     exchange.refuse(ProxyFailureAnswer(status: 502, errorType: "http_protocol_error", message: words))
                 }
             }
@@ -250,49 +227,52 @@ final class ProxyExchange: ResponseStreamReceiver {
         }
     }
 
-    private func step(_ step: AnswerStep) {
-        switch onLoop.value.arrival {
-        case .whole: write(step)
-        case .streaming:
-            onLoop.value.held.append(step)
+    private func step(_ step: ProxyAnswerStep) {
+        switch onLoop.value.stage {
+        case .answering: write(step)
+        case .receivingRequest(var held):
+            // Out of the stage while it grows, so the list is not copied.
+            onLoop.value.stage = .receivingRequest(held: [])
+            held.append(step)
             // A whole answer while the body still streams: the upstream wants no more of it
             // (a client waiting for that answer before it sends more would wait for ever).
-            guard case .end = step else { return }
-            onLoop.value.answeredEarly = true
-            onLoop.value.arrival = .whole
-            let held = onLoop.value.held
-            onLoop.value.held = []
+            guard case .end = step else {
+                onLoop.value.stage = .receivingRequest(held: held)
+                return
+            }
+            onLoop.value.stage = .answering(ProxyAnswerWriting(early: true))
             held.forEach(write)
-        case .broken: break
+        case .collecting, .answered, .abandoned: break
         }
     }
 
     // MARK: - Writing to the client (on its event loop)
 
-    private func write(_ step: AnswerStep) {
-        guard !onLoop.value.answered else { return }
+    private func write(_ step: ProxyAnswerStep) {
+        guard case .answering(var writing) = onLoop.value.stage else { return }
         switch step {
         case .head(let status, _) where status < 200:
             refuse(Self.informational(status))
         case .head(let status, let headers):
-            onLoop.value.answerBegan = true
-            channel.write(HTTPServerResponsePart.head(head(status: status, headers: headers)), promise: nil)
+            writing.began = true
+            let answerHead = head(status: status, headers: headers, writing: &writing)
+            onLoop.value.stage = .answering(writing)
+            channel.write(HTTPServerResponsePart.head(answerHead), promise: nil)
         case .part(let data):
             let written = channel.eventLoop.makePromise(of: Void.self)
             let count = data.count
             written.futureResult.whenComplete { _ in self.wrote(count) }
             channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(data: data))), promise: written)
         case .end(let result):
-            onLoop.value.answered = true
-            onLoop.value.underWay = false
-            if onLoop.value.answerBegan {
+            onLoop.value.stage = .answered
+            if writing.began {
                 // Cut mid-body (the upstream failed, or the client went away): the client sees
                 // the connection end short of the length it was told (or without the last chunk).
                 guard result.outcome == .success || result.outcome == .relayed else { return channel.close(promise: nil) }
                 // The upstream's trailers (gRPC's status) after the body, as it sent them.
-                return end(trailers: result.trailers)
+                return end(trailers: result.trailers, writing: writing)
             }
-            answerWithout(result)
+            answerWithout(result, writing: writing)
         }
     }
 
@@ -320,16 +300,18 @@ final class ProxyExchange: ResponseStreamReceiver {
     /// the proxy cannot frame again): `answer` instead, the operation cancelled, and the
     /// connection closed after it — unless the client is gone.
     private func refuse(_ answer: ProxyFailureAnswer) {
-        onLoop.value.answered = true
-        onLoop.value.underWay = false
+        let abandoned = if case .abandoned = onLoop.value.stage { true } else { false }
+        // Answered before the cancel: it can end the operation at once, on this loop, and its
+        // end must find the answer written, not write one of its own.
+        if !abandoned { onLoop.value.stage = .answered }
         onLoop.value.operation?.cancel(by: Self.proxyCanceller)
-        guard onLoop.value.arrival != .broken else { return }
+        guard !abandoned else { return }
         answer.send(on: channel, closing: true)
     }
 
     /// No valid answer began: the upstream's own answer the engine judged a failure (a 404, a
     /// 503), passed on as it came, or one of the proxy's own.
-    private func answerWithout(_ result: RequestResult) {
+    private func answerWithout(_ result: RequestResult, writing: ProxyAnswerWriting) {
         if case .cancelled(by: Self.clientCanceller)? = result.error { return channel.close(promise: nil) }
         // An HTTP/2 stream whose operation was cancelled (a person's X) is reset (`RST_STREAM`
         // CANCEL, swift-nio-http2's on a stream closed early): the client's own words for a
@@ -341,51 +323,52 @@ final class ProxyExchange: ResponseStreamReceiver {
             var headers = (result.fields.map(HopByHopHeaders.removed(from:)) ?? HopByHopHeaders.removed(from: result.headers, repeated: result.repeatedHeaders))
                 .filter { $0.0.lowercased() != "content-length" }
             headers.append(("Content-Length", String(result.data.count)))
-            answerWhole(status: status, headers: headers, body: result.data)
+            answerWhole(status: status, headers: headers, body: result.data, writing: writing)
         } else {
             var failure = ProxyFailureAnswer(result.error ?? .cancelled(by: "unknown"))
             // Through a chained proxy, an address in the transport's words is the chain's
             // (a refused connect names it, not the request's host): said so.
-            if let chain = proxy.options.chain, let host = onLoop.value.host, !chain.bypasses(host) {
+            if let chain = proxy.options.chain, let host, !chain.bypasses(host) {
                 failure = failure.through(chain)
             }
-            answerWhole(status: failure.status, headers: failure.headers, body: Data(failure.body.utf8))
+            answerWhole(status: failure.status, headers: failure.headers, body: Data(failure.body.utf8), writing: writing)
         }
     }
 
-    private func head(status: Int, headers: [(String, String)]) -> HTTPResponseHead {
+    private func head(status: Int, headers: [(String, String)], writing: inout ProxyAnswerWriting) -> HTTPResponseHead {
         var fields = HTTPHeaders(headers)
-        if version == .http1_0, keepAlive, !onLoop.value.answeredEarly {
+        if version == .http1_0, keepAlive, !writing.early {
             // A 1.0 client asked to keep the connection (`ab -k`): it may, when the answer says
             // so and has a length; an answer of no known length ends with the close instead.
             let bodiless = isHead || status == 204 || status == 304
             if fields.contains(name: "Content-Length") || bodiless {
                 fields.replaceOrAdd(name: "Connection", value: "keep-alive")
             } else {
-                onLoop.value.endsWithClose = true
+                writing.endsWithClose = true
             }
         }
         // HTTP/2 has no connection fields: a stream ends with its answer (or is reset).
-        if version.major < 2, !keepAlive || onLoop.value.answeredEarly || onLoop.value.endsWithClose {
+        if version.major < 2, !keepAlive || writing.early || writing.endsWithClose {
             fields.replaceOrAdd(name: "Connection", value: "close")
         }
         return HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: status), headers: fields)
     }
 
-    private func answerWhole(status: Int, headers: [(String, String)], body: Data) {
-        channel.write(HTTPServerResponsePart.head(head(status: status, headers: headers)), promise: nil)
+    private func answerWhole(status: Int, headers: [(String, String)], body: Data, writing: ProxyAnswerWriting) {
+        var writing = writing
+        channel.write(HTTPServerResponsePart.head(head(status: status, headers: headers, writing: &writing)), promise: nil)
         if !isHead, !body.isEmpty { channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(data: body))), promise: nil) }
-        end()
+        end(writing: writing)
     }
 
-    private func end(trailers: HTTPFields? = nil) {
+    private func end(trailers: HTTPFields? = nil, writing: ProxyAnswerWriting) {
         let written = channel.writeAndFlush(HTTPServerResponsePart.end(trailers.map(HTTPHeaders.init)))
         let channel = self.channel
-        if onLoop.value.answeredEarly {
+        if writing.early {
             written.whenComplete { _ in
                 channel.eventLoop.scheduleTask(in: Self.lingerAfterEarlyAnswer) { channel.close(promise: nil) }
             }
-        } else if keepAlive, !onLoop.value.endsWithClose {
+        } else if keepAlive, !writing.endsWithClose {
             written.whenFailure { _ in channel.close(promise: nil) }
         } else {
             written.whenComplete { _ in channel.close(promise: nil) }
