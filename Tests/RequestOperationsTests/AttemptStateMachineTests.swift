@@ -436,6 +436,20 @@ final class AttemptStateMachineTests: XCTestCase {
         XCTAssertNotNil(after.retryScheduled(until: 3, of: after.id), "the answer let go of fails into a retry")
     }
 
+    func testTheDeadlineStandsStillAtABreakpointAndGoesWithTheEnd() {
+        var machine = Machine()
+        XCTAssertTrue(machine.deadlineStarted(handles.timer("deadline"), at: 30))
+        XCTAssertNil(machine.deadlineLeft, "running, not paused")
+        let paused = machine.pauseDeadline(at: 12)
+        XCTAssertEqual((paused as? NamedTimer)?.name, "deadline", "its timer is cancelled while paused")
+        XCTAssertEqual(machine.deadlineLeft, 18)
+        XCTAssertNil(machine.pauseDeadline(at: 13), "paused once")
+        XCTAssertTrue(machine.deadlineStarted(handles.timer("again"), at: 40))
+        XCTAssertEqual(machine.finish(.cancelled).map(handles.released), ["again"], "the end lets go of the deadline's timer")
+        XCTAssertFalse(machine.deadlineStarted(handles.timer("late"), at: 50), "none after the end")
+        XCTAssertNil(machine.deadlineLeft)
+    }
+
     func testAWholeOperationAsTheEngineLivesIt() {
         var m = Machine()
         guard case .admit(let id, _) = m.begin(needsAdmission: true) else { return XCTFail("admission first") }

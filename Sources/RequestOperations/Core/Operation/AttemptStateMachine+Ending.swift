@@ -120,7 +120,10 @@ extension AttemptStateMachine {
     /// The operation ends: whatever the stage held is let go of. Nil when it ended already.
     mutating func finish(_ outcome: RequestOutcome) -> Teardown? {
         if isFinished { return nil }
-        let teardown = leave()
+        var teardown = leave()
+        // The deadline's timer goes with the rest.
+        teardown.merge(Teardown(timers: [deadline.timer]))
+        deadline = .none
         stage = .finished(outcome)
         forcedFault = nil
         return teardown

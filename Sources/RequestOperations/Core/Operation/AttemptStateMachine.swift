@@ -41,6 +41,8 @@ struct AttemptStateMachine {
     /// The answer or failure a person chose at a breakpoint for the next send, made in the
     /// server's place.
     var forcedFault: FaultRule?
+    /// The operation's deadline, across its attempts (AttemptStateMachine+Deadline.swift).
+    var deadline = DeadlineClock.none
 
     /// The phase the world sees (events, the monitor).
     var phase: RequestPhase { stage.phase }

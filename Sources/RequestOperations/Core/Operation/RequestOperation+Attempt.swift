@@ -210,8 +210,8 @@ extension RequestOperation {
             state.record.sentAt = at
             operation.publish(&state, .taskCreated(taskIdentifier: task.identifier, url: request.url.absoluteString, insecure: insecure))
             // Resumed outside the lock: a cancel decided before the resume returned waits
-            // for it (`unresumed`).
-            state.unresumed.insert(task.identifier)
+            // for it (`resuming`).
+            state.resuming[task.identifier] = .resuming
             return nil
         }
     }

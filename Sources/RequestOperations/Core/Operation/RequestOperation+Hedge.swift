@@ -88,8 +88,8 @@ extension RequestOperation {
             operation.publish(&state, .taskCreated(taskIdentifier: task.identifier, url: request.url.absoluteString, insecure: insecure),
                               attempt: racer)
             // Resumed outside the lock, as the lead is: a concurrent end that cancels the racer
-            // meanwhile waits for the resume (`unresumed`).
-            state.unresumed.insert(task.identifier)
+            // meanwhile waits for the resume (`resuming`).
+            state.resuming[task.identifier] = .resuming
             return true
         }
     }

@@ -2,8 +2,15 @@ import Foundation
 
 /// A task's resume and a cancel that races it. The engine never asks a transport to cancel a
 /// task whose resume has not returned (a transport may call back from inside `resume`): a
-/// cancel decided meanwhile waits in `cancelOnResume` and is carried out by the resumer.
+/// cancel decided meanwhile is noted on the task's race (`State.resuming`) and carried out by
+/// the resumer.
 extension RequestOperation {
+    /// A task being resumed, and whether a cancel came while it was.
+    enum ResumeRace {
+        case resuming
+        case cancelled
+    }
+
     /// Resumes `task` on the transport, outside the lock (a transport may call back from
     /// inside `resume`), then hands the attempt its timers (`timers` makes them) and carries
     /// out a cancel that came while it was being resumed.
@@ -22,9 +29,9 @@ extension RequestOperation {
         let timers: (AttemptTimers, AttemptID)?
 
         func apply(to state: inout State, of operation: RequestOperation) -> (cancel: Bool, unused: Teardown) {
-            state.unresumed.remove(task)
+            let race = state.resuming.removeValue(forKey: task)
             let unused = timers.map { state.machine.timersStarted($0.0, of: $0.1).1 } ?? Teardown()
-            return (state.cancelOnResume.remove(task) != nil, unused)
+            return (race == .cancelled, unused)
         }
     }
 
@@ -42,10 +49,10 @@ extension RequestOperation {
         let tasks: [TransportTask]
 
         func apply(to state: inout State, of operation: RequestOperation) -> [TransportTask] {
-            guard !state.unresumed.isEmpty else { return tasks }
+            guard !state.resuming.isEmpty else { return tasks }
             return tasks.filter { task in
-                guard state.unresumed.contains(task.identifier) else { return true }
-                state.cancelOnResume.insert(task.identifier)
+                guard state.resuming[task.identifier] != nil else { return true }
+                state.resuming[task.identifier] = .cancelled
                 return false
             }
         }

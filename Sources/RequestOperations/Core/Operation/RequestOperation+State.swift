@@ -27,14 +27,11 @@ extension RequestOperation {
         /// The last answer a server gave (kept across attempts until the next one is sent,
         /// so an operation ended between attempts reports the last status it saw).
         var answer = Answer()
-        /// The operation's deadline: none, running (its timer and when it fires), or stopped at a
-        /// breakpoint with what was left of it.
-        var deadline = DeadlineClock.none
-        /// Tasks handed to the transport whose resume runs now, outside the lock; a cancel
-        /// decided meanwhile waits in `cancelOnResume` and is done once the resume returned
+
+        /// Tasks handed to the transport whose resume runs now, outside the lock, each with
+        /// whether a cancel was decided meanwhile: that cancel is done once the resume returned
         /// (a transport is never asked to cancel a task it has not been told to start).
-        var unresumed: Set<Int> = []
-        var cancelOnResume: Set<Int> = []
+        var resuming: [Int: ResumeRace] = [:]
         var lastDelay: TimeInterval?
         /// What the operation ended with; set in the one transition that finishes the machine
         /// (``RequestOperation/endLocked(_:outcome:error:reason:cancelledBy:)``). Whether it ended

@@ -291,8 +291,6 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         }
         announceData(&state, at: now)
         var teardown = state.machine.finish(outcome) ?? Teardown()
-        teardown.merge(Teardown(timers: [state.deadline.timer]))
-        state.deadline = .none
         // The attempt under way, and any hedges racing it.
         for index in state.records.indices where state.records[index].endedAt == nil && state.records[index].startedAt != nil {
             state.records[index].endedAt = now
