@@ -140,9 +140,27 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The application's work with no command line: plans, what-if, diff, replay and
+        // re-sending, attaching to several programs, the demo, and the monitor or headless
+        // session a command runs under. ReqtopCLI keeps the commands and their options.
+        .target(
+            name: "ReqtopApplication",
+            dependencies: [
+                "RequestOperations",
+                "RequestEventFormat",
+                "ProcessSignals",
+                "RequestMonitor",
+                "RequestArchive",
+                "RequestEndpoint",
+                "RequestTransportNIO",
+                "FaultServer",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .target(
             name: "ReqtopCLI",
             dependencies: [
+                "ReqtopApplication",
                 "RequestOperations",
                 "RequestEventFormat",
                 "ProcessSignals",
@@ -166,7 +184,7 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "reqtop", dependencies: ["ReqtopCLI", "ProcessSignals"]),
-        .target(name: "ParserFuzzing", dependencies: ["ReqtopCLI", "RequestArchive", "RequestEndpoint", "RequestEventFormat", "RequestMonitor", "RequestOperations"]),
+        .target(name: "ParserFuzzing", dependencies: ["ReqtopApplication", "RequestArchive", "RequestEndpoint", "RequestEventFormat", "RequestMonitor", "RequestOperations"]),
         .executableTarget(
             name: "reqtop-bench",
             dependencies: ["RequestOperations", "RequestEventFormat", "RequestEndpoint", "RequestTransportNIO", "FaultServer", "RequestTracing", "RequestMetrics",
@@ -197,7 +215,9 @@ let package = Package(
             dependencies: ["RequestArchive", "RequestEventFormat", "RequestOperations"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "RequestOperations", "RequestEventFormat", "RequestMonitor", "RequestArchive", "RequestEndpoint", "RequestProxy", "FaultServer"]),
+        // The application's tests need no command line: plans, the demo, merging programs, re-sending.
+        .testTarget(name: "ReqtopApplicationTests", dependencies: ["ReqtopApplication", "RequestOperations", "RequestEventFormat", "RequestArchive", "FaultServer"]),
+        .testTarget(name: "ReqtopCLITests", dependencies: ["ReqtopCLI", "ReqtopApplication", "RequestOperations", "RequestEventFormat", "RequestMonitor", "RequestArchive", "RequestEndpoint", "RequestProxy", "FaultServer"]),
         .testTarget(name: "RequestLoggingTests", dependencies: ["RequestLogging", "RequestOperations", "FaultServer", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RequestTracingTests", dependencies: ["RequestTracing", "RequestOperations", "FaultServer",
                                                                 .product(name: "Tracing", package: "swift-distributed-tracing"),

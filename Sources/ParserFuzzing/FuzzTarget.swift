@@ -1,5 +1,5 @@
 import Foundation
-import ReqtopCLI
+import ReqtopApplication
 import RequestArchive
 import RequestEndpoint
 import RequestEventFormat

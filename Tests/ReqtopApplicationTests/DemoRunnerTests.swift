@@ -1,4 +1,4 @@
-@testable import ReqtopCLI
+@testable import ReqtopApplication
 import RequestOperations
 import XCTest
 

@@ -1,6 +1,6 @@
 import FaultServer
 import Foundation
-@testable import ReqtopCLI
+@testable import ReqtopApplication
 import RequestOperations
 import XCTest
 

@@ -1,5 +1,5 @@
 import Foundation
-@testable import ReqtopCLI
+@testable import ReqtopApplication
 import RequestOperations
 import XCTest
 

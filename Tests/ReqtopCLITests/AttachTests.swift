@@ -1,4 +1,5 @@
 import Foundation
+@testable import ReqtopApplication
 @testable import ReqtopCLI
 @testable import RequestEndpoint
 import RequestMonitor

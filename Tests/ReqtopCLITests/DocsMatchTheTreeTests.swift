@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 
 /// The maps of the tree say what is in it: every module in `Sources/` is in ARCHITECTURE.md's
-/// module table and in docs/layout.md, and every folder of the command line is named in both.
+/// module table and in docs/layout.md, and every folder of the command line and of the application library is named in both.
 /// (docs/layout.md called the endpoint a Unix socket server and left out four modules.)
 final class DocsMatchTheTreeTests: XCTestCase {
     private let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -27,9 +27,11 @@ final class DocsMatchTheTreeTests: XCTestCase {
             XCTAssertTrue(rows.contains { $0.contains("`\(module)`") }, "ARCHITECTURE.md's module table names \(module)")
             XCTAssertTrue(layout.contains("Sources/\(module)"), "docs/layout.md names Sources/\(module)")
         }
-        for folder in try folders("Sources/ReqtopCLI") {
-            XCTAssertTrue(architecture.contains("`\(folder)/`"), "ARCHITECTURE.md names ReqtopCLI/\(folder)/")
-            XCTAssertTrue(layout.contains("\(folder)/"), "docs/layout.md names ReqtopCLI's \(folder)/")
+        for module in ["ReqtopCLI", "ReqtopApplication"] {
+            for folder in try folders("Sources/" + module) {
+                XCTAssertTrue(architecture.contains("`\(folder)/`"), "ARCHITECTURE.md names \(module)/\(folder)/")
+                XCTAssertTrue(layout.contains("\(folder)/"), "docs/layout.md names \(module)'s \(folder)/")
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Prometheus
+@testable import ReqtopApplication
 @testable import ReqtopCLI
 import Synchronization
 import XCTest

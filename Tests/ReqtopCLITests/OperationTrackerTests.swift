@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+@testable import ReqtopApplication
 @testable import ReqtopCLI
 import RequestOperations
 import XCTest

@@ -1,4 +1,5 @@
 import Foundation
+@testable import ReqtopApplication
 @testable import ReqtopCLI
 import XCTest
 

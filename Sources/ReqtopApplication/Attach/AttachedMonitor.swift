@@ -9,7 +9,7 @@ import Synchronization
 /// The live monitor fed from one program's endpoint connection. A program elsewhere
 /// (`tls://`) is connected to again when the connection drops — a network cut looks like
 /// an end — every 2 seconds until it answers or the person quits; the header says so.
-final class AttachedMonitor: Sendable {
+package final class AttachedMonitor: Sendable {
     /// What the reader thread tells the screen, one state behind one lock: the header's
     /// status, the program's clock, whether it ended, its faults, and whether the person quit.
     /// Each change and each read is one section (the clock was two: a base and an end read
@@ -76,7 +76,7 @@ final class AttachedMonitor: Sendable {
     }
 
     /// Connects again; nil for a program on this machine (its end is its end).
-    typealias Reconnect = @Sendable () throws -> (EndpointClient, EndpointClient.Hello)
+    package typealias Reconnect = @Sendable () throws -> (EndpointClient, EndpointClient.Hello)
 
     private let connection: ConnectionBox
     private let screen: MonitorScreen
@@ -86,7 +86,7 @@ final class AttachedMonitor: Sendable {
     private let recorder: EventLogWriter?
 
     /// - Parameter readOnly: the program's hello said it takes no commands from this monitor.
-    init(client: EndpointClient, color: Bool, reconnect: Reconnect? = nil, recorder: EventLogWriter? = nil, readOnly: Bool = false) throws {
+    package init(client: EndpointClient, color: Bool, reconnect: Reconnect? = nil, recorder: EventLogWriter? = nil, readOnly: Bool = false) throws {
         connection = ConnectionBox(client)
         self.reconnect = reconnect
         self.recorder = recorder
@@ -97,7 +97,7 @@ final class AttachedMonitor: Sendable {
             commands: RemoteQueueCommands(connection: connection, readOnly: readOnly))
     }
 
-    func run(_ hello: EndpointClient.Hello) throws {
+    package func run(_ hello: EndpointClient.Hello) throws {
         let screen = self.screen, link = self.link, connection = self.connection, reconnect = self.reconnect, recorder = self.recorder
         let name = "\(hello.name) \(hello.pid)"
         greet(hello)
@@ -123,7 +123,7 @@ final class AttachedMonitor: Sendable {
         // Read before the connection closes: the reader takes our own close for the program's end.
         let ended = link.quit()
         connection.client.close()
-        ReqtopMain.printError(ended ? "reqtop: the program ended" : "reqtop: detached (\(name) runs on)")
+        ErrorOutput.print(ended ? "reqtop: the program ended" : "reqtop: detached (\(name) runs on)")
     }
 
     private func greet(_ hello: EndpointClient.Hello, note: String = "") {
@@ -181,16 +181,16 @@ final class AttachedMonitor: Sendable {
 }
 
 /// The connection a monitor's commands go through; replaced when a remote one reconnects.
-final class ConnectionBox: Sendable {
+package final class ConnectionBox: Sendable {
     private let current: Mutex<EndpointClient>
 
-    init(_ client: EndpointClient) {
+    package init(_ client: EndpointClient) {
         current = Mutex(client)
     }
 
-    var client: EndpointClient { current.withLock { $0 } }
+    package var client: EndpointClient { current.withLock { $0 } }
 
-    func replace(with client: EndpointClient) {
+    package func replace(with client: EndpointClient) {
         current.withLock { $0 = client }
     }
 }

@@ -13,101 +13,61 @@ import Synchronization
 ///
 /// A program that starts later joins (with `--all`, the endpoint folder is looked at every
 /// second); one that exits stays, marked ended, with its rows.
-final class AttachedPrograms: Sendable {
+package final class AttachedPrograms: Sendable {
     /// Where the merged stream goes.
-    enum Output: Sendable {
+    package enum Output: Sendable {
         case screen(MonitorScreen)
         /// JSON lines on stdout, each with its `program`.
         case lines
     }
 
-    /// Everything the readers share, behind one lock: a reader merges, keeps and hands on its
-    /// events under it, so a resync (the screen cleared and every program's events shown
-    /// again) never interleaves with another program's events.
-    struct Shared: Sendable {
-        var merge: ProgramMerge
-        /// What each program showed, for a resync after one of them fell behind.
-        var journals: [Int32: OperationJournal] = [:]
-        var clients: [Int32: EndpointClient] = [:]
-        /// Pids being connected to or attached (a socket is not tried twice at once).
-        var known: Set<Int32> = []
-        var stopped = false
-        /// Events seen from each program, and the rate over the last window of about 2 s.
-        var eventCounts: [Int32: Int] = [:]
-        var rates: [Int32: (since: Date, count: Int, perSecond: Double)] = [:]
-    }
-
-    let shared: Mutex<Shared>
+    /// Everything the readers share, behind one lock: its one owner is this object, which
+    /// gives it each input whole (a reader merges, keeps and hands on its events in one
+    /// section, so a resync never interleaves with another program's events).
+    private let fleet: Mutex<AttachedFleet<EndpointClient>>
     /// `--record`: the merged stream as it is shown, each event with its `program`.
-    let recorder: EventLogWriter?
+    package let recorder: EventLogWriter?
     private let watchesFolder: Bool
     private let output: Mutex<Output?> = Mutex(nil)
     private let finishedReaders = DispatchGroup()
 
-    init(watchesFolder: Bool, start: Date = Date(), recorder: EventLogWriter? = nil) {
-        shared = Mutex(Shared(merge: ProgramMerge(start: start)))
+    package init(watchesFolder: Bool, start: Date = Date(), recorder: EventLogWriter? = nil) {
+        fleet = Mutex(AttachedFleet(start: start))
         self.watchesFolder = watchesFolder
         self.recorder = recorder
     }
 
-    /// What leaving says: how many programs were detached from, and how many had ended
-    /// before (the others run on).
-    var goodbye: String {
-        shared.withLock { shared in
-            let programs = shared.merge.programs.values
-            let ended = programs.filter(\.ended).count
-            let running = programs.count - ended
-            return "reqtop: detached from \(programs.count) program\(programs.count == 1 ? "" : "s")"
-                + (ended > 0 ? " (\(running) running on, \(ended) had ended)" : " (all running on)")
-        }
-    }
+    /// What leaving says: how many programs were detached from, and how many had ended before.
+    package var goodbye: String { fleet.withLock(\.goodbye) }
 
     /// The header's status: how many programs, and which ended.
-    var status: String {
-        shared.withLock { shared in
-            let programs = shared.merge.ordered
-            let ended = programs.filter(\.ended).count
-            let readOnly = programs.allSatisfy(\.readOnly) && !programs.isEmpty ? " READ-ONLY" : ""
-            return "ATTACHED \(programs.count) program\(programs.count == 1 ? "" : "s")" + (ended > 0 ? " (\(ended) ended)" : "") + readOnly
-        }
+    package var status: String { fleet.withLock(\.status) }
+
+    /// Each program for the Hosts screen's PROGRAMS panel.
+    package var programLines: [ProgramLine] {
+        let now = Date()
+        return fleet.withLock { $0.programLines(at: now) }
     }
 
-    /// Each program for the Hosts screen's PROGRAMS panel: its state, live operations and
-    /// events a second (over the last 2 s or so).
-    var programLines: [ProgramLine] {
-        shared.withLock { shared in
-            let now = Date()
-            return shared.merge.ordered.map { program in
-                let count = shared.eventCounts[program.pid] ?? 0
-                var rate = shared.rates[program.pid] ?? (now, count, 0)
-                let window = now.timeIntervalSince(rate.since)
-                if window >= 2 {
-                    rate = (now, count, Double(count - rate.count) / window)
-                }
-                shared.rates[program.pid] = rate
-                return ProgramLine(label: program.label, state: program.ended ? .ended : program.paused ? .paused : .attached,
-                                   live: program.ended ? 0 : shared.journals[program.pid]?.liveCount ?? 0,
-                                   eventsPerSecond: program.ended ? 0 : rate.perSecond, faults: program.faults, readOnly: program.readOnly)
-            }
-        }
+    package var faultsActive: Bool { fleet.withLock(\.faultsActive) }
+    package var now: TimeInterval { fleet.withLock { $0.merge.now() } }
+
+    /// Where a command goes, and the connections of the programs still attached.
+    package func route(_ command: QueueCommand) -> (ProgramMerge.Route, [Int32: EndpointClient]) {
+        fleet.withLock { ($0.merge.route(command), $0.clients) }
     }
 
-    var faultsActive: Bool { shared.withLock { $0.merge.programs.values.contains { $0.faults > 0 && !$0.ended } } }
-    var now: TimeInterval { shared.withLock { $0.merge.now() } }
+    /// Answers from programs, each named by its label and in the monitor's ids.
+    package func named(_ outcomes: [(pid: Int32, outcome: QueueCommandOutcome)]) -> [(label: String, outcome: QueueCommandOutcome)] {
+        fleet.withLock { $0.named(outcomes) }
+    }
 
     /// Adds a program whose hello was read: it is merged from now on.
-    func adopt(_ client: EndpointClient, hello: EndpointClient.Hello) {
+    package func adopt(_ client: EndpointClient, hello: EndpointClient.Hello) {
         let facts = EndpointHelloFacts(pid: hello.pid, name: hello.name, time: hello.time, suspended: hello.suspended,
                                        faults: hello.faults, readOnly: hello.readOnly)
-        let stopped = shared.withLock { shared -> Bool in
-            guard !shared.stopped else { return true }
-            shared.merge.join(facts, at: Date())
-            shared.clients[hello.pid] = client
-            shared.journals[hello.pid] = OperationJournal()
-            shared.known.insert(hello.pid)
-            return false
-        }
-        guard !stopped else { return client.close() }
+        let now = Date()
+        guard fleet.withLock({ $0.adopt(client, facts, at: now) }) else { return client.close() }
         finishedReaders.enter()
         let thread = Thread { [self] in
             read(client, pid: hello.pid)
@@ -118,11 +78,11 @@ final class AttachedPrograms: Sendable {
     }
 
     /// Starts delivering to `output`; with `--all`, joins programs that start later.
-    func start(_ output: Output) {
+    package func start(_ output: Output) {
         self.output.withLock { $0 = output }
         guard watchesFolder else { return }
         let thread = Thread { [self] in
-            while !shared.withLock(\.stopped) {
+            while !fleet.withLock(\.stopped) {
                 joinNewPrograms()
                 Thread.sleep(forTimeInterval: 1)
             }
@@ -132,36 +92,28 @@ final class AttachedPrograms: Sendable {
     }
 
     /// Connects to every socket in the endpoint folder not attached yet.
-    func joinNewPrograms() {
+    package func joinNewPrograms() {
         for socket in EndpointDirectory.sockets() {
-            let isNew = shared.withLock { shared -> Bool in
-                guard !shared.stopped, !shared.known.contains(socket.pid) else { return false }
-                shared.known.insert(socket.pid)
-                return true
-            }
-            guard isNew else { continue }
-            if let (client, hello) = try? AttachCommand.open(socket: socket) {
+            guard fleet.withLock({ $0.claim(socket.pid) }) else { continue }
+            if let (client, hello) = try? EndpointAttach.open(socket: socket) {
                 adopt(client, hello: hello)
             } else {
                 // Not an endpoint that answers now (one starting, or a socket left by a
                 // program that died): looked at again next time.
-                shared.withLock { _ = $0.known.remove(socket.pid) }
+                fleet.withLock { $0.release(socket.pid) }
             }
         }
     }
 
     /// Stops every reader and waits for them.
-    func stop() {
-        let clients = shared.withLock { shared -> [EndpointClient] in
-            shared.stopped = true
-            return Array(shared.clients.values)
-        }
+    package func stop() {
+        let clients = fleet.withLock { $0.stop() }
         clients.forEach { $0.close() }
         finishedReaders.wait()
     }
 
     /// Waits until every program attached has ended.
-    func waitForAll() {
+    package func waitForAll() {
         finishedReaders.wait()
     }
 
@@ -174,10 +126,8 @@ final class AttachedPrograms: Sendable {
             switch message {
             case .event(let event):
                 let records = snapshots.recordsEvents
-                shared.withLock { shared in
-                    let merged = shared.merge.merge(event, from: pid)
-                    shared.journals[pid]?.apply([merged])
-                    shared.eventCounts[pid, default: 0] += 1
+                fleet.withLock { fleet in
+                    let merged = fleet.eventRead(event, from: pid)
                     if records { recorder?.append([merged]) }
                     deliver(.events([merged]))
                 }
@@ -186,33 +136,25 @@ final class AttachedPrograms: Sendable {
             case .missed(let count):
                 // A fresh snapshot of this program follows: clear the screen and show the
                 // others again from what was kept of them.
-                shared.withLock { shared in
-                    shared.journals[pid] = OperationJournal()
-                    let others = shared.merge.ordered.map(\.pid).filter { $0 != pid }.flatMap { shared.journals[$0]?.snapshot.events ?? [] }
-                    deliver(.resync(others, missed: count, program: shared.merge.programs[pid]?.label ?? "\(pid)"))
+                fleet.withLock { fleet in
+                    let (others, label) = fleet.fellBehind(pid)
+                    deliver(.resync(others, missed: count, program: label))
                 }
             case .suspended(let paused):
-                let anyPaused = shared.withLock { shared in
-                    shared.merge.update(pid) { $0.paused = paused }
-                    return shared.merge.programs.values.contains { $0.paused && !$0.ended }
-                }
+                let anyPaused = fleet.withLock { $0.suspended(pid, paused) }
                 deliver(.paused(anyPaused))
             case .faults(let count):
-                shared.withLock { $0.merge.update(pid) { $0.faults = count } }
+                fleet.withLock { $0.faultsChanged(pid, to: count) }
                 deliver(.events([]))
             case .error(let text):
                 if case .lines = output.withLock({ $0 }) {
-                    ReqtopMain.printError("reqtop: pid \(pid) says: \(text)")
+                    ErrorOutput.print("reqtop: pid \(pid) says: \(text)")
                 }
             case .hello, .snapshot, .reply, .unreadable:
                 break
             }
         }
-        let label = shared.withLock { shared -> String? in
-            shared.merge.update(pid) { $0.ended = true }
-            shared.clients[pid] = nil
-            return shared.stopped ? nil : shared.merge.programs[pid]?.label
-        }
+        let label = fleet.withLock { $0.ended(pid) }
         if let label { deliver(.ended(label)) }
     }
 
@@ -241,9 +183,9 @@ final class AttachedPrograms: Sendable {
                 let text = events.map { EventLog.line(for: $0) + "\n" }.joined()
                 if !text.isEmpty { StandardOutput.write(text) }
             case .resync(_, let missed, let program):
-                ReqtopMain.printError("reqtop: \(program): fell behind and missed \(missed) events; a fresh snapshot follows")
+                ErrorOutput.print("reqtop: \(program): fell behind and missed \(missed) events; a fresh snapshot follows")
             case .paused: break
-            case .ended(let program): ReqtopMain.printError("reqtop: \(program) ended")
+            case .ended(let program): ErrorOutput.print("reqtop: \(program) ended")
             }
         case nil:
             break

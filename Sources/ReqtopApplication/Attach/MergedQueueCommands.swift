@@ -9,12 +9,12 @@ import Synchronization
 /// that owns it; one about the whole queue, a host or a match goes to every program still
 /// attached, and each program's endpoint decides for itself (read-only, `--accept-faults`).
 /// Each answer names the program it came from.
-struct MergedQueueCommands: QueueCommands {
-    let programs: AttachedPrograms
+package struct MergedQueueCommands: QueueCommands {
+    package let programs: AttachedPrograms
 
-    func perform(_ command: MonitorCommand) -> CommandAnswer {
+    package func perform(_ command: MonitorCommand) -> CommandAnswer {
         guard case .queue(let command) = command else { return Self.noPlayback }
-        let (route, clients) = programs.shared.withLock { ($0.merge.route(command), $0.clients) }
+        let (route, clients) = programs.route(command)
         switch route {
         case .none(let reason):
             return CommandAnswer(ok: false, reason)
@@ -35,14 +35,15 @@ struct MergedQueueCommands: QueueCommands {
 
     /// One line for the answers: each program's, or one when they all said the same.
     private func answer(_ outcomes: [(pid: Int32, outcome: QueueCommandOutcome)]) -> CommandAnswer {
-        let named = programs.shared.withLock { shared in
-            outcomes.map { (label: shared.merge.programs[$0.pid]?.label ?? "pid \($0.pid)", outcome: shared.merge.merge($0.outcome, from: $0.pid)) }
-        }
+        let named = programs.named(outcomes)
         let ok = !named.isEmpty && named.allSatisfy(\.outcome.ok)
         let messages = named.map(\.outcome.message)
         if named.count > 1, Set(messages).count == 1 {
             return CommandAnswer(ok: ok, "\(messages[0]) (in all \(named.count) programs)")
         }
         return CommandAnswer(ok: ok, named.map { "\($0.label): \($0.outcome.message)" }.joined(separator: "; "))
+    }
+    package init(programs: AttachedPrograms) {
+        self.programs = programs
     }
 }

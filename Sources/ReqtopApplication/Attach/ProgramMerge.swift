@@ -16,28 +16,28 @@ import RequestOperations
 ///   the monitor's, which starts where the earliest program did.
 /// - **Breakpoints are numbered anew**: each program numbers its own from 1, so breakpoint 2
 ///   here is one program's breakpoint, mapped both ways.
-struct ProgramMerge: Sendable {
+package struct ProgramMerge: Sendable {
     /// One attached program.
-    struct Program: Sendable, Equatable {
-        let pid: Int32
-        let name: String
+    package struct Program: Sendable, Equatable {
+        package let pid: Int32
+        package let name: String
         /// Seconds from the monitor's start to the program's (its events' `t` 0).
-        let offset: TimeInterval
-        var ended = false
+        package let offset: TimeInterval
+        package var ended = false
         /// The program was paused by a monitor (any monitor: the program tells each one).
-        var paused = false
-        var faults = 0
+        package var paused = false
+        package var faults = 0
         /// Takes no commands (`--read-only`).
-        let readOnly: Bool
+        package let readOnly: Bool
 
         /// How the PROGRAM column and the `program` field name it.
-        var label: String { "\(name) \(pid)" }
+        package var label: String { "\(name) \(pid)" }
         /// What its operation ids start with here.
-        var prefix: String { "\(pid)/" }
+        package var prefix: String { "\(pid)/" }
     }
 
     /// Where a command goes.
-    enum Route: Equatable {
+    package enum Route: Equatable {
         /// To one program, as it knows the operation or breakpoint.
         case one(pid: Int32, QueueCommand)
         /// To every program still attached (pause, cancel all, faults and breakpoints by host
@@ -47,39 +47,39 @@ struct ProgramMerge: Sendable {
         case none(String)
     }
 
-    private(set) var programs: [Int32: Program] = [:]
+    package private(set) var programs: [Int32: Program] = [:]
     /// When the monitor's clock started.
-    let start: Date
+    package let start: Date
     private var breakpointsByProgram: [Int32: [Int: Int]] = [:]
     private var breakpointsHere: [Int: (pid: Int32, id: Int)] = [:]
     private var nextBreakpoint = 1
 
-    init(start: Date) {
+    package init(start: Date) {
         self.start = start
     }
 
     /// The programs in pid order.
-    var ordered: [Program] { programs.values.sorted { $0.pid < $1.pid } }
+    package var ordered: [Program] { programs.values.sorted { $0.pid < $1.pid } }
 
     /// Adds a program from its hello, read at `now`. A pid seen before (a program that
     /// ended, then a new one with its number) starts over.
-    mutating func join(_ hello: EndpointHelloFacts, at now: Date) {
+    package mutating func join(_ hello: EndpointHelloFacts, at now: Date) {
         // The program's session started `hello.time` seconds before its hello came.
         let programStart = now.addingTimeInterval(-hello.time)
         programs[hello.pid] = Program(pid: hello.pid, name: hello.name, offset: programStart.timeIntervalSince(start),
                                       paused: hello.suspended, faults: hello.faults, readOnly: hello.readOnly)
     }
 
-    mutating func update(_ pid: Int32, _ change: (inout Program) -> Void) {
+    package mutating func update(_ pid: Int32, _ change: (inout Program) -> Void) {
         guard programs[pid] != nil else { return }
         change(&programs[pid]!)
     }
 
     /// The monitor's clock now: seconds since ``start``.
-    func now(_ date: Date = Date()) -> TimeInterval { date.timeIntervalSince(start) }
+    package func now(_ date: Date = Date()) -> TimeInterval { date.timeIntervalSince(start) }
 
     /// `event` of program `pid` as the merged view shows it.
-    mutating func merge(_ event: RequestEvent, from pid: Int32) -> RequestEvent {
+    package mutating func merge(_ event: RequestEvent, from pid: Int32) -> RequestEvent {
         guard let program = programs[pid] else { return event }
         var merged = event
         merged.time += program.offset
@@ -108,7 +108,7 @@ struct ProgramMerge: Sendable {
     }
 
     /// The merged number of program `pid`'s breakpoint `id`, made on first sight.
-    mutating func breakpoint(_ id: Int, of pid: Int32) -> Int {
+    package mutating func breakpoint(_ id: Int, of pid: Int32) -> Int {
         if let known = breakpointsByProgram[pid]?[id] { return known }
         let here = nextBreakpoint
         nextBreakpoint += 1
@@ -118,7 +118,7 @@ struct ProgramMerge: Sendable {
     }
 
     /// Where `command` (in the merged view's ids) goes.
-    func route(_ command: QueueCommand) -> Route {
+    package func route(_ command: QueueCommand) -> Route {
         func program(of id: String) -> (Program, String)? {
             guard let slash = id.firstIndex(of: "/"), let pid = Int32(id[..<slash]), let program = programs[pid] else { return nil }
             return (program, String(id[id.index(after: slash)...]))
@@ -152,7 +152,7 @@ struct ProgramMerge: Sendable {
 
     /// A program's outcome in the merged view's numbers: ids with their program's prefix,
     /// breakpoints by their merged number.
-    mutating func merge(_ outcome: QueueCommandOutcome, from pid: Int32) -> QueueCommandOutcome {
+    package mutating func merge(_ outcome: QueueCommandOutcome, from pid: Int32) -> QueueCommandOutcome {
         guard let program = programs[pid] else { return outcome }
         let id = { (local: String) in program.prefix + local }
         switch outcome {
@@ -178,11 +178,11 @@ struct ProgramMerge: Sendable {
 }
 
 /// What the merge needs of a program's hello (``RequestEndpoint/EndpointClient/Hello``).
-struct EndpointHelloFacts: Sendable {
-    var pid: Int32
-    var name: String
-    var time: TimeInterval
-    var suspended: Bool
-    var faults: Int
-    var readOnly: Bool
+package struct EndpointHelloFacts: Sendable {
+    package var pid: Int32
+    package var name: String
+    package var time: TimeInterval
+    package var suspended: Bool
+    package var faults: Int
+    package var readOnly: Bool
 }

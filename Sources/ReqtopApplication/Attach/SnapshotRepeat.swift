@@ -5,17 +5,17 @@ import RequestEndpoint
 /// it sends one first: either repeats events already recorded, up to the snapshot's end. One
 /// rule for the three readers that record (headless, one monitor, many programs), so a
 /// recording never holds an event twice.
-struct SnapshotRepeat {
+package struct SnapshotRepeat {
     /// Whether the event read now is new (not part of a repeated snapshot).
-    private(set) var recordsEvents: Bool
+    package private(set) var recordsEvents: Bool
 
     /// - Parameter repeating: the first snapshot repeats what was recorded (a reconnection).
-    init(repeating: Bool = false) {
+    package init(repeating: Bool = false) {
         recordsEvents = !repeating
     }
 
     /// Takes note of `message`, read before the events that follow it.
-    mutating func note(_ message: EndpointClient.Message) {
+    package mutating func note(_ message: EndpointClient.Message) {
         switch message {
         case .missed:
             recordsEvents = false

@@ -7,7 +7,7 @@ import RequestOperations
 import Synchronization
 
 /// Plays a ``DemoScenario`` on a ``RequestQueue`` against fault servers it starts.
-final class DemoRunner: Sendable {
+package final class DemoRunner: Sendable {
     private let queue: RequestQueue
     private let servers: Mutex<[DemoScenario.DemoHost: FaultServer]>
     /// Every host's port, kept while its server is stopped (``DemoScenario/Action/takeDown(_:)``).
@@ -19,7 +19,7 @@ final class DemoRunner: Sendable {
 
     /// Starts the demo's servers, one per host; the scenario takes hosts down (their ports
     /// then refuse connections) and brings them back on the same port.
-    init(queue: RequestQueue) throws {
+    package init(queue: RequestQueue) throws {
         self.queue = queue
         var servers: [DemoScenario.DemoHost: FaultServer] = [:]
         for host in DemoScenario.DemoHost.allCases {
@@ -40,7 +40,7 @@ final class DemoRunner: Sendable {
         stopServers()
     }
 
-    func stopServers() {
+    package func stopServers() {
         let running = servers.withLock { servers in
             defer { servers = [:] }
             return Array(servers.values)
@@ -48,14 +48,14 @@ final class DemoRunner: Sendable {
         running.forEach { $0.stop() }
     }
 
-    func url(_ host: DemoScenario.DemoHost, _ path: String) -> URL {
+    package func url(_ host: DemoScenario.DemoHost, _ path: String) -> URL {
         let port = ports[host]!
         return URL(string: "http://127.0.0.1:\(port)\(path)")!
     }
 
     /// Runs the scenario's timeline on this thread; returns when its last step is done
     /// (operations may still be running). `shouldStop` is checked between steps.
-    func play(_ scenario: DemoScenario, onSend: (RequestOperation) -> Void, shouldStop: () -> Bool) {
+    package func play(_ scenario: DemoScenario, onSend: (RequestOperation) -> Void, shouldStop: () -> Bool) {
         // Ids, dependencies, cancels and batches belong to one wave: what earlier waves sent
         // is let go (kept, every wave's operations held their bodies — the demo's 1 MB
         // download each — and the monitor grew ~2 MB a wave).
@@ -74,7 +74,7 @@ final class DemoRunner: Sendable {
     }
 
     /// Operations of the wave being played, by id (for its dependencies and cancels).
-    var rememberedOperations: Int { operations.withLock { $0.count } }
+    package var rememberedOperations: Int { operations.withLock { $0.count } }
 
     /// The wave's batch `name` (ids start with the wave: `w2-upload-1` → `w2-uploads`).
     private func batch(_ name: String, wave id: String) -> RequestBatch {

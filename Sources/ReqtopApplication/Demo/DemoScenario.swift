@@ -12,9 +12,9 @@ import RequestOperations
 /// failing), `down` (not listening at first; it comes back a few seconds in, and a
 /// probe notices) and `outage` (goes down at 3 s and comes back at 9 s: its circuit breaker
 /// opens, holds the requests to it, probes, and closes).
-struct DemoScenario {
+package struct DemoScenario {
     /// One thing the demo does at a moment of its timeline.
-    enum Action {
+    package enum Action {
         case send(DemoRequest)
         case cancel(id: String)
         /// The host's server stops: its port refuses connections.
@@ -25,42 +25,42 @@ struct DemoScenario {
         case expireToken
     }
 
-    struct Step {
-        var at: TimeInterval
-        var action: Action
+    package struct Step {
+        package var at: TimeInterval
+        package var action: Action
     }
 
-    struct DemoRequest {
-        var id: String
-        var method = "GET"
-        var host: DemoHost
-        var path: String
-        var headers: [String: String] = [:]
-        var retry = DemoScenario.retry
-        var attemptTimeout: TimeInterval?
+    package struct DemoRequest {
+        package var id: String
+        package var method = "GET"
+        package var host: DemoHost
+        package var path: String
+        package var headers: [String: String] = [:]
+        package var retry = DemoScenario.retry
+        package var attemptTimeout: TimeInterval?
         /// JSON body (POST).
-        var body: String?
+        package var body: String?
         /// Sent with the demo's bearer token (refreshed once for a burst of 401s).
-        var auth = false
+        package var auth = false
         /// Held in this wave's batch of that name until it fills or its time limit passes.
-        var batch: String?
+        package var batch: String?
         /// Runs after these (ids of this wave), built from their JSON results by `build`.
-        var dependsOn: [String] = []
-        var build: RequestBuilder?
+        package var dependsOn: [String] = []
+        package var build: RequestBuilder?
         /// Hedged reads for this request.
-        var hedge: HedgePolicy?
+        package var hedge: HedgePolicy?
     }
 
     /// The demo's batches: size and time limit.
-    static let batches: [String: (size: Int, timeLimit: TimeInterval)] = ["uploads": (3, 5)]
+    package static let batches: [String: (size: Int, timeLimit: TimeInterval)] = ["uploads": (3, 5)]
 
     /// A field of a parent's JSON answer, read as a plan's `{{parent.field}}` is.
-    static func field(_ field: String, of parent: String, in parents: DependencyResults) throws -> String {
+    package static func field(_ field: String, of parent: String, in parents: DependencyResults) throws -> String {
         try PlanTemplate(text: "{{\(parent).\(field)}}", parent: parent, path: [field]).value(from: parents.result(of: parent)?.data ?? Data())
     }
 
     /// Sets `name` to a field of a parent's JSON answer, in the query.
-    static func query(_ name: String, from parent: String, field: String) -> RequestBuilder {
+    package static func query(_ name: String, from parent: String, field: String) -> RequestBuilder {
         { request, parents in
             var built = request
             var components = URLComponents(url: request.url!, resolvingAgainstBaseURL: false)!
@@ -71,27 +71,27 @@ struct DemoScenario {
     }
 
     /// Sets `Authorization: Bearer` from the first parent's `token` field.
-    static let bearerFromLogin: RequestBuilder = { request, parents in
+    package static let bearerFromLogin: RequestBuilder = { request, parents in
         var built = request
         let token = try field("token", of: parents.parents.first?.id ?? "", in: parents)
         built.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         return built
     }
 
-    enum DemoHost: CaseIterable {
+    package enum DemoHost: CaseIterable {
         case api, backend, legacy, down, outage
     }
 
-    var name: String
-    var summary: String
-    var steps: [Step]
+    package var name: String
+    package var summary: String
+    package var steps: [Step]
 
     /// The demo's default retry policy: visible backoffs, a few attempts.
-    static let retry = ExponentialBackoffRetryPolicy(maxAttempts: 4, baseDelay: 1, multiplier: 2, maxDelay: 8, jitter: .equal)
+    package static let retry = ExponentialBackoffRetryPolicy(maxAttempts: 4, baseDelay: 1, multiplier: 2, maxDelay: 8, jitter: .equal)
 
-    static let names = ["default", "quick"]
+    package static let names = ["default", "quick"]
 
-    static func named(_ name: String, wave: Int) -> DemoScenario? {
+    package static func named(_ name: String, wave: Int) -> DemoScenario? {
         switch name {
         case "default": standard(wave: wave)
         case "quick": quick(wave: wave)
@@ -102,12 +102,12 @@ struct DemoScenario {
     /// The demo's retry budget per host: the default share (20 % of requests in 10 s) with a
     /// floor of 0.5 retries a second instead of 10, so that a burst of eight shows refusals
     /// (the default floor allows 100 retries in 10 s to any host).
-    static let retryBudget = RatioRetryBudget.Options(percent: 0.2, window: 10, minRetriesPerSecond: 0.5)
+    package static let retryBudget = RatioRetryBudget.Options(percent: 0.2, window: 10, minRetriesPerSecond: 0.5)
 
     /// The demo's circuit breakers: the default thresholds, open for 2 s doubling to 4 s (the
     /// default 5 s doubling to 60 s would keep the outage host's breaker open past the
     /// demo's 20 s).
-    static let circuitBreaker = HostCircuitBreaker.Options(openFor: 2, maxOpenFor: 4)
+    package static let circuitBreaker = HostCircuitBreaker.Options(openFor: 2, maxOpenFor: 4)
 
     /// About 20 seconds: retries with countdowns, Retry-After, early retry on another
     /// request's success and on a probe, a hedged read, a slow download, redirects, cut-off and reset
@@ -116,7 +116,7 @@ struct DemoScenario {
     /// control: a login → account → orders chain, a batch held then released, a token that
     /// expires under a burst of requests (one refresh for all their 401s), and a dependent
     /// request cancelled because its parent exhausted its retries.
-    static func standard(wave: Int) -> DemoScenario {
+    package static func standard(wave: Int) -> DemoScenario {
         let w = "w\(wave)"
         func send(_ at: TimeInterval, _ request: DemoRequest) -> Step { Step(at: at, action: .send(request)) }
         var steps: [Step] = [
@@ -212,7 +212,7 @@ struct DemoScenario {
     }
 
     /// About 3 seconds: a retry, Retry-After, a 404, a cancellation, exhausted retries.
-    static func quick(wave: Int) -> DemoScenario {
+    package static func quick(wave: Int) -> DemoScenario {
         let w = "w\(wave)"
         let fast = ExponentialBackoffRetryPolicy(maxAttempts: 3, baseDelay: 0.2, multiplier: 2, maxDelay: 1, jitter: .equal)
         return DemoScenario(name: "quick", summary: "a short run, about 3 seconds", steps: [

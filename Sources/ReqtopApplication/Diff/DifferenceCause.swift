@@ -3,7 +3,7 @@ import Foundation
 /// Why an operation differs between two runs, where the difference is one reqtop can
 /// explain (docs/whatif.md, "Reading the comparison"). A difference with no cause is
 /// unexplained: the summary counts those, and the exit status is 1 when there is one.
-enum DifferenceCause: String, CaseIterable {
+package enum DifferenceCause: String, CaseIterable {
     /// It ended alike, in a time that differs by more than ``noise`` but within
     /// ``tolerance(of:)``: the re-run's clocks, threads and sockets are not the incident's.
     case timing
@@ -33,16 +33,16 @@ enum DifferenceCause: String, CaseIterable {
     case unfinished
 
     /// A duration closer than this is the same.
-    static let noise: TimeInterval = 0.05
+    package static let noise: TimeInterval = 0.05
 
     /// How far a duration may be from the recorded one and still count as the same run:
     /// a quarter of a second, or a fifth of the recorded time where that is more.
-    static func tolerance(of recorded: TimeInterval) -> TimeInterval {
+    package static func tolerance(of recorded: TimeInterval) -> TimeInterval {
         max(0.25, recorded * 0.2)
     }
 
     /// What it means, for the report.
-    var meaning: String {
+    package var meaning: String {
         switch self {
         case .timing: "the same end, in a time within the tolerance (0.25 s, or 20 %)"
         case .redacted: "its request held a redacted value, sent to the what-if's server as the placeholder"

@@ -5,24 +5,24 @@ import RequestOperations
 /// Two runs side by side (`reqtop diff A B`): each operation's outcome, status, attempts and
 /// duration where they differ, the operations only one run has, and per host the attempts
 /// sent upstream, the retry amplification, p50/p95 and failures; a summary a person can paste.
-struct RunDiff {
-    struct Change: Equatable {
-        var id: String
-        var before: RunDigest.Operation?
-        var after: RunDigest.Operation?
+package struct RunDiff {
+    package struct Change: Equatable {
+        package var id: String
+        package var before: RunDigest.Operation?
+        package var after: RunDigest.Operation?
         /// Why it differs, where that is known; nil: unexplained.
-        var cause: DifferenceCause?
+        package var cause: DifferenceCause?
     }
 
-    let a: RunDigest
-    let b: RunDigest
+    package let a: RunDigest
+    package let b: RunDigest
     /// Operations of `a` a what-if re-run (`b`) did not send again, and said why.
-    var notResent: Set<String> = []
+    package var notResent: Set<String> = []
 
     /// Operations whose end differs (outcome, status or attempts), those only one run has,
     /// and those whose duration differs by more than ``DifferenceCause/noise``, by id, each
     /// with its cause where one explains it (``DifferenceCause``).
-    var changes: [Change] {
+    package var changes: [Change] {
         var changes: [Change] = []
         for id in Set(a.operations.keys).union(b.operations.keys).sorted() {
             let before = a.operations[id], after = b.operations[id]
@@ -90,10 +90,10 @@ struct RunDiff {
     }
 
     /// The differences no cause explains.
-    var unexplained: [Change] { changes.filter { $0.cause == nil } }
+    package var unexplained: [Change] { changes.filter { $0.cause == nil } }
 
     /// The runs ended alike: every difference has a cause.
-    var isEmpty: Bool { unexplained.isEmpty }
+    package var isEmpty: Bool { unexplained.isEmpty }
 
     private static func text(_ operation: RunDigest.Operation?) -> String {
         guard let operation else { return "(not in this run)" }
@@ -102,7 +102,7 @@ struct RunDiff {
     }
 
     /// Prints the comparison of the runs recorded in `files`: as JSON, or the report.
-    func print(json: Bool, files: (String, String)) throws {
+    package func print(json: Bool, files: (String, String)) throws {
         if json {
             let data = try JSONSerialization.data(withJSONObject: self.json(), options: [.prettyPrinted, .sortedKeys])
             Swift.print(TerminalText.escapingControls(json: String(decoding: data, as: UTF8.self)))
@@ -115,7 +115,7 @@ struct RunDiff {
     }
 
     /// The report for a person.
-    func report(names: (String, String)) -> String {
+    package func report(names: (String, String)) -> String {
         var lines: [String] = []
         let changes = changes
         let listed = changes.filter { $0.cause != .timing }
@@ -144,7 +144,7 @@ struct RunDiff {
     }
 
     /// One sentence for an incident review.
-    func summary(names: (String, String)) -> String {
+    package func summary(names: (String, String)) -> String {
         let attempts = (a.hosts.values.reduce(0) { $0 + $1.attempts }, b.hosts.values.reduce(0) { $0 + $1.attempts })
         let failures = (a.operations.values.filter { $0.outcome == .failure }.count, b.operations.values.filter { $0.outcome == .failure }.count)
         let ratio = attempts.0 == 0 ? "" : String(format: " (×%.2f)", Double(attempts.1) / Double(attempts.0))
@@ -165,7 +165,7 @@ struct RunDiff {
     }
 
     /// The same as JSON, for scripts.
-    func json() -> [String: Any] {
+    package func json() -> [String: Any] {
         func object(_ operation: RunDigest.Operation?) -> Any {
             guard let operation else { return NSNull() }
             var fields: [String: Any] = ["attempts": operation.attempts]
@@ -187,5 +187,10 @@ struct RunDiff {
                                               "cause": $0.cause.map { $0.rawValue as Any } ?? NSNull()] as [String: Any] },
                 "unexplained": changes.filter { $0.cause == nil }.count,
                 "hosts": hosts, "same": isEmpty]
+    }
+    package init(a: RunDigest, b: RunDigest, notResent: Set<String> = []) {
+        self.a = a
+        self.b = b
+        self.notResent = notResent
     }
 }

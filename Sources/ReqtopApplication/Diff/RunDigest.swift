@@ -6,62 +6,62 @@ import RequestOperations
 /// What a recording says of each operation and each host, for comparing two runs: the
 /// outcome, status, attempts and duration each operation ended with, and per host the
 /// attempts sent and the times to completion.
-struct RunDigest: Equatable {
-    struct Operation: Equatable {
-        var outcome: RequestOutcome?
-        var status: Int?
-        var attempts: Int
-        var duration: TimeInterval?
+package struct RunDigest: Equatable {
+    package struct Operation: Equatable {
+        package var outcome: RequestOutcome?
+        package var status: Int?
+        package var attempts: Int
+        package var duration: TimeInterval?
         /// The upstream it went to (a what-if server counted as the one it stood for).
-        var host: String?
+        package var host: String?
         /// Its request held a redacted value (sent again, in a what-if, as the placeholder).
-        var redacted = false
+        package var redacted = false
         /// An attempt of it was answered by reqtop itself (`injected`: a fault, or a person's
         /// answer at a breakpoint), which a what-if re-run does not carry over.
-        var injected = false
+        package var injected = false
         /// It met its host's circuit breaker: it waited for it, or an attempt of it opened it or
         /// carried its probe.
-        var metBreaker = false
+        package var metBreaker = false
 
         /// How it ended: what two runs must share to have ended alike.
-        var end: End { End(outcome: outcome, status: status, attempts: attempts) }
+        package var end: End { End(outcome: outcome, status: status, attempts: attempts) }
     }
 
-    struct End: Hashable {
-        var outcome: RequestOutcome?
-        var status: Int?
-        var attempts: Int
+    package struct End: Hashable {
+        package var outcome: RequestOutcome?
+        package var status: Int?
+        package var attempts: Int
     }
 
     /// Whether this run is a what-if re-run (its header names the upstreams it stood for).
-    var isWhatIf = false
+    package var isWhatIf = false
 
-    struct Host: Equatable {
-        var operations = 0
-        var attempts = 0
-        var failures = 0
-        var durations: [TimeInterval] = []
+    package struct Host: Equatable {
+        package var operations = 0
+        package var attempts = 0
+        package var failures = 0
+        package var durations: [TimeInterval] = []
         /// Attempts sent in each whole second of the run: the load over time.
-        var perSecond: [Int: Int] = [:]
+        package var perSecond: [Int: Int] = [:]
 
         /// The most attempts sent in one second: the load at the peak.
-        var peak: Int { perSecond.values.max() ?? 0 }
+        package var peak: Int { perSecond.values.max() ?? 0 }
 
         /// Attempts per operation: what the retries cost the upstream.
-        var amplification: Double { operations == 0 ? 0 : Double(attempts) / Double(operations) }
-        func percentile(_ fraction: Double) -> TimeInterval? {
+        package var amplification: Double { operations == 0 ? 0 : Double(attempts) / Double(operations) }
+        package func percentile(_ fraction: Double) -> TimeInterval? {
             guard !durations.isEmpty else { return nil }
             let sorted = durations.sorted()
             return sorted[min(sorted.count - 1, max(0, Int((fraction * Double(sorted.count)).rounded(.up)) - 1))]
         }
     }
 
-    var operations: [String: Operation] = [:]
-    var hosts: [String: Host] = [:]
+    package var operations: [String: Operation] = [:]
+    package var hosts: [String: Host] = [:]
 
     /// `origins`: `host:port` → the host to count it under (a what-if run's server counts as
     /// the recorded upstream it stood for: its recording's header says which).
-    init(events: [RequestEvent], origins: [String: String] = [:]) {
+    package init(events: [RequestEvent], origins: [String: String] = [:]) {
         isWhatIf = !origins.isEmpty
         var hostOf: [String: String] = [:]
         var redacted: Set<String> = []

@@ -24,95 +24,95 @@ import RequestOperations
 ///   ]
 /// }
 /// ```
-struct Plan: Equatable {
-    var maxConcurrent: Int
-    var maxConcurrentPerHost: Int?
-    var auth: AuthSettings?
-    var batches: [String: BatchSettings] = [:]
+package struct Plan: Equatable {
+    package var maxConcurrent: Int
+    package var maxConcurrentPerHost: Int?
+    package var auth: AuthSettings?
+    package var batches: [String: BatchSettings] = [:]
     /// In an order where every parent comes before its children.
-    var requests: [PlannedRequest]
+    package var requests: [PlannedRequest]
     /// What carries the requests (`"transport"`); `--transport` overrides it.
-    var transport: TransportChoice?
+    package var transport: TransportChoice?
     /// Retries per host as a share of its requests (`"retryBudgetPerHost"`); nil: off.
-    var retryBudgetPerHost: RatioRetryBudget.Options? = RatioRetryBudget.Options()
+    package var retryBudgetPerHost: RatioRetryBudget.Options? = RatioRetryBudget.Options()
     /// A circuit breaker per host (`"circuitBreaker"`); nil: off.
-    var circuitBreaker: HostCircuitBreaker.Options? = HostCircuitBreaker.Options()
+    package var circuitBreaker: HostCircuitBreaker.Options? = HostCircuitBreaker.Options()
     /// A host's Retry-After (429/503) and rate-limit headers hold every request to it
     /// (`"rateLimitPushback"`); false: only the request answered waits.
-    var rateLimitPushback = true
+    package var rateLimitPushback = true
     /// TLS and proxy settings (`"tls"`, `"proxy"`); the command line's flags win.
-    var connection = PlanConnection()
+    package var connection = PlanConnection()
     /// Bytes of each answer's body the events carry (`"bodyCap"`; 0: none); `--body-cap` wins.
-    var bodyCap: Int?
+    package var bodyCap: Int?
     /// Failures to inject while the plan runs (`"faults"`), for chaos runs.
-    var faults: [FaultRule] = []
+    package var faults: [FaultRule] = []
 
     /// The placeholder that stands for the embedded fault server's base URL.
-    static let faultServerPlaceholder = "{{fault}}"
+    package static let faultServerPlaceholder = "{{fault}}"
 
     /// True when some URL names the embedded fault server.
-    var usesFaultServer: Bool {
+    package var usesFaultServer: Bool {
         requests.contains { $0.url.contains(Self.faultServerPlaceholder) }
     }
 }
 
 /// The plan's `auth` object: a bearer token fetched from `tokenURL` with `credentials`.
-struct AuthSettings: Equatable {
-    var tokenURL: String
-    var credentials: [String: String]
-    var tokenField = "token"
+package struct AuthSettings: Equatable {
+    package var tokenURL: String
+    package var credentials: [String: String]
+    package var tokenField = "token"
 }
 
 /// One entry of the plan's `batches` object.
-struct BatchSettings: Equatable {
-    var size: Int
-    var timeLimit: TimeInterval?
+package struct BatchSettings: Equatable {
+    package var size: Int
+    package var timeLimit: TimeInterval?
 }
 
 /// One request of a plan, with the plan's defaults already applied.
-struct PlannedRequest: Equatable {
-    var id: String
-    var method: String
+package struct PlannedRequest: Equatable {
+    package var id: String
+    package var method: String
     /// May hold ``Plan/faultServerPlaceholder`` until the plan is bound to a server.
-    var url: String
-    var headers: [String: String]
-    var body: Data?
-    var retry: RetrySettings
+    package var url: String
+    package var headers: [String: String]
+    package var body: Data?
+    package var retry: RetrySettings
     /// Seconds one attempt may take (`timeout`).
-    var attemptTimeout: TimeInterval?
+    package var attemptTimeout: TimeInterval?
     /// Seconds the whole operation may take (`deadline`).
-    var deadline: TimeInterval?
+    package var deadline: TimeInterval?
     /// Ids of the requests that must succeed first; `{{id.field}}` in the URL, headers or
     /// body takes a value from one's JSON result.
-    var dependsOn: [String] = []
+    package var dependsOn: [String] = []
     /// The name of a batch in the plan's `batches`.
-    var batch: String?
+    package var batch: String?
     /// Sent with the plan's bearer token (when the plan has `auth`).
-    var auth = false
-    var priority: Operation.QueuePriority = .normal
+    package var auth = false
+    package var priority: Operation.QueuePriority = .normal
     /// Hedged reads (`"hedge"`, per request or for all); nil: off.
-    var hedge: HedgePolicy?
+    package var hedge: HedgePolicy?
     /// Redirects an attempt follows (`"redirects"`: a number, or false for 0).
-    var maxRedirects = 10
+    package var maxRedirects = 10
     /// Where a successful answer is written as it arrives (`"saveTo"`, relative to the
     /// plan's folder), moved into place only when complete.
-    var saveTo: String?
+    package var saveTo: String?
     /// The most bytes that file may receive (`"maxFileBytes"`; none when absent).
-    var maxFileBytes: Int?
+    package var maxFileBytes: Int?
     /// A file sent as the body, read as it is sent (`"bodyFile"`, relative to the plan's folder).
-    var bodyFile: String?
+    package var bodyFile: String?
     /// Seconds without a byte before an attempt ends (`"readTimeout"`; `false` at the top: none).
-    var readTimeout: TimeInterval? = RequestOptions.defaultReadTimeout
+    package var readTimeout: TimeInterval? = RequestOptions.defaultReadTimeout
 
     /// The URL as text, with the fault server's base URL in place of the placeholder.
-    func urlText(faultServer: URL?) -> String {
+    package func urlText(faultServer: URL?) -> String {
         guard let faultServer else { return url }
         return url.replacingOccurrences(of: Plan.faultServerPlaceholder, with: faultServer.absoluteString)
     }
 
     /// The URLRequest, with the fault server's base URL in place of the placeholder.
     /// Templates of a dependent request stay in it (encoded) until its parents finish.
-    func urlRequest(faultServer: URL?) -> URLRequest {
+    package func urlRequest(faultServer: URL?) -> URLRequest {
         let text = urlText(faultServer: faultServer)
         let url = URL(string: text)
             ?? URL(string: text.replacingOccurrences(of: "{", with: "%7B").replacingOccurrences(of: "}", with: "%7D"))
@@ -129,15 +129,15 @@ struct PlannedRequest: Equatable {
 /// A plan's `retry`: the engine's retry policy settings (the same fields a recording keeps,
 /// `RequestOperations.RetrySettings`, read through as `retry.maxAttempts`, ...) and early retry.
 @dynamicMemberLookup
-struct RetrySettings: Equatable {
-    var policySettings = RequestOperations.RetrySettings.defaults
+package struct RetrySettings: Equatable {
+    package var policySettings = RequestOperations.RetrySettings.defaults
     /// Retry at once when another request to the host succeeds (transport failures only).
-    var earlyRetry = true
+    package var earlyRetry = true
 
-    subscript<Value>(dynamicMember field: WritableKeyPath<RequestOperations.RetrySettings, Value>) -> Value {
+    package subscript<Value>(dynamicMember field: WritableKeyPath<RequestOperations.RetrySettings, Value>) -> Value {
         get { policySettings[keyPath: field] }
         set { policySettings[keyPath: field] = newValue }
     }
 
-    var policy: ExponentialBackoffRetryPolicy { ExponentialBackoffRetryPolicy(policySettings) }
+    package var policy: ExponentialBackoffRetryPolicy { ExponentialBackoffRetryPolicy(policySettings) }
 }

@@ -7,14 +7,14 @@ import RequestOperations
 /// A plan's flow control made real on one queue: its batches, its bearer-token
 /// authenticator, and for each request the options and the builder that fills
 /// `{{parent.field}}` templates from its parents' JSON results.
-struct PlanFlow {
-    let batches: [String: RequestBatch]
-    let auth: BearerTokenAuthenticator?
-    let faultServer: URL?
+package struct PlanFlow {
+    package let batches: [String: RequestBatch]
+    package let auth: BearerTokenAuthenticator?
+    package let faultServer: URL?
     /// Bytes of each answer's body the events carry.
-    let bodyCap: Int
+    package let bodyCap: Int
 
-    init(plan: Plan, faultServer: URL?, queue: RequestQueue, bodyCap: Int? = nil) {
+    package init(plan: Plan, faultServer: URL?, queue: RequestQueue, bodyCap: Int? = nil) {
         self.faultServer = faultServer
         self.bodyCap = bodyCap ?? plan.bodyCap ?? RequestOptions.defaultResponseBodyCap
         batches = plan.batches.reduce(into: [:]) { batches, entry in
@@ -29,11 +29,11 @@ struct PlanFlow {
     }
 
     /// The request list `run` hands to the queue, parents first.
-    func requestList(_ plan: Plan) -> RequestList {
+    package func requestList(_ plan: Plan) -> RequestList {
         RequestList(items: plan.requests.map(item))
     }
 
-    func item(_ planned: PlannedRequest) -> RequestList.Item {
+    package func item(_ planned: PlannedRequest) -> RequestList.Item {
         var options = RequestOptions(retryPolicy: planned.retry.policy, attemptTimeout: planned.attemptTimeout, deadline: planned.deadline,
                                      earlyRetryOnHostSuccess: planned.retry.earlyRetry, earlyRetryOnProbe: planned.retry.earlyRetry,
                                      hedge: planned.hedge)

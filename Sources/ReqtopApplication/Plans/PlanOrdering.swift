@@ -8,10 +8,10 @@ import RequestEventFormat
 /// The walk keeps its own stack rather than recursing, so a chain as long as the plan
 /// (tens of thousands of requests) cannot overflow the thread's stack, and the current path
 /// is indexed, so finding a cycle costs the same at any depth.
-struct PlanOrdering {
-    let file: String
+package struct PlanOrdering {
+    package let file: String
 
-    func ordered(_ requests: [PlannedRequest], indices: [String: Int]) throws -> [PlannedRequest] {
+    package func ordered(_ requests: [PlannedRequest], indices: [String: Int]) throws -> [PlannedRequest] {
         for (index, request) in requests.enumerated() {
             for (position, parent) in request.dependsOn.enumerated() {
                 let at = "requests[\(index)].dependsOn[\(position)]"

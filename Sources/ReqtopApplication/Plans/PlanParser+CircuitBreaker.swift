@@ -7,19 +7,19 @@ import RequestOperations
 /// `maxOpenFor`, `failFast` and `maxWait` (seconds, or false: until the deadline); absent,
 /// the defaults (10 s, 20, 50 %, 5, 5 s, 60 s, false, 60 s).
 extension PlanParser {
-    static let circuitBreakerKeys: Set<String> = ["window", "minimumRequests", "failureRatio", "consecutiveFailures",
+    package static let circuitBreakerKeys: Set<String> = ["window", "minimumRequests", "failureRatio", "consecutiveFailures",
                                                   "openFor", "maxOpenFor", "failFast", "maxWait"]
 
     /// The section as a plan writes it (false: off), so a recording's header keeps a run's
     /// settings in the words this parser reads back; every key of ``circuitBreakerKeys``.
-    static func circuitBreakerObject(_ options: HostCircuitBreaker.Options?) -> Any {
+    package static func circuitBreakerObject(_ options: HostCircuitBreaker.Options?) -> Any {
         guard let breaker = options else { return false }
         return ["window": breaker.window, "minimumRequests": breaker.minimumRequests, "failureRatio": breaker.failureRatio * 100,
                 "consecutiveFailures": breaker.consecutiveConnectionFailures, "openFor": breaker.openFor, "maxOpenFor": breaker.maxOpenFor,
                 "failFast": breaker.failFast, "maxWait": breaker.maxWait.map { $0 as Any } ?? false] as [String: Any]
     }
 
-    func circuitBreakerSettings(_ raw: Any?, at path: String = "circuitBreaker") throws -> HostCircuitBreaker.Options? {
+    package func circuitBreakerSettings(_ raw: Any?, at path: String = "circuitBreaker") throws -> HostCircuitBreaker.Options? {
         let object: [String: Any]
         switch try section(raw, at: path, keys: Self.circuitBreakerKeys, off: "to turn breakers off") {
         case .defaults: return HostCircuitBreaker.Options()

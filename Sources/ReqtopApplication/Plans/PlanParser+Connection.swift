@@ -10,16 +10,16 @@ import RequestTransportNIO
 /// "tls": {"cacert": "certs/ca.pem", "cert": "certs/me.pem", "key": "certs/me-key.pem"},
 /// "proxy": "http://proxy.internal:3128"
 /// ```
-struct PlanConnection: Equatable {
-    var caFile: String?
-    var certificateFile: String?
-    var keyFile: String?
-    var insecure = false
-    var proxy: String?
+package struct PlanConnection: Equatable {
+    package var caFile: String?
+    package var certificateFile: String?
+    package var keyFile: String?
+    package var insecure = false
+    package var proxy: String?
     /// The plan's file, to name its fields in errors (not part of what the settings are).
-    var file = ""
+    package var file = ""
 
-    static func == (lhs: PlanConnection, rhs: PlanConnection) -> Bool {
+    package static func == (lhs: PlanConnection, rhs: PlanConnection) -> Bool {
         (lhs.caFile, lhs.certificateFile, lhs.keyFile, lhs.insecure, lhs.proxy) == (rhs.caFile, rhs.certificateFile, rhs.keyFile, rhs.insecure, rhs.proxy)
     }
 }
@@ -27,7 +27,7 @@ struct PlanConnection: Equatable {
 extension PlanParser {
     private static let tlsKeys: Set<String> = ["cacert", "cert", "key", "insecure"]
 
-    func connectionSettings(_ object: [String: Any]) throws -> PlanConnection {
+    package func connectionSettings(_ object: [String: Any]) throws -> PlanConnection {
         var settings = PlanConnection()
         settings.file = file
         settings.proxy = try json.string(object["proxy"], at: "proxy")
@@ -52,30 +52,5 @@ extension PlanParser {
             settings.insecure = value
         }
         return settings
-    }
-}
-
-extension TransportOption {
-    /// These options with the plan's connection settings under them: a flag given wins.
-    func merged(with plan: PlanConnection) -> TransportOption {
-        var merged = self
-        merged.caFile = caFile ?? plan.caFile
-        merged.certificateFile = certificateFile ?? plan.certificateFile
-        merged.keyFile = keyFile ?? plan.keyFile
-        merged.insecure = insecure || plan.insecure
-        merged.proxy = proxy ?? plan.proxy
-        return merged
-    }
-
-    /// How an error names each TLS setting: the flag when one was given, else the plan's
-    /// field (`plan.json: tls.key`).
-    func tlsNames(with plan: PlanConnection) -> TLSOptions.Names {
-        var names = TLSOptions.Names()
-        let name = URL(fileURLWithPath: plan.file).lastPathComponent
-        if caFile == nil, plan.caFile != nil { names.caFile = "\(name): tls.cacert" }
-        if certificateFile == nil, plan.certificateFile != nil { names.certificateFile = "\(name): tls.cert" }
-        if keyFile == nil, plan.keyFile != nil { names.keyFile = "\(name): tls.key" }
-        if !insecure, plan.insecure { names.insecure = "\(name): tls.insecure" }
-        return names
     }
 }

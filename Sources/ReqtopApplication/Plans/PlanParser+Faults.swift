@@ -18,7 +18,7 @@ extension PlanParser {
                                                           "grpcStatus", "grpcMessage"]
     private static let effects = ["status", "delay", "reset", "stall", "truncate", "grpcStatus"]
 
-    func faultRules(_ raw: Any?) throws -> [FaultRule] {
+    package func faultRules(_ raw: Any?) throws -> [FaultRule] {
         guard let raw, !(raw is NSNull) else { return [] }
         guard let list = raw as? [Any] else {
             throw PlanError(file: file, path: "faults", message: "expected an array of rules, found \(StrictJSONReader.kind(raw))")

@@ -7,9 +7,9 @@ import RequestOperations
 /// 1); `false` turns a plan-wide hedge off for one request. Off by default: a hedge is an
 /// extra request to the host. Only idempotent requests are ever hedged (see ``HedgePolicy``).
 extension PlanParser {
-    static let hedgeKeys: Set<String> = ["after", "max"]
+    package static let hedgeKeys: Set<String> = ["after", "max"]
 
-    func hedgeSettings(_ raw: Any?, base: HedgePolicy?, at path: String) throws -> HedgePolicy? {
+    package func hedgeSettings(_ raw: Any?, base: HedgePolicy?, at path: String) throws -> HedgePolicy? {
         guard let raw, !(raw is NSNull) else { return base }
         if JSONText.isBoolean(raw) {
             guard (raw as? Bool) == false else {

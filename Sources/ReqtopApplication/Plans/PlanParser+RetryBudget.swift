@@ -5,15 +5,15 @@ import RequestOperations
 /// The plan's `"retryBudgetPerHost"`: `false` turns the cap off; an object sets `percent`
 /// (0–100), `window` (seconds) and `minPerSecond`; absent, the defaults (20, 10, 10).
 extension PlanParser {
-    static let retryBudgetKeys: Set<String> = ["percent", "window", "minPerSecond"]
+    package static let retryBudgetKeys: Set<String> = ["percent", "window", "minPerSecond"]
 
     /// The section as a plan writes it (false: off); every key of ``retryBudgetKeys``.
-    static func retryBudgetObject(_ options: RatioRetryBudget.Options?) -> Any {
+    package static func retryBudgetObject(_ options: RatioRetryBudget.Options?) -> Any {
         guard let budget = options else { return false }
         return ["percent": budget.percent * 100, "window": budget.window, "minPerSecond": budget.minRetriesPerSecond] as [String: Any]
     }
 
-    func retryBudgetSettings(_ raw: Any?, at path: String = "retryBudgetPerHost") throws -> RatioRetryBudget.Options? {
+    package func retryBudgetSettings(_ raw: Any?, at path: String = "retryBudgetPerHost") throws -> RatioRetryBudget.Options? {
         let object: [String: Any]
         switch try section(raw, at: path, keys: Self.retryBudgetKeys, off: "to turn it off") {
         case .defaults: return RatioRetryBudget.Options()
@@ -34,7 +34,7 @@ extension PlanParser {
     }
 
     /// A plan section that is on by default (`circuitBreaker`, `retryBudgetPerHost`).
-    enum Section {
+    package enum Section {
         /// Absent or null: the defaults.
         case defaults
         /// `false`.
@@ -45,7 +45,7 @@ extension PlanParser {
 
     /// Reads a section that is on by default. `true` and anything but false or an object are
     /// errors that say what is expected; `off` says what false does.
-    func section(_ raw: Any?, at path: String, keys: Set<String>, off: String) throws -> Section {
+    package func section(_ raw: Any?, at path: String, keys: Set<String>, off: String) throws -> Section {
         guard let raw, !(raw is NSNull) else { return .defaults }
         if JSONText.isBoolean(raw) {
             guard (raw as? Bool) == false else {

@@ -5,17 +5,17 @@ import RequestOperations
 
 /// A problem with a plan: the file, where in it (a JSON path such as `requests[2].url`),
 /// and what was expected.
-typealias PlanError = StrictJSONError
+package typealias PlanError = StrictJSONError
 
 /// Reads a plan file strictly: every field is checked, unknown fields are errors (a typo
 /// such as `maxAttemps` must not silently fall back to a default), and each error names
 /// its place in the file.
-struct PlanParser {
-    let file: String
+package struct PlanParser {
+    package let file: String
     /// Reads fields strictly and names their place in errors.
-    var json: StrictJSONReader { StrictJSONReader(file: file) }
+    package var json: StrictJSONReader { StrictJSONReader(file: file) }
 
-    static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
+    package static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
     private static let planKeys: Set<String> = ["requests", "retry", "timeout", "deadline", "maxConcurrent", "maxConcurrentPerHost",
                                                 "auth", "batches", "transport", "retryBudgetPerHost", "circuitBreaker", "rateLimitPushback", "hedge",
                                                 "redirects", "tls", "proxy", "bodyCap", "readTimeout", "faults"]
@@ -24,11 +24,11 @@ struct PlanParser {
                                                    "maxFileBytes"]
     private static let authKeys: Set<String> = ["tokenURL", "credentials", "tokenField"]
     private static let batchKeys: Set<String> = ["size", "timeLimit"]
-    static let priorities: [String: Operation.QueuePriority] = ["veryLow": .veryLow, "low": .low, "normal": .normal, "high": .high,
+    package static let priorities: [String: Operation.QueuePriority] = ["veryLow": .veryLow, "low": .low, "normal": .normal, "high": .high,
                                                                "veryHigh": .veryHigh]
     private static let retryKeys: Set<String> = ["maxAttempts", "baseDelay", "multiplier", "maxDelay", "jitter", "retryNonIdempotent", "retryBudget", "earlyRetry"]
 
-    static func load(path: String) throws -> Plan {
+    package static func load(path: String) throws -> Plan {
         let data: Data
         do {
             data = try InputFile.read(path)
@@ -38,7 +38,7 @@ struct PlanParser {
         return try PlanParser(file: path).parse(data)
     }
 
-    func parse(_ data: Data) throws -> Plan {
+    package func parse(_ data: Data) throws -> Plan {
         guard !data.allSatisfy({ [0x20, 0x0A, 0x0D, 0x09].contains($0) }) else {
             throw PlanError(file: file, path: "", message: "is empty: a plan is a JSON object with \"requests\"")
         }
@@ -340,7 +340,7 @@ struct PlanParser {
 extension PlanParser {
     /// A `bodyFile`: relative names from the plan's folder; a readable regular file, checked
     /// before anything is sent (its bytes are read only as they are sent).
-    func bodyFile(_ raw: Any?, at path: String) throws -> String? {
+    package func bodyFile(_ raw: Any?, at path: String) throws -> String? {
         guard let name = try json.string(raw, at: path) else { return nil }
         guard !name.isEmpty else { throw PlanError(file: file, path: path, message: "empty; expected a file name") }
         let full = name.hasPrefix("/") ? name : URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(name).path
@@ -354,7 +354,7 @@ extension PlanParser {
 
     /// A `saveTo` file: relative names from the plan's folder; its folder must exist and be
     /// writable, and it must not be a folder itself, all checked before anything is sent.
-    func saveTo(_ raw: Any?, at path: String) throws -> String? {
+    package func saveTo(_ raw: Any?, at path: String) throws -> String? {
         guard let name = try json.string(raw, at: path) else { return nil }
         guard !name.isEmpty else { throw PlanError(file: file, path: path, message: "empty; expected a file name") }
         let full = name.hasPrefix("/") ? name : URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(name).path

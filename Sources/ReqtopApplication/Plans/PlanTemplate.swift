@@ -7,17 +7,17 @@ import RequestEventFormat
 /// `{{login.token}}` is the `token` field of login's JSON answer; `{{list.items.0.id}}`
 /// walks into arrays by index; `{{login}}` alone is the whole body as text.
 /// `{{fault}}` is not a template of this kind (it is the embedded fault server's URL).
-struct PlanTemplate: Equatable {
+package struct PlanTemplate: Equatable {
     /// The text as written, such as `{{login.token}}`.
-    var text: String
-    var parent: String
-    var path: [String]
+    package var text: String
+    package var parent: String
+    package var path: [String]
 
     private static let pattern = try! NSRegularExpression(pattern: #"\{\{\s*([^{}\s]+)\s*\}\}"#)
 
     /// Every template in `text` whose reference starts with one of `parents` (the longest
     /// that fits, as ids may contain dots). The rest come back as unknown references.
-    static func find(in text: String, parents: [String]) -> (templates: [PlanTemplate], unknown: [String]) {
+    package static func find(in text: String, parents: [String]) -> (templates: [PlanTemplate], unknown: [String]) {
         var templates: [PlanTemplate] = []
         var unknown: [String] = []
         let range = NSRange(text.startIndex..., in: text)
@@ -38,7 +38,7 @@ struct PlanTemplate: Equatable {
     }
 
     /// The value this template stands for, from its parent's body.
-    func value(from body: Data) throws -> String {
+    package func value(from body: Data) throws -> String {
         guard !path.isEmpty else { return String(decoding: body, as: UTF8.self) }
         guard var current = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) else {
             throw PlanTemplateError("\(text): the answer of \(parent) is not JSON")
@@ -69,7 +69,7 @@ struct PlanTemplate: Equatable {
     /// it goes (percent-encoding in a URL, JSON escaping in a JSON body). A value the
     /// redaction rules would take out of the parent's answer (a field named `access_token`,
     /// or one inside `credentials`) is told to `secrets`, so it stays redacted in the child.
-    static func fill(_ text: String, parents: [String: Data], parentIDs: [String], encode: (String) -> String = { $0 },
+    package static func fill(_ text: String, parents: [String: Data], parentIDs: [String], encode: (String) -> String = { $0 },
                      secrets: DerivedSecrets = .shared) throws -> String {
         var out = text
         for template in find(in: text, parents: parentIDs).templates {
@@ -82,26 +82,26 @@ struct PlanTemplate: Equatable {
     }
 
     /// Whether a field on the template's path is one the redaction rules take out.
-    var isSecret: Bool {
+    package var isSecret: Bool {
         let rules = Redactor()
         return path.contains { rules.isSecretName($0) }
     }
 
     /// Safe anywhere in a URL: only unreserved characters are left as they are.
-    static func percentEncode(_ value: String) -> String {
+    package static func percentEncode(_ value: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
     }
 
     /// The inside of a JSON string literal.
-    static func jsonEscape(_ value: String) -> String {
+    package static func jsonEscape(_ value: String) -> String {
         guard let data = try? JSONSerialization.data(withJSONObject: [value]), let text = String(data: data, encoding: .utf8) else { return value }
         return String(text.dropFirst(2).dropLast(2))
     }
 }
 
-struct PlanTemplateError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+package struct PlanTemplateError: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -11,21 +11,21 @@ import RequestOperations
 /// `"hosts"` gives a host (or `*.example.com`) request settings of its own over those.
 /// Retries go only to requests the engine judges safe to repeat (GET, HEAD, PUT, DELETE,
 /// OPTIONS, or one with an `Idempotency-Key`), as for any plan.
-struct ProxyConfig {
+package struct ProxyConfig {
     /// Each request's options before the proxy's own changes.
-    var options: RequestOptions
+    package var options: RequestOptions
     /// A host's own (`"hosts": {"api.example.com": {...}}`, `*.example.com` for its
     /// subdomains): the file's top-level request settings with the host's over them.
-    var optionsByHost: [String: RequestOptions] = [:]
-    var retryBudgetPerHost: RatioRetryBudget.Options?
-    var circuitBreaker: HostCircuitBreaker.Options?
-    var rateLimitPushback: Bool
-    var maxConcurrentPerHost: Int?
-    var faults: [FaultRule]
+    package var optionsByHost: [String: RequestOptions] = [:]
+    package var retryBudgetPerHost: RatioRetryBudget.Options?
+    package var circuitBreaker: HostCircuitBreaker.Options?
+    package var rateLimitPushback: Bool
+    package var maxConcurrentPerHost: Int?
+    package var faults: [FaultRule]
     /// Whether `redirects` was named (followed then, up to its count).
-    var followsRedirects: Bool
+    package var followsRedirects: Bool
     /// The top-level fields the file names (`--faults` takes only "faults").
-    var fields: [String] = []
+    package var fields: [String] = []
 
     /// Fields of a plan that say nothing about a proxied request: refused by name.
     private static let notForAProxy: [String: String] = [
@@ -40,7 +40,7 @@ struct ProxyConfig {
     ]
 
     /// Reads `path`; a `PlanError` names the file, the field and what was expected.
-    static func load(path: String) throws -> ProxyConfig {
+    package static func load(path: String) throws -> ProxyConfig {
         let data: Data
         do {
             data = try InputFile.read(path)

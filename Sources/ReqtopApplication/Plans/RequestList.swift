@@ -7,21 +7,29 @@ import RequestOperations
 
 /// A fixed list of requests to run, as `run` and `replay --send` have: in the monitor (which
 /// stays on the final state until `q`) or headless, by the output mode.
-struct RequestList: Sendable {
-    struct Item: Sendable {
-        var id: String
-        var request: RequestMessage
-        var options: RequestOptions
+package struct RequestList: Sendable {
+    package struct Item: Sendable {
+        package var id: String
+        package var request: RequestMessage
+        package var options: RequestOptions
         /// Ids of earlier items that must succeed first.
-        var dependsOn: [String] = []
-        var build: RequestBuilder?
-        var priority: Operation.QueuePriority = .normal
+        package var dependsOn: [String] = []
+        package var build: RequestBuilder?
+        package var priority: Operation.QueuePriority = .normal
+        package init(id: String, request: RequestMessage, options: RequestOptions, dependsOn: [String] = [], build: RequestBuilder? = nil, priority: Operation.QueuePriority = .normal) {
+            self.id = id
+            self.request = request
+            self.options = options
+            self.dependsOn = dependsOn
+            self.build = build
+            self.priority = priority
+        }
     }
 
     /// Parents before their children.
-    var items: [Item]
+    package var items: [Item]
 
-    func run(on queue: RequestQueue, mode: OutputMode, source: String, redactor: Redactor?) throws -> RunSummary {
+    package func run(on queue: RequestQueue, mode: OutputMode, source: String, redactor: Redactor?) throws -> RunSummary {
         let session = try QueueSession.open(queue, mode: mode, source: source, redactor: redactor)
         return session.run { add(to: queue, track: session.track) }
     }
@@ -36,5 +44,8 @@ struct RequestList: Sendable {
             track(operation)
             queue.add(operation)
         }
+    }
+    package init(items: [Item]) {
+        self.items = items
     }
 }

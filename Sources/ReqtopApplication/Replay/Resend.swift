@@ -18,27 +18,27 @@ import RequestOperations
 /// A request that carries a redacted value (a `[redacted]` header, query value, URL
 /// user:password or body field) or a body the recording left out is never sent in part: it
 /// is set aside with the reason.
-struct Resend {
-    struct Skipped: Equatable {
-        var id: String
-        var reason: String
+package struct Resend {
+    package struct Skipped: Equatable {
+        package var id: String
+        package var reason: String
     }
 
-    struct Request {
-        var id: String
-        var request: RequestMessage
-        var options: RequestOptions
+    package struct Request {
+        package var id: String
+        package var request: RequestMessage
+        package var options: RequestOptions
     }
 
-    var requests: [Request] = []
-    var skipped: [Skipped] = []
+    package var requests: [Request] = []
+    package var skipped: [Skipped] = []
     /// Things sent otherwise than recorded (a custom retry policy replaced by the default).
-    var notes: [String] = []
+    package var notes: [String] = []
     /// The hosts the requests go to, for the confirmation.
-    var hosts: [String] = []
+    package var hosts: [String] = []
     /// The requests sent with a redacted value's placeholder in it (only with
     /// `sendingPlaceholders`), by id.
-    var withPlaceholders: [String] = []
+    package var withPlaceholders: [String] = []
 
     /// What a recording says of one operation's request.
     private struct Recorded {
@@ -54,7 +54,7 @@ struct Resend {
     /// `sendingPlaceholders`: a request with a redacted value is sent with the placeholder in
     /// its place rather than set aside. Only for servers of our own that answer as recorded
     /// (`reqtop whatif`): never toward a real upstream.
-    init(events: [RequestEvent], target: URL?, sendingPlaceholders: Bool = false) {
+    package init(events: [RequestEvent], target: URL?, sendingPlaceholders: Bool = false) {
         var order: [String] = []
         var recorded: [String: Recorded] = [:]
         for event in events {
@@ -112,12 +112,12 @@ struct Resend {
 
     /// Whether a recorded request is a proxy's tunnel row (`CONNECT`, or an upgrade): its bytes
     /// were relayed as they came, and nothing can send them again.
-    static func isTunnel(method: String, headers: [String: String]) -> Bool {
+    package static func isTunnel(method: String, headers: [String: String]) -> Bool {
         method == "CONNECT" || headers.keys.contains { $0.lowercased() == "upgrade" }
     }
 
     /// The ids of the tunnel rows among `events`.
-    static func tunnels(in events: [RequestEvent]) -> Set<String> {
+    package static func tunnels(in events: [RequestEvent]) -> Set<String> {
         Set(events.compactMap { event in
             guard case .queued(let method, _, let headers, _, _, _) = event.payload, isTunnel(method: method, headers: headers) else { return nil }
             return event.operationID

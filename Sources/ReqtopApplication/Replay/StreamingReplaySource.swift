@@ -9,9 +9,9 @@ import Synchronization
 /// that and the monitor's model, not by the file. Going back re-reads from the start.
 ///
 /// The outcomes for the summary are tallied the first time each event is read.
-final class StreamingReplaySource: ReplaySource {
-    static let readAhead = 65_536
-    static let batch = 4096
+package final class StreamingReplaySource: ReplaySource {
+    package static let readAhead = 65_536
+    package static let batch = 4096
 
     private struct State {
         var ready: [[RequestEvent]] = []
@@ -31,28 +31,28 @@ final class StreamingReplaySource: ReplaySource {
         var stopped = false
     }
 
-    let path: String
+    package let path: String
     private let state = Mutex(State())
 
     /// Starts reading `path` (whose header the command has checked) on a thread of its own.
-    init(path: String) {
+    package init(path: String) {
         self.path = path
         let thread = Thread { [self] in readAhead() }
         thread.name = "reqtop.replay-reader"
         thread.start()
     }
 
-    func stop() {
+    package func stop() {
         state.withLock { $0.stopped = true }
     }
 
     /// What was read, for the summary: the tally, whether the file was read to its end, a
     /// cut-off last line, an error that stopped the reading.
-    var outcome: (tally: SessionTally, reachedEnd: Bool, tornLastLine: Int?, error: ArchiveError?) {
+    package var outcome: (tally: SessionTally, reachedEnd: Bool, tornLastLine: Int?, error: ArchiveError?) {
         state.withLock { ($0.tally, $0.reachedEnd, $0.tornLastLine, $0.error) }
     }
 
-    func read(upTo limit: Int) -> [RequestEvent]? {
+    package func read(upTo limit: Int) -> [RequestEvent]? {
         state.withLock { state in
             guard !state.ready.isEmpty else { return state.complete ? nil : [] }
             var first = state.ready.removeFirst()
@@ -65,7 +65,7 @@ final class StreamingReplaySource: ReplaySource {
         }
     }
 
-    func rewind() {
+    package func rewind() {
         state.withLock { state in
             state.generation += 1
             state.ready = []
@@ -75,11 +75,11 @@ final class StreamingReplaySource: ReplaySource {
         }
     }
 
-    var problem: String? {
+    package var problem: String? {
         state.withLock { $0.error?.message }
     }
 
-    var extent: (duration: TimeInterval, complete: Bool) {
+    package var extent: (duration: TimeInterval, complete: Bool) {
         state.withLock { ($0.duration, $0.reachedEnd) }
     }
 

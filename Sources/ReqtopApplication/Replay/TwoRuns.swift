@@ -4,11 +4,11 @@ import RequestOperations
 /// Two runs on one time axis (`reqtop replay A --against B`): B's operations are shown as
 /// `ID@NAME` right under A's of the same id, both from the start of their run, so the
 /// timeline column draws each operation's bars one above the other.
-enum TwoRuns {
+package enum TwoRuns {
     /// A's events and B's, merged on one time axis, each from the start of its run. B's
     /// events of an operation A also has are moved by the few milliseconds their starts differ,
     /// so both rows begin together (one under the other) and their bars compare directly.
-    static func merge(_ a: [RequestEvent], _ b: [RequestEvent], name: String) -> [RequestEvent] {
+    package static func merge(_ a: [RequestEvent], _ b: [RequestEvent], name: String) -> [RequestEvent] {
         let originA = a.first { !$0.operationID.isEmpty }?.time ?? 0
         let originB = b.first { !$0.operationID.isEmpty }?.time ?? 0
         func starts(_ events: [RequestEvent], _ origin: TimeInterval) -> [String: TimeInterval] {

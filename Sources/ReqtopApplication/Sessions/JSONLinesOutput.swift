@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// Each batch of events is written with one `write`, so a reader that follows the output
 /// (or a process killed half way) sees whole lines.
-final class JSONLinesOutput: Sendable {
+package final class JSONLinesOutput: Sendable {
     private let hub: EventHub
     private let subscription = Mutex<EventSubscription?>(nil)
     /// Secrets out of what is printed (stdout ends up in CI logs); nil with --no-redact.
@@ -16,14 +16,14 @@ final class JSONLinesOutput: Sendable {
     /// The session's transport verifies no TLS certificate: the header says so.
     private let insecure: Bool
 
-    init(hub: EventHub, redactor: Redactor?, insecure: Bool = false) {
+    package init(hub: EventHub, redactor: Redactor?, insecure: Bool = false) {
         self.hub = hub
         self.redactor = redactor.map(StreamRedactor.init)
         self.insecure = insecure
     }
 
     /// Writes the header line (which says whether secrets are redacted) and starts following the hub.
-    func start() {
+    package func start() {
         write(EventLog.headerLine(startedAt: hub.startedAt, redacted: redactor != nil, insecure: insecure) + "\n")
         let subscription = hub.subscribe(label: "reqtop.stdout") { [self] batch in
             var text = ""
@@ -38,7 +38,7 @@ final class JSONLinesOutput: Sendable {
     }
 
     /// Waits until every event published so far is written, then stops following.
-    func finish() {
+    package func finish() {
         hub.waitUntilDelivered()
         subscription.withLock { $0?.cancel() }
     }

@@ -7,9 +7,9 @@ import Synchronization
 /// Runs operations with the live monitor on the terminal: the monitor follows the queue's
 /// events and sends its commands back to the queue. Returns the summary once the person
 /// quits; operations still running then are cancelled, so nothing is left half done.
-final class MonitorSession: Sendable {
-    let queue: RequestQueue
-    let commands: LiveQueueCommands
+package final class MonitorSession: Sendable {
+    package let queue: RequestQueue
+    package let commands: LiveQueueCommands
     private let tracker: OperationTracker
     private let screen: MonitorScreen
     private let quitting = Mutex(false)
@@ -17,7 +17,7 @@ final class MonitorSession: Sendable {
     /// Secrets out of what the screen shows (it may be shared or recorded); nil with --no-redact.
     private let redactor: StreamRedactor?
 
-    init(queue: RequestQueue, source: String, color: Bool, redactor: Redactor?) throws {
+    package init(queue: RequestQueue, source: String, color: Bool, redactor: Redactor?) throws {
         self.redactor = redactor.map(StreamRedactor.init)
         self.queue = queue
         self.tracker = OperationTracker(hub: queue.events)
@@ -30,15 +30,15 @@ final class MonitorSession: Sendable {
         screen = try MonitorScreen(options: options, commands: commands)
     }
 
-    var hasQuit: Bool { quitting.withLock { $0 } }
+    package var hasQuit: Bool { quitting.withLock { $0 } }
 
-    func track(_ operation: RequestOperation) {
+    package func track(_ operation: RequestOperation) {
         tracker.track(operation)
     }
 
     /// Shows the monitor until `q`; `body` runs on a background thread meanwhile (adding
     /// operations, for as long as it likes: it should stop when ``hasQuit`` turns true).
-    func run(_ body: @escaping @Sendable () -> Void) -> RunSummary {
+    package func run(_ body: @escaping @Sendable () -> Void) -> RunSummary {
         let subscription = queue.events.subscribe(label: "reqtop.monitor") { [screen, redactor] batch in
             screen.feed(redactor?.redact(batch) ?? batch)
         }

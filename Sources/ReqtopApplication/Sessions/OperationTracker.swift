@@ -6,7 +6,7 @@ import Synchronization
 /// summary of everything the queue ran, counted from its events by the one rule of
 /// ``SessionTally`` (token refreshes and re-runs included, as a replay counts them). Shared by
 /// the headless and the monitor sessions.
-final class OperationTracker: Sendable {
+package final class OperationTracker: Sendable {
     /// Operations that may still run. Finished ones are let go as new ones come (a monitor
     /// runs for days: kept, each held its request, result and body — about 30 KB an
     /// operation of the demo, the whole of its memory growth).
@@ -15,7 +15,7 @@ final class OperationTracker: Sendable {
     private let tally = Mutex(SessionTally())
     private let subscription = Mutex<EventSubscription?>(nil)
 
-    init(hub: EventHub) {
+    package init(hub: EventHub) {
         self.hub = hub
         let subscription = hub.subscribe(label: "reqtop.tally") { [weak self] batch in self?.tally.withLock { $0.add(batch) } }
         self.subscription.withLock { $0 = subscription }
@@ -25,22 +25,22 @@ final class OperationTracker: Sendable {
         subscription.withLock { $0?.cancel() }
     }
 
-    func track(_ operation: RequestOperation) {
+    package func track(_ operation: RequestOperation) {
         operations.withLock { $0.add(operation) }
     }
 
     /// Every tracked operation not known to have finished.
-    var all: [RequestOperation] { operations.withLock { $0.list } }
+    package var all: [RequestOperation] { operations.withLock { $0.list } }
 
     /// Cancels every operation still running.
-    func cancelRunning(by who: String) {
+    package func cancelRunning(by who: String) {
         for operation in all where operation.result == nil {
             operation.cancel(by: who)
         }
     }
 
     /// The summary once every operation has ended (after every event has been counted).
-    var summary: RunSummary {
+    package var summary: RunSummary {
         hub.waitUntilDelivered()
         // The session's time is its events' (as a replay measures it), not the wall clock's.
         return RunSummary(tally: tally.withLock { $0 }, duration: tally.withLock { $0.latest })
@@ -50,7 +50,7 @@ final class OperationTracker: Sendable {
 /// The tracked operations; the finished ones are dropped whenever the list has doubled
 /// since the last sweep, so a sweep costs O(1) per operation added.
 private struct Running {
-    private(set) var list: [RequestOperation] = []
+    package private(set) var list: [RequestOperation] = []
     private var sweepAt = 64
 
     mutating func add(_ operation: RequestOperation) {

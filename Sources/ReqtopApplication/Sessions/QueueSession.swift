@@ -4,25 +4,25 @@ import RequestOperations
 /// What a command that runs a queue shows while it runs: the live monitor on the terminal, or
 /// events as JSON lines on stdout with a summary on stderr, as the output mode says. The one
 /// place a command's session is assembled (`demo`, `run`, `replay --send`, `proxy`).
-enum QueueSession: Sendable {
+package enum QueueSession: Sendable {
     case monitor(MonitorSession)
     case headless(HeadlessSession)
 
     /// - Parameter source: the monitor's header (what runs, and how).
-    static func open(_ queue: RequestQueue, mode: OutputMode, source: String, redactor: Redactor?) throws -> QueueSession {
+    package static func open(_ queue: RequestQueue, mode: OutputMode, source: String, redactor: Redactor?) throws -> QueueSession {
         switch mode {
         case .monitor(let color): .monitor(try MonitorSession(queue: queue, source: source, color: color, redactor: redactor))
         case .headless: .headless(HeadlessSession(queue: queue, redactor: redactor))
         }
     }
 
-    var isMonitor: Bool {
+    package var isMonitor: Bool {
         if case .monitor = self { return true }
         return false
     }
 
     /// The person quit the monitor, or a signal stopped the headless run: add nothing more.
-    var isStopping: Bool {
+    package var isStopping: Bool {
         switch self {
         case .monitor(let session): session.hasQuit
         case .headless(let session): session.wasInterrupted
@@ -30,7 +30,7 @@ enum QueueSession: Sendable {
     }
 
     /// Counts `operation` in the summary, and cancels it with the rest when the session stops.
-    func track(_ operation: RequestOperation) {
+    package func track(_ operation: RequestOperation) {
         switch self {
         case .monitor(let session): session.track(operation)
         case .headless(let session): session.track(operation)
@@ -40,7 +40,7 @@ enum QueueSession: Sendable {
     /// Runs `body`, which adds operations (and may go on until ``isStopping``): with the monitor,
     /// on a thread of its own while the screen shows until `q`; headless, here, and then waits
     /// for every operation. The summary of what ran.
-    func run(_ body: @escaping @Sendable () -> Void) -> RunSummary {
+    package func run(_ body: @escaping @Sendable () -> Void) -> RunSummary {
         switch self {
         case .monitor(let session): session.run(body)
         case .headless(let session): session.run(body)

@@ -6,12 +6,12 @@ import RequestOperations
 
 /// The monitor's commands sent to an attached program; each answer is the program's own.
 /// Runs off the monitor's drawing thread, so waiting for a reply never freezes the screen.
-struct RemoteQueueCommands: QueueCommands {
-    let connection: ConnectionBox
+package struct RemoteQueueCommands: QueueCommands {
+    package let connection: ConnectionBox
     /// The program said so in its hello: it refuses every command from this monitor.
-    var readOnly = false
+    package var readOnly = false
 
-    func perform(_ command: MonitorCommand) -> CommandAnswer {
+    package func perform(_ command: MonitorCommand) -> CommandAnswer {
         guard case .queue(let command) = command else { return Self.noPlayback }
         let outcome = connection.client.request(command)
         return CommandAnswer(ok: outcome.ok, outcome.message)

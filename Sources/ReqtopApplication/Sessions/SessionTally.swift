@@ -8,22 +8,22 @@ import RequestOperations
 ///
 /// Before, a live run counted only the operations it had added itself, so its summary said
 /// 196 where a replay of its own recording said 204.
-struct SessionTally: Sendable, Equatable {
-    private(set) var outcomes: [String: RequestOutcome] = [:]
+package struct SessionTally: Sendable, Equatable {
+    package private(set) var outcomes: [String: RequestOutcome] = [:]
     /// Operations in the order they first appeared.
-    private(set) var order: [String] = []
+    package private(set) var order: [String] = []
     private var seen: Set<String> = []
-    private(set) var attempts = 0
+    package private(set) var attempts = 0
     /// The latest event time.
-    private(set) var latest: TimeInterval = 0
+    package private(set) var latest: TimeInterval = 0
 
-    init() {}
+    package init() {}
 
-    init(_ events: [RequestEvent]) {
+    package init(_ events: [RequestEvent]) {
         add(events)
     }
 
-    mutating func add(_ events: [RequestEvent]) {
+    package mutating func add(_ events: [RequestEvent]) {
         for event in events {
             // Host-level events (`op` empty) are no operation's.
             guard !event.operationID.isEmpty else { continue }
@@ -38,10 +38,10 @@ struct SessionTally: Sendable, Equatable {
         }
     }
 
-    func count(_ outcome: RequestOutcome) -> Int {
+    package func count(_ outcome: RequestOutcome) -> Int {
         outcomes.values.filter { $0 == outcome }.count
     }
 
     /// Operations with no `finished` event (a recording cut short).
-    var unfinished: Int { order.count - outcomes.count }
+    package var unfinished: Int { order.count - outcomes.count }
 }

@@ -8,8 +8,8 @@ import Foundation
 /// Text to stdout with `write(2)`: a reader that went away (`reqtop attach --no-tui | head`)
 /// ends the command quietly, as it ends `cat`. `FileHandle.write` traps on EPIPE once SIGPIPE
 /// is ignored, which SwiftNIO does in any command that uses it.
-enum StandardOutput {
-    static func write(_ text: String) {
+package enum StandardOutput {
+    package static func write(_ text: String) {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {

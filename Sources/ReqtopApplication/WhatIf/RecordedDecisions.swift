@@ -13,46 +13,46 @@ import Synchronization
 ///
 /// The re-run's reactors carry the recorded name with ` (as recorded)` after it, so its
 /// events say that a recorded decision was replayed, not made.
-struct RecordedDecisions {
+package struct RecordedDecisions {
     /// One reactor run of the recording: how long it took, how it ended.
-    struct Run: Equatable {
-        var duration: TimeInterval
-        var outcome: ReactorOutcome
+    package struct Run: Equatable {
+        package var duration: TimeInterval
+        package var outcome: ReactorOutcome
     }
 
     /// The delay each retry waited and the words it was said with: operation → the attempt
     /// that failed → the retry.
-    private(set) var backoff: [String: [Int: RecordedBackoff.Retry]] = [:]
+    package private(set) var backoff: [String: [Int: RecordedBackoff.Retry]] = [:]
     /// The retries the host's retry budget refused: operation → the attempt that failed →
     /// the refusal's words.
-    private(set) var denials: [String: [Int: String]] = [:]
+    package private(set) var denials: [String: [Int: String]] = [:]
     /// Where an attempt was held before it was sent (in a batch, or for a reactor's run a new
     /// request waits for): operation → attempt → who held it and until when (seconds from
     /// the recorded run's 0).
-    private(set) var holds: [String: [Int: RecordedHold.Hold]] = [:]
+    package private(set) var holds: [String: [Int: RecordedHold.Hold]] = [:]
     /// Per reactor name: its runs in order.
-    private(set) var runs: [String: [Run]] = [:]
+    package private(set) var runs: [String: [Run]] = [:]
     /// Per reactor name: operation → attempt → what it decided after that attempt.
-    private(set) var decisions: [String: [String: [Int: ReactorDecision]]] = [:]
+    package private(set) var decisions: [String: [String: [Int: ReactorDecision]]] = [:]
     /// Per reactor name: every operation with an event of it (they had it in their options).
-    private(set) var members: [String: Set<String>] = [:]
+    package private(set) var members: [String: Set<String>] = [:]
     /// Operation → the operations it ran after.
-    private(set) var parents: [String: [String]] = [:]
+    package private(set) var parents: [String: [String]] = [:]
     /// The early retries that shortened a wait (another request's success on the host, a
     /// probe, a person's key): operation → the attempt it brought forward → how long after
     /// the retry was scheduled it came, what triggered it, and the delay it set.
-    private(set) var earlyRetries: [String: [Int: EarlyRetry]] = [:]
+    package private(set) var earlyRetries: [String: [Int: EarlyRetry]] = [:]
 
-    struct EarlyRetry: Equatable {
-        var after: TimeInterval
-        var trigger: String
-        var delay: TimeInterval
+    package struct EarlyRetry: Equatable {
+        package var after: TimeInterval
+        package var trigger: String
+        package var delay: TimeInterval
     }
 
-    static let suffix = " (as recorded)"
+    package static let suffix = " (as recorded)"
 
     /// `origin`: the recorded run's 0 (its first request's `queued`).
-    init(events: [RequestEvent], origin: TimeInterval = 0) {
+    package init(events: [RequestEvent], origin: TimeInterval = 0) {
         var holding: [String: (by: String, at: TimeInterval)] = [:]
         var scheduledAt: [String: TimeInterval] = [:]
         var completed: Set<String> = []
@@ -121,7 +121,7 @@ struct RecordedDecisions {
     }
 
     /// The parent a dependency's cancel names: `parent ID failed` (or `was cancelled`, `did not run`).
-    static func parent(inReason reason: String) -> String? {
+    package static func parent(inReason reason: String) -> String? {
         guard reason.hasPrefix("parent ") else { return nil }
         for ending in [" failed", " was cancelled", " did not run"] where reason.hasSuffix(ending) {
             let id = reason.dropFirst("parent ".count).dropLast(ending.count)
@@ -131,7 +131,7 @@ struct RecordedDecisions {
     }
 
     /// How many decisions there are to replay, for the line that says so.
-    var count: (reactorRuns: Int, requeues: Int, backoffs: Int, holds: Int, earlyRetries: Int, denials: Int) {
+    package var count: (reactorRuns: Int, requeues: Int, backoffs: Int, holds: Int, earlyRetries: Int, denials: Int) {
         (runs.values.reduce(0) { $0 + $1.count },
          decisions.values.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.count } },
          backoff.values.reduce(0) { $0 + $1.count },
@@ -141,7 +141,7 @@ struct RecordedDecisions {
     }
 
     /// One reactor per recorded name, shared by every operation that had it.
-    func reactors(clock: RequestClock = SystemClock()) -> [String: RequestReactor] {
+    package func reactors(clock: RequestClock = SystemClock()) -> [String: RequestReactor] {
         var made: [String: RequestReactor] = [:]
         for name in Set(members.keys).union(decisions.keys) {
             let handler = RecordedReactorHandler(runs: runs[name] ?? [], decisions: decisions[name] ?? [:])
@@ -153,31 +153,31 @@ struct RecordedDecisions {
     }
 
     /// The reactors `id` had, of those `reactors` made.
-    func reactors(of id: String, in reactors: [String: RequestReactor]) -> [RequestReactor] {
+    package func reactors(of id: String, in reactors: [String: RequestReactor]) -> [RequestReactor] {
         members.filter { $0.value.contains(id) }.keys.sorted().compactMap { reactors[$0] }
     }
 }
 
 /// A recorded reactor: after each attempt, the decision the recording shows for it (none:
 /// not for this reactor); each run takes as long as the recorded one did and ends as it did.
-final class RecordedReactorHandler: ReactorHandler {
+package final class RecordedReactorHandler: ReactorHandler {
     private let runs: [RecordedDecisions.Run]
     private let decisions: [String: [Int: ReactorDecision]]
     private let next = Mutex(0)
 
-    init(runs: [RecordedDecisions.Run], decisions: [String: [Int: ReactorDecision]]) {
+    package init(runs: [RecordedDecisions.Run], decisions: [String: [Int: ReactorDecision]]) {
         (self.runs, self.decisions) = (runs, decisions)
     }
 
-    func decide(_ input: ReactorInput) -> ReactorDecision {
+    package func decide(_ input: ReactorInput) -> ReactorDecision {
         decisions[input.operationID]?[input.attempt] ?? .ignore
     }
 
-    struct RecordedFailure: Error, CustomStringConvertible {
-        var description: String
+    package struct RecordedFailure: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    func run(trigger: String) async throws {
+    package func run(trigger: String) async throws {
         let index = next.withLock { index in
             defer { index += 1 }
             return index
@@ -195,19 +195,19 @@ final class RecordedReactorHandler: ReactorHandler {
 /// long as it did then (its jitter was a random choice), and a retry the host's budget
 /// refused then is refused again, in its words (`denials`; empty when the budget is `--set`):
 /// which member of a burst met the budget first was a race between simultaneous failures.
-struct RecordedBackoff: RetryPolicy {
-    struct Retry: Equatable {
-        var delay: TimeInterval
-        var reason: String
+package struct RecordedBackoff: RetryPolicy {
+    package struct Retry: Equatable {
+        package var delay: TimeInterval
+        package var reason: String
     }
 
-    let policy: RetryPolicy
+    package let policy: RetryPolicy
     /// The failed attempt → the retry after it.
-    let retries: [Int: Retry]
+    package let retries: [Int: Retry]
     /// The failed attempt → why the budget refused the retry after it.
-    var denials: [Int: String] = [:]
+    package var denials: [Int: String] = [:]
 
-    func decide(_ context: RetryContext) -> RetryDecision {
+    package func decide(_ context: RetryContext) -> RetryDecision {
         let decision = policy.decide(context)
         if case .retry = decision, let refusal = denials[context.attempt] {
             return .stop(reason: "\(context.failure.summary); \(refusal)\(RecordedDecisions.suffix)")
@@ -216,28 +216,28 @@ struct RecordedBackoff: RetryPolicy {
         return .retry(after: retry.delay, reason: retry.reason, fromServer: fromServer)
     }
 
-    var attemptLimit: Int? { policy.attemptLimit }
-    var settings: RequestOperations.RetrySettings? { policy.settings }
+    package var attemptLimit: Int? { policy.attemptLimit }
+    package var settings: RequestOperations.RetrySettings? { policy.settings }
 }
 
 /// Holds an attempt where the recording shows it held (in a batch until it was released, or
 /// a new request waiting for a reactor's run), until the moment it was let go, and names
 /// itself after the recorded holder with ` (as recorded)`.
-struct RecordedHold: RequestInterceptor {
-    struct Hold: Equatable {
+package struct RecordedHold: RequestInterceptor {
+    package struct Hold: Equatable {
         /// `batch:NAME`, or the reactor's name.
-        var by: String
+        package var by: String
         /// Seconds from the run's 0.
-        var until: TimeInterval
+        package var until: TimeInterval
     }
 
-    let name: String
+    package let name: String
     /// Attempt → until when (seconds from the run's 0).
-    let until: [Int: TimeInterval]
+    package let until: [Int: TimeInterval]
     /// The re-run's 0.
-    let begun: RunStart
+    package let begun: RunStart
 
-    func intercept(_ request: URLRequest, context: InterceptionContext) async throws -> Interception {
+    package func intercept(_ request: URLRequest, context: InterceptionContext) async throws -> Interception {
         if let until = until[context.attempt] {
             let wait = until - begun.elapsed
             if wait > 0 { try await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000)) }
@@ -247,11 +247,11 @@ struct RecordedHold: RequestInterceptor {
 }
 
 /// The moment a re-run began, set once it begins: what its recorded moments count from.
-final class RunStart: Sendable {
+package final class RunStart: Sendable {
     private let date = Mutex(Date())
 
-    func mark() { date.withLock { $0 = Date() } }
+    package func mark() { date.withLock { $0 = Date() } }
 
     /// Seconds since the run began.
-    var elapsed: TimeInterval { Date().timeIntervalSince(date.withLock { $0 }) }
+    package var elapsed: TimeInterval { Date().timeIntervalSince(date.withLock { $0 }) }
 }

@@ -12,20 +12,20 @@ import RequestOperations
 /// answered first, and an attempt cancelled before an answer, had none by then: they get
 /// none. Attempts reqtop answered itself (`injected`) are left out: they are not what the
 /// upstream said.
-enum RecordedUpstream {
+package enum RecordedUpstream {
     /// The script, and how many attempts it holds and left out.
-    struct Built {
-        var answers: ScriptedAnswers
-        var attempts: Int
-        var skipped: Int
+    package struct Built {
+        package var answers: ScriptedAnswers
+        package var attempts: Int
+        package var skipped: Int
         /// Per recorded host (`host:port`): its own script, and when it refused connections
         /// (seconds from `origin`; an open end: until the run's end).
-        var hosts: [String: Host] = [:]
+        package var hosts: [String: Host] = [:]
     }
 
-    struct Host: Sendable {
-        var answers: ScriptedAnswers
-        var refused: [(from: TimeInterval, to: TimeInterval?)]
+    package struct Host: Sendable {
+        package var answers: ScriptedAnswers
+        package var refused: [(from: TimeInterval, to: TimeInterval?)]
     }
 
     /// Headers that describe the body as it was sent, where the server sends the decoded body
@@ -35,7 +35,7 @@ enum RecordedUpstream {
     private static let framing: Set<String> = ["content-length", "content-encoding"]
 
     /// `origin`: the run time that counts as 0 (by default the first request's sending).
-    static func build(_ events: [RequestEvent], origin: TimeInterval? = nil) -> Built {
+    package static func build(_ events: [RequestEvent], origin: TimeInterval? = nil) -> Built {
         struct Attempt {
             var operation: String
             var number: Int
@@ -154,12 +154,12 @@ enum RecordedUpstream {
 
     /// Names, on stderr, each recorded answer that cannot be sent as recorded (a `101`, a
     /// `-1`): `who` then gets a 502 that says why in `X-Reqtop-Unservable`.
-    static func sayUnservable(_ answers: ScriptedAnswers, what who: String) {
+    package static func sayUnservable(_ answers: ScriptedAnswers, what who: String) {
         let unservable = answers.unservable
         for (answer, reason) in unservable.prefix(10) {
-            ReqtopMain.printError("reqtop: \(answer.operation) attempt \(answer.attempt) cannot be answered as recorded: \(reason); \(who) gets a 502 that says so")
+            ErrorOutput.print("reqtop: \(answer.operation) attempt \(answer.attempt) cannot be answered as recorded: \(reason); \(who) gets a 502 that says so")
         }
-        if unservable.count > 10 { ReqtopMain.printError("reqtop: … and \(unservable.count - 10) more answers like these") }
+        if unservable.count > 10 { ErrorOutput.print("reqtop: … and \(unservable.count - 10) more answers like these") }
     }
 
     /// The spans a host refused connections: from its first refused attempt after a

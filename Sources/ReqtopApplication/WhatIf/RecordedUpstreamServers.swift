@@ -7,14 +7,14 @@ import Synchronization
 /// A host that refused connections in the recording refuses them again over the same spans:
 /// its server stops listening when the span begins and listens again on the same port when
 /// it ends ("an outage in the recording is an outage again").
-final class RecordedUpstreamServers: Sendable {
+package final class RecordedUpstreamServers: Sendable {
     /// The port of each recorded host's server.
-    let ports: [String: Int]
+    package let ports: [String: Int]
     private let servers: Mutex<[String: FaultServer]>
     /// Set by ``stop()``: a span that begins or ends later changes nothing.
     private let stopped = Mutex(false)
 
-    init(_ hosts: [String: RecordedUpstream.Host]) throws {
+    package init(_ hosts: [String: RecordedUpstream.Host]) throws {
         var servers: [String: FaultServer] = [:]
         for (host, upstream) in hosts {
             servers[host] = try FaultServer.start(script: upstream.answers)
@@ -24,7 +24,7 @@ final class RecordedUpstreamServers: Sendable {
     }
 
     /// Schedules each host's refusals from now, the run's 0.
-    func start(_ hosts: [String: RecordedUpstream.Host]) {
+    package func start(_ hosts: [String: RecordedUpstream.Host]) {
         let begun = DispatchTime.now()
         for upstream in hosts.values { upstream.answers.begin(at: Date()) }
         for (host, upstream) in hosts {
@@ -55,7 +55,7 @@ final class RecordedUpstreamServers: Sendable {
         }
     }
 
-    func stop() {
+    package func stop() {
         stopped.withLock { $0 = true }
         servers.withLock { servers in
             defer { servers = [:] }

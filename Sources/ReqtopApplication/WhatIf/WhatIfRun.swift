@@ -11,29 +11,29 @@ import RequestOperations
 /// to a fault server of its own host's that answers as that upstream did
 /// (``RecordedUpstreamServers``), through a queue with other settings; recorded to a file
 /// like any run.
-struct WhatIfRun {
+package struct WhatIfRun {
     /// What the recording says of each operation: when it was queued, where it went, and
     /// the options it ran with.
-    struct Recorded {
-        var start: TimeInterval
-        var host: String
-        var options: RecordedOptions?
+    package struct Recorded {
+        package var start: TimeInterval
+        package var host: String
+        package var options: RecordedOptions?
         /// When it was cancelled, and who (a person at the monitor, the program's own code, a
         /// parent that failed): done again at the same moment, but for a parent's cancel where
         /// the parent is in the re-run (it follows from the parent's end).
-        var cancelled: (at: TimeInterval, by: String)?
+        package var cancelled: (at: TimeInterval, by: String)?
     }
 
-    let events: [RequestEvent]
-    let settings: WhatIfSettings
+    package let events: [RequestEvent]
+    package let settings: WhatIfSettings
 
     /// The recorded run's 0: when its first request was queued.
-    var origin: TimeInterval {
+    package var origin: TimeInterval {
         events.first { if case .queued = $0.payload { true } else { false } }?.time ?? 0
     }
 
     /// Per operation, in the order they were queued.
-    var recorded: [String: Recorded] {
+    package var recorded: [String: Recorded] {
         var found: [String: Recorded] = [:]
         let first = origin
         for event in events {
@@ -53,7 +53,7 @@ struct WhatIfRun {
     /// `input`: the recording, which `output` must not overwrite.
     /// `recordedOrigins`: where the recording is itself a what-if run's, the upstreams its
     /// servers stood for (so the new run's header names the first upstream, not a server).
-    func run(upstream: RecordedUpstream.Built, transport: RequestTransport, output: String, input: String, recordedOrigins: [String: String] = [:]) throws
+    package func run(upstream: RecordedUpstream.Built, transport: RequestTransport, output: String, input: String, recordedOrigins: [String: String] = [:]) throws
         -> (events: [RequestEvent], skipped: [Resend.Skipped], origins: [String: String]) {
         let recorded = self.recorded
         // Only ever to the recording's own servers (below): a redacted value goes as its placeholder.
@@ -137,7 +137,7 @@ struct WhatIfRun {
         })
         let unmatched = planned.filter { !neverSent.contains($0.id) && upstream.answers.recorded(operation: $0.id, attempt: 1) == nil }.map(\.id)
         if !unmatched.isEmpty {
-            ReqtopMain.printError("reqtop: \(unmatched.count) request\(unmatched.count == 1 ? " has" : "s have") no recorded answer for the first attempt "
+            ErrorOutput.print("reqtop: \(unmatched.count) request\(unmatched.count == 1 ? " has" : "s have") no recorded answer for the first attempt "
                                   + "(\(unmatched.prefix(5).joined(separator: ", "))\(unmatched.count > 5 ? ", …" : "")): "
                                   + "they get what their host answered at that moment of the recording, or no answer until their timeout")
         }
@@ -181,10 +181,10 @@ struct WhatIfRun {
         let sorted = timeline.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
         let gaps = Self.gapsToClose(in: sorted.map(\.at), longest: Self.longestGap)
         for gap in gaps.prefix(5) {
-            ReqtopMain.printError("reqtop: nothing was sent for \(Self.describe(seconds: gap.length)) from \(String(format: "%.1f", gap.from)) s into the recording; "
+            ErrorOutput.print("reqtop: nothing was sent for \(Self.describe(seconds: gap.length)) from \(String(format: "%.1f", gap.from)) s into the recording; "
                                   + "the re-run waits \(Int(Self.longestGap)) s there instead")
         }
-        if gaps.count > 5 { ReqtopMain.printError("reqtop: … and \(gaps.count - 5) more such gaps, each closed the same way") }
+        if gaps.count > 5 { ErrorOutput.print("reqtop: … and \(gaps.count - 5) more such gaps, each closed the same way") }
         begun.mark()
         for (at, act) in sorted.map({ (Self.closing(gaps, at: $0.at), $0.act) }) {
             let wait = at - begun.elapsed
@@ -206,52 +206,56 @@ struct WhatIfRun {
     /// the recording's servers with a redacted value's placeholder in them.
     /// - Parameters: backoff, budget: whether the recorded backoff delays (and early retries)
     ///   and the budget's refusals are replayed, or decided afresh under `--set`.
-    static func sayReplayed(_ decisions: RecordedDecisions, placeholders: [String], backoff: Bool = true, budget: Bool = true) {
+    package static func sayReplayed(_ decisions: RecordedDecisions, placeholders: [String], backoff: Bool = true, budget: Bool = true) {
         var count = decisions.count
         // What `--set` decides afresh is not replayed, and not said to be.
         if !backoff { (count.backoffs, count.earlyRetries) = (0, 0) }
         if !budget { count.denials = 0 }
         if !backoff || !budget {
-            ReqtopMain.printError("reqtop: decided afresh under --set: " + [!backoff ? "backoff delays and early retries (retry.…)" : nil,
+            ErrorOutput.print("reqtop: decided afresh under --set: " + [!backoff ? "backoff delays and early retries (retry.…)" : nil,
                                                                           !budget ? "the retry budget's refusals" : nil].compactMap { $0 }.joined(separator: ", "))
         }
         if count.reactorRuns + count.requeues + count.backoffs + count.holds + count.earlyRetries + count.denials > 0 {
             let reactors = decisions.runs.keys.sorted().map { "\($0)\(RecordedDecisions.suffix)" }
-            ReqtopMain.printError("reqtop: replaying the recorded decisions of the program's code: \(count.reactorRuns) reactor run\(count.reactorRuns == 1 ? "" : "s")"
+            ErrorOutput.print("reqtop: replaying the recorded decisions of the program's code: \(count.reactorRuns) reactor run\(count.reactorRuns == 1 ? "" : "s")"
                                   + "\(reactors.isEmpty ? "" : " (\(reactors.joined(separator: ", ")))"), \(count.requeues) re-send\(count.requeues == 1 ? "" : "s") after one, "
                                   + "\(count.holds) hold\(count.holds == 1 ? "" : "s") (a batch, a wait for a reactor), "
                                   + "\(count.backoffs) backoff dela\(count.backoffs == 1 ? "y" : "ys"), \(count.earlyRetries) early retr\(count.earlyRetries == 1 ? "y" : "ies") "
                                   + "and \(count.denials) budget refusal\(count.denials == 1 ? "" : "s") as recorded")
         }
         guard !placeholders.isEmpty else { return }
-        ReqtopMain.printError("reqtop: \(placeholders.count) request\(placeholders.count == 1 ? "" : "s") (\(placeholders.prefix(5).joined(separator: ", "))\(placeholders.count > 5 ? ", …" : "")) "
+        ErrorOutput.print("reqtop: \(placeholders.count) request\(placeholders.count == 1 ? "" : "s") (\(placeholders.prefix(5).joined(separator: ", "))\(placeholders.count > 5 ? ", …" : "")) "
                               + "carry the placeholder \(Redactor.placeholder) where the recording redacted a secret: they go only to this re-run's own servers "
                               + "on 127.0.0.1, which answer as recorded whatever the value, and never to the real upstream")
     }
 
     /// The longest the re-run waits with nothing to send: a longer gap in the recording is
     /// closed to this.
-    static let longestGap: TimeInterval = 60
+    package static let longestGap: TimeInterval = 60
 
     /// The spans longer than `longest` between consecutive `times` (sorted): where each
     /// begins and how long it is.
-    static func gapsToClose(in times: [TimeInterval], longest: TimeInterval) -> [(from: TimeInterval, length: TimeInterval)] {
+    package static func gapsToClose(in times: [TimeInterval], longest: TimeInterval) -> [(from: TimeInterval, length: TimeInterval)] {
         zip(times, times.dropFirst()).compactMap { earlier, later in
             later - earlier > longest ? (earlier, later - earlier) : nil
         }
     }
 
     /// `time` with every closed gap before it taken out but `longestGap` of each.
-    static func closing(_ gaps: [(from: TimeInterval, length: TimeInterval)], at time: TimeInterval) -> TimeInterval {
+    package static func closing(_ gaps: [(from: TimeInterval, length: TimeInterval)], at time: TimeInterval) -> TimeInterval {
         time - gaps.filter { $0.from < time }.reduce(0) { $0 + ($1.length - longestGap) }
     }
 
-    static func describe(seconds: TimeInterval) -> String {
+    package static func describe(seconds: TimeInterval) -> String {
         switch seconds {
         case ..<3600: String(format: "%.0f s", seconds)
         case ..<(86_400 * 2): String(format: "%.1f hours", seconds / 3600)
         case ..<(86_400 * 730): String(format: "%.0f days", seconds / 86_400)
         default: String(format: "%.0f years", seconds / (86_400 * 365.25))
         }
+    }
+    package init(events: [RequestEvent], settings: WhatIfSettings) {
+        self.events = events
+        self.settings = settings
     }
 }

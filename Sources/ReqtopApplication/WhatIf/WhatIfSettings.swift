@@ -10,20 +10,20 @@ import RequestOperations
 /// recording ran with and read by the plan's own parser, so a wrong key or value gets the
 /// plan's message (`--set: retry.maxAtempts: unknown key …`, exit 2). `budget.` and `breaker.`
 /// stand for `retryBudgetPerHost.` and `circuitBreaker.`.
-struct WhatIfSettings {
-    struct Assignment {
-        var path: [String]
-        var value: Any
+package struct WhatIfSettings {
+    package struct Assignment {
+        package var path: [String]
+        package var value: Any
     }
 
-    var assignments: [Assignment] = []
+    package var assignments: [Assignment] = []
     /// The recorded run's queue settings (its header's `settings`), in plan terms; the
     /// defaults when the recording does not say.
-    var recordedQueue: [String: Any] = [:]
+    package var recordedQueue: [String: Any] = [:]
 
-    static let aliases = ["budget": "retryBudgetPerHost", "breaker": "circuitBreaker"]
+    package static let aliases = ["budget": "retryBudgetPerHost", "breaker": "circuitBreaker"]
 
-    init(_ sets: [String]) throws {
+    package init(_ sets: [String]) throws {
         for text in sets {
             guard let equals = text.firstIndex(of: "="), equals != text.startIndex else {
                 throw InputError(message: "--set \(text): expected KEY=VALUE, such as retry.maxAttempts=6")
@@ -42,7 +42,7 @@ struct WhatIfSettings {
 
     /// The plan, with one request, that holds what `recorded` ran with and the assignments
     /// over it; parsed by the plan's parser (errors name `--set`).
-    func plan(recorded: RecordedOptions?) throws -> Plan {
+    package func plan(recorded: RecordedOptions?) throws -> Plan {
         var object = recordedQueue
         object["requests"] = [["id": "whatif", "url": "http://127.0.0.1/"]]
         if let retry = recorded?.retry {
@@ -76,11 +76,11 @@ struct WhatIfSettings {
 /// Names each attempt's operation and number on the request (`X-Reqtop-Operation`,
 /// `X-Reqtop-Attempt`) and the recorded host (`X-Reqtop-Host`), so the recording's server
 /// answers it as that attempt was answered.
-struct AttemptTagging: RequestInstrument {
+package struct AttemptTagging: RequestInstrument {
     /// Operation id → the `host:port` it went to in the recording.
-    let hosts: [String: String]
+    package let hosts: [String: String]
 
-    func willSend(_ request: RequestMessage, operation id: String, attempt: Int) -> RequestMessage {
+    package func willSend(_ request: RequestMessage, operation id: String, attempt: Int) -> RequestMessage {
         var tagged = request
         // Percent-encoded: an id is the recording's, and may hold what a header cannot (a
         // control character failed every attempt with -1011). The server decodes it.

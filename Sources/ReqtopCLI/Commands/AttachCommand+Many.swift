@@ -1,4 +1,5 @@
 import Foundation
+import ReqtopApplication
 import RequestArchive
 import RequestEndpoint
 import RequestEventFormat

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReqtopApplication
 import Synchronization
 import RequestArchive
 import RequestEventFormat
@@ -63,8 +64,7 @@ struct ProxyCommand: ParsableCommand, RunsASession {
 
     @OptionGroup var display: DisplayOptions
 
-    @Option(name: .customLong("body-cap"), help: ArgumentHelp("Bytes of each answer's body the events, the monitor and recordings keep (65536 by default).", valueName: "bytes"))
-    var bodyCap: Int?
+    @OptionGroup var bodyCapOption: BodyCapOption
 
     @OptionGroup var recording: RecordingOptions
 
@@ -85,10 +85,6 @@ struct ProxyCommand: ParsableCommand, RunsASession {
             }
         }
         if let auth, ProxyCredentials(auth) == nil { throw ValidationError("--auth expects user:password") }
-        if let bodyCap, bodyCap < 0 { throw ValidationError("--body-cap \(bodyCap): expected a number of bytes, 0 or more") }
-        if let bodyCap, bodyCap > EventLogWriter.maxBodyCap {
-            throw ValidationError("--body-cap \(bodyCap): at most \(EventLogWriter.maxBodyCap) (32 MiB), what a recording's line can hold and every reader takes")
-        }
         if !tunnel.isEmpty, noIntercept { throw ValidationError("--tunnel and --no-intercept together: --no-intercept already tunnels every host") }
         if transport.transport == .urlsession { throw ValidationError("--transport urlsession: the proxy's upstream leg is the NIO transport (it streams bodies both ways)") }
         if let proxy = transport.proxy {
@@ -137,7 +133,7 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         } catch let error as TLSOptionError {
             throw InputError(message: error.description)
         }
-        if let bodyCap { options.operation.responseBodyCap = bodyCap }
+        if let bodyCap = bodyCapOption.bodyCap { options.operation.responseBodyCap = bodyCap }
         var made = false
         if !noIntercept {
             do {

@@ -1,4 +1,5 @@
 import Foundation
+import ReqtopApplication
 import ArgumentParser
 import RequestArchive
 import RequestEventFormat

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReqtopApplication
 import ProcessSignals
 import RequestEventFormat
 import RequestMonitor
@@ -76,7 +77,7 @@ public enum ReqtopMain {
     /// Every message for a person on stderr: control characters a plan, a recording or a
     /// server put in it are written out (``TerminalText``), never sent to the terminal.
     static func printError(_ text: String) {
-        FileHandle.standardError.write(Data((TerminalText.clean(text) + "\n").utf8))
+        ErrorOutput.print(text)
     }
 }
 
@@ -85,26 +86,3 @@ public enum ReqtopMain {
 /// that arrives before the session has registered is held for it.
 protocol RunsASession {}
 
-/// Bad input that is not a plan's: a message that says what was wrong; exit status 2.
-struct InputError: Error {
-    var message: String
-}
-
-/// Whether to open the terminal monitor: only when stdout and stdin are a terminal and
-/// `--no-tui` was not given; otherwise the headless JSON-lines output.
-enum OutputMode: Equatable {
-    case headless
-    case monitor(color: Bool)
-
-    static func choose(noTUI: Bool, noColor: Bool = false) -> OutputMode {
-        guard !noTUI, isatty(STDOUT_FILENO) == 1, isatty(STDIN_FILENO) == 1 else { return .headless }
-        // A terminal the monitor cannot draw on: say why, and print what headless would.
-        if let problem = TerminalCheck.problem(term: ProcessInfo.processInfo.environment["TERM"]) {
-            ReqtopMain.printError("reqtop: \(problem); printing events as JSON lines instead (--no-tui says so at once)")
-            return .headless
-        }
-        // https://no-color.org: any non-empty NO_COLOR turns colour off.
-        let environmentSaysNo = !(ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
-        return .monitor(color: !noColor && !environmentSaysNo)
-    }
-}

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FaultServer
 import Foundation
+import ReqtopApplication
 import RequestArchive
 import RequestOperations
 
@@ -32,8 +33,7 @@ struct RunCommand: ParsableCommand, RunsASession {
 
     @OptionGroup var display: DisplayOptions
 
-    @Option(name: .customLong("body-cap"), help: ArgumentHelp("Bytes of each answer's body the events, the monitor, recordings and HAR keep (0: none; a plan's \"bodyCap\" otherwise; 65536 by default).", valueName: "bytes"))
-    var bodyCap: Int?
+    @OptionGroup var bodyCapOption: BodyCapOption
 
     @OptionGroup var recording: RecordingOptions
 
@@ -46,10 +46,6 @@ struct RunCommand: ParsableCommand, RunsASession {
     @OptionGroup var metrics: MetricsOption
 
     func run() throws {
-        if let bodyCap, bodyCap < 0 { throw InputError(message: "--body-cap \(bodyCap): expected a number of bytes, 0 or more") }
-        if let bodyCap, bodyCap > EventLogWriter.maxBodyCap {
-            throw InputError(message: "--body-cap \(bodyCap): at most \(EventLogWriter.maxBodyCap) (32 MiB), what a recording's line can hold and every reader takes")
-        }
         let plan = try PlanParser.load(path: self.plan)
         // A download must not replace the recording this command writes (the plan itself is
         // refused by the parser).
@@ -75,7 +71,7 @@ struct RunCommand: ParsableCommand, RunsASession {
         }
         let listening = try endpoint.start(queue, name: "reqtop run \(URL(fileURLWithPath: self.plan).lastPathComponent)", redactor: recording.redactor)
         defer { listening?.stop() }
-        let list = PlanFlow(plan: plan, faultServer: server?.baseURL, queue: queue, bodyCap: bodyCap).requestList(plan)
+        let list = PlanFlow(plan: plan, faultServer: server?.baseURL, queue: queue, bodyCap: bodyCapOption.bodyCap).requestList(plan)
         let summary = try list.run(on: queue, mode: display.mode,
                                    source: "\(URL(fileURLWithPath: self.plan).lastPathComponent) · \(transport.label(carrier))" + Telemetry.label(exporters, scraped?.endpoint), redactor: recording.redactor)
         try RecordingOptions.end(recorder, hub: queue.events, summary: summary)

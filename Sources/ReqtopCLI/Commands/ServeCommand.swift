@@ -1,4 +1,5 @@
 import Foundation
+import ReqtopApplication
 import ArgumentParser
 import FaultServer
 import ProcessSignals

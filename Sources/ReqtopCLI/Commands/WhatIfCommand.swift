@@ -1,6 +1,7 @@
 import ArgumentParser
 import FaultServer
 import Foundation
+import ReqtopApplication
 import RequestArchive
 import RequestOperations
 

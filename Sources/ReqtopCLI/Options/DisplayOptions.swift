@@ -1,4 +1,5 @@
 import ArgumentParser
+import ReqtopApplication
 
 /// `--no-tui` and `--no-color`: whether a command opens the monitor or prints JSON lines, and
 /// in colour or not. Declared once for every command that shows a queue (demo, run, attach,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReqtopApplication
 import RequestEndpoint
 import RequestEventFormat
 import RequestOperations

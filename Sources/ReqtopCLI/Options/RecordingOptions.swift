@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReqtopApplication
 import RequestArchive
 import RequestEventFormat
 import RequestOperations

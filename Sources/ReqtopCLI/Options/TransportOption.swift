@@ -1,32 +1,12 @@
 import ArgumentParser
 import Foundation
+import ReqtopApplication
 import RequestEventFormat
 import RequestOperations
 import RequestTransportNIO
 import Synchronization
 
-/// `--transport urlsession|nio`: what carries the requests' bytes. On Linux the default is
-/// `nio` (AsyncHTTPClient on SwiftNIO): FoundationNetworking there burns 80–180 % of a core
-/// while requests wait and runs 6 per host. Where Foundation is Apple's, `urlsession`.
-enum TransportChoice: String, ExpressibleByArgument, CaseIterable, Sendable {
-    case urlsession, nio
-
-    /// The transport when neither `--transport` nor a plan names one.
-    static var platformDefault: TransportChoice {
-        #if canImport(FoundationNetworking)
-        .nio
-        #else
-        .urlsession
-        #endif
-    }
-
-    var transport: RequestTransport {
-        switch self {
-        case .urlsession: SharedSession.shared
-        case .nio: NIOTransport.shared
-        }
-    }
-}
+extension TransportChoice: ExpressibleByArgument {}
 
 struct TransportOption: ParsableArguments {
     /// Transports made for `--proxy`, never freed (see ``make(_:)``).

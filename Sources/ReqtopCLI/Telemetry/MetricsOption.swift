@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReqtopApplication
 import Prometheus
 import RequestMetrics
 import RequestOperations

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ReqtopApplication
 import Logging
 import OTel
 import RequestMetrics

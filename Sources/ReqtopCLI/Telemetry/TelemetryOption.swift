@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReqtopApplication
 import RequestOperations
 
 /// `--otlp URL`: send this run's traces (a span per attempt) and metrics to an OpenTelemetry
