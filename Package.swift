@@ -6,6 +6,13 @@ import PackageDescription
 // (RequestOperations) depends on Foundation (and swift-http-types) only and everything else on it, never the other
 // way; SwiftNIO is used by the fault server and the NIO transport only; the command line ties
 // them together.
+
+/// The modules the application library and its command line both read with.
+let applicationModules: [Target.Dependency] = [
+    "RequestOperations", "RequestEventFormat", "ProcessSignals", "RequestMonitor", "RequestArchive", "RequestEndpoint",
+    "RequestTransportNIO", "FaultServer",
+]
+
 let package = Package(
     name: "reqtop",
     platforms: [.macOS(.v15)],
@@ -145,34 +152,14 @@ let package = Package(
         // session a command runs under. ReqtopCLI keeps the commands and their options.
         .target(
             name: "ReqtopApplication",
-            dependencies: [
-                "RequestOperations",
-                "RequestEventFormat",
-                "ProcessSignals",
-                "RequestMonitor",
-                "RequestArchive",
-                "RequestEndpoint",
-                "RequestTransportNIO",
-                "FaultServer",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ]
+            dependencies: applicationModules + [.product(name: "HTTPTypes", package: "swift-http-types")]
         ),
         .target(
             name: "ReqtopCLI",
-            dependencies: [
-                "ReqtopApplication",
-                "RequestOperations",
-                "RequestEventFormat",
-                "ProcessSignals",
-                "RequestMonitor",
-                "RequestArchive",
-                "RequestEndpoint",
-                "RequestTransportNIO",
+            dependencies: ["ReqtopApplication"] + applicationModules + [
                 "RequestProxy",
                 "RequestTracing",
                 "RequestMetrics",
-                "FaultServer",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "OTel", package: "swift-otel"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
