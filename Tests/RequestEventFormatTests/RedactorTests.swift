@@ -92,6 +92,9 @@ final class RedactorTests: XCTestCase {
              #"[{"user":{"api_key":"[redacted]"}},{"credentials":"[redacted]"}]"#),
             // an escaped name is still the name
             (#"{"pass\u0077ord":"p"}"#, json, #"{"pass\u0077ord":"[redacted]"}"#),
+            // a percent-encoded name is still the name (decoded only when it has a `%`)
+            (#"{"access%5Ftoken":"t","plain":"v"}"#, json, #"{"access%5Ftoken":"[redacted]","plain":"v"}"#),
+            ("access%5Ftoken=t&plain=v", ["Content-Type": "application/x-www-form-urlencoded"], "access%5Ftoken=\(r)&plain=v"),
             (#"{"page":2,"tokenless":false}"#, json, #"{"page":2,"tokenless":"[redacted]"}"#),
             ("grant_type=password&username=a&password=p%20q&client_secret=s", ["content-type": "application/x-www-form-urlencoded"],
              "grant_type=password&username=a&password=\(r)&client_secret=\(r)"),
