@@ -17,8 +17,8 @@ public struct ExternalRow: Sendable {
     private let events: EventHub
     /// When `queued` was published: a row's duration counts from it.
     private let openedAt: TimeInterval
-    /// The body bytes received so far, and how many of them a `data` event told.
-    private var received = 0, toldReceived = 0
+    /// How many of the bytes received the `data` events told so far.
+    private var toldReceived = 0
     /// The bytes sent so far, as the last `uploaded` event told them.
     private var toldSent = 0
     private var status: Int?
@@ -51,7 +51,6 @@ public struct ExternalRow: Sendable {
             toldSent = sent
             events.publish(operation: id, attempt: 1, .uploaded(bytes: sent, totalBytes: nil))
         }
-        self.received = received
         if received != toldReceived {
             events.publish(operation: id, attempt: 1, .data(bytes: received - toldReceived))
             toldReceived = received
