@@ -163,6 +163,8 @@ final class ProxyBulkAndHostileTests: XCTestCase {
         // One whose request is slow upstream is not: the deadline is the head's only.
         let slow = try run(curl, ["-s", "-x", proxy.url, upstream.baseURL.absoluteString + "/delay/1500"])
         XCTAssertEqual(slow.stdout, "delayed 1500 ms\n", slow.stderr)
+        proxy.queue.waitUntilAllOperationsAreFinished()
+        proxy.queue.events.waitUntilDelivered()
         XCTAssertTrue(proxy.events.operations().count == 1, "\(proxy.events.operations())")
     }
 }

@@ -43,7 +43,7 @@ final class ProxyFidelityTests: XCTestCase {
         XCTAssertEqual(received, ["X-Zeta: z", "Set-Cookie: a=1", "x-MiXed-Answer: m", "Set-Cookie: b=2", "X-Alpha: a"], parts[0])
 
         // The events say the same, both heads in order (`headerFields`), beside `headers`.
-        let id = try XCTUnwrap(proxy.events.operations().first)
+        let id = try XCTUnwrap(proxy.events.firstOperation())
         let heads = proxy.events.finished(id).compactMap { event -> (FieldSide, [String])? in
             guard case .headerFields(let side, let fields) = event.payload else { return nil }
             return (side, fields.map { "\($0.name.rawName): \($0.value)" }.filter { $0.lowercased().hasPrefix("x-") || $0.hasPrefix("Set-Cookie") })
@@ -117,7 +117,7 @@ final class ProxyFidelityTests: XCTestCase {
         let curl = try run("/usr/bin/curl", ["-s", "-x", proxy.url, "-H", "Content-Type: text/plain", "--data-binary", "@" + file,
                                              fault.baseURL.absoluteString + "/sink"])
         XCTAssertEqual(curl.status, 0, curl.stderr)
-        let id = try XCTUnwrap(proxy.events.operations().first)
+        let id = try XCTUnwrap(proxy.events.firstOperation())
         let events = proxy.events.finished(id)
         let queuedSaysStream = events.contains { event in
             if case .queued(_, _, _, _, .omitted(_, "a stream")?, _) = event.payload { true } else { false }
@@ -169,7 +169,7 @@ final class ProxyFidelityTests: XCTestCase {
         let target = fault.baseURL.absoluteString + "/bytes/5000?seed=7"
         let curl = try run("/usr/bin/curl", ["-s", "-x", proxy.url, "-o", "/dev/null", "-w", "%{size_download}", target])
         XCTAssertEqual(curl.stdout, "5000")
-        let id = try XCTUnwrap(proxy.events.operations().first)
+        let id = try XCTUnwrap(proxy.events.firstOperation())
         let bodies = proxy.events.finished(id).compactMap { event -> (RecordedBody, Int, Bool)? in
             if case .responseBody(let body, let total, let truncated, _) = event.payload { (body, total, truncated) } else { nil }
         }
@@ -183,7 +183,7 @@ final class ProxyFidelityTests: XCTestCase {
         none.operation.responseBodyCap = 0
         let uncapped = try startProxy(none)
         _ = try run("/usr/bin/curl", ["-s", "-x", uncapped.url, "-o", "/dev/null", target])
-        let other = try XCTUnwrap(uncapped.events.operations().first)
+        let other = try XCTUnwrap(uncapped.events.firstOperation())
         let omitted = uncapped.events.finished(other).contains { event in
             if case .responseBody(.omitted(5000, let reason), _, _, _) = event.payload { reason.contains("body cap is 0") } else { false }
         }

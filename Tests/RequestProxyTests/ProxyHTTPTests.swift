@@ -84,6 +84,8 @@ final class ProxyHTTPTests: XCTestCase {
         XCTAssertTrue(right.stdout.contains("\"method\":\"GET\""), right.stdout)
         // The proxy's credentials are the proxy's: they never reach the upstream.
         XCTAssertFalse(right.stdout.lowercased().contains("proxy-authorization"), right.stdout)
+        proxy.queue.waitUntilAllOperationsAreFinished()
+        proxy.queue.events.waitUntilDelivered()
         XCTAssertEqual(proxy.events.operations().count, 1, "refused requests make no operation")
     }
 

@@ -60,6 +60,8 @@ final class ProxySecurityTests: XCTestCase {
         XCTAssertTrue(refused.stdout.hasPrefix("HTTP/1.1 403"), refused.stdout)
         XCTAssertTrue(refused.stdout.contains("serves its own user only (uid 0), not uid 65534"), refused.stdout)
         XCTAssertEqual(try run(curl, ["-s", "-x", proxy.url, url]).stdout, "status 200\n", "its own user is served")
+        proxy.queue.waitUntilAllOperationsAreFinished()
+        proxy.queue.events.waitUntilDelivered()
         XCTAssertTrue(proxy.events.operations().count == 1, "the refused request made no operation")
         // With credentials, whoever has them.
         var options = ProxyOptions()

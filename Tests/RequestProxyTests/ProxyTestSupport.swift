@@ -28,6 +28,17 @@ final class EventRecorder: Sendable {
 
     func operations() -> Set<String> { Set(events.map(\.operationID)) }
 
+    /// Waits (up to 10 s) for the first operation's first event; its id. Events are delivered
+    /// a moment after a client has its answer, so a test that reads right after it must wait.
+    func firstOperation() -> String? {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let first = events.first { return first.operationID }
+            usleep(20_000)
+        }
+        return nil
+    }
+
     /// Waits (up to 10 s) until `id` has finished; its events.
     func finished(_ id: String) -> [RequestEvent] {
         let deadline = Date().addingTimeInterval(10)
