@@ -1,27 +1,41 @@
 import Foundation
 import RequestOperations
 
-/// Appends an event's fields to a line as `,"key":value` pairs.
+/// Appends an event's fields to a line as `,"key":value` pairs, into one byte buffer.
 struct JSONFieldWriter: EventFieldWriter {
-    var text = ""
+    var out = JSONBytes()
 
-    private mutating func field(_ key: String, _ json: String) {
-        text += ",\"\(key)\":\(json)"
+    /// `,"key":` (the format's keys need no escaping).
+    private mutating func key(_ key: String) {
+        out.raw(",\"")
+        out.raw(key)
+        out.raw("\":")
     }
 
-    mutating func string(_ key: String, _ value: String) { field(key, JSONText.quote(value)) }
-    mutating func int(_ key: String, _ value: Int) { field(key, "\(value)") }
-    mutating func double(_ key: String, _ value: Double) { field(key, JSONText.number(value)) }
-    mutating func headers(_ key: String, _ value: [String: String]) { field(key, JSONText.object(value)) }
-    mutating func null(_ key: String) { field(key, "null") }
-    mutating func bool(_ key: String, _ value: Bool) { field(key, value ? "true" : "false") }
+    mutating func string(_ key: String, _ value: String) { self.key(key); out.quoted(value) }
+    mutating func int(_ key: String, _ value: Int) { self.key(key); out.int(value) }
+    mutating func double(_ key: String, _ value: Double) { self.key(key); out.number(value) }
+    mutating func headers(_ key: String, _ value: [String: String]) { self.key(key); out.object(value) }
+    mutating func null(_ key: String) { self.key(key); out.raw("null") }
+    mutating func bool(_ key: String, _ value: Bool) { self.key(key); out.raw(value ? "true" : "false") }
 
     mutating func error(_ key: String, _ value: TransportError?) {
         guard let value else { return null(key) }
-        let tls = value.tls.map { ",\"tls\":\(JSONText.quote($0.rawValue))" } ?? ""
-        let timeout = value.timeout.map { ",\"timeout\":\(JSONText.quote($0.rawValue))" } ?? ""
-        let hedge = value.cancelledByHedge ? ",\"hedge\":true" : ""
-        field(key, "{\"code\":\(value.code),\"message\":\(JSONText.quote(value.message))\(tls)\(timeout)\(hedge)}")
+        self.key(key)
+        out.raw("{\"code\":")
+        out.int(value.code)
+        out.raw(",\"message\":")
+        out.quoted(value.message)
+        if let tls = value.tls {
+            out.raw(",\"tls\":")
+            out.quoted(tls.rawValue)
+        }
+        if let timeout = value.timeout {
+            out.raw(",\"timeout\":")
+            out.quoted(timeout.rawValue)
+        }
+        if value.cancelledByHedge { out.raw(",\"hedge\":true") }
+        out.raw("}")
     }
 }
 

@@ -6,43 +6,23 @@ public enum JSONText {
     /// Seconds with microsecond resolution, without exponent notation. Values too large for
     /// microseconds in 64 bits (beyond about 292,000 years) are written in whole seconds.
     public static func number(_ value: Double) -> String {
-        guard value.isFinite else { return "0" }
-        let micros = (value * 1_000_000).rounded()
-        guard abs(micros) < 9.0e18 else { return String(format: "%.0f", value) }
-        let negative = micros < 0
-        let whole = Int64(abs(micros))
-        let fraction = whole % 1_000_000
-        var digits = String(fraction)
-        digits = String(repeating: "0", count: 6 - digits.count) + digits
-        while digits.count > 1, digits.hasSuffix("0") { digits.removeLast() }
-        return (negative ? "-" : "") + "\(whole / 1_000_000).\(digits)"
+        var out = JSONBytes()
+        out.number(value)
+        return out.text
     }
 
     /// A string-to-string object with its keys sorted.
     public static func object(_ dictionary: [String: String]) -> String {
-        "{" + dictionary.sorted { $0.key < $1.key }.map { "\(quote($0.key)):\(quote($0.value))" }.joined(separator: ",") + "}"
+        var out = JSONBytes()
+        out.object(dictionary)
+        return out.text
     }
 
-    /// A JSON string literal.
+    /// A JSON string literal; DEL and the C1 controls are escaped too (``JSONBytes/quoted(_:)``).
     public static func quote(_ string: String) -> String {
-        var out = "\""
-        out.reserveCapacity(string.utf8.count + 2)
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            // Below U+0020 as JSON requires, and DEL and C1 too: a terminal reading the
-            // line must never meet a raw control character.
-            case let s where s.value < 0x20 || (0x7F...0x9F).contains(s.value):
-                let hex = String(s.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        var out = JSONBytes()
+        out.quoted(string)
+        return out.text
     }
 
     /// True for a JSON `true`/`false` from JSONSerialization, false for a number: both come

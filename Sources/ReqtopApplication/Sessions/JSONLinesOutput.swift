@@ -26,13 +26,13 @@ package final class JSONLinesOutput: Sendable {
     package func start() {
         write(EventLog.headerLine(startedAt: hub.startedAt, redacted: redactor != nil, insecure: insecure) + "\n")
         let subscription = hub.subscribe(label: "reqtop.stdout") { [self] batch in
-            var text = ""
-            text.reserveCapacity(batch.count * 120)
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(batch.count * 160)
             for event in batch {
-                text += EventLog.line(for: redactor?.redact(event) ?? event)
-                text += "\n"
+                EventLog.append(redactor?.redact(event) ?? event, to: &bytes)
+                bytes.append(UInt8(ascii: "\n"))
             }
-            write(text)
+            StandardOutput.write(bytes: bytes)
         }
         self.subscription.withLock { $0 = subscription }
     }
