@@ -146,6 +146,15 @@ final class ProxyBulkAndHostileTests: XCTestCase {
         let result = try run("/usr/bin/python3", ["-c", script, String(proxy.server.port), upstream.baseURL.absoluteString + "/delay/500"], timeout: 120)
         XCTAssertEqual(result.stdout, "{'200': 1000}\n", result.stderr)
         XCTAssertEqual(proxy.events.operations().count, 1000)
+        // Each of the thousand connections is told to be the one program's, found again at
+        // the descriptors it used lately or among all of them.
+        let origins = proxy.events.events.compactMap { event -> String? in
+            if case .queued(_, _, _, _, _, let options) = event.payload { return options?.origin ?? "none" }
+            return nil
+        }
+        XCTAssertEqual(origins.count, 1000)
+        XCTAssertEqual(Set(origins).count, 1, "\(Set(origins))")
+        XCTAssertTrue(origins.first?.hasPrefix("python3 ") == true, "\(Set(origins))")
     }
 
     func testAClientSlowToSendItsHeadIsCutOff() throws {
