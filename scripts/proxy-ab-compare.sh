@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Two builds of reqtop as a proxy, alternated round by round under `ab -X` (8 clients, small
 # GETs to a `reqtop serve` upstream), each round beside tinyproxy: what a change cost, in one
-# run, as ratios. Build each with `swift build -c release --product reqtop` in a git worktree.
+# run, as ratios, and the proxy's CPU a request (its utime + stime from /proc over the run). Build each with `swift build -c release --product reqtop` in a git worktree.
 #   bash scripts/proxy-ab-compare.sh BEFORE/reqtop AFTER/reqtop [requests-per-run] [rounds]
 # Needs ab (apache2-utils) and tinyproxy. Loopback only; every loop is bounded.
 set -uo pipefail
@@ -17,16 +17,19 @@ printf 'Port 18281\nListen 127.0.0.1\nTimeout 30\nMaxClients 100\nAllow 127.0.0.
 "$(command -v tinyproxy || echo /usr/sbin/tinyproxy)" -d -c "$work/tinyproxy.conf" > /dev/null 2>&1 & pids+=($!)
 sleep 0.5
 rate() { ab -q -n "$n" -c 8 -X "127.0.0.1:$1" "$http/status/200" 2>/dev/null | awk '/Requests per second/ {printf "%.0f", $4}'; }
-echo "| round | build | reqtop req/s | tinyproxy req/s | reqtop ÷ tinyproxy |"
-echo "| --- | --- | --- | --- | --- |"
+cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }   # clock ticks
+tick=$(getconf CLK_TCK)
+echo "| round | build | reqtop req/s | tinyproxy req/s | reqtop ÷ tinyproxy | reqtop CPU a request (µs) |"
+echo "| --- | --- | --- | --- | --- | --- |"
 for round in $(seq "$rounds"); do
   for build in before after; do
     binary=$before; [ "$build" = after ] && binary=$after
     XDG_CONFIG_HOME="$work/$build" "$binary" proxy --port 18282 --no-tui > /dev/null 2>&1 & proxy=$!
     for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/18282) 2>/dev/null && break; sleep 0.1; done
     rate 18282 > /dev/null   # warm-up
-    mine=$(rate 18282); tiny=$(rate 18281)
+    before_cpu=$(cpu "$proxy"); mine=$(rate 18282); after_cpu=$(cpu "$proxy"); tiny=$(rate 18281)
     kill "$proxy"; wait "$proxy" 2>/dev/null
-    echo "| $round | $build | $mine | $tiny | $(awk -v a="$mine" -v b="$tiny" 'BEGIN{printf "%.2f", a/b}') |"
+    per=$(awk -v c=$((after_cpu - before_cpu)) -v t="$tick" -v n="$n" 'BEGIN{printf "%.0f", c / t * 1e6 / n}')
+    echo "| $round | $build | $mine | $tiny | $(awk -v a="$mine" -v b="$tiny" 'BEGIN{printf "%.2f", a/b}') | $per |"
   done
 done

@@ -19,8 +19,9 @@ extension Redactor {
 
     static func kind(of text: String, headers: [String: String]) -> BodyKind {
         let type = contentType(headers)
-        if type.contains("x-www-form-urlencoded") { return .form }
-        if type.contains("json") { return .json }
+        // Byte comparisons: Foundation's `contains` is a `CFStringFind` on Linux.
+        if Redactor.contains(type, "x-www-form-urlencoded") { return .form }
+        if Redactor.contains(type, "json") { return .json }
         let first = text.utf8.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
         return first == UInt8(ascii: "{") || first == UInt8(ascii: "[") ? .json : .other
     }

@@ -152,6 +152,11 @@ public struct Redactor: Sendable {
         return nil
     }
 
+    /// Whether `url` has a `@`, `?` or `#`: without one it has no userinfo, query or fragment.
+    static func mayHoldSecrets(url: String) -> Bool {
+        url.utf8.contains { $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+    }
+
     /// Whether a query parameter, form field or JSON member so named is taken out.
     public func isSecretName(_ name: String) -> Bool {
         isSecretParameter(name, oauthCode: false)
@@ -169,6 +174,8 @@ public struct Redactor: Sendable {
     /// The URL with its userinfo and secret query and fragment values replaced, and every
     /// other byte as it was. `oauthCode` also takes out `code` (an OAuth redirect's).
     public func redact(url text: String, oauthCode: Bool = false) -> String {
+        // Most URLs have no userinfo, query or fragment: nothing to take out, nothing made.
+        guard Self.mayHoldSecrets(url: text) else { return text }
         var out = Substring(text)
         var result = ""
         // Userinfo: between "://" and the last "@" of the authority.

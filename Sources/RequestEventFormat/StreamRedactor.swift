@@ -198,6 +198,7 @@ extension Redactor {
     /// The values ``redact(url:oauthCode:)`` takes out of `text`: the userinfo's password
     /// (and whole userinfo) and secret query and fragment values, as written and decoded.
     public func secretValues(url text: String) -> [String] {
+        guard Self.mayHoldSecrets(url: text) else { return [] }
         var found: [String] = []
         var rest = Substring(text)
         if let scheme = Self.schemeSeparator(in: rest) {

@@ -24,6 +24,7 @@ final class RedactorTests: XCTestCase {
             ("http://a.test/x?code=US", "http://a.test/x?code=US"),
             ("http://a.test/x?token=", "http://a.test/x?token="),
             ("http://a.test/x?token", "http://a.test/x?token"),
+            ("http://a.test/plain/path", "http://a.test/plain/path"),                                  // nothing to look at
             ("not a url", "not a url"),
             ("", ""),
         ]
