@@ -18,7 +18,8 @@ public enum JSONText {
         return out.text
     }
 
-    /// A JSON string literal; DEL and the C1 controls are escaped too (``JSONBytes/quoted(_:)``).
+    /// A JSON string literal. DEL and the C1 controls (U+0080–U+009F) are escaped too: a
+    /// terminal reading the line must never meet a raw control character.
     public static func quote(_ string: String) -> String {
         var out = JSONBytes()
         out.quoted(string)
