@@ -33,13 +33,14 @@ struct TimeoutKindTests {
         #expect(stalled?.message == "no byte for 300 ms (read timeout)" || stalled?.message.contains("read timeout") == true)
         #expect(took >= 0.25 && took < 5, "\(took)")
 
-        // Twenty bytes over 5 s, one every 250 ms: each byte resets the read timeout (2.5 s
-        // here: ten gaps' worth, and half the whole — URLSession's callbacks come late on a
-        // loaded machine: at 1.2 s against 120 ms gaps this failed in a clean CI run, beside
-        // the parallel suites' large bodies).
+        // Twenty bytes over 10 s, one every 500 ms: each byte resets the read timeout (4 s
+        // here: eight gaps' worth, and 0.4 of the whole, so without the resets it would end the
+        // attempt). Callbacks come late on a loaded machine: at 1.2 s against 120 ms gaps this
+        // failed in a clean CI run beside the parallel suites' large bodies, and at 2.5 s
+        // against 250 ms gaps on NIO beside the decompression-bomb suites.
         var patient = read
-        patient.readTimeout = 2.5
-        let dripping = try await queue.response(for: URLRequest(url: server.url("/drip?bytes=20&duration=5000&chunks=20")), id: "drip", options: patient)
+        patient.readTimeout = 4
+        let dripping = try await queue.response(for: URLRequest(url: server.url("/drip?bytes=20&duration=10000&chunks=20")), id: "drip", options: patient)
         #expect(dripping.status == 200 && dripping.data.count == 20)
 
         var attempt = RequestOptions(retryPolicy: .never, attemptTimeout: 0.3)
