@@ -46,13 +46,13 @@ public final class EventLogWriter: Sendable {
 
     /// Writes `batch`, one `write(2)` of whole lines; a failure is kept for ``finish(hub:)``.
     public func append(_ batch: [RequestEvent]) {
-        var text = ""
+        var bytes: [UInt8] = []
         for event in batch {
-            text += Self.line(for: redactor?.redact(event) ?? event)
-            text += "\n"
+            Self.append(redactor?.redact(event) ?? event, to: &bytes)
+            bytes.append(UInt8(ascii: "\n"))
         }
         do {
-            try writeAll(text)
+            try OutputFile.write(bytes, to: descriptor, path: path)
         } catch {
             failure.withLock { $0 = $0 ?? ((error as? ArchiveError)?.message ?? "\(error)") }
         }
@@ -80,8 +80,22 @@ public final class EventLogWriter: Sendable {
     /// An event's line, within the readers' 64 MiB: a body that would take it past
     /// is left out and said so (a program's own cap, or headers that fill the line).
     static func line(for event: RequestEvent) -> String {
-        let line = EventLog.line(for: event)
-        guard line.utf8.count > EventLogLines.maxLineBytes else { return line }
+        var bytes: [UInt8] = []
+        append(event, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The same, appended to `bytes` (a batch's lines in one buffer, one `write`).
+    static func append(_ event: RequestEvent, to bytes: inout [UInt8]) {
+        let start = bytes.count
+        EventLog.append(event, to: &bytes)
+        guard bytes.count - start > EventLogLines.maxLineBytes, let shorter = shortened(event) else { return }
+        bytes.removeSubrange(start...)
+        EventLog.append(shorter, to: &bytes)
+    }
+
+    /// `event` with its body left out, saying why; nil for an event that carries none.
+    private static func shortened(_ event: RequestEvent) -> RequestEvent? {
         let reason = "too large for a recording's line (\(EventLogLines.maxLineBytes >> 20) MiB)"
         var shorter = event
         switch event.payload {
@@ -93,9 +107,9 @@ public final class EventLogWriter: Sendable {
         case .built(let method, let url, let headers, let body?):
             shorter.payload = .built(method: method, url: url, headers: headers, body: .omitted(bytes: Self.size(of: body), reason: reason))
         default:
-            return line
+            return nil
         }
-        return EventLog.line(for: shorter)
+        return shorter
     }
 
     private static func size(of body: RecordedBody) -> Int? {

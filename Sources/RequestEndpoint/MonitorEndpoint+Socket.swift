@@ -122,13 +122,13 @@ extension MonitorEndpoint {
 
     func snapshot(_ state: State) -> [UInt8] {
         let (operations, events) = state.journal.snapshot
-        var text = EndpointProtocol.line(["event": "snapshot", "operations": operations]) + "\n"
+        var bytes = Array((EndpointProtocol.line(["event": "snapshot", "operations": operations]) + "\n").utf8)
         for event in events {
-            text += EventLog.line(for: event)
-            text += "\n"
+            EventLog.append(event, to: &bytes)
+            bytes.append(UInt8(ascii: "\n"))
         }
-        text += EndpointProtocol.line(["event": "snapshotEnd"]) + "\n"
-        return Array(text.utf8)
+        bytes += Array((EndpointProtocol.line(["event": "snapshotEnd"]) + "\n").utf8)
+        return bytes
     }
 
     /// Writes what the socket takes. False when the peer is gone.

@@ -207,12 +207,12 @@ public final class MonitorEndpoint: Sendable {
     func publish(_ original: [RequestEvent]) {
         let batch = streamRedactor?.redact(original) ?? original
         func encode() -> [UInt8] {
-            var text = ""
+            var bytes: [UInt8] = []
             for event in batch {
-                text += EventLog.line(for: event)
-                text += "\n"
+                EventLog.append(event, to: &bytes)
+                bytes.append(UInt8(ascii: "\n"))
             }
-            return Array(text.utf8)
+            return bytes
         }
         // Encoded outside the lock when someone is attached (the usual case then); a monitor
         // that attaches in between gets it encoded under the lock, so it misses nothing.
