@@ -119,7 +119,9 @@ enum ClientProgram {
             }
         }
         for program in lately {
-            if let descriptor = descriptor(of: program.pid, linkingTo: link) { return remember(program.pid, descriptor) }
+            if let descriptor = descriptor(of: program.pid, linkingTo: link, skipping: program.descriptors) {
+                return remember(program.pid, descriptor)
+            }
         }
         let own = getpid()
         var found: (pid: Int32, descriptor: Int32)?
@@ -145,11 +147,11 @@ enum ClientProgram {
         return pid
     }
 
-    /// The descriptor of `pid` that links to `link`, if any.
-    private static func descriptor(of pid: Int32, linkingTo link: [UInt8]) -> Int32? {
+    /// The descriptor of `pid` that links to `link`, if any, not looking again at `skipping`.
+    private static func descriptor(of pid: Int32, linkingTo link: [UInt8], skipping: [Int32] = []) -> Int32? {
         var found: Int32?
         forEachNumber(in: "/proc/\(pid)/fd") { descriptor in
-            guard links(pid, descriptor, to: link) else { return true }
+            guard !skipping.contains(descriptor), links(pid, descriptor, to: link) else { return true }
             found = descriptor
             return false
         }
@@ -191,9 +193,9 @@ enum ClientProgram {
         var bytes = [UInt8](repeating: 0, count: 64)
         let count = read(file, &bytes, bytes.count)
         guard count > 0 else { return "?" }
-        let space: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
-        let start = bytes[..<count].firstIndex { !space.contains($0) } ?? count
-        let end = (bytes[start..<count].lastIndex { !space.contains($0) }).map { $0 + 1 } ?? start
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        let start = bytes[..<count].firstIndex { !isSpace($0) } ?? count
+        let end = (bytes[start..<count].lastIndex { !isSpace($0) }).map { $0 + 1 } ?? start
         return String(decoding: bytes[start..<end], as: UTF8.self)
     }
     #endif

@@ -31,23 +31,25 @@ final class EventRecorder: Sendable {
     /// Waits (up to 10 s) for the first operation's first event; its id. Events are delivered
     /// a moment after a client has its answer, so a test that reads right after it must wait.
     func firstOperation() -> String? {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let first = events.first { return first.operationID }
-            usleep(20_000)
-        }
-        return nil
+        waitFor { events.first?.operationID }
     }
 
     /// Waits (up to 10 s) until `id` has finished; its events.
     func finished(_ id: String) -> [RequestEvent] {
+        waitFor {
+            let mine = events.filter { $0.operationID == id }
+            return mine.contains(where: { if case .finished = $0.payload { true } else { false } }) ? mine : nil
+        } ?? events.filter { $0.operationID == id }
+    }
+
+    /// `found()` once it gives a value, looking every 20 ms for up to 10 s; nil if it never does.
+    private func waitFor<Value>(_ found: () -> Value?) -> Value? {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            let mine = events.filter { $0.operationID == id }
-            if mine.contains(where: { if case .finished = $0.payload { true } else { false } }) { return mine }
+            if let value = found() { return value }
             usleep(20_000)
         }
-        return events.filter { $0.operationID == id }
+        return nil
     }
 }
 

@@ -14,10 +14,10 @@ package enum StandardOutput {
     }
 
     package static func write(bytes: [UInt8]) {
-        var bytes = bytes
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
+            // Read in place: a mutable view would copy the caller's batch first.
+            let written = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress! + offset, $0.count - offset) }
             if written < 0 {
                 if errno == EINTR { continue }
                 // EPIPE: nobody reads any more. Any other error: nothing more can be shown.
