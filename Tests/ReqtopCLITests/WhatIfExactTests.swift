@@ -226,6 +226,33 @@ final class WhatIfExactTests: XCTestCase {
         XCTAssertEqual(slower.unexplained.map(\.id), ["item"], "nobody took the wait from it")
     }
 
+    /// A token refresh releases its held request and six slow feeds at one moment; this time
+    /// the feeds take the host's slots first and the held one waits 0.3 s for a feed's to free
+    /// (CI saw it: `w1-notifications` 1.04 → 1.35 s, nobody 0.3 s faster, since in the
+    /// recording the feed waited only for its quick answer). The whole change was spent
+    /// before `started`: `order`. The same change after `started` stays unexplained.
+    func testALongerWaitForAFreeSlotIsOrder() {
+        func run(slotAt: TimeInterval, end: TimeInterval) -> [RequestEvent] {
+            [event(0, "notifications", 1, .queued(method: "GET", url: "http://api:1/n", headers: [:], maxAttempts: 1)),
+             event(0.01, "notifications", 1, .reactorWaiting(name: "bearer")),
+             event(1.0, "notifications", 1, .reactorFinished(name: "bearer", outcome: .success)),
+             event(slotAt, "notifications", 1, .started),
+             event(end, "notifications", 1, .finished(outcome: .success, status: 200, attempts: 1, duration: end, reason: nil))]
+        }
+        let recorded = run(slotAt: 1.0, end: 1.04)
+        XCTAssertEqual(RunDigest(events: recorded).operations["notifications"]?.slotWait ?? -1, 0, accuracy: 0.001)
+        let waited = RunDiff(a: RunDigest(events: recorded), b: RunDigest(events: run(slotAt: 1.31, end: 1.35)))
+        XCTAssertEqual(waited.changes.map { "\($0.id) \($0.cause?.rawValue ?? "unexplained")" }, ["notifications order"])
+        let slowerAnswer = RunDiff(a: RunDigest(events: recorded), b: RunDigest(events: run(slotAt: 1.0, end: 1.35)))
+        XCTAssertEqual(slowerAnswer.unexplained.map(\.id), ["notifications"], "the server took longer: not a wait for a slot")
+        let retryWait = [event(0, "r", 1, .queued(method: "GET", url: "http://api:1/r", headers: [:], maxAttempts: 2)),
+                         event(0.01, "r", 1, .started),
+                         event(0.1, "r", 1, .retryScheduled(delay: 0.5, reason: "status 503")),
+                         event(0.9, "r", 2, .started),
+                         event(1, "r", 2, .finished(outcome: .success, status: 200, attempts: 2, duration: 1, reason: nil))]
+        XCTAssertEqual(RunDigest(events: retryWait).operations["r"]?.slotWait ?? -1, 0.31, accuracy: 0.001, "a retry is ready when its delay is over")
+    }
+
     /// Two requests that raced the breaker's opening: in the re-run one more attempt got in
     /// before it opened (98 → 99 in the demo's), the same outcomes: explained, not unexplained.
     /// The same shift without the breaker, or larger than the operations that met it, is not.

@@ -14,7 +14,8 @@ package enum DifferenceCause: String, CaseIterable {
     /// all, in both runs, shared out differently among them: requests that met a limit
     /// together (a retry budget, a breaker's one probe) and were let through in another order;
     /// or the same wait moved from one operation to another (which of the requests made at one
-    /// moment got the last free slot).
+    /// moment got the last free slot); or an operation that ended alike whose whole change in
+    /// time was a longer or shorter wait for a free slot (its neighbours took them first).
     case order
     /// Operations to one host that met its circuit breaker as it opened or probed, with the
     /// same outcomes and statuses in both runs but a few attempts more or fewer: which of the

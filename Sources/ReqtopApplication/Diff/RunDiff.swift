@@ -72,6 +72,13 @@ package struct RunDiff {
             if let partner {
                 changes[index].cause = .order
                 if changes[partner].cause == nil { changes[partner].cause = .order }
+            } else if let before = changes[index].before, let after = changes[index].after,
+                      abs(after.slotWait - before.slotWait) > DifferenceCause.noise,
+                      abs((after.slotWait - before.slotWait) - moved) <= DifferenceCause.noise {
+                // All of the change was spent waiting for a free slot: requests made ready at
+                // one moment (a refresh's end releasing its held requests) took the slots in
+                // another order, and this one waited for a slow neighbour's to free.
+                changes[index].cause = .order
             }
         }
         return changes

@@ -22,6 +22,9 @@ package struct RunDigest: Equatable {
         /// It met its host's circuit breaker: it waited for it, or an attempt of it opened it or
         /// carried its probe.
         package var metBreaker = false
+        /// How long its attempts, ready to go, waited for a slot (from the event before each
+        /// `started`, or a retry's due time, to the `started`): the host's gate was full.
+        package var slotWait: TimeInterval = 0
 
         /// How it ended: what two runs must share to have ended alike.
         package var end: End { End(outcome: outcome, status: status, attempts: attempts) }
@@ -67,8 +70,14 @@ package struct RunDigest: Equatable {
         var redacted: Set<String> = []
         var injected: Set<String> = []
         var metBreaker: Set<String> = []
+        var readyAt: [String: TimeInterval] = [:]
+        var slotWait: [String: TimeInterval] = [:]
         for event in events where !event.operationID.isEmpty {
             let id = event.operationID
+            // An attempt is ready to ask for a slot after whatever came before it (queued, a
+            // hold's end, a breaker's closing), or when its retry's delay is over.
+            let wasReady = readyAt[id]
+            readyAt[id] = event.time
             switch event.payload {
             case .queued(_, let url, let headers, _, let body, _), .built(_, let url, let headers, let body):
                 if Self.carriesPlaceholder(url: url, headers: headers, body: body) { redacted.insert(id) }
@@ -84,7 +93,8 @@ package struct RunDigest: Equatable {
                 }
             case .finished(let outcome, let status, let attempts, let duration, _):
                 operations[id] = Operation(outcome: outcome, status: status, attempts: attempts, duration: duration, host: hostOf[id],
-                                           redacted: redacted.contains(id), injected: injected.contains(id), metBreaker: metBreaker.contains(id))
+                                           redacted: redacted.contains(id), injected: injected.contains(id), metBreaker: metBreaker.contains(id),
+                                           slotWait: slotWait[id] ?? 0)
                 if let host = hostOf[id] {
                     if outcome == .failure { hosts[host, default: Host()].failures += 1 }
                     if outcome != .cancelled { hosts[host, default: Host()].durations.append(duration) }
@@ -93,8 +103,12 @@ package struct RunDigest: Equatable {
                 injected.insert(id)
             case .circuitWaiting, .circuitOpened, .circuitHalfOpen:
                 metBreaker.insert(id)
-            case .started, .sent, .connection, .preparationFailed, .redirect, .response, .data, .uploaded, .responseBody, .requestBody, .headerFields, .messages, .trailers,
-                 .taskCompleted, .validationFailed, .retryScheduled, .retryDenied, .hedged, .breakpoint,
+            case .started:
+                if let wasReady { slotWait[id, default: 0] += max(0, event.time - wasReady) }
+            case .retryScheduled(let delay, _):
+                readyAt[id] = event.time + delay
+            case .sent, .connection, .preparationFailed, .redirect, .response, .data, .uploaded, .responseBody, .requestBody, .headerFields, .messages, .trailers,
+                 .taskCompleted, .validationFailed, .retryDenied, .hedged, .breakpoint,
                  .breakpointResolved, .breakpointSet, .breakpointRemoved,
                  .circuitClosed, .rateLimitWaiting, .rateLimited, .retryBudget, .earlyRetry, .intercepted, .held, .released,
                  .reactorStarted, .reactorWaiting, .reactorFinished, .requeued, .cancelled, .missed, .other:
