@@ -27,11 +27,24 @@ public enum EventLog {
             + (redacted.map { ",\"redacted\":\($0)" } ?? "") + (insecure ? ",\"insecure\":true" : "") + (settings.map { ",\"settings\":\($0)" } ?? "") + origins + "}"
     }
 
-    /// A date as the log writes it: ISO 8601 with milliseconds, in UTC.
+    /// A date as the log writes it: ISO 8601 with milliseconds (rounded), in UTC.
+    ///
+    /// From the C library's `gmtime_r` rather than `ISO8601DateFormatter` (an ICU calendar
+    /// and date format) or `ISO8601FormatStyle` (a Gregorian calendar in the current time
+    /// zone, which opens ICU's zone data): at start, that alone paged in megabytes of ICU's
+    /// code and data (#58). Rounded as the formatter rounded.
     public static func iso8601(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        let seconds = (milliseconds / 1000).rounded(.down)
+        var time = time_t(seconds), parts = tm()
+        guard gmtime_r(&time, &parts) != nil else { return "1970-01-01T00:00:00.000Z" }
+        func digits(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return digits(parts.tm_year + 1900, 4) + "-" + digits(parts.tm_mon + 1, 2) + "-" + digits(parts.tm_mday, 2)
+            + "T" + digits(parts.tm_hour, 2) + ":" + digits(parts.tm_min, 2) + ":" + digits(parts.tm_sec, 2)
+            + "." + digits(Int32(milliseconds - seconds * 1000), 3) + "Z"
     }
 
     /// One event as one line of JSON (no trailing newline).

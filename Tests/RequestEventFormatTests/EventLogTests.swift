@@ -9,6 +9,21 @@ final class EventLogTests: XCTestCase {
         XCTAssertNil(try EventLog.parse(line: line, lineNumber: 1))
     }
 
+    /// The start time is written as Foundation's `ISO8601DateFormatter` wrote it (milliseconds
+    /// rounded, UTC), without opening ICU: the formatter is the reference, over edges (a
+    /// fraction that rounds up into the next day, leap days, year 9999) and random dates
+    /// since 1970 (before it, ICU rounds a half millisecond the other way).
+    func testTheStartTimeIsWrittenAsTheFormatterWroteIt() {
+        let reference = ISO8601DateFormatter()
+        reference.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var random = SystemRandomNumberGenerator()
+        let edges: [TimeInterval] = [0, 1.5, 0.0004, 0.0005, 86_399.9996, 951_782_400.0005, 1_764_444_541.3159999, 4_102_444_799.9995, 253_402_300_799.999]
+        for seconds in edges + (0..<5_000).map({ _ in TimeInterval.random(in: 0...5e9, using: &random) }) {
+            let date = Date(timeIntervalSince1970: seconds)
+            XCTAssertEqual(EventLog.iso8601(date), reference.string(from: date), "\(seconds)")
+        }
+    }
+
     func testEveryKindIsOneFlatJSONObjectThatReadsBack() throws {
         let payloads: [RequestEvent.Payload] = [
             .queued(method: "GET", url: "http://h/a?b=1", headers: ["Accept": "*/*"], maxAttempts: 4),
