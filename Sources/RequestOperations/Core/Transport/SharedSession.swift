@@ -14,11 +14,19 @@ public final class SharedSession: RequestTransport, Sendable {
     /// The process-wide default, created on first use.
     public static let shared = SharedSession()
 
-    public let session: URLSession
+    /// The session requests go through (made on first use: see ``init(configuration:)``).
+    public var session: URLSession { sessions().main }
     /// A second session whose connections close after each answer (`Connection: close`),
     /// for requests libcurl must never re-send on its own: see ``needsFreshConnection(_:)``.
-    let freshConnections: URLSession
+    var freshConnections: URLSession { sessions().fresh }
     private let router: SessionDelegateRouter
+
+    /// The configuration until the sessions are made, then the two sessions.
+    private enum Sessions {
+        case pending(URLSessionConfiguration)
+        case made(main: URLSession, fresh: URLSession)
+    }
+    private let made: Mutex<Sessions>
 
     /// URLSession's own limit of connections to one host, which it enforces (6 by default).
     /// The queues' limits (`maxConcurrentRequests`, `maxConcurrentRequestsPerHost`) are the
@@ -29,6 +37,11 @@ public final class SharedSession: RequestTransport, Sendable {
     /// - Parameter configuration: copied. Its `httpMaximumConnectionsPerHost` is raised to
     ///   ``connectionsPerHost`` when lower, so the queue's limits decide. Its cache is not
     ///   used (see below).
+    ///
+    /// The sessions themselves are made when the first request is sent through them: a
+    /// queue given another transport (`reqtop proxy`, NIO) still has a `SharedSession`
+    /// (``RequestQueue/session``), and making a `URLSession` starts libcurl, which loads and
+    /// initialises OpenSSL — about 5 MiB resident at start for nothing (#58).
     public init(configuration: URLSessionConfiguration = .default) {
         // No URLCache. A request engine that retries and measures must reach the network
         // every time; and on Linux a cancel that lands while FoundationNetworking reads the
@@ -48,17 +61,30 @@ public final class SharedSession: RequestTransport, Sendable {
         // Each request carries its operation's timeout (RequestOperation.transportTimeout); the
         // session's own (60 s by default) must not cut an attempt the operation allows.
         configuration.timeoutIntervalForRequest = RequestOperation.unlimitedTransportTimeout
-        let router = SessionDelegateRouter()
-        let delegateQueue = OperationQueue()
-        delegateQueue.name = "reqtop.session-delegate"
-        // Serial: one operation's callbacks must not overtake each other.
-        delegateQueue.maxConcurrentOperationCount = 1
-        self.router = router
-        self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
-        let fresh = configuration.copy() as! URLSessionConfiguration
-        fresh.httpAdditionalHeaders = (fresh.httpAdditionalHeaders ?? [:]).merging(["Connection": "close"]) { _, new in new }
-        self.freshConnections = URLSession(configuration: fresh, delegate: router, delegateQueue: delegateQueue)
-        self.freshConnections.sessionDescription = SessionDelegateRouter.freshDescription
+        self.router = SessionDelegateRouter()
+        self.made = Mutex(.pending(configuration))
+    }
+
+    /// The two sessions, made the first time they are asked for.
+    private func sessions() -> (main: URLSession, fresh: URLSession) {
+        made.withLock { state in
+            switch state {
+            case .made(let main, let fresh):
+                return (main, fresh)
+            case .pending(let configuration):
+                let delegateQueue = OperationQueue()
+                delegateQueue.name = "reqtop.session-delegate"
+                // Serial: one operation's callbacks must not overtake each other.
+                delegateQueue.maxConcurrentOperationCount = 1
+                let main = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
+                let freshConfiguration = configuration.copy() as! URLSessionConfiguration
+                freshConfiguration.httpAdditionalHeaders = (freshConfiguration.httpAdditionalHeaders ?? [:]).merging(["Connection": "close"]) { _, new in new }
+                let fresh = URLSession(configuration: freshConfiguration, delegate: router, delegateQueue: delegateQueue)
+                fresh.sessionDescription = SessionDelegateRouter.freshDescription
+                state = .made(main: main, fresh: fresh)
+                return (main, fresh)
+            }
+        }
     }
 
     /// A request with no body and a method that is not idempotent (POST, PATCH, any other
@@ -98,7 +124,8 @@ public final class SharedSession: RequestTransport, Sendable {
     /// (taken: read once) as `httpBodyStream`.
     public func makeTask(for request: RequestMessage, handler: TransportCallbacks) -> TransportTask {
         let fresh = Self.needsFreshConnection(request)
-        let task = (fresh ? freshConnections : session).dataTask(with: request.urlRequest)
+        let sessions = sessions()
+        let task = (fresh ? sessions.fresh : sessions.main).dataTask(with: request.urlRequest)
         // Each session numbers its tasks from 1: the fresh one's are negated in the table.
         let identifier = fresh ? -task.taskIdentifier : task.taskIdentifier
         router.register(handler, for: identifier)
