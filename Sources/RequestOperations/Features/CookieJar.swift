@@ -152,7 +152,7 @@ public final class CookieJar: Sendable {
 
     /// An IPv4 or IPv6 address, which domain matching never applies to.
     static func isAddress(_ host: String) -> Bool {
-        host.contains(":") || (host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil })
+        host.utf8.contains(UInt8(ascii: ":")) || (host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil })
     }
 
     /// The directory of the request's path (RFC 6265 5.1.4).
