@@ -14,10 +14,21 @@ enum ClientProgram {
     private struct Recent {
         var pid: Int32
         var descriptors: [Int32]
+        /// Those held by a connection still open here: not where a new socket is.
+        var open: Set<Int32> = []
     }
 
     /// The programs found lately, the latest first.
     private static let recent = Mutex<[Recent]>([])
+    /// Client sockets read on the way to another (inode → where, when): lookups run at once
+    /// for connections opened at once, each reading the descriptors its client freed, so one
+    /// lookup's read is often another's answer. Taken once; kept 2 s, at most 256.
+    private static let seen = Mutex<[UInt32: (place: Place, at: ContinuousClock.Instant)]>([:])
+
+    /// Descriptors looked at (`readlink`s) and lookups made, since the process started: what
+    /// the lookup costs, for the tests (ClientProgramLookupTests).
+    static let descriptorsRead = Atomic<Int>(0)
+    static let lookups = Atomic<Int>(0)
 
     /// A client's socket as the kernel knows it: its inode and its owner.
     struct Socket: Sendable {
@@ -38,15 +49,35 @@ enum ClientProgram {
         #endif
     }
 
+    /// Where a client's socket was found: the program and the descriptor it had there.
+    struct Place: Sendable {
+        let pid: Int32
+        let descriptor: Int32
+    }
+
     /// `curl 4242`: the program holding `socket` (under `/proc`), or its owner's uid when this
-    /// user may not look into it.
-    static func name(of socket: Socket) -> String? {
+    /// user may not look into it; and where it was found, for ``closed(_:)``.
+    static func find(_ socket: Socket) -> (name: String?, place: Place?) {
         #if os(Linux)
-        if let pid = owner(of: socket.inode) { return "\(name(of: pid)) \(pid)" }
-        return socket.uid == getuid() ? nil : "uid \(socket.uid)"
+        if let place = owner(of: socket.inode) { return ("\(name(of: place.pid)) \(place.pid)", place) }
+        return (socket.uid == getuid() ? nil : "uid \(socket.uid)", nil)
         #else
-        return nil
+        return (nil, nil)
         #endif
+    }
+
+    /// The connection from `place` closed: its descriptor is tried first for the program's
+    /// next connection. A client that opens a connection a request (`ab`, scripts) gets the
+    /// descriptor it just freed (the lowest free one) for its next socket; tried in the order
+    /// they were found, the freed one was the last of eight under `ab -c 8` (3.9 `readlink`s a
+    /// request, 2 % of the proxy's CPU, #58).
+    static func closed(_ place: Place) {
+        recent.withLock { list in
+            guard let index = list.firstIndex(where: { $0.pid == place.pid }) else { return }
+            list[index].descriptors.removeAll { $0 == place.descriptor }
+            list[index].descriptors.insert(place.descriptor, at: 0)
+            list[index].open.remove(place.descriptor)
+        }
     }
 
     /// An address's bytes and port, read from the socket address as it is (parsing its text
@@ -110,11 +141,19 @@ enum ClientProgram {
     /// sockets, then the rest of their descriptors, then every process. Read with `readdir`
     /// and `readlink` alone: through FileManager the lookup was a twentieth of the proxy's
     /// CPU under a client that opens a connection a request.
-    private static func owner(of inode: UInt32) -> Int32? {
+    private static func owner(of inode: UInt32) -> Place? {
+        lookups.add(1, ordering: .relaxed)
+        if let found = seen.withLock({ $0.removeValue(forKey: inode) }), found.at.duration(to: .now) < .seconds(2) {
+            return remember(found.place.pid, found.place.descriptor)
+        }
         let link = Array("socket:[\(inode)]".utf8)
         let lately = recent.withLock { $0 }
+        // Those no connection here holds first (the latest freed first), then the held ones
+        // lowest first: a close the client made may not have reached us yet, and the kernel
+        // gives the lowest free descriptor.
         for program in lately {
-            for descriptor in program.descriptors where links(program.pid, descriptor, to: link) {
+            let order = program.descriptors.filter { !program.open.contains($0) } + program.open.sorted()
+            for descriptor in order where links(program.pid, descriptor, to: link) {
                 return remember(program.pid, descriptor)
             }
         }
@@ -134,17 +173,18 @@ enum ClientProgram {
     }
 
     /// Puts `pid` first among the recent programs, `descriptor` first among its places.
-    private static func remember(_ pid: Int32, _ descriptor: Int32) -> Int32 {
+    private static func remember(_ pid: Int32, _ descriptor: Int32) -> Place {
         recent.withLock { list in
             var program = list.first { $0.pid == pid } ?? Recent(pid: pid, descriptors: [])
             list.removeAll { $0.pid == pid }
             program.descriptors.removeAll { $0 == descriptor }
             program.descriptors.insert(descriptor, at: 0)
-            if program.descriptors.count > 16 { program.descriptors.removeLast() }
+            program.open.insert(descriptor)
+            if program.descriptors.count > 16 { program.open.remove(program.descriptors.removeLast()) }
             list.insert(program, at: 0)
             if list.count > 16 { list.removeLast() }
         }
-        return pid
+        return Place(pid: pid, descriptor: descriptor)
     }
 
     /// The descriptor of `pid` that links to `link`, if any, not looking again at `skipping`.
@@ -158,13 +198,40 @@ enum ClientProgram {
         return found
     }
 
-    /// Whether `/proc/pid/fd/descriptor` is a link to `link`.
+    /// Whether `/proc/pid/fd/descriptor` is a link to `link`; another socket read there is
+    /// kept in `seen`, for its own lookup.
     private static func links(_ pid: Int32, _ descriptor: Int32, to link: [UInt8]) -> Bool {
-        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
-            let length = readlink("/proc/\(pid)/fd/\(descriptor)", buffer.baseAddress!, buffer.count)
-            guard length == link.count else { return false }
-            return link.withUnsafeBytes { memcmp($0.baseAddress!, buffer.baseAddress!, length) == 0 }
+        descriptorsRead.add(1, ordering: .relaxed)
+        let other: UInt32? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
+            let length = buffer.withMemoryRebound(to: CChar.self) { readlink("/proc/\(pid)/fd/\(descriptor)", $0.baseAddress!, $0.count) }
+            guard length > 0 else { return nil }
+            let read = UnsafeBufferPointer(rebasing: buffer[..<length])
+            if read.elementsEqual(link) { return 0 }
+            return socketInode(inLink: read)
         }
+        guard let other else { return false }
+        if other == 0 { return true }
+        let now = ContinuousClock.now
+        seen.withLock { seen in
+            if seen.count >= 256 { seen = seen.filter { $0.value.at.duration(to: now) < .seconds(2) } }
+            if seen.count < 256 { seen[other] = (Place(pid: pid, descriptor: descriptor), now) }
+        }
+        return false
+    }
+
+    /// N of a link `socket:[N]`.
+    private static func socketInode(inLink link: UnsafeBufferPointer<UInt8>) -> UInt32? {
+        let prefix = "socket:[".utf8
+        guard link.count > prefix.count + 1, link.starts(with: prefix), link.last == UInt8(ascii: "]") else { return nil }
+        var inode: UInt32 = 0
+        for byte in link[prefix.count..<(link.count - 1)] {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            let (times, overflowTimes) = inode.multipliedReportingOverflow(by: 10)
+            let (sum, overflowSum) = times.addingReportingOverflow(UInt32(byte - UInt8(ascii: "0")))
+            guard !overflowTimes, !overflowSum else { return nil }
+            inode = sum
+        }
+        return inode == 0 ? nil : inode
     }
 
     /// Calls `body` with each entry of `folder` whose name is a number, until it says stop.
@@ -199,64 +266,4 @@ enum ClientProgram {
         return String(decoding: bytes[start..<end], as: UTF8.self)
     }
     #endif
-}
-
-/// A connection's client program, looked up once when the connection opens (off the event
-/// loop) and awaited by its first request (or its tunnel's row).
-final class ClientOrigin: Sendable {
-    typealias Waiter = @Sendable (String?) -> Void
-    private enum State {
-        case looking([Waiter])
-        case found(String?)
-    }
-    private let state = Mutex(State.looking([]))
-
-    /// Starts the lookup of the program holding `socket` (nil: none to look for).
-    init(_ socket: ClientProgram.Socket?) {
-        guard let socket else {
-            state.withLock { $0 = .found(nil) }
-            return
-        }
-        DispatchQueue.global().async { [self] in
-            let found = ClientProgram.name(of: socket)
-            let waiting = state.withLock { state -> [Waiter] in
-                guard case .looking(let waiting) = state else { return [] }
-                state = .found(found)
-                return waiting
-            }
-            waiting.forEach { $0(found) }
-        }
-    }
-
-    /// The program if found by now, without waiting.
-    var known: String? {
-        state.withLock { state in
-            if case .found(let program) = state { return program }
-            return nil
-        }
-    }
-
-    /// Calls `body` with the program once it is found (at once when it is), on the thread
-    /// that found it.
-    func whenFound(_ body: @escaping Waiter) {
-        let now = state.withLock { state -> String?? in
-            switch state {
-            case .found(let program): return .some(program)
-            case .looking(var waiting):
-                waiting.append(body)
-                state = .looking(waiting)
-                return nil
-            }
-        }
-        if let now { body(now) }
-    }
-
-    /// The program, once found (nil: not a local program, or not to be known).
-    var program: String? {
-        get async {
-            await withCheckedContinuation { continuation in
-                whenFound { continuation.resume(returning: $0) }
-            }
-        }
-    }
 }

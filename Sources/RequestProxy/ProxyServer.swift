@@ -48,9 +48,11 @@ public final class ProxyServer: Sendable {
                 if let refusal = context.refusal(of: socket) {
                     return channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Refusing(refusal)) }
                 }
+                let client = ClientOrigin(socket)
+                channel.closeFuture.whenComplete { _ in client.connectionClosed() }
                 return channel.eventLoop.makeCompletedFuture {
                     try ProxyConnectionHandler.install(on: channel, context: context, connection: context.nextConnection(), origin: nil,
-                                                       client: ClientOrigin(socket))
+                                                       client: client)
                 }
             }
         let channel = try bootstrap.bind(host: options.host, port: options.port).wait()
