@@ -40,7 +40,7 @@ public final class SharedSession: RequestTransport, Sendable {
     ///
     /// The sessions themselves are made when the first request is sent through them: a
     /// queue given another transport (`reqtop proxy`, NIO) still has a `SharedSession`
-    /// (``RequestQueue/session``), and making a `URLSession` starts libcurl, which loads and
+    /// (a `RequestQueue`'s `session`), and making a `URLSession` starts libcurl, which loads and
     /// initialises OpenSSL — about 5 MiB resident at start for nothing (#58).
     public init(configuration: URLSessionConfiguration = .default) {
         // No URLCache. A request engine that retries and measures must reach the network
