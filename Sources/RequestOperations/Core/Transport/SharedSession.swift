@@ -16,12 +16,11 @@ public final class SharedSession: RequestTransport, Sendable {
 
     /// The session requests go through (made on first use: see ``init(configuration:)``).
     public var session: URLSession { sessions().main }
-    /// A second session whose connections close after each answer (`Connection: close`),
-    /// for requests libcurl must never re-send on its own: see ``needsFreshConnection(_:)``.
-    var freshConnections: URLSession { sessions().fresh }
     private let router: SessionDelegateRouter
 
-    /// The configuration until the sessions are made, then the two sessions.
+    /// The configuration until the sessions are made, then the two sessions: `main`, and
+    /// `fresh`, whose connections close after each answer (`Connection: close`), for requests
+    /// libcurl must never re-send on its own (``needsFreshConnection(_:)``).
     private enum Sessions {
         case pending(URLSessionConfiguration)
         case made(main: URLSession, fresh: URLSession)
