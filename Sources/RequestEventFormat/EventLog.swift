@@ -36,8 +36,15 @@ public enum EventLog {
     public static func iso8601(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
         let seconds = (milliseconds / 1000).rounded(.down)
-        var time = time_t(seconds), parts = tm()
-        guard gmtime_r(&time, &parts) != nil else { return "1970-01-01T00:00:00.000Z" }
+        var parts = tm()
+        // Years 0000-9999 (a date read from a file may be anything, even not finite: `time_t`
+        // of it would trap); outside them, as the formatter wrote them before.
+        guard (-62_167_219_200 ... 253_402_300_799).contains(seconds), var time = Optional(time_t(seconds)),
+              gmtime_r(&time, &parts) != nil else {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return formatter.string(from: date)
+        }
         func digits(_ value: Int32, _ width: Int) -> String {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text

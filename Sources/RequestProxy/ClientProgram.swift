@@ -213,8 +213,10 @@ enum ClientProgram {
         if other == 0 { return true }
         let now = ContinuousClock.now
         seen.withLock { seen in
-            if seen.count >= 256 { seen = seen.filter { $0.value.at.duration(to: now) < .seconds(2) } }
-            if seen.count < 256 { seen[other] = (Place(pid: pid, descriptor: descriptor), now) }
+            // Full (a scan of every process reads all their sockets): started again, rather
+            // than sifted at every read of the scan.
+            if seen.count >= 256 { seen.removeAll(keepingCapacity: true) }
+            seen[other] = (Place(pid: pid, descriptor: descriptor), now)
         }
         return false
     }

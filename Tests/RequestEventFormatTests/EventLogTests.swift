@@ -22,6 +22,11 @@ final class EventLogTests: XCTestCase {
             let date = Date(timeIntervalSince1970: seconds)
             XCTAssertEqual(EventLog.iso8601(date), reference.string(from: date), "\(seconds)")
         }
+        // A date read from a file may be far out or not finite: as the formatter writes it, no trap.
+        for seconds in [1e13, 1e18, -1e15, .infinity, .nan] {
+            let date = Date(timeIntervalSince1970: seconds)
+            XCTAssertEqual(EventLog.iso8601(date), reference.string(from: date), "\(seconds)")
+        }
     }
 
     func testEveryKindIsOneFlatJSONObjectThatReadsBack() throws {
