@@ -24,7 +24,7 @@ extension AttemptStateMachine {
         guard id == self.id, case .deciding(let granted, let end) = stage else { return nil }
         var teardown = Teardown()
         teardown.release(granted)
-        stage = .stopped(breakpoint: breakpoint, .afterAnswer(end))
+        setStage(.stopped(breakpoint: breakpoint, .afterAnswer(end)), leadRecord: end.leadRecord)
         return teardown
     }
 
@@ -33,7 +33,7 @@ extension AttemptStateMachine {
         guard case .stopped(_, let at) = stage else { return .refuse }
         switch at {
         case .afterAnswer(let end):
-            stage = .deciding(nil, end)
+            setStage(.deciding(nil, end), leadRecord: end.leadRecord)
             return .decide(id, end)
         case .beforeSending:
             stage = needsAdmission ? .admitting(Admitting()) : .askingForSlot(Asking())
@@ -47,7 +47,7 @@ extension AttemptStateMachine {
     /// and where the attempt stands.
     mutating func takePass(of id: AttemptID) -> CircuitPass? {
         guard id == self.id, case .deciding(var granted?, let end) = stage else { return nil }
-        defer { granted.pass = nil; stage = .deciding(granted, end) }
+        defer { granted.pass = nil; setStage(.deciding(granted, end), leadRecord: end.leadRecord) }
         return granted.pass
     }
 

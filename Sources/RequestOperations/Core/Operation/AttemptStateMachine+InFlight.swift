@@ -19,7 +19,7 @@ extension AttemptStateMachine {
         // Out of the stage while it changes, so the flight (its racers, its handles) is held
         // once and changed in place rather than copied; put back whatever the change does.
         stage = .pending
-        defer { stage = .inFlight(flight) }
+        defer { stage = .inFlight(flight); storedLeadRecord = flight.leadRecord }
         return change(&flight)
     }
 
@@ -58,11 +58,26 @@ extension AttemptStateMachine {
 
     /// The record of the attempt under way: its lead's when hedges were sent.
     var leadRecord: Int? {
+        #if DEBUG
+        assert(storedLeadRecord == leadRecordInStage, "the lead record kept beside the stage is not the stage's")
+        #endif
+        return storedLeadRecord
+    }
+
+    /// The same read out of the stage (a copy of the flight), to check the one kept beside it.
+    private var leadRecordInStage: Int? {
         switch stage {
         case .inFlight(let flight): flight.leadRecord
         case .deciding(_, let end), .stopped(_, .afterAnswer(let end)): end.leadRecord
         default: nil
         }
+    }
+
+    /// Sets the stage and the lead record it carries, in that order (the stage's `didSet`
+    /// clears the record).
+    mutating func setStage(_ stage: Stage, leadRecord: Int?) {
+        self.stage = stage
+        storedLeadRecord = leadRecord
     }
 
     /// Hedges racing attempt `id`, when it may race more (not ended on this side).
@@ -264,7 +279,7 @@ extension AttemptStateMachine {
         var teardown = Teardown(timers: flight.timers.all)
         teardown.tasks = flight.racers.map(\.task)
         teardown.partial = flight.file
-        stage = .deciding(flight.granted, end)
+        setStage(.deciding(flight.granted, end), leadRecord: end.leadRecord)
         return teardown
     }
 

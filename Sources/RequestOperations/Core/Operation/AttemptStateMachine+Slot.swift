@@ -149,7 +149,7 @@ extension AttemptStateMachine {
         var flight = InFlight(granted: granted, task: task)
         flight.lastProgress = now
         flight.uploadTotal = uploadTotal
-        stage = .inFlight(flight)
+        setStage(.inFlight(flight), leadRecord: flight.leadRecord)
         forcedFault = nil
         return nil
     }
