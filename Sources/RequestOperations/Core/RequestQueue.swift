@@ -6,59 +6,93 @@ import Synchronization
 
 /// What every operation of one session shares: the URLSession, the event hub (and its
 /// clock), the concurrency gate, early retry, and the random source for jitter.
+///
+/// A value whose fields live in one shared, immutable box: every operation keeps its
+/// environment and passes it on, and a copy of sixteen references (three of them
+/// existentials) was sixteen retains and releases each time (#58); a copy is now one.
 public struct RequestEnvironment: Sendable {
-    public let session: SharedSession
-    public let events: EventHub
+    /// The fields, set once at `init`; `Sendable` as every field is a `let` of a `Sendable` type.
+    private final class Storage: Sendable {
+        let session: SharedSession
+        let events: EventHub
+        let gate: ConcurrencyGate?
+        let recovery: HostRecoveryCenter?
+        let random: RandomSource
+        let transport: RequestTransport
+        let faultInjection: FaultInjectingTransport
+        let faults: FaultRules
+        let breakpoints: Breakpoints
+        let retryBudget: RetryBudget?
+        let circuitBreaker: CircuitBreaker?
+        let rateLimits: RateLimitPushback?
+        let instruments: [RequestInstrument]
+        let cookies: CookieJar?
+        let clock: RequestClock
+
+        init(session: SharedSession, transport: RequestTransport?, events: EventHub, gate: ConcurrencyGate?,
+             recovery: HostRecoveryCenter?, random: RandomSource, retryBudget: RetryBudget?,
+             circuitBreaker: CircuitBreaker?, rateLimits: RateLimitPushback?, instruments: [RequestInstrument],
+             cookies: CookieJar?) {
+            self.instruments = instruments
+            self.cookies = cookies
+            self.session = session
+            self.rateLimits = rateLimits
+            self.retryBudget = retryBudget
+            self.circuitBreaker = circuitBreaker
+            let faults = FaultRules(random: random)
+            self.faults = faults
+            let injecting = FaultInjectingTransport(base: transport ?? session, rules: faults, clock: events.clock)
+            self.faultInjection = injecting
+            self.transport = injecting
+            self.breakpoints = Breakpoints(events: events)
+            self.events = events
+            self.clock = events.clock
+            self.gate = gate
+            self.recovery = recovery
+            self.random = random
+        }
+    }
+
+    private let storage: Storage
+
+    public var session: SharedSession { storage.session }
+    public var events: EventHub { storage.events }
     /// `nil`: no limit of the engine's own (the `OperationQueue`'s limit, if any, applies).
-    public let gate: ConcurrencyGate?
+    public var gate: ConcurrencyGate? { storage.gate }
     /// `nil`: no early retry.
-    public let recovery: HostRecoveryCenter?
-    public let random: RandomSource
+    public var recovery: HostRecoveryCenter? { storage.recovery }
+    public var random: RandomSource { storage.random }
     /// What carries an attempt's bytes: `session` unless another transport was chosen, with
     /// ``faults`` applied at the seam.
-    public let transport: RequestTransport
+    public var transport: RequestTransport { storage.transport }
     /// The same transport, as the wrapper the engine was given for injecting faults: an
     /// answer made at a breakpoint goes through it, typed, never found by a downcast.
-    let faultInjection: FaultInjectingTransport
+    var faultInjection: FaultInjectingTransport { storage.faultInjection }
     /// Failures injected into this environment's requests (none until some are added).
-    public let faults: FaultRules
+    public var faults: FaultRules { storage.faults }
     /// Where operations stop before an attempt is sent (none until some are added).
-    public let breakpoints: Breakpoints
+    public var breakpoints: Breakpoints { storage.breakpoints }
     /// Caps retries per host; `nil`: no cap but the retry policy's.
-    public let retryBudget: RetryBudget?
+    public var retryBudget: RetryBudget? { storage.retryBudget }
     /// Stops sending to failing hosts; `nil`: no breakers.
-    public let circuitBreaker: CircuitBreaker?
+    public var circuitBreaker: CircuitBreaker? { storage.circuitBreaker }
     /// Makes a host's "slow down" hold every request to it; `nil`: only the one answered waits.
-    public let rateLimits: RateLimitPushback?
+    public var rateLimits: RateLimitPushback? { storage.rateLimits }
     /// Told of each operation made and each request sent (tracing); none by default.
-    public let instruments: [RequestInstrument]
+    public var instruments: [RequestInstrument] { storage.instruments }
     /// The cookies servers set, sent back on later requests; `nil`: none kept.
-    public let cookies: CookieJar?
+    public var cookies: CookieJar? { storage.cookies }
 
     /// The event hub's clock (kept here too: an operation reads it a dozen times a request).
-    public let clock: RequestClock
+    public var clock: RequestClock { storage.clock }
 
     public init(session: SharedSession = .shared, transport: RequestTransport? = nil, events: EventHub = EventHub(),
                 gate: ConcurrencyGate? = nil, recovery: HostRecoveryCenter? = nil, random: RandomSource = SystemRandomSource(),
                 retryBudget: RetryBudget? = nil, circuitBreaker: CircuitBreaker? = nil, rateLimits: RateLimitPushback? = nil,
                 instruments: [RequestInstrument] = [], cookies: CookieJar? = CookieJar()) {
-        self.instruments = instruments
-        self.cookies = cookies
-        self.session = session
-        self.rateLimits = rateLimits
-        self.retryBudget = retryBudget
-        self.circuitBreaker = circuitBreaker
-        let faults = FaultRules(random: random)
-        self.faults = faults
-        let injecting = FaultInjectingTransport(base: transport ?? session, rules: faults, clock: events.clock)
-        self.faultInjection = injecting
-        self.transport = injecting
-        self.breakpoints = Breakpoints(events: events)
-        self.events = events
-        self.clock = events.clock
-        self.gate = gate
-        self.recovery = recovery
-        self.random = random
+        storage = Storage(session: session, transport: transport, events: events, gate: gate, recovery: recovery, random: random,
+                          retryBudget: retryBudget, circuitBreaker: circuitBreaker, rateLimits: rateLimits,
+                          instruments: instruments, cookies: cookies)
     }
 }
 
