@@ -94,11 +94,20 @@ struct Teardown {
     var partial: ResponseFile?
     var result: RequestResult?
 
-    // Inlined, so the array literal its callers pass does not outlive the call and is made on
-    // the stack; appended one by one: no second array when, as on most transitions, none is set.
-    @inline(__always)
-    init(timers: [ScheduledTimer?] = []) {
-        for case let timer? in timers { self.timers.append(timer) }
+    /// A flight's timers: those set.
+    init(timers: AttemptTimers) {
+        self.init(timer: timers.attempt, timers.read)
+        if let hedge = timers.hedge { self.timers.append(hedge) }
+    }
+
+    init() {}
+
+    /// One or two timers, each when set. Not an array literal: the compiler put that on the
+    /// stack only while the initialiser was inlined, and a change elsewhere made it a heap
+    /// array again, two mallocs a request (#58); here nothing is made when neither is set.
+    init(timer: ScheduledTimer?, _ other: ScheduledTimer? = nil) {
+        if let timer { timers.append(timer) }
+        if let other { timers.append(other) }
     }
 
     var isEmpty: Bool {

@@ -221,6 +221,4 @@ struct AttemptTimers {
     /// Sends the next hedge.
     var hedge: ScheduledTimer?
 
-    /// Every one of them, for a teardown.
-    var all: [ScheduledTimer?] { [attempt, read, hedge] }
 }

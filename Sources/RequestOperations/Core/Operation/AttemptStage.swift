@@ -64,7 +64,7 @@ extension AttemptStateMachine.Stage {
         case .admitting(let admitting):
             teardown.work = admitting.work.map { [$0] } ?? []
         case .askingForSlot(let asking):
-            teardown = Teardown(timers: [asking.circuitTimer, asking.rateLimitTimer])
+            teardown = Teardown(timer: asking.circuitTimer, asking.rateLimitTimer)
             teardown.ticket = asking.ticket
             teardown.pass = asking.pass
             teardown.circuitWait = asking.circuitWait
@@ -72,7 +72,7 @@ extension AttemptStateMachine.Stage {
             teardown.release(granted)
             teardown.work = work.map { [$0] } ?? []
         case .inFlight(let flight):
-            teardown = Teardown(timers: flight.timers.all)
+            teardown = Teardown(timers: flight.timers)
             teardown.tasks = [flight.task] + flight.racers.map(\.task)
             teardown.release(flight.granted)
             // A download still being written goes with the attempt.
@@ -82,7 +82,7 @@ extension AttemptStateMachine.Stage {
         case .reacting(_, let work):
             teardown.work = work.map { [$0] } ?? []
         case .waitingToRetry(_, let timer, let observation):
-            teardown = Teardown(timers: [timer])
+            teardown = Teardown(timer: timer)
             teardown.observation = observation
         }
         return teardown

@@ -94,7 +94,7 @@ extension AttemptStateMachine {
     /// stage before). The teardown holds them when the wait is over already.
     mutating func retryWaitStarted(timer: ScheduledTimer, observation: RecoveryObservation?, of id: AttemptID) -> Teardown {
         guard id == self.id, case .waitingToRetry(let until, nil, let held) = stage else {
-            var late = Teardown(timers: [timer])
+            var late = Teardown(timer: timer)
             late.observation = observation
             return late
         }
@@ -109,7 +109,7 @@ extension AttemptStateMachine {
     /// when the attempt does not wait, or is due sooner anyway.
     mutating func retrySooner(until: TimeInterval, of id: AttemptID) -> Teardown? {
         guard id == self.id, case .waitingToRetry(let due, let old, let observation) = stage, until < due else { return nil }
-        var replaced = Teardown(timers: [old])
+        var replaced = Teardown(timer: old)
         replaced.observation = observation
         stage = .waitingToRetry(until: until, timer: nil, observation: nil)
         return replaced
@@ -122,7 +122,7 @@ extension AttemptStateMachine {
         if isFinished { return nil }
         var teardown = leave()
         // The deadline's timer goes with the rest.
-        teardown.merge(Teardown(timers: [deadline.timer]))
+        teardown.merge(Teardown(timer: deadline.timer))
         deadline = .none
         stage = .finished(outcome)
         forcedFault = nil

@@ -276,7 +276,7 @@ extension AttemptStateMachine {
             impossible("taskEnded(\(task))")
             return nil
         }
-        var teardown = Teardown(timers: flight.timers.all)
+        var teardown = Teardown(timers: flight.timers)
         teardown.tasks = flight.racers.map(\.task)
         teardown.partial = flight.file
         setStage(.deciding(flight.granted, end), leadRecord: end.leadRecord)
@@ -291,13 +291,13 @@ extension AttemptStateMachine {
     mutating func timersStarted(_ timers: AttemptTimers, of id: AttemptID) -> (Bool, Teardown) {
         let replaced = changeFlight(of: id) { flight -> Teardown in
             defer { flight.timers = timers }
-            return Teardown(timers: flight.timers.all)
+            return Teardown(timers: flight.timers)
         }
         if replaced == nil, id == self.id, stage.isBeforeSending {
             // `sent` put the attempt in flight in the section before its task was resumed.
             impossible("timersStarted before the attempt was sent")
         }
-        return replaced.map { (true, $0) } ?? (false, Teardown(timers: timers.all))
+        return replaced.map { (true, $0) } ?? (false, Teardown(timers: timers))
     }
 
     /// The hedge timer of attempt `id` fired: the hedges racing, when one more may be sent.

@@ -21,11 +21,11 @@ extension AttemptStateMachine {
     /// The timer that ends the pause; the teardown holds the one it replaces, or this one
     /// when the attempt no longer waits for a pause.
     mutating func rateLimitTimerStarted(_ timer: ScheduledTimer, of id: AttemptID) -> Teardown {
-        guard id == self.id, case .askingForSlot(var asking) = stage, case .rateLimit = asking.wait else { return Teardown(timers: [timer]) }
+        guard id == self.id, case .askingForSlot(var asking) = stage, case .rateLimit = asking.wait else { return Teardown(timer: timer) }
         let old = asking.rateLimitTimer
         asking.rateLimitTimer = timer
         stage = .askingForSlot(asking)
-        return Teardown(timers: [old])
+        return Teardown(timer: old)
     }
 
     /// The pause is over: true when the attempt asks again.
@@ -57,7 +57,7 @@ extension AttemptStateMachine {
     /// when the attempt no longer waits for the breaker or has one already.
     mutating func circuitTimerStarted(_ timer: ScheduledTimer, of id: AttemptID) -> Teardown {
         guard id == self.id, case .askingForSlot(var asking) = stage, asking.circuitWait != nil, asking.circuitTimer == nil else {
-            return Teardown(timers: [timer])
+            return Teardown(timer: timer)
         }
         asking.circuitTimer = timer
         stage = .askingForSlot(asking)
@@ -72,7 +72,7 @@ extension AttemptStateMachine {
             refused.pass = pass
             return (false, refused)
         }
-        var over = Teardown(timers: [asking.circuitTimer])
+        var over = Teardown(timer: asking.circuitTimer)
         over.circuitWait = asking.circuitWait
         (asking.pass, asking.circuitWait, asking.circuitTimer) = (pass, nil, nil)
         stage = .askingForSlot(asking)
@@ -104,7 +104,7 @@ extension AttemptStateMachine {
     /// spent by the grant; a wait for the breaker or the pause still held is let go of.
     mutating func slotGranted(slotHost: String?, prepares: Bool, of id: AttemptID) -> (Grant, Teardown) {
         guard id == self.id, case .askingForSlot(let asking) = stage else { return (.refuse, Teardown()) }
-        var over = Teardown(timers: [asking.circuitTimer, asking.rateLimitTimer])
+        var over = Teardown(timer: asking.circuitTimer, asking.rateLimitTimer)
         over.circuitWait = asking.circuitWait
         stage = .preparing(Granted(slotHost: slotHost, pass: asking.pass), work: nil)
         return (prepares ? .prepare : .send, over)

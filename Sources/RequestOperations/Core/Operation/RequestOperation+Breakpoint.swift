@@ -45,7 +45,7 @@ extension RequestOperation {
             let left = afterAnswer ? state.machine.stopAfterAnswer(at: breakpoint, of: id) : state.machine.stopBeforeSending(at: breakpoint, of: id)
             guard var teardown = left else { return nil }
             operation.publish(&state, event)
-            teardown.merge(Teardown(timers: [operation.pauseDeadline(&state)]))
+            teardown.merge(Teardown(timer: operation.pauseDeadline(&state)))
             return teardown
         }
     }

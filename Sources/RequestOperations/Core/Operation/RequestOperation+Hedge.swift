@@ -108,7 +108,7 @@ extension RequestOperation {
         guard let (losers, timer) = state.machine.settleRace(answeredBy: task) else { return nil }
         let lost = TransportError.hedgeLost(to: state.leadAttempt)
         for loser in losers { endCopy(&state, record: loser.record, error: lost, at: now) }
-        var teardown = Teardown(timers: [timer])
+        var teardown = Teardown(timer: timer)
         teardown.tasks = losers.map(\.task)
         return teardown
     }
