@@ -56,7 +56,7 @@ public final class EventHub: Sendable {
     @discardableResult
     public func publish(operation: String, attempt: Int, _ payload: RequestEvent.Payload) -> RequestEvent {
         var starting = Deliveries()
-        let event = append(operation: operation, attempt: attempt, payload, starting: &starting)
+        let event = stamp(operation: operation, attempt: attempt, payload, starting: &starting, keep: true)!
         // Outside the lock: scheduling a delivery wakes Dispatch's manager thread (a write to
         // its eventfd), and a publisher on the other event loop would wait for it.
         starting.schedule()
@@ -68,14 +68,21 @@ public final class EventHub: Sendable {
     /// ``Deliveries/schedule()`` the caller runs once it holds no lock. An operation appends
     /// from inside its own state lock (so its events are in the order its state changed) and
     /// schedules after it.
+    func append(operation: String, attempt: Int, _ payload: RequestEvent.Payload, starting: inout Deliveries) {
+        stamp(operation: operation, attempt: attempt, payload, starting: &starting, keep: false)
+    }
+
+    /// Stamps the event and appends it to every subscriber's list; returns it when `keep`
+    /// (the operations' own events are not wanted back: a copy and its release an event).
     @discardableResult
-    func append(operation: String, attempt: Int, _ payload: RequestEvent.Payload, starting: inout Deliveries) -> RequestEvent {
-        subscribers.withLock { subscribers -> RequestEvent in
+    private func stamp(operation: String, attempt: Int, _ payload: RequestEvent.Payload, starting: inout Deliveries,
+                       keep: Bool) -> RequestEvent? {
+        subscribers.withLock { subscribers -> RequestEvent? in
             let event = RequestEvent(time: clock.now() - origin, operationID: operation, attempt: attempt, payload: payload)
             for subscriber in subscribers where subscriber.append(event) {
                 starting.subscribers.append(subscriber)
             }
-            return event
+            return keep ? event : nil
         }
     }
 

@@ -50,6 +50,16 @@ extension AttemptStateMachine {
             self.task = task
         }
 
+        /// What leaving the stage lets go of: its timers, its tasks, its slot and pass, and a
+        /// download still being written.
+        var holdings: Teardown {
+            var teardown = Teardown(timers: timers)
+            teardown.tasks = [task] + racers.map(\.task)
+            teardown.release(granted)
+            teardown.partial = file
+            return teardown
+        }
+
         /// Ends the attempt with `cause` unless another cause came first.
         mutating func stop(_ cause: AttemptStop) {
             if stop == nil { stop = cause }

@@ -8,7 +8,8 @@ extension AttemptStateMachine {
         case admitting(Admitting)
         case askingForSlot(Asking)
         case preparing(Granted, work: Work?)
-        case inFlight(InFlight)
+        /// What it holds is the machine's ``AttemptStateMachine/flight``, set with it.
+        case inFlight
         /// The task ended: reactors, a breakpoint and the retry policy decide. The slot is
         /// held until the attempt closes (nil once given back).
         case deciding(Granted?, AttemptEnd)
@@ -55,6 +56,10 @@ extension AttemptStateMachine.Stage {
         }
     }
 
+    var isInFlight: Bool {
+        if case .inFlight = self { true } else { false }
+    }
+
     /// What the stage holds: what leaving it lets go of.
     var holdings: Teardown {
         var teardown = Teardown()
@@ -71,12 +76,9 @@ extension AttemptStateMachine.Stage {
         case .preparing(let granted, let work):
             teardown.release(granted)
             teardown.work = work.map { [$0] } ?? []
-        case .inFlight(let flight):
-            teardown = Teardown(timers: flight.timers)
-            teardown.tasks = [flight.task] + flight.racers.map(\.task)
-            teardown.release(flight.granted)
-            // A download still being written goes with the attempt.
-            teardown.partial = flight.file
+        case .inFlight:
+            // What it holds is the machine's flight (``AttemptStateMachine/InFlight/holdings``).
+            break
         case .deciding(let granted, _):
             teardown.release(granted)
         case .reacting(_, let work):

@@ -14,32 +14,31 @@ extension AttemptStateMachine {
 
     /// Changes the attempt in flight in place when `fits` says the input is its; nil (and
     /// nothing changed) when it is not.
-    private mutating func changeFlight<T>(if fits: (InFlight) -> Bool, _ change: (inout InFlight) -> T) -> T? {
-        guard case .inFlight(var flight) = stage, fits(flight) else { return nil }
-        // Out of the stage while it changes, so the flight (its racers, its handles) is held
-        // once and changed in place rather than copied; put back whatever the change does.
-        stage = .pending
-        defer { stage = .inFlight(flight); storedLeadRecord = flight.leadRecord }
-        return change(&flight)
-    }
-
-    private mutating func changeFlight<T>(lead task: Int, _ change: (inout InFlight) -> T) -> T? {
-        changeFlight(if: { $0.task.identifier == task }, change)
+    /// Changes the flight in place when `lead` (nil: any task) leads it; nil, nothing changed,
+    /// when it does not or the attempt is not in flight.
+    private mutating func changeFlight<T>(lead task: Int?, _ change: (inout InFlight) -> T) -> T? {
+        guard flightBox != nil else { return nil }
+        if let task, flightBox!.value.task.identifier != task { return nil }
+        // The box is the machine's alone but for a copy of the whole machine (a test's):
+        // then this copy gets its own before it changes.
+        if !isKnownUniquelyReferenced(&flightBox!) { flightBox = FlightBox(flightBox!.value) }
+        let box = flightBox!
+        defer { storedLeadRecord = box.value.leadRecord }
+        return change(&box.value)
     }
 
     private mutating func changeFlight<T>(of id: AttemptID, _ change: (inout InFlight) -> T) -> T? {
         guard id == self.id else { return nil }
-        return changeFlight(if: { _ in true }, change)
+        return changeFlight(lead: nil, change)
     }
 
     private mutating func changeAnyFlight<T>(_ change: (inout InFlight) -> T) -> T? {
-        changeFlight(if: { _ in true }, change)
+        changeFlight(lead: nil, change)
     }
 
-    /// The attempt in flight, to read, when `task` leads it.
-    private func flight(lead task: Int) -> InFlight? {
-        guard case .inFlight(let flight) = stage, flight.task.identifier == task else { return nil }
-        return flight
+    /// The lead task of the attempt in flight is `task`.
+    private func leads(_ task: Int) -> Bool {
+        flightBox?.value.task.identifier == task
     }
 
     // MARK: - Reading
@@ -47,13 +46,12 @@ extension AttemptStateMachine {
     /// The copy of the attempt in flight whose task is `task`; nil for a task of an attempt
     /// that is over (a late callback).
     func copy(_ task: Int) -> Copy? {
-        guard case .inFlight(let flight) = stage else { return nil }
-        return flight.copy(task)
+        flightBox?.value.copy(task)
     }
 
     /// The attempt's lead task is `task`.
     func isLead(_ task: Int) -> Bool {
-        if case .inFlight(let flight) = stage { flight.task.identifier == task } else { false }
+        leads(task)
     }
 
     /// The record of the attempt under way: its lead's when hedges were sent.
@@ -64,10 +62,10 @@ extension AttemptStateMachine {
         return storedLeadRecord
     }
 
-    /// The same read out of the stage (a copy of the flight), to check the one kept beside it.
+    /// The same read out of the stage (a copy of what it holds), to check the one kept beside it.
     private var leadRecordInStage: Int? {
         switch stage {
-        case .inFlight(let flight): flight.leadRecord
+        case .inFlight: flightBox?.value.leadRecord
         case .deciding(_, let end), .stopped(_, .afterAnswer(let end)): end.leadRecord
         default: nil
         }
@@ -82,23 +80,25 @@ extension AttemptStateMachine {
 
     /// Hedges racing attempt `id`, when it may race more (not ended on this side).
     func racing(of id: AttemptID) -> Int? {
-        guard id == self.id, case .inFlight(let flight) = stage, flight.stop == nil else { return nil }
-        return flight.racers.count
+        guard id == self.id, let box = flightBox, box.value.stop == nil else { return nil }
+        return box.value.racers.count
     }
 
     /// The lead `task`'s redirect was refused on this side: its 3xx is no answer.
     func refusedRedirect(lead task: Int) -> Bool {
-        if case .redirectRefused? = flight(lead: task)?.stop { true } else { false }
+        guard leads(task) else { return false }
+        if case .redirectRefused? = flightBox!.value.stop { return true } else { return false }
     }
 
     /// Where a part of the lead `task`'s body goes, read as it comes; nil when the task is
     /// not the lead or this side ended the attempt (its bytes are not kept).
     func bodyDestination(lead task: Int) -> BodyDestination? {
-        guard let flight = flight(lead: task) else { return nil }
-        switch flight.stop {
+        guard leads(task) else { return nil }
+        let box = flightBox!
+        switch box.value.stop {
         case .redirectRefused?, .local?: return nil
         case .attemptTimeout?, .invalid?, nil:
-            return BodyDestination(task: flight.task, encodedLength: flight.encodedLength, streaming: flight.streaming, file: flight.file)
+            return BodyDestination(task: box.value.task, encodedLength: box.value.encodedLength, streaming: box.value.streaming, file: box.value.file)
         }
     }
 
@@ -272,14 +272,15 @@ extension AttemptStateMachine {
     /// retry policy) and still holds its slot. Its timers and any racers are let go of. The
     /// operation gives it only for the lead (it asked ``isLead(_:)`` in the same section).
     mutating func taskEnded(_ task: Int, _ end: AttemptEnd) -> Teardown? {
-        guard case .inFlight(let flight) = stage, flight.task.identifier == task else {
+        guard leads(task) else {
             impossible("taskEnded(\(task))")
             return nil
         }
-        var teardown = Teardown(timers: flight.timers)
-        teardown.tasks = flight.racers.map(\.task)
-        teardown.partial = flight.file
-        setStage(.deciding(flight.granted, end), leadRecord: end.leadRecord)
+        let box = flightBox!
+        var teardown = Teardown(timers: box.value.timers)
+        teardown.tasks = box.value.racers.map(\.task)
+        teardown.partial = box.value.file
+        setStage(.deciding(box.value.granted, end), leadRecord: end.leadRecord)
         return teardown
     }
 

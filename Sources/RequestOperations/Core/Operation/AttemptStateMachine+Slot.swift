@@ -149,7 +149,9 @@ extension AttemptStateMachine {
         var flight = InFlight(granted: granted, task: task)
         flight.lastProgress = now
         flight.uploadTotal = uploadTotal
-        setStage(.inFlight(flight), leadRecord: flight.leadRecord)
+        stage = .inFlight
+        flightBox = FlightBox(flight)
+        storedLeadRecord = flight.leadRecord
         forcedFault = nil
         return nil
     }

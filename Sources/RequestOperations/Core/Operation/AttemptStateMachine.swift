@@ -32,8 +32,29 @@ struct AttemptStateMachine {
     // place an attempt's stage, number and id change (`MachineConfinementTests` checks that no
     // other file assigns them).
     var stage: Stage = .pending {
-        // A new stage has no lead record unless the assignment beside it says one (below).
-        didSet { storedLeadRecord = nil }
+        didSet {
+            // A new stage has no lead record unless the assignment beside it says one (below),
+            // and no flight but in flight.
+            storedLeadRecord = nil
+            if flightBox != nil, !stage.isInFlight { flightBox = nil }
+        }
+    }
+    /// What the `inFlight` stage holds (AttemptInFlight.swift): set with the stage, and only
+    /// while the stage is `inFlight`. Beside the stage in a box rather than its payload: the
+    /// flight holds existentials (its task's handle, its timers), so it is address-only, and
+    /// every read or change of it as a payload copied it whole — a retain and release of each
+    /// handle — a dozen times a request (#58). Boxed, it is read and changed in place.
+    var flightBox: FlightBox?
+
+    /// The attempt in flight, in place (``flightBox``). Shared only by a copy of the whole
+    /// machine, which makes its own before a change (`changeFlight`). Not `Sendable`: it lives
+    /// in the machine, behind the operation's lock.
+    final class FlightBox {
+        var value: InFlight
+
+        init(_ value: InFlight) {
+            self.value = value
+        }
     }
     /// ``leadRecord``, kept beside the stage: read at every input of an attempt in flight, and
     /// matching it out of the stage copied the whole flight (its handles retained and
@@ -121,11 +142,11 @@ struct AttemptStateMachine {
     }
 
     /// What the stage holds now: what leaving it would let go of.
-    var held: Teardown { stage.holdings }
+    var held: Teardown { flightBox?.value.holdings ?? stage.holdings }
 
     /// Leaves the stage: what it held, to let go of (the caller sets the next stage).
     mutating func leave() -> Teardown {
-        stage.holdings
+        held
     }
 
     /// Work began for attempt `id` (its interceptors, its preparer, a reactor's wait): kept
