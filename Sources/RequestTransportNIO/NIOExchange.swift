@@ -187,10 +187,19 @@ final class NIOExchange: Sendable {
         state.withLock { $0.hop == hop && !$0.completed }
     }
 
+    /// `HTTP/1.1`, `HTTP/2.0`: the usual two without formatting a string.
+    static func versionText(_ version: HTTPVersion) -> String {
+        switch (version.major, version.minor) {
+        case (1, 1): "HTTP/1.1"
+        case (2, 0): "HTTP/2.0"
+        default: "HTTP/\(version.major).\(version.minor)"
+        }
+    }
+
     /// A response head: a redirect to follow, or the response.
     func received(_ head: HTTPResponseHead, hop: Int, url: URL) {
         guard isCurrent(hop) else { return }
-        let response = TransportResponse(url: url, statusCode: Int(head.status.code), httpVersion: "HTTP/\(head.version.major).\(head.version.minor)",
+        let response = TransportResponse(url: url, statusCode: Int(head.status.code), httpVersion: Self.versionText(head.version),
                                          // NIO's HTTP/2-to-HTTP/1 codec adds `transfer-encoding: chunked` to a head
                                          // of no length; HTTP/2 has no such field, and the server never sent it.
                                          fields: head.headers.lazy.filter { head.version.major < 2 || $0.name.lowercased() != "transfer-encoding" }

@@ -19,7 +19,12 @@ public protocol RequestClock: Sendable {
 }
 
 /// A pending piece of work scheduled on a ``RequestClock``.
-public protocol ScheduledTimer: Sendable {
+///
+/// A class: a timer is a handle with an identity, and an operation passes its timers through
+/// each change of its state. As a class-bound existential one is a pointer (a retain to
+/// copy); as any `Sendable` value it was a 40-byte box copied through its type's witnesses,
+/// ten times a request (#58).
+public protocol ScheduledTimer: AnyObject, Sendable {
     func cancel()
 }
 

@@ -40,6 +40,9 @@ public struct TransportResponse: Sendable {
         self.statusCode = statusCode
         self.httpVersion = httpVersion
         var headers: [String: String] = [:]
+        // Room for a usual head at once (a filtered sequence does not know its count): grown
+        // as the fields came, the table was made three times for a handful of fields (#58).
+        headers.reserveCapacity(max(fields.underestimatedCount, 8))
         var repeated: [String: [String]] = [:]
         var received = HTTPFields()
         for (name, value) in fields where !name.isEmpty {
