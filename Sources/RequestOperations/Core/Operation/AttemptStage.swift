@@ -8,7 +8,7 @@ extension AttemptStateMachine {
         case admitting(Admitting)
         case askingForSlot(Asking)
         case preparing(Granted, work: Work?)
-        /// What it holds is the machine's ``AttemptStateMachine/flight``, set with it.
+        /// What it holds is the machine's ``AttemptStateMachine/flightBox``, set with it.
         case inFlight
         /// The task ended: reactors, a breakpoint and the retry policy decide. The slot is
         /// held until the attempt closes (nil once given back).
