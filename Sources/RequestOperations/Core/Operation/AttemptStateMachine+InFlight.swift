@@ -12,8 +12,6 @@ import Foundation
 extension AttemptStateMachine {
     // MARK: - The flight, changed in place
 
-    /// Changes the attempt in flight in place when `fits` says the input is its; nil (and
-    /// nothing changed) when it is not.
     /// Changes the flight in place when `lead` (nil: any task) leads it; nil, nothing changed,
     /// when it does not or the attempt is not in flight.
     private mutating func changeFlight<T>(lead task: Int?, _ change: (inout InFlight) -> T) -> T? {
