@@ -34,11 +34,6 @@ extension AttemptStateMachine {
         changeFlight(lead: nil, change)
     }
 
-    /// The lead task of the attempt in flight is `task`.
-    private func leads(_ task: Int) -> Bool {
-        flightBox?.value.task.identifier == task
-    }
-
     // MARK: - Reading
 
     /// The copy of the attempt in flight whose task is `task`; nil for a task of an attempt
@@ -49,7 +44,7 @@ extension AttemptStateMachine {
 
     /// The attempt's lead task is `task`.
     func isLead(_ task: Int) -> Bool {
-        leads(task)
+        flightBox?.value.task.identifier == task
     }
 
     /// The record of the attempt under way: its lead's when hedges were sent.
@@ -84,14 +79,14 @@ extension AttemptStateMachine {
 
     /// The lead `task`'s redirect was refused on this side: its 3xx is no answer.
     func refusedRedirect(lead task: Int) -> Bool {
-        guard leads(task) else { return false }
+        guard isLead(task) else { return false }
         if case .redirectRefused? = flightBox!.value.stop { return true } else { return false }
     }
 
     /// Where a part of the lead `task`'s body goes, read as it comes; nil when the task is
     /// not the lead or this side ended the attempt (its bytes are not kept).
     func bodyDestination(lead task: Int) -> BodyDestination? {
-        guard leads(task) else { return nil }
+        guard isLead(task) else { return nil }
         let box = flightBox!
         switch box.value.stop {
         case .redirectRefused?, .local?: return nil
@@ -270,7 +265,7 @@ extension AttemptStateMachine {
     /// retry policy) and still holds its slot. Its timers and any racers are let go of. The
     /// operation gives it only for the lead (it asked ``isLead(_:)`` in the same section).
     mutating func taskEnded(_ task: Int, _ end: AttemptEnd) -> Teardown? {
-        guard leads(task) else {
+        guard isLead(task) else {
             impossible("taskEnded(\(task))")
             return nil
         }
