@@ -68,21 +68,27 @@ public final class EventHub: Sendable {
     /// ``Deliveries/schedule()`` the caller runs once it holds no lock. An operation appends
     /// from inside its own state lock (so its events are in the order its state changed) and
     /// schedules after it.
-    func append(operation: String, attempt: Int, _ payload: RequestEvent.Payload, starting: inout Deliveries) {
+    func append(operation: String, attempt: Int, _ payload: consuming RequestEvent.Payload, starting: inout Deliveries) {
         stamp(operation: operation, attempt: attempt, payload, starting: &starting, keep: false)
     }
 
     /// Stamps the event and appends it to every subscriber's list; returns it when `keep`
-    /// (the operations' own events are not wanted back: a copy and its release an event).
+    /// (the operations' own events are not wanted back). The payload and the event are
+    /// moved, not copied, into the last subscriber's list: a copy and a release of an event
+    /// with its strings and tables, a dozen times a request (#58).
     @discardableResult
-    private func stamp(operation: String, attempt: Int, _ payload: RequestEvent.Payload, starting: inout Deliveries,
+    private func stamp(operation: String, attempt: Int, _ payload: consuming RequestEvent.Payload, starting: inout Deliveries,
                        keep: Bool) -> RequestEvent? {
-        subscribers.withLock { subscribers -> RequestEvent? in
-            let event = RequestEvent(time: clock.now() - origin, operationID: operation, attempt: attempt, payload: payload)
-            for subscriber in subscribers where subscriber.append(event) {
-                starting.subscribers.append(subscriber)
+        var payload = Optional(payload)
+        return subscribers.withLock { subscribers -> RequestEvent? in
+            var event = Optional(RequestEvent(time: clock.now() - origin, operationID: operation, attempt: attempt, payload: payload.take()!))
+            let kept = keep ? event : nil
+            for index in subscribers.indices {
+                let subscriber = subscribers[index]
+                let begins = index == subscribers.count - 1 ? subscriber.append(event.take()!) : subscriber.append(event!)
+                if begins { starting.subscribers.append(subscriber) }
             }
-            return keep ? event : nil
+            return kept
         }
     }
 
@@ -192,11 +198,13 @@ final class EventSubscriber: Sendable {
 
     /// Appends `event`; true when it starts a batch, whose delivery the caller then schedules
     /// (``scheduleDrain()``) once it no longer holds the hub's lock.
-    func append(_ event: RequestEvent) -> Bool {
-        pending.withLock { pending -> Bool in
+    func append(_ event: consuming RequestEvent) -> Bool {
+        // Moved into the list (a consuming parameter cannot be consumed in the closure).
+        var event = Optional(event)
+        return pending.withLock { pending -> Bool in
             guard !pending.closed else { return false }
             if pending.events.isEmpty, pending.lastBatch > 1 { pending.events.reserveCapacity(min(pending.lastBatch, 1024)) }
-            pending.events.append(event)
+            pending.events.append(event.take()!)
             guard !pending.drainScheduled else { return false }
             pending.drainScheduled = true
             return true

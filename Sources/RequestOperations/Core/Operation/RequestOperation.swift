@@ -349,7 +349,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
     /// lead when hedges race it).
     /// Called in a transition: the event is appended to the hub's lists now (in the order of
     /// the state's changes), and its delivery is scheduled once the lock is let go of.
-    func publish(_ state: inout State, _ payload: RequestEvent.Payload, attempt: Int? = nil) {
+    func publish(_ state: inout State, _ payload: consuming RequestEvent.Payload, attempt: Int? = nil) {
         environment.events.append(operation: id, attempt: attempt ?? state.leadAttempt, payload, starting: &state.deliveries)
     }
 }
