@@ -108,6 +108,43 @@ final class CircuitBreakerTests: XCTestCase {
         XCTAssertEqual(breaker.states()["h:80"], .open(until: clock.now() + 5, reason: "5 attempts in a row got no answer"))
     }
 
+    /// `isClosed` answers without a look-up while every breaker is closed (a count of the
+    /// others): it must agree with `states()` through every transition, on two hosts at once.
+    func testIsClosedAgreesWithTheStatesThroughEveryTransition() {
+        let clock = ManualClock(now: 0)
+        let (breaker, _) = breaker(clock)
+        func check(_ when: String, line: UInt = #line) {
+            for host in ["h:80", "g:80", "never:80"] {
+                XCTAssertEqual(breaker.isClosed(host), (breaker.states()[host] ?? .closed) == .closed, "\(host) \(when)", line: line)
+            }
+        }
+        check("at first")
+        for _ in 0..<5 { attempt(breaker, .failedConnection("x")) }
+        XCTAssertFalse(breaker.isClosed("h:80"))
+        check("h opened by failures")
+        breaker.isolate("g:80", by: "test")
+        check("g isolated")
+        clock.advance(by: 5)
+        XCTAssertEqual(breaker.states()["h:80"], .halfOpen)
+        check("h half-open by its timer")
+        attempt(breaker, .failedStatus(503))
+        check("h's probe failed")
+        clock.advance(by: 10)
+        attempt(breaker, .success)
+        check("h's probe succeeded")
+        XCTAssertTrue(breaker.isClosed("h:80"))
+        XCTAssertTrue(breaker.close("g:80", by: "test"))
+        check("g closed by hand")
+        XCTAssertTrue(breaker.isClosed("g:80"))
+        XCTAssertFalse(breaker.close("g:80", by: "test"), "closed already")
+        check("closing a closed one")
+        breaker.isolate("never:80", by: "test")
+        breaker.isolate("never:80", by: "test again")
+        check("isolated twice")
+        XCTAssertTrue(breaker.close("never:80", by: "test"))
+        check("all closed again")
+    }
+
     func testVerdictsOfAttemptsLetThroughBeforeItOpenedAreIgnored() {
         let clock = ManualClock(now: 0)
         let (breaker, _) = breaker(clock)

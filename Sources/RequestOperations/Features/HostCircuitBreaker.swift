@@ -58,6 +58,9 @@ public final class HostCircuitBreaker: CircuitBreaker {
     private let nextWaiter = Atomic<UInt64>(0)
     /// The host count that starts the next pass over quiet breakers (changed under `hosts`'s lock).
     private let forgetAt = Atomic<Int>(HostCircuitBreaker.forgetAbove)
+    /// How many breakers are open or half-open (changed under `hosts`'s lock, in
+    /// ``changing(_:_:)``): none, and ``isClosed(_:)`` needs no look-up.
+    private let notClosed = Atomic<Int>(0)
 
     /// - Parameter events: where transitions are published (the queue's hub); nil: nowhere.
     public init(options: Options = Options(), clock: RequestClock = SystemClock(), events: EventHub? = nil) {
@@ -70,44 +73,60 @@ public final class HostCircuitBreaker: CircuitBreaker {
         let now = clock.now()
         var effects = Effects()
         let admission = hosts.withLock { hosts -> CircuitAdmission in
-            if hosts[host] == nil, hosts.count >= forgetAt.load(ordering: .relaxed) { forgetQuiet(&hosts, now: now) }
-            var breaker = hosts[host] ?? Breaker(openFor: options.openFor)
-            defer { hosts[host] = breaker }
-            if case .open(let until?, _) = breaker.state, now >= until {
-                halfOpen(&breaker, host: host, effects: &effects)
-            }
-            switch breaker.state {
-            case .closed:
-                return .send(pass(host, epoch: breaker.epoch, probe: false))
-            case .halfOpen where !breaker.probeOut:
-                breaker.probeOut = true
-                return .send(pass(host, epoch: breaker.epoch, probe: true))
-            case .open(let until, let reason) where options.failFast:
-                let when = until.map { " for \(DurationText.format(max(0, $0 - now)))" } ?? ""
-                return .refuse(reason: "circuit for \(host) is open\(when): \(reason)")
-            case .halfOpen where options.failFast:
-                return .refuse(reason: "circuit for \(host) is half-open and its probe is out")
-            case .open(let until, _):
-                return .wait(wait(host, &breaker, whenReady), until: until)
-            case .halfOpen:
-                return .wait(wait(host, &breaker, whenReady), until: nil)
+            if hosts.count >= forgetAt.load(ordering: .relaxed), hosts[host] == nil { forgetQuiet(&hosts, now: now) }
+            // Changed in place under one look-up: asked before every attempt (#58).
+            return changing(&hosts[host, default: Breaker(openFor: options.openFor)]) { breaker in
+                admit(host, &breaker, now: now, whenReady: whenReady, effects: &effects)
             }
         }
         effects.perform(on: self)
         return admission
     }
 
+    private func admit(_ host: String, _ breaker: inout Breaker, now: TimeInterval, whenReady: @escaping @Sendable () -> Void,
+                       effects: inout Effects) -> CircuitAdmission {
+        if case .open(let until?, _) = breaker.state, now >= until {
+            halfOpen(&breaker, host: host, effects: &effects)
+        }
+        switch breaker.state {
+        case .closed:
+            return .send(pass(host, epoch: breaker.epoch, probe: false))
+        case .halfOpen where !breaker.probeOut:
+            breaker.probeOut = true
+            return .send(pass(host, epoch: breaker.epoch, probe: true))
+        case .open(let until, let reason) where options.failFast:
+            let when = until.map { " for \(DurationText.format(max(0, $0 - now)))" } ?? ""
+            return .refuse(reason: "circuit for \(host) is open\(when): \(reason)")
+        case .halfOpen where options.failFast:
+            return .refuse(reason: "circuit for \(host) is half-open and its probe is out")
+        case .open(let until, _):
+            return .wait(wait(host, &breaker, whenReady), until: until)
+        case .halfOpen:
+            return .wait(wait(host, &breaker, whenReady), until: nil)
+        }
+    }
+
+    /// Runs `change` on `breaker` and keeps ``notClosed`` in step with it: every change of a
+    /// breaker's state goes through here.
+    private func changing<Result>(_ breaker: inout Breaker, _ change: (inout Breaker) -> Result) -> Result {
+        let wasClosed = breaker.state == .closed
+        let result = change(&breaker)
+        let isClosed = breaker.state == .closed
+        if wasClosed != isClosed { notClosed.add(isClosed ? -1 : 1, ordering: .relaxed) }
+        return result
+    }
+
     public func isolate(_ host: String, by who: String) {
         var effects = Effects()
         hosts.withLock { hosts in
-            var breaker = hosts[host] ?? Breaker(openFor: options.openFor)
-            effects.timers.append(breaker.timer)
-            breaker.timer = nil
-            breaker.epoch += 1
-            breaker.probeOut = false
-            breaker.state = .open(until: nil, reason: "isolated by \(who)")
-            effects.events.append(.circuitOpened(host: host, reason: "isolated by \(who)", until: nil))
-            hosts[host] = breaker
+            changing(&hosts[host, default: Breaker(openFor: options.openFor)]) { breaker in
+                effects.timers.append(breaker.timer)
+                breaker.timer = nil
+                breaker.epoch += 1
+                breaker.probeOut = false
+                breaker.state = .open(until: nil, reason: "isolated by \(who)")
+                effects.events.append(.circuitOpened(host: host, reason: "isolated by \(who)", until: nil))
+            }
         }
         effects.perform(on: self)
     }
@@ -116,9 +135,8 @@ public final class HostCircuitBreaker: CircuitBreaker {
     public func close(_ host: String, by who: String) -> Bool {
         var effects = Effects()
         let closed = hosts.withLock { hosts -> Bool in
-            guard var breaker = hosts[host], breaker.state != .closed else { return false }
-            close(&breaker, host: host, reason: "closed by \(who)", effects: &effects)
-            hosts[host] = breaker
+            guard let index = hosts.index(forKey: host), hosts.values[index].state != .closed else { return false }
+            changing(&hosts.values[index]) { close(&$0, host: host, reason: "closed by \(who)", effects: &effects) }
             return true
         }
         effects.perform(on: self)
@@ -130,7 +148,9 @@ public final class HostCircuitBreaker: CircuitBreaker {
     }
 
     public func isClosed(_ host: String) -> Bool {
-        hosts.withLock { ($0[host]?.state ?? .closed) == .closed }
+        // Asked again as every attempt takes its slot: with every breaker closed, no lock.
+        guard notClosed.load(ordering: .relaxed) > 0 else { return true }
+        return hosts.withLock { ($0[host]?.state ?? .closed) == .closed }
     }
 
     /// Past this many hosts, closed breakers with nothing in their window and no one waiting
@@ -159,42 +179,45 @@ public final class HostCircuitBreaker: CircuitBreaker {
         let now = clock.now()
         var effects = Effects()
         hosts.withLock { hosts in
-            // Taken out while it changes, so its window's slots are changed in place and not
-            // copied (the dictionary would still hold them).
-            guard hosts[host]?.epoch == epoch, var breaker = hosts.removeValue(forKey: host) else { return }
-            defer { hosts[host] = breaker }
-            if probe {
-                guard case .halfOpen = breaker.state else { return }
-                switch verdict {
-                case nil:
-                    // The probe never got an answer (cancelled): the next attempt probes.
-                    breaker.probeOut = false
-                    wakeFirst(&breaker, effects: &effects)
-                case .success?:
-                    close(&breaker, host: host, reason: "the probe succeeded", effects: &effects)
-                case .failedStatus(let status)?:
-                    breaker.openFor = min(options.maxOpenFor, breaker.openFor * 2)
-                    open(&breaker, host: host, reason: "the probe failed: status \(status)", now: now, effects: &effects)
-                case .failedConnection(let what)?:
-                    breaker.openFor = min(options.maxOpenFor, breaker.openFor * 2)
-                    open(&breaker, host: host, reason: "the probe failed: \(what)", now: now, effects: &effects)
-                }
-                return
-            }
-            guard case .closed = breaker.state, let verdict else { return }
-            let failed = verdict != .success
-            breaker.window.add(at: now, width: options.window, failed: failed)
-            if case .failedConnection = verdict { breaker.consecutive += 1 } else { breaker.consecutive = 0 }
-            let (attempts, failures) = breaker.window.totals(at: now, width: options.window)
-            if options.consecutiveConnectionFailures > 0, breaker.consecutive >= options.consecutiveConnectionFailures {
-                open(&breaker, host: host, reason: "\(breaker.consecutive) attempts in a row got no answer", now: now, effects: &effects)
-            } else if failed, attempts >= options.minimumRequests, Double(failures) >= options.failureRatio * Double(attempts) {
-                let percent = Int((Double(failures) * 100 / Double(attempts)).rounded())
-                open(&breaker, host: host, reason: "\(failures) of \(attempts) attempts failed in \(DurationText.format(options.window)) (\(percent) %)",
-                     now: now, effects: &effects)
-            }
+            // Changed in place under one look-up (its window's slots are not copied).
+            guard let index = hosts.index(forKey: host), hosts.values[index].epoch == epoch else { return }
+            changing(&hosts.values[index]) { judge(&$0, host: host, verdict, probe: probe, now: now, effects: &effects) }
         }
         effects.perform(on: self)
+    }
+
+    private func judge(_ breaker: inout Breaker, host: String, _ verdict: CircuitVerdict?, probe: Bool, now: TimeInterval,
+                       effects: inout Effects) {
+        if probe {
+            guard case .halfOpen = breaker.state else { return }
+            switch verdict {
+            case nil:
+                // The probe never got an answer (cancelled): the next attempt probes.
+                breaker.probeOut = false
+                wakeFirst(&breaker, effects: &effects)
+            case .success?:
+                close(&breaker, host: host, reason: "the probe succeeded", effects: &effects)
+            case .failedStatus(let status)?:
+                breaker.openFor = min(options.maxOpenFor, breaker.openFor * 2)
+                open(&breaker, host: host, reason: "the probe failed: status \(status)", now: now, effects: &effects)
+            case .failedConnection(let what)?:
+                breaker.openFor = min(options.maxOpenFor, breaker.openFor * 2)
+                open(&breaker, host: host, reason: "the probe failed: \(what)", now: now, effects: &effects)
+            }
+            return
+        }
+        guard case .closed = breaker.state, let verdict else { return }
+        let failed = verdict != .success
+        breaker.window.add(at: now, width: options.window, failed: failed)
+        if case .failedConnection = verdict { breaker.consecutive += 1 } else { breaker.consecutive = 0 }
+        let (attempts, failures) = breaker.window.totals(at: now, width: options.window)
+        if options.consecutiveConnectionFailures > 0, breaker.consecutive >= options.consecutiveConnectionFailures {
+            open(&breaker, host: host, reason: "\(breaker.consecutive) attempts in a row got no answer", now: now, effects: &effects)
+        } else if failed, attempts >= options.minimumRequests, Double(failures) >= options.failureRatio * Double(attempts) {
+            let percent = Int((Double(failures) * 100 / Double(attempts)).rounded())
+            open(&breaker, host: host, reason: "\(failures) of \(attempts) attempts failed in \(DurationText.format(options.window)) (\(percent) %)",
+                 now: now, effects: &effects)
+        }
     }
 
     // MARK: - Transitions (under the lock; effects run after it)
@@ -213,9 +236,9 @@ public final class HostCircuitBreaker: CircuitBreaker {
     private func openTimeIsUp(_ host: String, epoch: UInt64) {
         var effects = Effects()
         hosts.withLock { hosts in
-            guard var breaker = hosts[host], breaker.epoch == epoch, case .open = breaker.state else { return }
-            halfOpen(&breaker, host: host, effects: &effects)
-            hosts[host] = breaker
+            guard let index = hosts.index(forKey: host), hosts.values[index].epoch == epoch,
+                  case .open = hosts.values[index].state else { return }
+            changing(&hosts.values[index]) { halfOpen(&$0, host: host, effects: &effects) }
         }
         effects.perform(on: self)
     }
