@@ -61,10 +61,11 @@ public final class HostRateLimits: RateLimitPushback {
     }
 
     public func waitUntil(_ host: String) -> (until: TimeInterval, reason: String)? {
-        let now = clock.now()
-        return pauses.withLock { pauses in
-            guard let pause = pauses[host] else { return nil }
-            guard pause.until > now else {
+        // Asked before every attempt, and almost always with no host paused: nothing hashed
+        // and no clock read then (#58).
+        pauses.withLock { pauses in
+            guard !pauses.isEmpty, let pause = pauses[host] else { return nil }
+            guard pause.until > clock.now() else {
                 pauses[host] = nil
                 return nil
             }

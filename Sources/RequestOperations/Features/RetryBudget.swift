@@ -85,6 +85,12 @@ public final class RatioRetryBudget: RetryBudget {
             return slot
         }
 
+        /// Counts a request (or a retry) in the bucket of `index`.
+        mutating func count(at index: Int64, retry: Bool) {
+            let slot = bucket(index)
+            if retry { buckets[slot].retries += 1 } else { buckets[slot].requests += 1 }
+        }
+
         func totals(at index: Int64) -> (requests: Int, retries: Int) {
             var requests = 0, retries = 0
             for bucket in buckets where bucket.index > index - Int64(buckets.count) && bucket.index <= index {
@@ -118,8 +124,8 @@ public final class RatioRetryBudget: RetryBudget {
         let index = bucketIndex()
         ledgers.withLock { ledgers in
             if ledgers.count > 4_096 { Self.forgetIdle(&ledgers, at: index) }
-            let slot = ledgers[host, default: Ledger()].bucket(index)
-            ledgers[host]!.buckets[slot].requests += 1
+            // Changed in place under one look-up (the host's string hashed once a request).
+            ledgers[host, default: Ledger()].count(at: index, retry: false)
         }
     }
 
@@ -130,8 +136,7 @@ public final class RatioRetryBudget: RetryBudget {
             guard Double(totals.retries + 1) <= allowance(requests: totals.requests) else {
                 return "retry budget for \(host) exhausted: \(options.summary)"
             }
-            let slot = ledgers[host, default: Ledger()].bucket(index)
-            ledgers[host]!.buckets[slot].retries += 1
+            ledgers[host, default: Ledger()].count(at: index, retry: true)
             return nil
         }
     }
