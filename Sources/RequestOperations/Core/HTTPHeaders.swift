@@ -9,7 +9,15 @@ extension Dictionary where Key == String, Value == String {
     /// CPU of a small GET on NIO (every answer is asked for its length and its coding).
     public func value(forHTTPHeader name: String) -> String? {
         if let exact = self[name] { return exact }
-        return first { HTTPFieldName.same($0.key, name) }?.value
+        // By index, names of another length skipped at once: asked of every answer for
+        // fields it mostly lacks (`Content-Encoding`), so the whole table is walked (#58).
+        let length = name.utf8.count
+        var index = startIndex
+        while index != endIndex {
+            if self[index].key.utf8.count == length, HTTPFieldName.same(self[index].key, name) { return self[index].value }
+            formIndex(after: &index)
+        }
+        return nil
     }
 
     /// The content coding the body came in (`Content-Encoding`: `gzip`, `br`, …); nil when
@@ -26,7 +34,12 @@ extension Dictionary where Key == String, Value == String {
 enum HTTPFieldName {
     static func same(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
-        return zip(a.utf8, b.utf8).allSatisfy { lower($0) == lower($1) }
+        // Two iterators, not `zip(…).allSatisfy`, which was not specialised away (#58).
+        var left = a.utf8.makeIterator(), right = b.utf8.makeIterator()
+        while let x = left.next(), let y = right.next() {
+            if x != y, lower(x) != lower(y) { return false }
+        }
+        return true
     }
 
     private static func lower(_ byte: UInt8) -> UInt8 {
