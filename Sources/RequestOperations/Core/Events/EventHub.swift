@@ -79,14 +79,17 @@ public final class EventHub: Sendable {
     @discardableResult
     private func stamp(operation: String, attempt: Int, _ payload: consuming RequestEvent.Payload, starting: inout Deliveries,
                        keep: Bool) -> RequestEvent? {
-        var payload = Optional(payload)
+        // Made before the lock and stamped under it (the time, in the order of appending).
+        var event: RequestEvent? = RequestEvent(time: 0, operationID: operation, attempt: attempt, payload: payload)
         return subscribers.withLock { subscribers -> RequestEvent? in
-            var event = Optional(RequestEvent(time: clock.now() - origin, operationID: operation, attempt: attempt, payload: payload.take()!))
-            let kept = keep ? event : nil
-            for index in subscribers.indices {
-                let subscriber = subscribers[index]
-                let begins = index == subscribers.count - 1 ? subscriber.append(event.take()!) : subscriber.append(event!)
-                if begins { starting.subscribers.append(subscriber) }
+            event!.time = clock.now() - origin
+            var kept: RequestEvent?
+            if keep { kept = event }
+            let count = subscribers.count
+            for index in 0..<count {
+                // Taken out of `event` by the last subscriber, copied by any before it.
+                let begins = index == count - 1 ? subscribers[index].append(taking: &event) : subscribers[index].append(event!)
+                if begins { starting.subscribers.append(subscribers[index]) }
             }
             return kept
         }
@@ -198,10 +201,14 @@ final class EventSubscriber: Sendable {
 
     /// Appends `event`; true when it starts a batch, whose delivery the caller then schedules
     /// (``scheduleDrain()``) once it no longer holds the hub's lock.
-    func append(_ event: consuming RequestEvent) -> Bool {
-        // Moved into the list (a consuming parameter cannot be consumed in the closure).
+    func append(_ event: RequestEvent) -> Bool {
         var event = Optional(event)
-        return pending.withLock { pending -> Bool in
+        return append(taking: &event)
+    }
+
+    /// The same, the event moved out of `event` into the list (nil after).
+    func append(taking event: inout RequestEvent?) -> Bool {
+        pending.withLock { pending -> Bool in
             guard !pending.closed else { return false }
             if pending.events.isEmpty, pending.lastBatch > 1 { pending.events.reserveCapacity(min(pending.lastBatch, 1024)) }
             pending.events.append(event.take()!)
