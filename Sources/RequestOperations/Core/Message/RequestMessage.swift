@@ -19,36 +19,80 @@ import FoundationNetworking
 /// queue.add(message)
 /// ```
 public struct RequestMessage: Sendable {
+    /// The message's parts, kept together so a copy of the message is one reference: a
+    /// request is handed through a dozen hands (the operation, its attempt, the transport,
+    /// the events) and changed by few (interceptors, cookies), so a change makes a new box
+    /// and a copy costs one retain, not six (#58).
+    private struct Parts: Sendable {
+        var method: String
+        var url: URL
+        var headerFields: HTTPFields
+        var body: RequestBody
+        var timeoutInterval: TimeInterval
+        var unsendableHeader: String?
+    }
+
+    /// Immutable, so sharing it between copies and threads is safe.
+    private final class Box: Sendable {
+        let parts: Parts
+
+        init(_ parts: Parts) {
+            self.parts = parts
+        }
+    }
+
+    private var box: Box
+
+    /// Changing any part makes a new box; the old one stays with other copies.
+    private var parts: Parts {
+        get { box.parts }
+        set { box = Box(newValue) }
+    }
+
     /// The method as written (`GET`, `PROPFIND`); checked to be a token before it is sent.
-    public var method: String
-    public var url: URL
+    public var method: String {
+        get { box.parts.method }
+        set { parts.method = newValue }
+    }
+    public var url: URL {
+        get { box.parts.url }
+        set { parts.url = newValue }
+    }
     /// The header fields in their order. The `Host` is the URL's.
-    public var headerFields: HTTPFields
-    public var body: RequestBody
+    public var headerFields: HTTPFields {
+        get { box.parts.headerFields }
+        set { parts.headerFields = newValue }
+    }
+    public var body: RequestBody {
+        get { box.parts.body }
+        set { parts.body = newValue }
+    }
     /// How long URLSession's transport lets the connection idle (the one transport that reads
     /// it; the engine sets it past the operation's own limits).
-    public var timeoutInterval: TimeInterval
+    public var timeoutInterval: TimeInterval {
+        get { box.parts.timeoutInterval }
+        set { parts.timeoutInterval = newValue }
+    }
     /// Why a header of the `URLRequest` this was made from cannot be a field (a name that is
     /// not a token, a value holding CR, LF or NUL): ``HTTPFieldCheck`` refuses to send the
     /// message with these words, rather than let the header vanish or go out changed.
-    var unsendableHeader: String?
+    var unsendableHeader: String? {
+        get { box.parts.unsendableHeader }
+        set { parts.unsendableHeader = newValue }
+    }
 
     public init(method: String = "GET", url: URL, headerFields: HTTPFields = [:], body: RequestBody = .none,
                 timeoutInterval: TimeInterval = 60) {
-        self.method = method
-        self.url = url
-        self.headerFields = headerFields
-        self.body = body
-        self.timeoutInterval = timeoutInterval
+        box = Box(Parts(method: method, url: url, headerFields: headerFields, body: body, timeoutInterval: timeoutInterval))
     }
 
     /// `request`'s method, URL, headers (in the dictionary's order: a `URLRequest` keeps none)
     /// and body. A request without a URL gets `about:blank`, which no transport sends.
     public init(_ request: URLRequest) {
         let headers = request.allHTTPHeaderFields ?? [:]
-        self.init(method: request.httpMethod ?? "GET", url: request.url ?? URL(string: "about:blank")!,
-                  headerFields: Self.fields(headers), body: Self.body(of: request), timeoutInterval: request.timeoutInterval)
-        unsendableHeader = HTTPFieldCheck.problem(in: headers)
+        box = Box(Parts(method: request.httpMethod ?? "GET", url: request.url ?? URL(string: "about:blank")!,
+                        headerFields: Self.fields(headers), body: Self.body(of: request), timeoutInterval: request.timeoutInterval,
+                        unsendableHeader: HTTPFieldCheck.problem(in: headers)))
     }
 
     /// The message as a `URLRequest`: one value per name (repeats joined), a stream body as
