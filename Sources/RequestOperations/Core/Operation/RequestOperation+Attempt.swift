@@ -40,7 +40,7 @@ extension RequestOperation {
     /// The record of an attempt that began.
     func recordBegun(_ state: inout State, reintercept: Bool) {
         if reintercept { state.outgoing = nil }
-        state.records.append(AttemptRecord(number: state.attempt, queuedAt: environment.clock.now()))
+        state.records.append(AttemptRecord(number: state.attempt, queuedAt: environment.now()))
     }
 
     /// On from an attempt's start: what the last stage held is let go of, a breakpoint may
@@ -86,7 +86,7 @@ extension RequestOperation {
     func slotGranted(_ id: AttemptID, slotHost: String?) {
         if asksAgainForCircuit(id, slot: .fromGate(host: slotHost)) { return }
         let prepares = options.preparer != nil
-        let now = environment.clock.now()
+        let now = environment.now()
         let (grant, over, request, attempt, first) = transition(SlotGranted(slotHost: slotHost, prepares: prepares, at: now, id: id))
         tearDown(over)
         // An operation's first attempt is a request the host's retry budget grows by.
@@ -231,7 +231,7 @@ extension RequestOperation {
     /// The attempt timeout: the lead and its hedges are cancelled; the attempt fails as
     /// timed out when its task reports the end.
     private func attemptTimedOut(_ id: AttemptID) {
-        cancelTasks(transition(AttemptTimedOut(at: environment.clock.now(), id: id)))
+        cancelTasks(transition(AttemptTimedOut(at: environment.now(), id: id)))
     }
 
     /// The attempt timeout of attempt `id`: its tasks (the lead, any hedges), to cancel.
@@ -251,7 +251,7 @@ extension RequestOperation {
     /// ago, else the timer waits for the rest of the span from the last progress.
     private func checkReadTimeout(_ id: AttemptID) {
         guard let read = options.readTimeout else { return }
-        let now = environment.clock.now()
+        let now = environment.now()
         let error = TransportError(code: URLError.Code.timedOut.rawValue, message: "no byte for \(DurationText.format(read)) (read timeout)", timeout: .read)
         switch transition(ReadTimerFired(read: read, at: now, error: error, id: id)) {
         case .none: break

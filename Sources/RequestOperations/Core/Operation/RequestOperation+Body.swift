@@ -8,7 +8,7 @@ import FoundationNetworking
 /// decoded-size limits, and put in memory, a file or the caller's stream (paced on NIO).
 extension RequestOperation {
     func task(_ task: Int, didSendBodyBytes sent: Int) {
-        transition(BodyBytesSent(task: task, sent: sent, at: environment.clock.now()))
+        transition(BodyBytesSent(task: task, sent: sent, at: environment.now()))
     }
 
     /// `sent` bytes of the lead `task`'s request body are on the wire: said about a hundred
@@ -107,7 +107,7 @@ extension RequestOperation {
 
         func apply(to state: inout State, of operation: RequestOperation) -> BodySink? {
             guard let lead = state.machine.bodyDestination(lead: task) else { return nil }
-            let now = operation.environment.clock.now()
+            let now = operation.environment.now()
             if state.record.firstByteAt == nil { state.record.firstByteAt = now }
             state.record.bytes += data.count
             if let wire = lead.encodedLength, let ratio = operation.options.maxDecodedRatio,

@@ -27,7 +27,7 @@ extension RequestOperation {
     /// Stops the deadline's clock while the operation is stopped at a breakpoint, keeping
     /// what is left of it. Called under the lock; returns the timer to cancel outside it.
     func pauseDeadline(_ state: inout State) -> ScheduledTimer? {
-        state.machine.pauseDeadline(at: environment.clock.now())
+        state.machine.pauseDeadline(at: environment.now())
     }
 
     /// Starts it again with what was left, once the breakpoint lets the operation go.

@@ -103,7 +103,7 @@ extension RequestOperation {
             requeue(id, by: reactor.name, reason: reason, reintercept: true, closing: end)
         case .react(let trigger):
             // The attempt is over: its slot goes back while the reactor works.
-            guard let released = transition(ReactorTakesOver(name: reactor.name, end: end, at: environment.clock.now(), id: id)) else { return }
+            guard let released = transition(ReactorTakesOver(name: reactor.name, end: end, at: environment.now(), id: id)) else { return }
             tearDown(released)
             let run: UInt64, announce: RequestEvent.Payload
             switch reactor.enter(trigger: trigger) {
@@ -136,7 +136,7 @@ extension RequestOperation {
     /// first (a requeue straight after the answer; after a reactor's run it was closed then).
     private func requeue(_ id: AttemptID, by reactor: String, reason: String, reintercept: Bool, closing end: AttemptEnd?) {
         let (entry, racers) = transition(Requeued(reactor: reactor, reason: reason, reintercept: reintercept, closing: end,
-                                                  needsAdmission: needsAdmission, at: environment.clock.now(), id: id))
+                                                  needsAdmission: needsAdmission, at: environment.now(), id: id))
         cancelTasks(racers)
         enter(entry)
     }

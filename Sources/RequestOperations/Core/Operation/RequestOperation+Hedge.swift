@@ -125,7 +125,7 @@ extension RequestOperation {
     /// recorded and published; the lead and the other racers go on.
     func hedgeFailed(_ state: inout State, racer: Int, failure: AttemptFailure?, reported: TransportError?) {
         guard let record = state.machine.removeRacer(at: racer)?.record else { return }
-        state.records[record].endedAt = environment.clock.now()
+        state.records[record].endedAt = environment.now()
         state.records[record].failure = failure
         state.records[record].decision = "hedge failed; the attempt it raced goes on"
         publish(&state, .taskCompleted(error: reported), attempt: state.records[record].number)
@@ -134,7 +134,7 @@ extension RequestOperation {
     /// The lead failed before any response while hedges race it: its failure is recorded and
     /// the oldest racer leads. The retry policy is asked only when the last copy fails.
     func leadFailedWhileHedged(_ state: inout State, failure: AttemptFailure?, reported: TransportError?) {
-        state.record.endedAt = environment.clock.now()
+        state.record.endedAt = environment.now()
         state.record.failure = failure
         state.record.decision = "failed; its hedge goes on"
         publish(&state, .taskCompleted(error: reported))

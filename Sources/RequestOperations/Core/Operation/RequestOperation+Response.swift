@@ -49,7 +49,7 @@ extension RequestOperation {
 
     /// A response of `task`: `take` files it in the answer (false: it is no HTTP response).
     func received(_ task: Int, expectedBytes: Int?, take: (inout Answer) -> Bool) -> URLSession.ResponseDisposition {
-        let (arrival, hedges) = transition(ResponseArrived(task: task, at: environment.clock.now()))
+        let (arrival, hedges) = transition(ResponseArrived(task: task, at: environment.now()))
         if let hedges { tearDown(hedges) }
         guard let arrival else { return .allow }
         let reading = read(arrival, expectedBytes: expectedBytes, take: take)
@@ -149,7 +149,7 @@ extension RequestOperation {
             state.machine.stop(lead: task, .local(refusal))
             return .cancel(lead)
         }
-        let now = environment.clock.now()
+        let now = environment.now()
         let encodedLength = Self.encodedLength(headers: state.answer.headers, expectedBytes: expectedBytes)
         state.machine.answerBegins(lead: task, at: now, tracksProgress: options.readTimeout != nil, encodedLength: encodedLength)
         state.record.responseAt = now

@@ -86,7 +86,7 @@ extension RequestOperation {
     /// step that closes it. Nothing else happens to an attempt that failed in between but an
     /// end (a cancel, the deadline); then the verdict is dropped.
     func attemptFailed(_ failure: AttemptFailure, id: AttemptID, taskError: TransportError?, retryable: Bool = true, handedOver: Bool = false) {
-        let now = environment.clock.now()
+        let now = environment.now()
         // Read before the operation's lock is taken (`host` takes it).
         let budgetHost = environment.retryBudget == nil ? nil : host?.description
         let judge = RetryJudge(policy: options.retryPolicy, budget: environment.retryBudget, deadline: options.deadline)

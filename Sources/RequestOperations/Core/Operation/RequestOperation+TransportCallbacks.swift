@@ -67,7 +67,7 @@ extension RequestOperation {
     }
 
     func taskDidSendRequest(_ task: Int) {
-        transition(RequestWritten(task: task, at: environment.clock.now()))
+        transition(RequestWritten(task: task, at: environment.now()))
     }
 
     func task(_ task: Int, didUseConnection connection: Int, reused: Bool) {
@@ -114,7 +114,7 @@ extension RequestOperation {
     /// its removal) between them, outside it: the file is the attempt's alone once taken out
     /// of the answer, and no other callback of this task comes after this one.
     func task(_ task: Int, didCompleteWithError error: Error?) {
-        let now = environment.clock.now()
+        let now = environment.now()
         let download = transition(TaskEnding(task: task, error: error.map(TransportError.init), succeededWithoutError: error == nil, at: now))
         guard let download else { return }
         assertOutsideTransition()

@@ -71,7 +71,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         self.parents = parents
         self.build = build
         self.completion = completion
-        self.state = Mutex(State(createdAt: environment.clock.now(), request: request))
+        self.state = Mutex(State(createdAt: environment.now(), request: request))
         super.init()
         name = self.id
         parents.forEach(addDependency)
@@ -156,7 +156,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
     // MARK: - Lifecycle
 
     override open func execute() {
-        if transition(Started(at: environment.clock.now())) == .alreadyEnded {
+        if transition(Started(at: environment.now())) == .alreadyEnded {
             finish()
             return
         }
@@ -279,7 +279,7 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
 
     func endLocked(_ state: inout State, outcome: RequestOutcome, error: RequestError.Reason?, reason: String?,
                    cancelledBy: String?) -> Teardown {
-        let now = environment.clock.now()
+        let now = environment.now()
         // The attempt that decided the end: with hedges, the one that answered first.
         let deciding = state.leadAttempt
         var outcome = outcome
