@@ -63,6 +63,14 @@ public final class EventHub: Sendable {
         return event
     }
 
+    /// The same without handing the event back: a copy of it fewer, for a publisher that
+    /// does not read it (an operation's `queued` event, once a request).
+    func post(operation: String, attempt: Int, _ payload: consuming RequestEvent.Payload) {
+        var starting = Deliveries()
+        stamp(operation: operation, attempt: attempt, payload, starting: &starting, keep: false)
+        starting.schedule()
+    }
+
     /// Stamps one event and appends it to every subscriber's list, without scheduling any
     /// delivery: the subscribers whose batch it begins are added to `starting`, whose
     /// ``Deliveries/schedule()`` the caller runs once it holds no lock. An operation appends

@@ -75,14 +75,14 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         super.init()
         name = self.id
         parents.forEach(addDependency)
-        environment.events.publish(operation: self.id, attempt: 1,
-                                   .queued(method: request.method, url: request.url.absoluteString,
-                                           headers: request.headerDictionary, maxAttempts: options.retryPolicy.attemptLimit,
-                                           body: RecordedBody(of: request, limit: environment.events.bodyLimit),
-                                           options: RecordedOptions(options, parents: parents.map(\.id))))
+        environment.events.post(operation: self.id, attempt: 1,
+                                .queued(method: request.method, url: request.url.absoluteString,
+                                        headers: request.headerDictionary, maxAttempts: options.retryPolicy.attemptLimit,
+                                        body: RecordedBody(of: request, limit: environment.events.bodyLimit),
+                                        options: RecordedOptions(options, parents: parents.map(\.id))))
         if options.relaysFieldsAsWritten {
             // The head as its sender wrote it, beside `queued`'s one value per name.
-            environment.events.publish(operation: self.id, attempt: 1, .headerFields(side: .request, fields: request.headerFields))
+            environment.events.post(operation: self.id, attempt: 1, .headerFields(side: .request, fields: request.headerFields))
         }
         environment.instruments.forEach { $0.operationCreated(self.id, request: request) }
     }
