@@ -192,15 +192,16 @@ public final class RequestQueue: Sendable {
 
     /// Creates an operation for `request` and adds it to the queue.
     @discardableResult
-    public func add(_ request: URLRequest, id: String? = nil, options: RequestOptions = RequestOptions(),
+    public func add(_ request: URLRequest, id: String? = nil, options: consuming RequestOptions = RequestOptions(),
                     dependencies: [Operation] = [], completion: (@Sendable (RequestResult) -> Void)? = nil) -> RequestOperation {
         add(RequestMessage(request), id: id, options: options, dependencies: dependencies, completion: completion)
     }
 
     /// The same for a request given as its fields in order (``RequestMessage``).
     @discardableResult
-    public func add(_ request: RequestMessage, id: String? = nil, options: RequestOptions = RequestOptions(),
+    public func add(_ request: RequestMessage, id: String? = nil, options: consuming RequestOptions = RequestOptions(),
                     dependencies: [Operation] = [], completion: (@Sendable (RequestResult) -> Void)? = nil) -> RequestOperation {
+        // `options` consumed, here and above: handed on to the operation, not copied (#58).
         let operation = RequestOperation(message: request, id: id, options: options, environment: environment, completion: completion)
         dependencies.forEach(operation.addDependency)
         add(operation)

@@ -86,10 +86,14 @@ public struct RecordedOptions: Sendable, Equatable {
         self.earlyRetry = earlyRetry
     }
 
-    public init(_ options: RequestOptions) {
+    public init(_ options: borrowing RequestOptions) {
+        // Borrowed: an operation records its options at its start, and taking them owned
+        // copied them whole (#58).
+        // (Read into constants first: `||` takes its right side in a closure, which would
+        // capture the borrowed options.)
+        let hedge = options.hedge, onHostSuccess = options.earlyRetryOnHostSuccess, onProbe = options.earlyRetryOnProbe
         self.init(attemptTimeout: options.attemptTimeout, deadline: options.deadline,
-                  retry: options.retryPolicy.settings,
-                  earlyRetry: options.earlyRetryOnHostSuccess || options.earlyRetryOnProbe, hedge: options.hedge)
+                  retry: options.retryPolicy.settings, earlyRetry: onHostSuccess || onProbe, hedge: hedge)
         saveTo = options.destination?.path
         bodyFile = options.bodyFile?.path
         origin = options.origin
@@ -122,7 +126,7 @@ public struct RecordedOptions: Sendable, Equatable {
     }
 
     /// `options`, and the operations it runs after.
-    public init(_ options: RequestOptions, parents: [String]) {
+    public init(_ options: borrowing RequestOptions, parents: [String]) {
         self.init(options)
         self.parents = parents
     }

@@ -66,6 +66,8 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
                 environment: RequestEnvironment, after parents: [RequestOperation] = [], build: RequestBuilder? = nil,
                 completion: (@Sendable (RequestResult) -> Void)? = nil) {
         self.id = id ?? environment.events.makeOperationID()
+        // Moved in: below, the stored copy is read (read from the parameter, it was copied
+        // into the property and again into the event's record, #58).
         self.options = options
         self.environment = environment
         self.parents = parents
@@ -77,10 +79,10 @@ open class RequestOperation: AsyncOperation, @unchecked Sendable {
         parents.forEach(addDependency)
         environment.events.post(operation: self.id, attempt: 1,
                                 .queued(method: request.method, url: request.url.absoluteString,
-                                        headers: request.headerDictionary, maxAttempts: options.retryPolicy.attemptLimit,
+                                        headers: request.headerDictionary, maxAttempts: self.options.retryPolicy.attemptLimit,
                                         body: RecordedBody(of: request, limit: environment.events.bodyLimit),
-                                        options: RecordedOptions(options, parents: parents.map(\.id))))
-        if options.relaysFieldsAsWritten {
+                                        options: RecordedOptions(self.options, parents: parents.map(\.id))))
+        if self.options.relaysFieldsAsWritten {
             // The head as its sender wrote it, beside `queued`'s one value per name.
             environment.events.post(operation: self.id, attempt: 1, .headerFields(side: .request, fields: request.headerFields))
         }
