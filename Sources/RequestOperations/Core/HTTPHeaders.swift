@@ -9,12 +9,11 @@ extension Dictionary where Key == String, Value == String {
     /// CPU of a small GET on NIO (every answer is asked for its length and its coding).
     public func value(forHTTPHeader name: String) -> String? {
         if let exact = self[name] { return exact }
-        // By index, names of another length skipped at once: asked of every answer for
-        // fields it mostly lacks (`Content-Encoding`), so the whole table is walked (#58).
-        let length = name.utf8.count
+        // By index (no copy of each pair; `same` turns names of another length away at once):
+        // asked of every answer for fields it mostly lacks (`Content-Encoding`), #58.
         var index = startIndex
         while index != endIndex {
-            if self[index].key.utf8.count == length, HTTPFieldName.same(self[index].key, name) { return self[index].value }
+            if HTTPFieldName.same(self[index].key, name) { return self[index].value }
             formIndex(after: &index)
         }
         return nil

@@ -81,7 +81,7 @@ public struct HostKey: Sendable, Hashable, CustomStringConvertible {
     /// The host of an http or https URL, with its default port when none is given.
     public init?(url: URL?) {
         guard let url, let host = url.host, !host.isEmpty else { return nil }
-        let port = url.port ?? (url.scheme.map { HTTPFieldName.same($0, "https") } == true ? 443 : 80)
+        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
         // Most hosts come in lower case: a new string only when one does not (#58).
         self.init(host: host.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") } ? host.lowercased() : host, port: port)
     }
