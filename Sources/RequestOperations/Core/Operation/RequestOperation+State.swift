@@ -81,9 +81,13 @@ extension RequestOperation {
         }
 
         /// The record of the attempt under way (its lead's, when hedges race it), or the last one.
+        ///
+        /// Lent and changed in place (`_read`, `_modify`): with `get` and `set`, each
+        /// `state.record.sentAt = now` copied the record out, changed the copy and wrote it
+        /// back over the old one — nine copies and releases a request (#58).
         var record: AttemptRecord {
-            get { records[machine.leadRecord ?? records.count - 1] }
-            set { records[machine.leadRecord ?? records.count - 1] = newValue }
+            _read { yield records[machine.leadRecord ?? records.count - 1] }
+            _modify { yield &records[machine.leadRecord ?? records.count - 1] }
         }
 
         /// The attempt number `copy`'s events are published with: nil (the lead's) or a racer's.
