@@ -68,6 +68,12 @@ struct EventLogLines {
         guard sawHeader else { throw ArchiveError(file: file, message: "empty: no session header, no events") }
     }
 
+    /// A header value as it is shown in a message: a string quoted and cut at 40 characters.
+    private static func shown(_ value: Any) -> String {
+        guard let text = value as? String else { return "\(value)" }
+        return "'" + (text.count > 40 ? text.prefix(40) + "…" : text) + "'"
+    }
+
     private mutating func readHeader(_ lineData: Data) throws {
         guard let object = try? JSONSerialization.jsonObject(with: lineData) as? [String: Any],
               object["event"] as? String == "session"
@@ -79,8 +85,14 @@ struct EventLogLines {
         guard version == EventLog.version else {
             throw ArchiveError(file: file, message: "line \(number): version \(version) is not supported; this reqtop reads version \(EventLog.version)")
         }
-        if let started = object["startedAt"] as? String {
-            startedAt = HARDate.parse(started)
+        if let started = object["startedAt"] {
+            // A date that cannot be read is said, never replaced: an export would give every
+            // request the day it was exported instead (HAR's startedDateTime, a trace's times).
+            guard let text = started as? String, let date = HARDate.parse(text) else {
+                throw ArchiveError(file: file, message: "line \(number): startedAt \(Self.shown(started)) is not a date and time as recordings write it "
+                                   + "(2026-11-22T10:00:00.000Z)")
+            }
+            startedAt = date
         }
         redacted = object["redacted"] as? Bool
         if let object = object["settings"] as? [String: Any], let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) {

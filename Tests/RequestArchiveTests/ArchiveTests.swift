@@ -99,6 +99,21 @@ final class EventLogFileTests: XCTestCase {
         }
     }
 
+    func testAStartTimeThatCannotBeReadIsAnErrorNotToday() throws {
+        let event = #"{"t":0.1,"op":"a","attempt":1,"event":"started"}"#
+        for (value, shown) in [(#""yesterday""#, "'yesterday'"), ("1764482400", "1764482400"), (#""2026-13-01T00:00:00Z""#, "'2026-13-01T00:00:00Z'")] {
+            let text = #"{"event":"session","version":1,"startedAt":"# + value + "}\n" + event + "\n"
+            XCTAssertThrowsError(try EventLogFile.parse(Data(text.utf8), file: "odd.jsonl")) { error in
+                XCTAssertEqual("\(error)", "odd.jsonl: line 1: startedAt \(shown) is not a date and time as recordings write it (2026-11-22T10:00:00.000Z)")
+            }
+        }
+        // Without fractions of a second, and with none at all (a recording written by hand): read.
+        let plain = try EventLogFile.parse(Data((#"{"event":"session","version":1,"startedAt":"2026-11-27T00:00:00Z"}"# + "\n" + event + "\n").utf8), file: "a.jsonl")
+        XCTAssertEqual(plain.startedAt, Date(timeIntervalSince1970: 1_795_737_600))
+        let none = try EventLogFile.parse(Data((#"{"event":"session","version":1}"# + "\n" + event + "\n").utf8), file: "b.jsonl")
+        XCTAssertNil(none.startedAt)
+    }
+
     func testFilesThatAreNotRecordings() {
         XCTAssertThrowsError(try EventLogFile.parse(Data(), file: "empty.jsonl")) { error in
             XCTAssertEqual("\(error)", "empty.jsonl: empty: no session header, no events")

@@ -53,7 +53,7 @@ struct ExportCommand: ParsableCommand {
         if let otlp { try sendTrace(log, to: otlp) }
         guard let har else { return }
         do {
-            let data = try HARExport.data(events: log.events, startedAt: log.startedAt ?? Date(), shapes: shapes)
+            let data = try HARExport.data(events: log.events, startedAt: startedAt(of: log), shapes: shapes)
             let descriptor = try OutputFile.create(har, notOver: [file])
             defer { close(descriptor) }
             try OutputFile.write(data, to: descriptor, path: har)
@@ -64,6 +64,14 @@ struct ExportCommand: ParsableCommand {
         } catch {
             throw InputError(message: "\(har): cannot write (\((error as NSError).localizedDescription))")
         }
+    }
+
+    /// When the recorded session started. A recording whose header does not say (written by
+    /// hand or by another tool) is timed from now, and the person is told so.
+    private func startedAt(of log: EventLogFile) -> Date {
+        if let startedAt = log.startedAt { return startedAt }
+        ReqtopMain.printError("reqtop: \(file): the recording does not say when it started (no startedAt in its header): its times are given from now")
+        return Date()
     }
 
     /// The recording, JSON lines or HAR, with a word on what was cut off or skipped; for
@@ -140,7 +148,7 @@ struct ExportCommand: ParsableCommand {
             throw InputError(message: "cannot send telemetry to \(endpoint): \(error)")
         }
         guard let tracer = telemetry.instruments.lazy.compactMap({ $0 as? RequestTracer }).first else { return }
-        let spans = tracer.send(recording: log.events, startedAt: log.startedAt ?? Date())
+        let spans = tracer.send(recording: log.events, startedAt: startedAt(of: log))
         telemetry.finish(timeout: 30)
         ReqtopMain.printError("reqtop: sent \(spans) spans (\(operations) operation\(operations == 1 ? "" : "s"), \(attempts) attempts) to \(endpoint)")
     }
