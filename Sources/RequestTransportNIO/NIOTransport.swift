@@ -73,6 +73,14 @@ public final class NIOTransport: RequestTransport {
                 decodesBodies: Bool = true) {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
+        if #available(macOS 10.15, iOS 13, tvOS 13, watchOS 6, *) {
+            // The engine traces its requests itself (RequestTracer: a span an operation, a
+            // CLIENT span an attempt, its `traceparent` in the request): the client's own span
+            // for the same request would be a second CLIENT span and a second `traceparent`
+            // where a program bootstraps a tracer; with none bootstrapped, a no-op span named
+            // through reflection, ~7k instructions a request (#58).
+            configuration.tracing.tracer = nil
+        }
         configuration.decompression = decodesBodies ? .enabled(limit: maxDecodedRatio.map { .ratio(max(1, $0)) } ?? .none) : .disabled
         configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(
             idleTimeout: configuration.connectionPool.idleTimeout, concurrentHTTP1ConnectionsPerHostSoftLimit: 512)
