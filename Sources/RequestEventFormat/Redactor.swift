@@ -29,7 +29,11 @@ public struct Redactor: Sendable {
     /// Query and fragment names redacted exactly (lower case).
     public var queryParameters: Set<String>
     /// Words that mark a header or parameter name as a credential wherever they appear in it.
-    public var credentialWords: [String]
+    public var credentialWords: [String] {
+        didSet { credentialWordBytes = credentialWords.map { Array($0.utf8) } }
+    }
+    /// ``credentialWords`` as bytes, searched for in every name of every head redacted.
+    private var credentialWordBytes: [[UInt8]]
 
     public init(headers: Set<String> = CredentialHeaders.names,
                 queryParameters: Set<String> = ["access_token", "refresh_token", "id_token", "client_secret", "key", "sig",
@@ -39,6 +43,7 @@ public struct Redactor: Sendable {
         self.headers = headers
         self.queryParameters = queryParameters
         self.credentialWords = credentialWords
+        credentialWordBytes = credentialWords.map { Array($0.utf8) }
     }
 
     public func redact(_ event: RequestEvent) -> RequestEvent {
@@ -88,7 +93,33 @@ public struct Redactor: Sendable {
     }
 
     private func isSecretHeader(lowered lower: String) -> Bool {
-        headers.contains(lower) || credentialWords.contains { Self.contains(lower, $0) }
+        headers.contains(lower) || hasCredentialWord(lower)
+    }
+
+    /// Whether a (lower-case) name holds one of ``credentialWords``: the name's bytes searched
+    /// in place for each word. Through `Substring.UTF8View` slices (``contains(_:_:)``) this
+    /// was ~6 % of a proxied request's instructions: each head's dozen names against ten
+    /// words, several heads a request (#58).
+    private func hasCredentialWord(_ name: String) -> Bool {
+        var name = name
+        return name.withUTF8 { name in credentialWordBytes.contains { Self.find($0, in: name) } }
+    }
+
+    private static func find(_ word: [UInt8], in text: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = word.first else { return true }
+        guard word.count <= text.count else { return false }
+        return word.withUnsafeBufferPointer { word in
+            var start = 0
+            while start <= text.count - word.count {
+                if text[start] == first {
+                    var matched = 1
+                    while matched < word.count, text[start + matched] == word[matched] { matched += 1 }
+                    if matched == word.count { return true }
+                }
+                start += 1
+            }
+            return false
+        }
     }
 
     /// Whether `word` is in `text`, byte for byte: Foundation's `contains` (a `CFStringFind`
@@ -168,7 +199,7 @@ public struct Redactor: Sendable {
         let decoded = rawName.utf8.contains(UInt8(ascii: "%")) ? rawName.removingPercentEncoding ?? rawName : rawName
         let name = decoded.lowercased()
         if oauthCode, name == "code" { return true }
-        return queryParameters.contains(name) || credentialWords.contains { Self.contains(name, $0) }
+        return queryParameters.contains(name) || hasCredentialWord(name)
     }
 
     /// The URL with its userinfo and secret query and fragment values replaced, and every

@@ -49,6 +49,25 @@ final class RedactorTests: XCTestCase {
         XCTAssertEqual(out["Location"], "https://app.test/cb?code=\(r)&state=s", "the OAuth code in a redirect")  // leaked
     }
 
+    /// Each credential word wherever it sits in a name (start, middle, end, the whole name),
+    /// and near misses kept; words set after the redactor was made are the ones searched.
+    func testCredentialWordsAnywhereInANameAndNowhereElse() {
+        for word in CredentialHeaders.words {
+            for name in [word, "x-\(word)", "\(word)-id", "a\(word)b"] {
+                XCTAssert(redactor.isSecretHeader(name.uppercased()), name)
+                XCTAssertEqual(redactor.redact(url: "http://a.test/?\(name)=v"), "http://a.test/?\(name)=\(r)", name)
+            }
+            let nearMiss = String(word.dropLast())
+            XCTAssertFalse(redactor.isSecretHeader("x-\(nearMiss)"), nearMiss)
+        }
+        XCTAssertFalse(redactor.isSecretHeader("t"))
+        XCTAssertFalse(redactor.isSecretHeader(""))
+        var custom = Redactor()
+        custom.credentialWords = ["pin"]
+        XCTAssert(custom.isSecretHeader("X-Card-PIN"))
+        XCTAssertFalse(custom.isSecretHeader("X-Auth-Token"))
+    }
+
     func testEvents() {
         let redirect = redactor.redact(RequestEvent(time: 0, operationID: "a", attempt: 1,
                                                     payload: .redirect(status: 302, location: "https://app.test/cb?code=c")))
