@@ -15,7 +15,10 @@ struct JSONBytes {
     }
 
     mutating func raw(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+        // Through the string's own buffer: `append(contentsOf: text.utf8)` took the generic
+        // path of a sequence of unknown layout, ~400 instructions for a ten-letter key (#58).
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
     /// A JSON string literal. Besides what JSON requires (`"`, `\`, below U+0020), DEL and
