@@ -49,4 +49,30 @@ final class OperationTrackerTests: XCTestCase {
         XCTAssertEqual(relayedOnly.exitStatus, 0, "a relayed 404 is no failure")
         XCTAssertEqual(RunSummary(tally: SessionTally(Array(events.prefix(4))), duration: 1).exitStatus, 0)
     }
+
+    /// A tally keeps the operations still running and the last few that finished, not every
+    /// id it saw (a proxy counts all day); each operation still counts once.
+    func testATallyHoldsOnlyRunningOperationsAndTheLastFew() {
+        func event(_ id: String, _ payload: RequestEvent.Payload) -> RequestEvent {
+            RequestEvent(time: 1, operationID: id, attempt: 1, payload: payload)
+        }
+        let done = RequestEvent.Payload.finished(outcome: .success, status: 200, attempts: 1, duration: 1, reason: nil)
+        var tally = SessionTally()
+        for index in 0..<10_000 {
+            let id = "op-\(index)", other = "op-\(index + 1_000_000)"
+            // Two operations interleaved, a late event after each one's end.
+            tally.add([event(id, .started), event(other, .started), event(id, .data(bytes: 1)), event(other, done),
+                       event(id, done), event(other, .data(bytes: 1)), event("", .circuitHalfOpen(host: "h")), event(id, .sent)])
+        }
+        XCTAssertEqual(tally.operations, 20_000)
+        XCTAssertEqual(tally.count(.success), 20_000)
+        XCTAssertEqual(tally.attempts, 20_000)
+        XCTAssertEqual(tally.unfinished, 0)
+        XCTAssertLessThanOrEqual(tally.heldIDs, SessionTally.recentLimit + 1)
+        // A second `finished` changes nothing; a recording that begins inside an operation counts it.
+        tally.add([event("op-9999", .finished(outcome: .failure, status: nil, attempts: 1, duration: 1, reason: nil)), event("mid", .data(bytes: 5))])
+        XCTAssertEqual(tally.count(.failure), 0)
+        XCTAssertEqual(tally.operations, 20_001)
+        XCTAssertEqual(tally.unfinished, 1)
+    }
 }

@@ -60,7 +60,7 @@ final class StreamingReplayTests: XCTestCase {
         let outcome = source.outcome
         XCTAssertTrue(outcome.reachedEnd)
         XCTAssertNil(outcome.error)
-        XCTAssertEqual(outcome.tally.order.count, 5_000, "read twice, counted once")
+        XCTAssertEqual(outcome.tally.operations, 5_000, "read twice, counted once")
         XCTAssertEqual(outcome.tally.count(.failure), 500)
         XCTAssertEqual(outcome.tally.attempts, 5_000)
     }

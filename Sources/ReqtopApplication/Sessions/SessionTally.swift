@@ -9,13 +9,25 @@ import RequestOperations
 /// Before, a live run counted only the operations it had added itself, so its summary said
 /// 196 where a replay of its own recording said 204.
 package struct SessionTally: Sendable, Equatable {
-    package private(set) var outcomes: [String: RequestOutcome] = [:]
-    /// Operations in the order they first appeared.
-    package private(set) var order: [String] = []
-    private var seen: Set<String> = []
+    /// Operations seen, each once.
+    package private(set) var operations = 0
+    private var finished: [RequestOutcome: Int] = [:]
     package private(set) var attempts = 0
     /// The latest event time.
     package private(set) var latest: TimeInterval = 0
+    /// Operations seen and not finished: all the ids a tally holds, beside the last few that
+    /// finished. It held every id it had seen, with its outcome — a proxy that ran all day
+    /// grew by them — and hashed each event's id (#58).
+    private var open: Set<String> = []
+    /// The ids of the last operations that finished (oldest first, from `recentStart`), so an
+    /// event that comes after an operation's `finished` does not count it again.
+    private var recent: [String] = []
+    private var recentStart = 0
+    private var recentSet: Set<String> = []
+    /// The last event's operation: its next events (they come in runs) are not looked up.
+    private var lastSeen = ""
+
+    static let recentLimit = 1024
 
     package init() {}
 
@@ -27,9 +39,12 @@ package struct SessionTally: Sendable, Equatable {
         for event in events {
             // Host-level events (`op` empty) are no operation's.
             guard !event.operationID.isEmpty else { continue }
-            if seen.insert(event.operationID).inserted { order.append(event.operationID) }
+            if event.operationID != lastSeen {
+                see(event.operationID)
+                lastSeen = event.operationID
+            }
             switch event.payload {
-            case .finished(let outcome, _, _, _, _): outcomes[event.operationID] = outcome
+            case .finished(let outcome, _, _, _, _): finish(event.operationID, outcome)
             // A hedge is an attempt sent alongside another (no `started` of its own).
             case .started, .hedged: attempts += 1
             default: break
@@ -38,10 +53,37 @@ package struct SessionTally: Sendable, Equatable {
         }
     }
 
+    private mutating func see(_ id: String) {
+        guard !open.contains(id), !recentSet.contains(id) else { return }
+        open.insert(id)
+        operations += 1
+    }
+
+    /// Counts the operation's outcome, once (a second `finished` changes nothing).
+    private mutating func finish(_ id: String, _ outcome: RequestOutcome) {
+        guard open.remove(id) != nil else { return }
+        finished[outcome, default: 0] += 1
+        recent.append(id)
+        recentSet.insert(id)
+        if recent.count - recentStart > Self.recentLimit {
+            recentSet.remove(recent[recentStart])
+            recentStart += 1
+            // Compacted once half of it is forgotten: O(1) an operation.
+            if recentStart >= Self.recentLimit {
+                recent.removeFirst(recentStart)
+                recentStart = 0
+            }
+        }
+    }
+
     package func count(_ outcome: RequestOutcome) -> Int {
-        outcomes.values.filter { $0 == outcome }.count
+        finished[outcome] ?? 0
     }
 
     /// Operations with no `finished` event (a recording cut short).
-    package var unfinished: Int { order.count - outcomes.count }
+    package var unfinished: Int { open.count }
+
+    /// The operation ids the tally holds now: those not finished and the last
+    /// ``recentLimit`` that did (for tests of its memory).
+    var heldIDs: Int { open.count + recentSet.count }
 }

@@ -301,11 +301,11 @@ struct ReplaySummary {
 
     /// 0 when every operation succeeded or was relayed (a transparent proxy's answers).
     var exitStatus: Int32 {
-        tally.order.count == tally.count(.success) + tally.count(.relayed) ? 0 : 1
+        tally.operations == tally.count(.success) + tally.count(.relayed) ? 0 : 1
     }
 
     var line: String {
-        let total = tally.order.count
+        let total = tally.operations
         let unfinished = tally.unfinished
         return "reqtop: replayed \(total) operation\(total == 1 ? "" : "s") over \(String(format: "%.1f", tally.latest))s: "
             + "\(tally.count(.success)) succeeded, "
