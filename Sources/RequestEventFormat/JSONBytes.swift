@@ -17,8 +17,9 @@ struct JSONBytes {
     mutating func raw(_ text: String) {
         // Through the string's own buffer: `append(contentsOf: text.utf8)` took the generic
         // path of a sequence of unknown layout, ~400 instructions for a ten-letter key (#58).
-        var text = text
-        text.withUTF8 { bytes.append(contentsOf: $0) }
+        if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
+            bytes.append(contentsOf: text.utf8)
+        }
     }
 
     /// A JSON string literal. Besides what JSON requires (`"`, `\`, below U+0020), DEL and

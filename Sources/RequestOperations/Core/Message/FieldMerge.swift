@@ -12,8 +12,13 @@ public enum FieldMerge {
 
     /// `pairs` as fields, in their order; a pair whose name is not a field name (RFC 9110
     /// §5.1) is left out.
+    ///
+    /// Inlinable, so it is specialised for the caller's sequence (the proxy's NIO head, once a
+    /// request): generic, each pair came through a witness table call (#58).
+    @inlinable
     public static func fields(_ pairs: some Sequence<(String, String)>) -> HTTPFields {
         var fields = HTTPFields()
+        fields.reserveCapacity(pairs.underestimatedCount)
         for (name, value) in pairs {
             guard let name = HTTPField.Name(name) else { continue }
             fields.append(HTTPField(name: name, value: value))
