@@ -30,10 +30,12 @@ public struct Redactor: Sendable {
     public var queryParameters: Set<String>
     /// Words that mark a header or parameter name as a credential wherever they appear in it.
     public var credentialWords: [String] {
-        didSet { credentialWordBytes = credentialWords.map { Array($0.utf8) } }
+        didSet { credentialWordBytes = Self.bytes(of: credentialWords) }
     }
     /// ``credentialWords`` as bytes, searched for in every name of every head redacted.
     private var credentialWordBytes: [[UInt8]]
+
+    private static func bytes(of words: [String]) -> [[UInt8]] { words.map { Array($0.utf8) } }
 
     public init(headers: Set<String> = CredentialHeaders.names,
                 queryParameters: Set<String> = ["access_token", "refresh_token", "id_token", "client_secret", "key", "sig",
@@ -43,7 +45,7 @@ public struct Redactor: Sendable {
         self.headers = headers
         self.queryParameters = queryParameters
         self.credentialWords = credentialWords
-        credentialWordBytes = credentialWords.map { Array($0.utf8) }
+        credentialWordBytes = Self.bytes(of: credentialWords)
     }
 
     public func redact(_ event: RequestEvent) -> RequestEvent {
