@@ -112,6 +112,10 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         headTimer?.headArrived()
         requests += 1
         let id = streamID.map { "c\(connection)-s\($0)" } ?? "c\(connection)-r\(requests)"
+        if proxy.draining.withLock({ $0 }) {
+            return refuse(ProxyFailureAnswer(status: 503, errorType: "proxy_internal_response", message: "the proxy is stopping; this request was not sent"),
+                          context: context, close: true)
+        }
         if origin == nil, let credentials = proxy.options.credentials,
            !credentials.accepts(head.headers.first(name: "Proxy-Authorization")) {
             return refuse(ProxyFailureAnswer(status: 407, errorType: "proxy_internal_response", message: "proxy credentials required"),

@@ -61,6 +61,14 @@ public final class ProxyServer: Sendable {
         return ProxyServer(channel: channel, context: context, host: options.host, port: port)
     }
 
+    /// Stops taking requests and lets the ones in flight end: no new connection is taken, and
+    /// a request that comes on an open one is answered 503 and its connection closed. What
+    /// is in flight is relayed to its end (or cancelled by whoever stops the proxy, later).
+    public func drain() {
+        context.draining.withLock { $0 = true }
+        channel.close(promise: nil)
+    }
+
     /// Stops listening; connections open now are closed.
     public func stop() {
         try? channel.close().wait()
@@ -78,6 +86,8 @@ final class ProxyContext: Sendable {
     /// Where it listens (set once bound): a request aimed there is refused.
     let listening = Mutex(ProxySelf.none)
     let open = Mutex<(count: Int, numbered: Int)>((0, 0))
+    /// Stopping (``ProxyServer/drain()``): new requests are refused.
+    let draining = Mutex(false)
     private let channels = Mutex<[ObjectIdentifier: Channel]>([:])
     private let upstreamContext = Mutex<NIOSSLContext?>(nil)
     /// Hosts whose refusal by a client was told (``ProxyOptions/onClientRefusal``): once each.
@@ -146,8 +156,15 @@ final class ProxyContext: Sendable {
         channel.closeFuture.whenComplete { [weak self] _ in _ = self?.channels.withLock { $0.removeValue(forKey: key) } }
     }
 
+    /// Closes every connection, and waits (up to 2 s) until they are closed: a close is queued
+    /// behind what the connection's loop still has to write, so an answer given just before
+    /// (the 502 of a request cancelled as the proxy stops) leaves before the process ends.
     func closeAll() {
-        for channel in channels.withLock({ Array($0.values) }) { channel.close(promise: nil) }
+        let closed = channels.withLock { Array($0.values) }.map { $0.close() }
+        guard !closed.isEmpty, MultiThreadedEventLoopGroup.currentEventLoop == nil else { return }
+        let done = DispatchSemaphore(value: 0)
+        EventLoopFuture.andAllComplete(closed, on: closed[0].eventLoop).whenComplete { _ in done.signal() }
+        _ = done.wait(timeout: .now() + 2)
     }
 }
 

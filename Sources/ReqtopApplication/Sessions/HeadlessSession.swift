@@ -7,16 +7,19 @@ import RequestOperations
 import Synchronization
 
 /// Runs a set of operations without a terminal UI: events as JSON lines on stdout, a
-/// summary on stderr, and an exit status. Ctrl-C or SIGTERM cancels what is still running,
-/// so the log still ends with every operation's `finished` event.
+/// summary on stderr, and an exit status. Ctrl-C or SIGTERM cancels what is still running
+/// (at once, or after a grace: ``SignalStop``), so the log still ends with every operation's
+/// `finished` event.
 package final class HeadlessSession: Sendable {
     package let queue: RequestQueue
     private let output: JSONLinesOutput
     private let tracker: OperationTracker
     private let interrupted = Mutex(false)
+    private let onSignal: SignalStop
 
-    package init(queue: RequestQueue, redactor: Redactor?) {
+    package init(queue: RequestQueue, redactor: Redactor?, onSignal: SignalStop = .cancel) {
         self.queue = queue
+        self.onSignal = onSignal
         self.tracker = OperationTracker(hub: queue.events)
         self.output = JSONLinesOutput(hub: queue.events, redactor: redactor, insecure: !queue.environment.transport.verifiesCertificates)
     }
@@ -35,10 +38,15 @@ package final class HeadlessSession: Sendable {
         output.start()
         let signals = [SIGINT, SIGTERM, SIGHUP].map { number in
             SignalCenter.handle(number) { [self] in
-                interrupted.withLock { $0 = true }
-                tracker.cancelRunning(by: "signal")
-                // And what the session did not add itself (a token refresh).
-                queue.cancelAll(by: "signal")
+                let first = interrupted.withLock { interrupted in
+                    defer { interrupted = true }
+                    return !interrupted
+                }
+                if first, case .drain(let grace, let begin) = onSignal {
+                    drain(within: grace, begin: begin)
+                } else {
+                    cancelEverything()
+                }
             }
         }
         body()
@@ -47,4 +55,31 @@ package final class HeadlessSession: Sendable {
         output.finish()
         return tracker.summary
     }
+
+    private func cancelEverything() {
+        tracker.cancelRunning(by: "signal")
+        // And what the session did not add itself (a token refresh).
+        queue.cancelAll(by: "signal")
+    }
+
+    /// The first signal of a draining session: nothing new is taken (`begin`), what runs may
+    /// end by itself within `grace`, and is cancelled then; a second signal cancels it at once.
+    private func drain(within grace: TimeInterval, begin: @Sendable () -> Void) {
+        begin()
+        let running = queue.operations.count { $0.result == nil }
+        guard running > 0 else { return }
+        ErrorOutput.print("reqtop: stopping: \(running) request\(running == 1 ? "" : "s") in flight may end within \(String(format: "%g", grace))s; "
+                          + "a second Ctrl-C cancels \(running == 1 ? "it" : "them") now")
+        DispatchQueue.global().asyncAfter(deadline: .now() + grace) { [self] in cancelEverything() }
+    }
+}
+
+/// What a headless session does at Ctrl-C, SIGTERM or SIGHUP.
+package enum SignalStop: Sendable {
+    /// Cancels what runs at once (`reqtop run`: the person wants the run over).
+    case cancel
+    /// Calls `begin` (a proxy stops taking requests), lets what is in flight end by itself
+    /// for up to `within` seconds and then cancels the rest; a second signal cancels at once. A proxy's
+    /// client that already has its answer whole must not see it recorded as cancelled.
+    case drain(within: TimeInterval, begin: @Sendable () -> Void)
 }

@@ -8,11 +8,14 @@ package enum QueueSession: Sendable {
     case monitor(MonitorSession)
     case headless(HeadlessSession)
 
-    /// - Parameter source: the monitor's header (what runs, and how).
-    package static func open(_ queue: RequestQueue, mode: OutputMode, source: String, redactor: Redactor?) throws -> QueueSession {
+    /// - Parameters:
+    ///   - source: the monitor's header (what runs, and how).
+    ///   - onSignal: what a headless session does at a signal (the monitor's `q` cancels at once).
+    package static func open(_ queue: RequestQueue, mode: OutputMode, source: String, redactor: Redactor?,
+                             onSignal: SignalStop = .cancel) throws -> QueueSession {
         switch mode {
         case .monitor(let color): .monitor(try MonitorSession(queue: queue, source: source, color: color, redactor: redactor))
-        case .headless: .headless(HeadlessSession(queue: queue, redactor: redactor))
+        case .headless: .headless(HeadlessSession(queue: queue, redactor: redactor, onSignal: onSignal))
         }
     }
 

@@ -25,7 +25,8 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         operation; --http1-only offers HTTP/1.1 alone. \
         It listens on 127.0.0.1 only unless --allow-remote, which needs --auth. With \
         --proxy, everything it sends upstream goes through that proxy (NO_PROXY hosts direct). \
-        See docs/proxy.md.
+        With --no-tui, Ctrl-C or SIGTERM stops listening and lets requests in flight end for up \
+        to 2 s before cancelling them (a second Ctrl-C cancels at once). See docs/proxy.md.
         """
     )
 
@@ -196,13 +197,19 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         let summary: RunSummary
         let source = "proxy \(address) · " + (options.authority == nil ? "HTTPS tunnelled" : "HTTPS decrypted")
             + (config.map { " · " + URL(fileURLWithPath: $0).lastPathComponent } ?? " · transparent") + (transport.insecure ? " · INSECURE TLS" : "")
-        let session = try QueueSession.open(queue, mode: output, source: source, redactor: recording.redactor)
+        // At a signal, what is in flight is relayed to its end (a client that has its answer
+        // whole must not find it recorded as cancelled), for a moment; then it is cancelled.
+        let session = try QueueSession.open(queue, mode: output, source: source, redactor: recording.redactor,
+                                            onSignal: .drain(within: Self.stopGrace, begin: { server.drain() }))
         summary = session.run { while !session.isStopping { Thread.sleep(forTimeInterval: 0.1) } }
         // Held while the monitor had the screen; said as it came without one.
         refusals.taken().forEach(ReqtopMain.printError)
         // A proxy that was stopped did its job: its clients' failures are not its exit status.
         try RecordingOptions.end(recorder, hub: queue.events, summary: summary, status: 0)
     }
+
+    /// How long requests in flight may go on after Ctrl-C or SIGTERM.
+    static let stopGrace: TimeInterval = 2
 
     private func printAuthority(folder: String) throws {
         let authority: LocalCertificateAuthority
