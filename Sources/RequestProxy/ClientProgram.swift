@@ -49,6 +49,20 @@ enum ClientProgram {
         #endif
     }
 
+    /// Whether this machine says who owns a socket: asked of the listening socket at
+    /// `address` (its own, so the answer is known). False where `sock_diag` is missing or
+    /// refused (a container without it), and off Linux: then a client's owner cannot be told.
+    static func tellsOwners(listeningAt address: SocketAddress?) -> Bool {
+        #if os(Linux)
+        guard let listener = endpoint(address) else { return false }
+        // A listener's far side is nothing: the kernel finds it by its own address and port.
+        let nowhere = (address: [UInt8](repeating: 0, count: listener.address.count), port: 0)
+        return socketInode(client: listener, server: nowhere)?.1 == UInt32(getuid())
+        #else
+        return false
+        #endif
+    }
+
     /// Where a client's socket was found: the program and the descriptor it had there.
     struct Place: Sendable {
         let pid: Int32

@@ -57,6 +57,7 @@ public final class ProxyServer: Sendable {
             }
         let channel = try bootstrap.bind(host: options.host, port: options.port).wait()
         let port = channel.localAddress?.port ?? options.port
+        context.ownersTold.store(ClientProgram.tellsOwners(listeningAt: channel.localAddress), ordering: .relaxed)
         context.listening.withLock { $0 = ProxySelf(host: options.host, port: port) }
         return ProxyServer(channel: channel, context: context, host: options.host, port: port)
     }
@@ -77,6 +78,10 @@ public final class ProxyServer: Sendable {
 
     /// Client connections open now.
     public var openConnections: Int { context.open.withLock { $0.count } }
+
+    /// Whether a connection's owner is told, so that a proxy without credentials serves its own
+    /// user alone. False: any user of this machine can send through it (say so, loudly).
+    public var tellsClientOwners: Bool { context.ownersTold.load(ordering: .relaxed) }
 }
 
 /// What every connection of one proxy shares: the queue, the options, the counts.
@@ -86,6 +91,13 @@ final class ProxyContext: Sendable {
     /// Where it listens (set once bound): a request aimed there is refused.
     let listening = Mutex(ProxySelf.none)
     let open = Mutex<(count: Int, numbered: Int)>((0, 0))
+    /// Whether the kernel tells a connection's owner (asked once, of the listener): until
+    /// then, on Linux, assumed (a connection it cannot place is refused, not served).
+    #if os(Linux)
+    let ownersTold = Atomic(true)
+    #else
+    let ownersTold = Atomic(false)
+    #endif
     /// Stopping (``ProxyServer/drain()``): new requests are refused.
     let draining = Mutex(false)
     private let channels = Mutex<[ObjectIdentifier: Channel]>([:])
@@ -115,9 +127,17 @@ final class ProxyContext: Sendable {
     /// client certificate and reach what only this user's loopback services answer. Nil: served.
     /// A client whose owner cannot be told (not Linux) is served.
     func refusal(of socket: ClientProgram.Socket?) -> ByteBuffer? {
-        guard options.credentials == nil, let uid = socket?.uid, uid != getuid() else { return nil }
+        guard options.credentials == nil else { return nil }
+        guard let socket else {
+            // Not told, where the machine tells owners (the client left at once, a query
+            // that failed): refused, not served to whoever it was.
+            guard ownersTold.load(ordering: .relaxed) else { return nil }
+            return ProxyFailureAnswer(status: 403, errorType: "proxy_internal_response",
+                                      message: "this proxy serves its own user only (uid \(getuid())), and the kernel did not say whose this connection is").bytes
+        }
+        guard socket.uid != getuid() else { return nil }
         return ProxyFailureAnswer(status: 403, errorType: "proxy_internal_response",
-                                  message: "this proxy serves its own user only (uid \(getuid())), not uid \(uid); start it with --auth to let others in").bytes
+                                  message: "this proxy serves its own user only (uid \(getuid())), not uid \(socket.uid); start it with --auth to let others in").bytes
     }
 
     /// A client refused the proxy's certificate for `host`: told the first time only (a

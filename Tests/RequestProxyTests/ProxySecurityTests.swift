@@ -1,6 +1,7 @@
 import FaultServer
 import Foundation
-import RequestProxy
+import NIOCore
+@testable import RequestProxy
 import XCTest
 
 /// What a client may not make the proxy do: write headers of its choosing to an upstream
@@ -68,5 +69,22 @@ final class ProxySecurityTests: XCTestCase {
         options.credentials = ProxyCredentials("team:s3cret")
         let shared = try startProxy(options)
         XCTAssertEqual(try run("/usr/bin/setpriv", asNobody + ["-s", "-U", "team:s3cret", "-x", shared.url, url]).stdout, "status 200\n")
+    }
+
+    /// A connection the kernel cannot place, on a machine that tells owners (the client left
+    /// at once, a query that failed), is refused, not served to whoever it was; where the
+    /// machine never tells (no sock_diag), it is served and the proxy says so at start.
+    func testAConnectionWhoseOwnerCannotBeToldIsRefusedWhereOwnersAreTold() throws {
+        let proxy = try startProxy()
+        #if os(Linux)
+        XCTAssertTrue(proxy.server.tellsClientOwners, "asked of its own listener")
+        let refusal = try XCTUnwrap(proxy.server.context.refusal(of: nil))
+        XCTAssertTrue(String(buffer: refusal).contains("the kernel did not say whose this connection is"), String(buffer: refusal))
+        #endif
+        proxy.server.context.ownersTold.store(false, ordering: .relaxed)
+        XCTAssertNil(proxy.server.context.refusal(of: nil), "served where owners are never told")
+        var options = ProxyOptions()
+        options.credentials = ProxyCredentials("team:s3cret")
+        XCTAssertNil(try startProxy(options).server.context.refusal(of: nil), "with credentials, whoever has them")
     }
 }

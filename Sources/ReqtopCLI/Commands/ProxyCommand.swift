@@ -181,6 +181,10 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         if !options.isLoopback {
             ReqtopMain.printError("reqtop: WARNING: the proxy listens on \(bind), reachable from the network; clients must send the --auth credentials")
         }
+        if options.credentials == nil, !server.tellsClientOwners {
+            ReqtopMain.printError("reqtop: WARNING: this machine does not say which user a connection comes from (no sock_diag), so any user of it "
+                                  + "can send through this proxy, with your certificates and to your loopback services; --auth requires credentials")
+        }
         if made, let authority = options.authority {
             ReqtopMain.printError("reqtop: made a certificate authority for this machine in \(authority.folder); trust \(authority.certificateFile) in clients (reqtop proxy --ca says how)")
         }
