@@ -45,6 +45,9 @@ final class ProxyCommandTests: XCTestCase {
             (["proxy", "--auth", "nocolon"], "user:password"),
             (["proxy", "--no-intercept", "--tunnel", "example.com"], "--no-intercept"),
             (["proxy", "--transport", "urlsession"], "NIO transport"),
+            // A negative number is the value, said wrong; not a missing value and a flag.
+            (["proxy", "--body-cap", "-1"], "--body-cap -1: expected a number of bytes, 0 or more"),
+            (["run", "--body-cap", "-1", "x.json"], "--body-cap -1: expected a number of bytes, 0 or more"),
         ]
         for (arguments, named) in cases {
             let result = try reqtop(arguments, timeout: 30)

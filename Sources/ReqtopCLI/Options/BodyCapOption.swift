@@ -6,7 +6,9 @@ import RequestArchive
 /// commands that make a queue's events (run, proxy), checked here against what a recording's
 /// line can hold.
 struct BodyCapOption: ParsableArguments {
-    @Option(name: .customLong("body-cap"), help: ArgumentHelp(
+    // The next word is the value whatever it looks like: `--body-cap -1` is a wrong number,
+    // said as such, not a missing value and a flag `-1`.
+    @Option(name: .customLong("body-cap"), parsing: .unconditional, help: ArgumentHelp(
         "Bytes of each answer's body the events, the monitor, recordings and HAR keep (0: none; 65536 by default; for run, a plan's \"bodyCap\" when this is not given).",
         valueName: "bytes"))
     var bodyCap: Int?
