@@ -19,11 +19,12 @@ public enum EventLog {
     /// `host:port` it stood for, so `reqtop diff` compares the same upstream across runs.
     /// `insecure` (added): written `true` when the session's transport verified no TLS
     /// certificate (`--insecure`), so a recording says it as loudly as the run did.
-    public static func headerLine(startedAt: Date, redacted: Bool? = nil, settings: String? = nil, origins: [String: String] = [:],
+    /// A nil `startedAt` is left out (a replay of a recording that had none does not invent one).
+    public static func headerLine(startedAt: Date?, redacted: Bool? = nil, settings: String? = nil, origins: [String: String] = [:],
                                   insecure: Bool = false) -> String {
         let origins = origins.isEmpty ? "" : ",\"origins\":{" + origins.sorted { $0.key < $1.key }
             .map { "\(JSONText.quote($0.key)):\(JSONText.quote($0.value))" }.joined(separator: ",") + "}"
-        return "{\"event\":\"session\",\"version\":\(version),\"startedAt\":\(JSONText.quote(iso8601(startedAt)))"
+        return "{\"event\":\"session\",\"version\":\(version)" + (startedAt.map { ",\"startedAt\":" + JSONText.quote(iso8601($0)) } ?? "")
             + (redacted.map { ",\"redacted\":\($0)" } ?? "") + (insecure ? ",\"insecure\":true" : "") + (settings.map { ",\"settings\":\($0)" } ?? "") + origins + "}"
     }
 

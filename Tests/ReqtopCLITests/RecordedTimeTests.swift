@@ -36,6 +36,20 @@ final class RecordedTimeTests: XCTestCase {
         XCTAssertEqual(second.status, 0, "replay reads what replay wrote: \(second.stderr)")
     }
 
+    /// A recording whose header gives no start is replayed with none: the header it prints
+    /// does not say it began now (it said the moment of the replay).
+    func testAReplayOfARecordingWithNoStartSaysNone() throws {
+        let path = folder + "/nostart.jsonl"
+        try ([#"{"event":"session","version":1,"redacted":true}"#,
+              #"{"t":0.1,"op":"a","attempt":1,"event":"queued","method":"GET","url":"http://example.invalid/","headers":{},"maxAttempts":1}"#,
+              #"{"t":0.2,"op":"a","attempt":1,"event":"finished","outcome":"success","status":200,"attempts":1,"duration":0.1}"#]
+            .joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let replay = try reqtop(["replay", path, "--no-tui"])
+        XCTAssertEqual(replay.status, 0, replay.stderr)
+        XCTAssertEqual(replay.stdout.split(separator: "\n").first, #"{"event":"session","version":1,"redacted":true}"#)
+        XCTAssertEqual(replay.events.count, 3, replay.stdout)
+    }
+
     func testAWhatIfClosesALongQuietGapAndSaysSo() throws {
         let recording = folder + "/gap.jsonl"
         var lines = [#"{"event":"session","version":1,"startedAt":"2026-11-25T10:00:00.000Z"}"#]

@@ -131,7 +131,7 @@ struct ReplayCommand: ParsableCommand {
     }
 
     private func printHeader(startedAt: Date?, redacted: Bool?) {
-        FileHandle.standardOutput.write(Data((EventLog.headerLine(startedAt: startedAt ?? Date(), redacted: redacted) + "\n").utf8))
+        FileHandle.standardOutput.write(Data((EventLog.headerLine(startedAt: startedAt, redacted: redacted) + "\n").utf8))
     }
 
     /// Events as JSON lines on stdout, in one write.
