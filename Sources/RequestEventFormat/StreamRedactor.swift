@@ -22,8 +22,7 @@ public final class StreamRedactor: Sendable {
 
     private struct Memory {
         var secrets: [String: [String]] = [:]
-        var order: [String] = []
-        var orderStart = 0
+        var order = RecentKeys<String>(limit: StreamRedactor.operationLimit)
     }
 
     private let memory = Mutex(Memory())
@@ -83,16 +82,8 @@ public final class StreamRedactor: Sendable {
         let values = values.filter { $0.count >= Self.minimumLength && $0 != Redactor.placeholder }
         guard !values.isEmpty else { return }
         memory.withLock { memory in
-            if memory.secrets[operation] == nil {
-                memory.order.append(operation)
-                if memory.order.count - memory.orderStart > Self.operationLimit {
-                    memory.secrets[memory.order[memory.orderStart]] = nil
-                    memory.orderStart += 1
-                    if memory.orderStart > Self.operationLimit {
-                        memory.order.removeFirst(memory.orderStart)
-                        memory.orderStart = 0
-                    }
-                }
+            if memory.secrets[operation] == nil, let oldest = memory.order.append(operation) {
+                memory.secrets[oldest] = nil
             }
             // Longest first, so a value that holds another is replaced whole.
             memory.secrets[operation] = Set((memory.secrets[operation] ?? []) + values).sorted { $0.count > $1.count }

@@ -1,5 +1,5 @@
 import Foundation
-import RequestEventFormat
+@testable import RequestEventFormat
 import RequestOperations
 import XCTest
 
@@ -38,5 +38,26 @@ final class StreamRedactorTests: XCTestCase {
         _ = redactor.redact(event("a", .finished(outcome: .success, status: 200, attempts: 1, duration: 1, reason: nil)))
         let later = redactor.redact(event("a", .response(status: 200, headers: ["X": "KEY-ALPHA"], expectedBytes: nil)))
         XCTAssertEqual(later.payload, .response(status: 200, headers: ["X": "KEY-ALPHA"], expectedBytes: nil))
+    }
+
+    /// Operations that never finish are remembered up to ``StreamRedactor/operationLimit``, the
+    /// oldest forgotten first: the newest still has its secret scrubbed, the first not.
+    func testOperationsThatNeverFinishAreForgottenOldestFirst() {
+        let redactor = StreamRedactor()
+        for index in 0...StreamRedactor.operationLimit {
+            _ = redactor.redact(event("op\(index)", .queued(method: "GET", url: "http://h/", headers: ["X-Api-Key": "KEY-\(index)-SECRET"], maxAttempts: nil)))
+        }
+        let echo = { (index: Int) in
+            redactor.redact(self.event("op\(index)", .response(status: 200, headers: ["X": "KEY-\(index)-SECRET"], expectedBytes: nil))).payload
+        }
+        XCTAssertEqual(echo(StreamRedactor.operationLimit), .response(status: 200, headers: ["X": Redactor.placeholder], expectedBytes: nil))
+        XCTAssertEqual(echo(0), .response(status: 200, headers: ["X": "KEY-0-SECRET"], expectedBytes: nil), "the oldest was forgotten")
+    }
+
+    func testRecentKeysGivesBackTheOldestPastItsLimit() {
+        var keys = RecentKeys<Int>(limit: 3)
+        XCTAssertEqual((1...3).compactMap { keys.append($0) }, [])
+        XCTAssertEqual((4...10).compactMap { keys.append($0) }, [1, 2, 3, 4, 5, 6, 7])
+        XCTAssertEqual(keys.count, 3)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RequestEventFormat
 import RequestOperations
 
 /// The one counting rule for every summary — a live run's, a replay's — and for the
@@ -19,10 +20,9 @@ package struct SessionTally: Sendable, Equatable {
     /// finished. It held every id it had seen, with its outcome — a proxy that ran all day
     /// grew by them — and hashed each event's id (#58).
     private var open: Set<String> = []
-    /// The ids of the last operations that finished (oldest first, from `recentStart`), so an
-    /// event that comes after an operation's `finished` does not count it again.
-    private var recent: [String] = []
-    private var recentStart = 0
+    /// The ids of the last operations that finished, so an event that comes after an
+    /// operation's `finished` does not count it again: in order, to forget the oldest, and as a set.
+    private var recent = RecentKeys<String>(limit: SessionTally.recentLimit)
     private var recentSet: Set<String> = []
     /// The last event's operation: its next events (they come in runs) are not looked up.
     private var lastSeen = ""
@@ -63,17 +63,8 @@ package struct SessionTally: Sendable, Equatable {
     private mutating func finish(_ id: String, _ outcome: RequestOutcome) {
         guard open.remove(id) != nil else { return }
         finished[outcome, default: 0] += 1
-        recent.append(id)
         recentSet.insert(id)
-        if recent.count - recentStart > Self.recentLimit {
-            recentSet.remove(recent[recentStart])
-            recentStart += 1
-            // Compacted once half of it is forgotten: O(1) an operation.
-            if recentStart >= Self.recentLimit {
-                recent.removeFirst(recentStart)
-                recentStart = 0
-            }
-        }
+        if let oldest = recent.append(id) { recentSet.remove(oldest) }
     }
 
     package func count(_ outcome: RequestOutcome) -> Int {
