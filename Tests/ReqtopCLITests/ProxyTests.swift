@@ -48,8 +48,8 @@ final class ProxyTests: XCTestCase {
         }
         // Listening once a connection is taken.
         let end = Date().addingTimeInterval(10)
-        while Date() < end, !Self.accepts(port) { usleep(20_000) }
-        XCTAssertTrue(Self.accepts(port), "tinyproxy listens on \(port)")
+        while Date() < end, !Self.accepts(port: port) { usleep(20_000) }
+        XCTAssertTrue(Self.accepts(port: port), "tinyproxy listens on \(port)")
         return (port, log)
     }
 
@@ -66,18 +66,6 @@ final class ProxyTests: XCTestCase {
         }
         guard bound else { throw POSIXError(.EADDRINUSE) }
         return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
     }
 
     /// `reqtop run PLAN --no-tui` with `environment` added to this process's (proxy variables
@@ -209,7 +197,7 @@ final class ProxyTests: XCTestCase {
         try proxy.run()
         defer { proxy.terminate(); proxy.waitUntilExit() }
         let end = Date().addingTimeInterval(10)
-        while Date() < end, !Self.accepts(port) { usleep(20_000) }
+        while Date() < end, !Self.accepts(port: port) { usleep(20_000) }
         let pki = try TestCertificates.make()
         defer { pki.remove() }
         let path = pki.folder + "/proxy-auth-plan.json"
