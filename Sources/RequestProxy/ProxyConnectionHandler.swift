@@ -112,7 +112,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         headTimer?.headArrived()
         requests += 1
         let id = streamID.map { "c\(connection)-s\($0)" } ?? "c\(connection)-r\(requests)"
-        if proxy.draining.withLock({ $0 }) {
+        if proxy.draining.load(ordering: .relaxed) {
             return refuse(ProxyFailureAnswer(status: 503, errorType: "proxy_internal_response", message: "the proxy is stopping; this request was not sent"),
                           context: context, close: true)
         }

@@ -66,7 +66,7 @@ public final class ProxyServer: Sendable {
     /// a request that comes on an open one is answered 503 and its connection closed. What
     /// is in flight is relayed to its end (or cancelled by whoever stops the proxy, later).
     public func drain() {
-        context.draining.withLock { $0 = true }
+        context.draining.store(true, ordering: .relaxed)
         channel.close(promise: nil)
     }
 
@@ -99,7 +99,7 @@ final class ProxyContext: Sendable {
     let ownersTold = Atomic(false)
     #endif
     /// Stopping (``ProxyServer/drain()``): new requests are refused.
-    let draining = Mutex(false)
+    let draining = Atomic(false)
     private let channels = Mutex<[ObjectIdentifier: Channel]>([:])
     private let upstreamContext = Mutex<NIOSSLContext?>(nil)
     /// Hosts whose refusal by a client was told (``ProxyOptions/onClientRefusal``): once each.
