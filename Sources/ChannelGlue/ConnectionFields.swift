@@ -29,7 +29,27 @@ public enum ConnectionFields {
         names.union(namedByConnection(in: fields))
     }
 
+    /// False when `name` cannot be one of ``names``, told from its length and first byte
+    /// alone: most fields of a head are not, and are passed without being lower-cased (a
+    /// Unicode case mapping a field, ten and more a proxied request, #58).
+    public static func mayBeAlwaysTheConnections(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 2, 7, 10, 16, 17, 18, 19: return mayBegin(name.utf8.first ?? 0)
+        default: return false
+        }
+    }
+
+    /// `c`, `k`, `p`, `t`, `u`, either case: the first letters of ``names``.
+    private static func mayBegin(_ byte: UInt8) -> Bool {
+        switch byte | 0x20 {
+        case UInt8(ascii: "c"), UInt8(ascii: "k"), UInt8(ascii: "p"), UInt8(ascii: "t"), UInt8(ascii: "u"): true
+        default: false
+        }
+    }
+
     private static func isConnection(_ name: String) -> Bool {
+        let count = name.utf8.count
+        guard count == 10 || count == 16, mayBeAlwaysTheConnections(name) else { return false }
         let lower = name.lowercased()
         return lower == "connection" || lower == "proxy-connection"
     }

@@ -8,20 +8,28 @@ import NIOHTTP1
 enum HopByHopHeaders {
     /// `fields` without the hop-by-hop ones, in their order, duplicates kept.
     static func removed(from fields: [(String, String)]) -> [(String, String)] {
-        let named = ConnectionFields.all(in: fields)
-        return fields.filter { name, value in
+        // Those a `Connection` field names besides the ones always the connection's: most
+        // heads name none (`keep-alive`, `close`), and then a field that cannot be one of
+        // those is kept without lower-casing its name.
+        let named = ConnectionFields.namedByConnection(in: fields)
+        let namesOthers = !named.isSubset(of: ConnectionFields.names)
+        var kept: [(String, String)] = []
+        kept.reserveCapacity(fields.count)
+        for (name, value) in fields {
+            guard namesOthers || ConnectionFields.mayBeAlwaysTheConnections(name) else {
+                kept.append((name, value))
+                continue
+            }
+            let lower = name.lowercased()
             // `TE: trailers` says the client reads trailers, which this proxy relays (a gRPC
             // server refuses a call without it); any other `TE` stays the connection's.
-            if name.lowercased() == "te", value.trimmingCharacters(in: .whitespaces).lowercased() == "trailers", !named.contains("trailers") {
-                return !isNamedByConnection("te", in: fields)
+            if lower == "te", value.trimmingCharacters(in: .whitespaces).lowercased() == "trailers", !named.contains("trailers") {
+                if !named.contains("te") { kept.append((name, value)) }
+                continue
             }
-            return !named.contains(name.lowercased())
+            if !ConnectionFields.names.contains(lower), !named.contains(lower) { kept.append((name, value)) }
         }
-    }
-
-    /// Whether a `Connection` field names `name` (the client made it the connection's own).
-    private static func isNamedByConnection(_ name: String, in fields: [(String, String)]) -> Bool {
-        ConnectionFields.namedByConnection(in: fields).contains(name)
+        return kept
     }
 
     /// The transfer codings a `Transfer-Encoding` value names other than `chunked` (`gzip` of
