@@ -31,7 +31,15 @@ struct JSONBytes {
         string.withUTF8 { utf8 in
             let count = utf8.count
             var runStart = 0, index = 0
+            let base = UnsafeRawPointer(utf8.baseAddress)
             while index < count {
+                // Eight bytes at a time while none needs a look: most of a line is plain
+                // ASCII (names, URLs, values), a byte at a time was a seventh of writing an
+                // event line (#58).
+                if let base, count - index >= 8, !Self.needsALook(base.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
+                    index += 8
+                    continue
+                }
                 let byte = utf8[index]
                 // A C1 control is U+0080–U+009F: 0xC2 then 0x80–0x9F in UTF-8.
                 let c1 = byte == 0xC2 && index + 1 < count && (0x80...0x9F).contains(utf8[index + 1])
@@ -56,6 +64,18 @@ struct JSONBytes {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Whether any of the eight bytes in `word` is one `quoted` escapes or must read with its
+    /// neighbour: below U+0020, `"`, `\`, DEL, or any byte from 0x80 (a C1 control's lead
+    /// among them). A byte is zero in `x` when `(x - 0x01…) & ~x & 0x80…` is not (exact as
+    /// to whether one is; which, it may not say).
+    static func needsALook(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZero(_ x: UInt64) -> Bool { (x &- ones) & ~x & highs != 0 }
+        return word & highs != 0
+            || (word &- ones &* 0x20) & ~word & highs != 0
+            || hasZero(word ^ (ones &* 0x22)) || hasZero(word ^ (ones &* 0x5C)) || hasZero(word ^ (ones &* 0x7F))
+    }
+
     /// `\u00xx`, lower-case hex: a control character below U+0100.
     private mutating func unicodeEscape(_ value: UInt8) {
         func hex(_ nibble: UInt8) -> UInt8 { nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10 }
@@ -71,14 +91,17 @@ struct JSONBytes {
 
     /// `value` in decimal, at least `width` digits (zeros in front).
     private mutating func digits(_ value: UInt64, width: Int) {
-        var divisor: UInt64 = 1, count = 1
-        while count < width || value / divisor >= 10 {
-            divisor *= 10
-            count += 1
-        }
-        while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-            divisor /= 10
+        // Right to left on the stack, one division a digit, appended at once (a division
+        // pair and an append a digit were ~500 instructions an event's time, #58).
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+            var at = buffer.count, rest = value
+            repeat {
+                let (quotient, digit) = rest.quotientAndRemainder(dividingBy: 10)
+                at -= 1
+                buffer[at] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: digit)
+                rest = quotient
+            } while rest > 0 || buffer.count - at < min(width, buffer.count)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[at...]))
         }
     }
 

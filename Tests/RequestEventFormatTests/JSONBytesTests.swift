@@ -12,6 +12,15 @@ final class JSONBytesTests: XCTestCase {
         var strings = (0...0x2FF).compactMap { Unicode.Scalar($0).map { String(Character($0)) } }
         strings += ["", "plain", "a\"b\\c\nd\u{1}é", "\u{7F}\u{80}\u{9F}\u{A0}", "😀 x 👩‍👩‍👧", "e\u{301}", "\u{2028}\u{2029}",
                     String(repeating: "abc\u{85}\"", count: 50), "tail\\", "\"head", "\u{C2}\u{80}", "\u{100}\u{9F}"]
+        // Each byte that needs a look at every place of a line longer than the eight bytes
+        // read at once, and plain runs of every length around eight.
+        let plain = "abcdefghijklmnopqrstuvw"
+        for special in ["\"", "\\", "\n", "\u{1}", "\u{1F}", "\u{7F}", "\u{80}", "\u{9F}", "é", "😀", " ", "!", "#", "[", "]", "~"] {
+            for place in 0...plain.count {
+                strings.append(String(plain.prefix(place)) + special + String(plain.dropFirst(place)))
+            }
+        }
+        strings += (0...plain.count).map { String(plain.prefix($0)) }
         return strings
     }
 
