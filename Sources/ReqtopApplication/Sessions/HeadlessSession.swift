@@ -82,4 +82,10 @@ package enum SignalStop: Sendable {
     /// for up to `within` seconds and then cancels the rest; a second signal cancels at once. A proxy's
     /// client that already has its answer whole must not see it recorded as cancelled.
     case drain(within: TimeInterval, begin: @Sendable () -> Void)
+
+    /// What stops new work, if this stop has such a step.
+    var stopsTaking: (@Sendable () -> Void)? {
+        if case .drain(_, let begin) = self { return begin }
+        return nil
+    }
 }

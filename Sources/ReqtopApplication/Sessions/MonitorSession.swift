@@ -13,11 +13,15 @@ package final class MonitorSession: Sendable {
     private let tracker: OperationTracker
     private let screen: MonitorScreen
     private let quitting = Mutex(false)
+    /// Called at `q` before what runs is cancelled: a proxy stops taking requests, so none
+    /// comes in after the cancel to run on (and be waited for) while the monitor is gone.
+    private let stopTaking: (@Sendable () -> Void)?
 
     /// Secrets out of what the screen shows (it may be shared or recorded); nil with --no-redact.
     private let redactor: StreamRedactor?
 
-    package init(queue: RequestQueue, source: String, color: Bool, redactor: Redactor?) throws {
+    package init(queue: RequestQueue, source: String, color: Bool, redactor: Redactor?, stopTaking: (@Sendable () -> Void)? = nil) throws {
+        self.stopTaking = stopTaking
         self.redactor = redactor.map(StreamRedactor.init)
         self.queue = queue
         self.tracker = OperationTracker(hub: queue.events)
@@ -55,6 +59,7 @@ package final class MonitorSession: Sendable {
         subscription.cancel()
         // Wait for `body` to see the quit, so that it adds nothing after the sweep below.
         bodyDone.wait()
+        stopTaking?()
         tracker.cancelRunning(by: "quit")
         // And what the session did not add itself (a token refresh).
         queue.cancelAll(by: "quit")

@@ -10,11 +10,13 @@ package enum QueueSession: Sendable {
 
     /// - Parameters:
     ///   - source: the monitor's header (what runs, and how).
-    ///   - onSignal: what a headless session does at a signal (the monitor's `q` cancels at once).
+    ///   - onSignal: what a headless session does at a signal; the monitor's `q` cancels at
+    ///     once, after a drain's `begin` (nothing new is taken while it does).
     package static func open(_ queue: RequestQueue, mode: OutputMode, source: String, redactor: Redactor?,
                              onSignal: SignalStop = .cancel) throws -> QueueSession {
         switch mode {
-        case .monitor(let color): .monitor(try MonitorSession(queue: queue, source: source, color: color, redactor: redactor))
+        case .monitor(let color): .monitor(try MonitorSession(queue: queue, source: source, color: color, redactor: redactor,
+                                                              stopTaking: onSignal.stopsTaking))
         case .headless: .headless(HeadlessSession(queue: queue, redactor: redactor, onSignal: onSignal))
         }
     }
