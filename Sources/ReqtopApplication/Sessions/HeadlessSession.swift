@@ -73,19 +73,3 @@ package final class HeadlessSession: Sendable {
         DispatchQueue.global().asyncAfter(deadline: .now() + grace) { [self] in cancelEverything() }
     }
 }
-
-/// What a headless session does at Ctrl-C, SIGTERM or SIGHUP.
-package enum SignalStop: Sendable {
-    /// Cancels what runs at once (`reqtop run`: the person wants the run over).
-    case cancel
-    /// Calls `begin` (a proxy stops taking requests), lets what is in flight end by itself
-    /// for up to `within` seconds and then cancels the rest; a second signal cancels at once. A proxy's
-    /// client that already has its answer whole must not see it recorded as cancelled.
-    case drain(within: TimeInterval, begin: @Sendable () -> Void)
-
-    /// What stops new work, if this stop has such a step.
-    var stopsTaking: (@Sendable () -> Void)? {
-        if case .drain(_, let begin) = self { return begin }
-        return nil
-    }
-}
