@@ -44,8 +44,9 @@ struct CircuitRecheckTests {
             return event.time <= openedAt
         }
         // An attempt that asked the breaker a moment before it opened may still go (the
-        // check and the hand-over are not one step); dozens may not.
-        #expect(sentAfter.count <= 2, "\(sentAfter.count) attempts reached the transport after the breaker opened (\(sentBefore.count) before)")
+        // check and the hand-over are not one step): at most the 8 holding slots then (3 were
+        // seen under CI's load); dozens may not (42 before the recheck).
+        #expect(sentAfter.count <= 8, "\(sentAfter.count) attempts reached the transport after the breaker opened (\(sentBefore.count) before)")
         let waited = events.filter { if case .circuitWaiting = $0.payload { true } else { false } }
         #expect(waited.count >= 30, "the others waited for the breaker: \(waited.count)")
     }
