@@ -121,4 +121,19 @@ extension XCTestCase {
         return answer
     }
 
+    /// Runs `work` on a thread of its own (a request held while the test goes on); the
+    /// returned closure waits up to 40 s for what it gave.
+    func inBackground(_ work: @escaping @Sendable () -> String) -> () -> String {
+        let done = DispatchSemaphore(value: 0)
+        let given = Mutex("")
+        Thread {
+            let text = work()
+            given.withLock { $0 = text }
+            done.signal()
+        }.start()
+        return {
+            _ = done.wait(timeout: .now() + 40)
+            return given.withLock { $0 }
+        }
+    }
 }

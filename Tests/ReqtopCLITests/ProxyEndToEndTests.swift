@@ -24,21 +24,7 @@ final class ProxyEndToEndTests: TerminalTestCase {
 
     /// Runs `curl` on a thread of its own: the request is held while the test types.
     private func curlInBackground(_ arguments: [String]) -> () -> String {
-        let done = DispatchSemaphore(value: 0)
-        let answer = Answer()
-        Thread {
-            answer.text = (try? Self.curl(arguments)) ?? "<curl failed>"
-            done.signal()
-        }.start()
-        return {
-            _ = done.wait(timeout: .now() + 40)
-            return answer.text
-        }
-    }
-
-    private final class Answer: @unchecked Sendable {
-        // @unchecked: written once by the curl thread before the semaphore, read after it.
-        var text = ""
+        inBackground { (try? Self.curl(arguments)) ?? "<curl failed>" }
     }
 
     func testBreakpointAnswerFaultAndCancelReachCurl() throws {

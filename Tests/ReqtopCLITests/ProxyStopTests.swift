@@ -1,6 +1,5 @@
 import FaultServer
 import Foundation
-import Synchronization
 import XCTest
 
 /// How `reqtop proxy` stops at SIGTERM: it stops listening, lets what is in flight end for a
@@ -83,18 +82,7 @@ final class ProxyStopTests: XCTestCase {
         XCTAssertEqual(finished.compactMap { $0["outcome"] as? String }, ["success", "success"], "the late request was no operation")
     }
 
-    /// Runs curl on a thread of its own; the returned closure waits for what it printed.
     private func curlInBackground(_ arguments: [String]) -> () -> String {
-        let done = DispatchSemaphore(value: 0)
-        let printed = Mutex("")
-        Thread {
-            let text = (try? Self.curl(arguments)) ?? "<curl failed>"
-            printed.withLock { $0 = text }
-            done.signal()
-        }.start()
-        return {
-            _ = done.wait(timeout: .now() + 40)
-            return printed.withLock { $0 }
-        }
+        inBackground { (try? Self.curl(arguments)) ?? "<curl failed>" }
     }
 }
