@@ -29,6 +29,8 @@ enum ClientProgram {
     /// the lookup costs, for the tests (ClientProgramLookupTests).
     static let descriptorsRead = Atomic<Int>(0)
     static let lookups = Atomic<Int>(0)
+    /// Of those, found by ``findQuickly(_:)`` on the connection's event loop.
+    static let quickLookups = Atomic<Int>(0)
 
     /// A client's socket as the kernel knows it: its inode and its owner.
     struct Socket: Sendable {
@@ -73,12 +75,33 @@ enum ClientProgram {
     /// user may not look into it; and where it was found, for ``closed(_:)``.
     static func find(_ socket: Socket) -> (name: String?, place: Place?) {
         #if os(Linux)
-        if let place = owner(of: socket.inode) { return ("\(name(of: place.pid)) \(place.pid)", place) }
+        if let place = owner(of: socket.inode) { return (label(place), place) }
         return (socket.uid == getuid() ? nil : "uid \(socket.uid)", nil)
         #else
         return (nil, nil)
         #endif
     }
+
+    /// The same where it is quick: the socket read lately on the way to another, or at one
+    /// of the few descriptors where the programs found lately had their last sockets — a few
+    /// `readlink`s of `/proc` (memory, not a disk or the network), so the connection's event
+    /// loop asks it itself. Nil: not there; ``find(_:)`` (off the loop) looks everywhere.
+    static func findQuickly(_ socket: Socket) -> (name: String, place: Place)? {
+        #if os(Linux)
+        lookups.add(1, ordering: .relaxed)
+        guard let place = recentOwner(of: socket.inode, budget: quickBudget) else {
+            lookups.add(-1, ordering: .relaxed)   // counted again by the lookup that follows
+            return nil
+        }
+        quickLookups.add(1, ordering: .relaxed)
+        return (label(place), place)
+        #else
+        return nil
+        #endif
+    }
+
+    /// The descriptors a quick lookup reads at most.
+    static let quickBudget = 8
 
     /// The connection from `place` closed: its descriptor is tried first for the program's
     /// next connection. A client that opens a connection a request (`ab`, scripts) gets the
@@ -165,20 +188,9 @@ enum ClientProgram {
     /// CPU under a client that opens a connection a request.
     private static func owner(of inode: UInt32) -> Place? {
         lookups.add(1, ordering: .relaxed)
-        if let found = seen.withLock({ $0.removeValue(forKey: inode) }), found.at.duration(to: .now) < .seconds(2) {
-            return remember(found.place.pid, found.place.descriptor)
-        }
+        if let place = recentOwner(of: inode, budget: .max) { return place }
         let link = Array("socket:[\(inode)]".utf8)
         let lately = recent.withLock { $0 }
-        // Those no connection here holds first (the latest freed first), then the held ones
-        // lowest first: a close the client made may not have reached us yet, and the kernel
-        // gives the lowest free descriptor.
-        for program in lately {
-            let order = program.descriptors.filter { !program.open.contains($0) } + program.open.sorted()
-            for descriptor in order where links(program.pid, descriptor, to: link) {
-                return remember(program.pid, descriptor)
-            }
-        }
         for program in lately {
             if let descriptor = descriptor(of: program.pid, linkingTo: link, skipping: program.descriptors) {
                 return remember(program.pid, descriptor)
@@ -192,6 +204,34 @@ enum ClientProgram {
             return false
         }
         return found.map { remember($0.pid, $0.descriptor) }
+    }
+
+    /// The holder of socket `inode` if it is where one was lately: read on the way to another
+    /// socket, or at a descriptor a program found lately had one at, reading at most
+    /// `budget` of them.
+    private static func recentOwner(of inode: UInt32, budget: Int) -> Place? {
+        if let found = seen.withLock({ $0.removeValue(forKey: inode) }), found.at.duration(to: .now) < .seconds(2) {
+            return remember(found.place.pid, found.place.descriptor)
+        }
+        let link = Array("socket:[\(inode)]".utf8)
+        var left = budget
+        // Those no connection here holds first (the latest freed first), then the held ones
+        // lowest first: a close the client made may not have reached us yet, and the kernel
+        // gives the lowest free descriptor.
+        for program in recent.withLock({ $0 }) {
+            let order = program.descriptors.filter { !program.open.contains($0) } + program.open.sorted()
+            for descriptor in order {
+                guard left > 0 else { return nil }
+                left -= 1
+                if links(program.pid, descriptor, to: link) { return remember(program.pid, descriptor) }
+            }
+        }
+        return nil
+    }
+
+    /// `curl 4242`.
+    private static func label(_ place: Place) -> String {
+        "\(name(of: place.pid)) \(place.pid)"
     }
 
     /// Puts `pid` first among the recent programs, `descriptor` first among its places.

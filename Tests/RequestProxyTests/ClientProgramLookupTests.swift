@@ -5,7 +5,8 @@ import XCTest
 
 /// The PROGRAM column's lookup under a client that opens a connection a request, eight at a
 /// time (as `ab -c 8` and many scripts do): every connection is named, and the descriptors the
-/// client just freed — where its next sockets land — are the first ones looked at.
+/// client just freed — where its next sockets land — are the first ones looked at, on the
+/// connection's event loop.
 final class ClientProgramLookupTests: XCTestCase {
     func testEightClientsOpeningAConnectionARequestAreFoundAtTheDescriptorJustFreed() throws {
         #if os(Linux)
@@ -45,6 +46,7 @@ final class ClientProgramLookupTests: XCTestCase {
         proxy.queue.waitUntilAllOperationsAreFinished()
         let readBefore = ClientProgram.descriptorsRead.load(ordering: .relaxed)
         let lookupsBefore = ClientProgram.lookups.load(ordering: .relaxed)
+        let quickBefore = ClientProgram.quickLookups.load(ordering: .relaxed)
         input.fileHandleForWriting.write(Data("go\n".utf8))
         XCTAssertEqual(lines.next(), "320")
         python.waitUntilExit()
@@ -63,6 +65,10 @@ final class ClientProgramLookupTests: XCTestCase {
         // made at the same moment: 1.6-1.8 a lookup here. Tried in the order they were found
         // (the freed one last of eight), it was 3.2-3.6 here, 3.9 under `ab -c 8`.
         XCTAssertLessThan(Double(read) / Double(lookups), 2.5, "descriptors read a lookup: \(read) for \(lookups)")
+        // Where the client's last sockets were, the event loop finds the program itself: no
+        // thread is woken for the lookup, and the first request never waits for one.
+        let quick = ClientProgram.quickLookups.load(ordering: .relaxed) - quickBefore
+        XCTAssertGreaterThanOrEqual(quick, 160, "found on the loop: \(quick) of \(lookups)")
         #else
         throw XCTSkip("the program lookup is Linux only")
         #endif
