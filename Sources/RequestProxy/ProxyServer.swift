@@ -173,7 +173,9 @@ final class ProxyContext: Sendable {
     func track(_ channel: Channel) {
         let key = ObjectIdentifier(channel)
         channels.withLock { $0[key] = channel }
-        channel.closeFuture.whenComplete { [weak self] _ in _ = self?.channels.withLock { $0.removeValue(forKey: key) } }
+        // Strong: the context outlives its connections, and a weak reference would give it a
+        // side table, making every retain and release of it (several a request) the slow kind.
+        channel.closeFuture.whenComplete { _ in _ = self.channels.withLock { $0.removeValue(forKey: key) } }
     }
 
     /// Closes every connection, and waits (up to 2 s) until they are closed: a close is queued

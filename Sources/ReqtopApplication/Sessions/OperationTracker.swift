@@ -17,7 +17,10 @@ package final class OperationTracker: Sendable {
 
     package init(hub: EventHub) {
         self.hub = hub
-        let subscription = hub.subscribe(label: "reqtop.tally") { [weak self] batch in self?.tally.withLock { $0.add(batch) } }
+        // Counted for the summary at the end (which waits for every event): no hurry.
+        let subscription = hub.subscribe(label: "reqtop.tally", delay: JSONLinesOutput.gathering) { [weak self] batch in
+            self?.tally.withLock { $0.add(batch) }
+        }
         self.subscription.withLock { $0 = subscription }
     }
 
