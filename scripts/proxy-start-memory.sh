@@ -2,8 +2,10 @@
 # Where `reqtop proxy --no-tui`'s resident memory at start goes, for one or more builds, in one
 # run: each build is started ROUNDS times in turn (alternated), and one second after it says it
 # listens its /proc/PID/smaps is summed by what is mapped — the binary, the Swift runtime and
-# Foundation, ICU, libcurl and the TLS libraries it loads, anonymous memory — medians printed
-# as the table docs/benchmarks.md holds.
+# Foundation, ICU, libcurl and the TLS libraries it loads, anonymous memory — and, across all
+# of them, what is private and written (Private_Dirty: the process's own; the rest is clean
+# pages of files, shared with the page cache); medians printed as the table
+# docs/benchmarks.md holds.
 #   bash scripts/proxy-start-memory.sh BUILD/reqtop [OTHER/reqtop ...] [ROUNDS (default 5)]
 # Binds to 127.0.0.1 only; every wait is bounded.
 set -euo pipefail
@@ -27,7 +29,7 @@ measure() {  # BUILD INDEX -> appends one line of figures (KiB) to $work/INDEX
   python3 - "$pid" "$(basename "$build")" >> "$work/$index" <<'PY'
 import re, sys
 pid, binary = sys.argv[1], sys.argv[2]
-groups = {"binary": 0, "swift": 0, "icu": 0, "curl-tls": 0, "anonymous": 0, "other": 0, "total": 0}
+groups = {"binary": 0, "swift": 0, "icu": 0, "curl-tls": 0, "anonymous": 0, "other": 0, "total": 0, "private": 0}
 def group(name):
     if name.endswith("/" + binary): return "binary"
     if "FoundationICU" in name: return "icu"
@@ -42,7 +44,9 @@ for line in open(f"/proc/{pid}/smaps"):
         current = group(fields[5] if len(fields) > 5 else "")
     elif fields[0] == "Rss:":
         groups[current] += int(fields[1]); groups["total"] += int(fields[1])
-print(" ".join(str(groups[k]) for k in ["total", "binary", "swift", "icu", "curl-tls", "anonymous", "other"]))
+    elif fields[0] == "Private_Dirty:":
+        groups["private"] += int(fields[1])
+print(" ".join(str(groups[k]) for k in ["total", "binary", "swift", "icu", "curl-tls", "anonymous", "other", "private"]))
 PY
   kill $pid; wait $pid 2>/dev/null || true
 }
@@ -50,8 +54,8 @@ PY
 for round in $(seq "$rounds"); do
   for index in "${!builds[@]}"; do measure "${builds[$index]}" "$index"; done
 done
-echo "| build | resident at start | the binary | Swift runtime + Foundation | ICU | libcurl + TLS libraries | anonymous | other |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| build | resident at start | the binary | Swift runtime + Foundation | ICU | libcurl + TLS libraries | anonymous | other | of it private (written) |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for index in "${!builds[@]}"; do
   python3 - "${builds[$index]}" "$work/$index" <<'PY'
 import statistics, sys
