@@ -100,4 +100,41 @@ final class ProxyEndToEndTests: TerminalTestCase {
         try keys("q")
         try waitForScreen("the exit") { $0.contains("exit-status-0") }
     }
+
+    /// `q` in the proxy's monitor stops it as a signal stops it headless: what is in flight
+    /// may end (an answer streaming to its client reaches it whole, and is recorded as it was),
+    /// and what hangs is cancelled after the grace, its client told.
+    func testQuittingTheMonitorLetsAnswersInFlightEnd() throws {
+        let upstream = try FaultServer.start()
+        defer { upstream.stop() }
+        let folder = try makeTemporaryFolder("proxy-quit")
+        let recording = folder + "/quit.jsonl"
+        let port = try ProxyTests.freePort()
+        let proxy = "http://127.0.0.1:\(port)"
+        try openShell(width: 170, height: 40)
+        try keys("XDG_CONFIG_HOME=\(folder) \(CommandLineTests.binary.path) proxy --port \(port) --record \(recording); echo \"exit\"\"-status-$?\"", "Enter")
+        try waitForScreen("the proxy's monitor") { $0.contains("proxy \(proxy)") }
+        let base = upstream.baseURL.absoluteString
+        // 60,000 bytes in 6 pieces over 1.2 s, and a request the upstream never answers.
+        let dripping = curlInBackground(["-x", proxy, "-o", "/dev/null", "-w", "%{http_code} %{size_download}",
+                                         base + "/drip?bytes=60000&duration=1200&chunks=6"])
+        let hanging = curlInBackground(["-x", proxy, "-o", "/dev/null", "-w", "%{http_code}", base + "/hang"])
+        try waitForScreen("both requests running") { screen in
+            screen.split(separator: "\n").contains { $0.contains("/drip") && $0.contains("running") }
+                && screen.split(separator: "\n").contains { $0.contains("/hang") && $0.contains("running") }
+        }
+        let quit = Date()
+        try keys("q")
+        XCTAssertEqual(dripping(), "200 60000", "the answer in flight reached its client whole")
+        XCTAssertEqual(hanging(), "502", "what hangs past the grace is cancelled, and its client told")
+        try waitForScreen("the exit") { $0.contains("exit-status-0") }
+        XCTAssertLessThan(Date().timeIntervalSince(quit), 10, "the grace is short")
+        try waitForScreen("what the stop said") { $0.contains("stopping: 2 requests in flight may end within 2s; Ctrl-C cancels them now") }
+        let recorded = try String(contentsOfFile: recording, encoding: .utf8)
+        let outcomes = recorded.split(separator: "\n").compactMap { line -> String? in
+            guard line.contains("\"event\":\"finished\"") else { return nil }
+            return line.contains("\"outcome\":\"success\",\"status\":200") ? "success" : line.contains("\"outcome\":\"cancelled\"") ? "cancelled" : "other"
+        }
+        XCTAssertEqual(outcomes.sorted(), ["cancelled", "success"], recorded)
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSignals
 import RequestMonitor
 import RequestEventFormat
 import RequestOperations
@@ -16,12 +17,17 @@ package final class MonitorSession: Sendable {
     /// Called at `q` before what runs is cancelled: a proxy stops taking requests, so none
     /// comes in after the cancel to run on (and be waited for) while the monitor is gone.
     private let stopTaking: (@Sendable () -> Void)?
+    /// How long, after `q`, what a proxy has in flight may end by itself before it is
+    /// cancelled: an answer streaming to its client reaches it whole, and is recorded as it was.
+    private let grace: TimeInterval
 
     /// Secrets out of what the screen shows (it may be shared or recorded); nil with --no-redact.
     private let redactor: StreamRedactor?
 
-    package init(queue: RequestQueue, source: String, color: Bool, redactor: Redactor?, stopTaking: (@Sendable () -> Void)? = nil) throws {
+    package init(queue: RequestQueue, source: String, color: Bool, redactor: Redactor?, stopTaking: (@Sendable () -> Void)? = nil,
+                 grace: TimeInterval = 0) throws {
         self.stopTaking = stopTaking
+        self.grace = grace
         self.redactor = redactor.map(StreamRedactor.init)
         self.queue = queue
         self.tracker = OperationTracker(hub: queue.events)
@@ -60,10 +66,27 @@ package final class MonitorSession: Sendable {
         // Wait for `body` to see the quit, so that it adds nothing after the sweep below.
         bodyDone.wait()
         stopTaking?()
+        letInFlightEnd()
         tracker.cancelRunning(by: "quit")
         // And what the session did not add itself (a token refresh).
         queue.cancelAll(by: "quit")
         queue.waitUntilAllOperationsAreFinished()
         return tracker.summary
+    }
+
+    /// Waits up to ``grace`` for what is in flight to end by itself, saying so on the terminal
+    /// the monitor just gave back; Ctrl-C ends the wait (and the rest is cancelled).
+    private func letInFlightEnd() {
+        let running = queue.operations.count { $0.result == nil }
+        guard grace > 0, running > 0 else { return }
+        ErrorOutput.print("reqtop: stopping: \(running) request\(running == 1 ? "" : "s") in flight may end within \(String(format: "%g", grace))s; "
+                          + "Ctrl-C cancels \(running == 1 ? "it" : "them") now")
+        let hurry = DispatchSemaphore(value: 0)
+        let interrupt = SignalCenter.handle(SIGINT) { hurry.signal() }
+        defer { interrupt.cancel() }
+        let deadline = Date().addingTimeInterval(grace)
+        while Date() < deadline, queue.operations.contains(where: { $0.result == nil }) {
+            if hurry.wait(timeout: .now() + 0.02) == .success { return }
+        }
     }
 }

@@ -10,13 +10,14 @@ package enum QueueSession: Sendable {
 
     /// - Parameters:
     ///   - source: the monitor's header (what runs, and how).
-    ///   - onSignal: what a headless session does at a signal; the monitor's `q` cancels at
-    ///     once, after a drain's `begin` (nothing new is taken while it does).
+    ///   - onSignal: what a headless session does at a signal, and the monitor at `q`: a
+    ///     drain stops taking requests and lets those in flight end for its grace (Ctrl-C
+    ///     cancels them sooner); otherwise what runs is cancelled at once.
     package static func open(_ queue: RequestQueue, mode: OutputMode, source: String, redactor: Redactor?,
                              onSignal: SignalStop = .cancel) throws -> QueueSession {
         switch mode {
         case .monitor(let color): .monitor(try MonitorSession(queue: queue, source: source, color: color, redactor: redactor,
-                                                              stopTaking: onSignal.stopsTaking))
+                                                              stopTaking: onSignal.stopsTaking, grace: onSignal.grace))
         case .headless: .headless(HeadlessSession(queue: queue, redactor: redactor, onSignal: onSignal))
         }
     }

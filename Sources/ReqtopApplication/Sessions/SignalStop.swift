@@ -9,6 +9,12 @@ package enum SignalStop: Sendable {
     /// client that already has its answer whole must not see it recorded as cancelled.
     case drain(within: TimeInterval, begin: @Sendable () -> Void)
 
+    /// How long what is in flight may go on by itself (0: it is cancelled at once).
+    var grace: TimeInterval {
+        if case .drain(let within, _) = self { return within }
+        return 0
+    }
+
     /// What stops new work, if this stop has such a step.
     var stopsTaking: (@Sendable () -> Void)? {
         if case .drain(_, let begin) = self { return begin }

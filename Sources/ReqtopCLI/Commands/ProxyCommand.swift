@@ -25,8 +25,9 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         operation; --http1-only offers HTTP/1.1 alone. \
         It listens on 127.0.0.1 only unless --allow-remote, which needs --auth. With \
         --proxy, everything it sends upstream goes through that proxy (NO_PROXY hosts direct). \
-        With --no-tui, Ctrl-C or SIGTERM stops listening and lets requests in flight end for up \
-        to 2 s before cancelling them (a second Ctrl-C cancels at once). See docs/proxy.md.
+        Ctrl-C or SIGTERM (with --no-tui), or q in the monitor, stops listening and lets requests \
+        in flight end for up to 2 s before cancelling them (a second Ctrl-C cancels at once). \
+        See docs/proxy.md.
         """
     )
 
