@@ -27,15 +27,21 @@ final class ProxyEndToEndTests: TerminalTestCase {
         inBackground { (try? Self.curl(arguments)) ?? "<curl failed>" }
     }
 
-    func testBreakpointAnswerFaultAndCancelReachCurl() throws {
-        let upstream = try FaultServer.start()
-        defer { upstream.stop() }
-        let folder = try makeTemporaryFolder("proxy-tmux")
+    /// Starts `reqtop proxy ARGUMENTS` with its monitor in this test's terminal (its exit
+    /// status echoed as `exit-status-N` when it ends), its files in `folder`; its address.
+    private func openProxyMonitor(folder: String, arguments: String) throws -> String {
         let port = try ProxyTests.freePort()
         let proxy = "http://127.0.0.1:\(port)"
         try openShell(width: 170, height: 40)
-        try keys("XDG_CONFIG_HOME=\(folder) \(CommandLineTests.binary.path) proxy --port \(port) --tunnel 127.0.0.1; echo \"exit\"\"-status-$?\"", "Enter")
+        try keys("XDG_CONFIG_HOME=\(folder) \(CommandLineTests.binary.path) proxy --port \(port) \(arguments); echo \"exit\"\"-status-$?\"", "Enter")
         try waitForScreen("the proxy's monitor") { $0.contains("proxy \(proxy)") }
+        return proxy
+    }
+
+    func testBreakpointAnswerFaultAndCancelReachCurl() throws {
+        let upstream = try FaultServer.start()
+        defer { upstream.stop() }
+        let proxy = try openProxyMonitor(folder: try makeTemporaryFolder("proxy-tmux"), arguments: "--tunnel 127.0.0.1")
         let base = upstream.baseURL.absoluteString
 
         // A request seen.
@@ -109,11 +115,7 @@ final class ProxyEndToEndTests: TerminalTestCase {
         defer { upstream.stop() }
         let folder = try makeTemporaryFolder("proxy-quit")
         let recording = folder + "/quit.jsonl"
-        let port = try ProxyTests.freePort()
-        let proxy = "http://127.0.0.1:\(port)"
-        try openShell(width: 170, height: 40)
-        try keys("XDG_CONFIG_HOME=\(folder) \(CommandLineTests.binary.path) proxy --port \(port) --record \(recording); echo \"exit\"\"-status-$?\"", "Enter")
-        try waitForScreen("the proxy's monitor") { $0.contains("proxy \(proxy)") }
+        let proxy = try openProxyMonitor(folder: folder, arguments: "--record \(recording)")
         let base = upstream.baseURL.absoluteString
         // 60,000 bytes in 6 pieces over 1.2 s, and a request the upstream never answers.
         let dripping = curlInBackground(["-x", proxy, "-o", "/dev/null", "-w", "%{http_code} %{size_download}",
