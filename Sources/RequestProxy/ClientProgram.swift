@@ -88,11 +88,9 @@ enum ClientProgram {
     /// loop asks it itself. Nil: not there; ``find(_:)`` (off the loop) looks everywhere.
     static func findQuickly(_ socket: Socket) -> (name: String, place: Place)? {
         #if os(Linux)
+        // Counted only when found: a miss is counted by the lookup that follows.
+        guard let place = recentOwner(of: socket.inode, budget: quickBudget) else { return nil }
         lookups.add(1, ordering: .relaxed)
-        guard let place = recentOwner(of: socket.inode, budget: quickBudget) else {
-            lookups.add(-1, ordering: .relaxed)   // counted again by the lookup that follows
-            return nil
-        }
         quickLookups.add(1, ordering: .relaxed)
         return (label(place), place)
         #else

@@ -68,8 +68,7 @@ package final class HeadlessSession: Sendable {
         begin()
         let running = queue.operations.count { $0.result == nil }
         guard running > 0 else { return }
-        ErrorOutput.print("reqtop: stopping: \(running) request\(running == 1 ? "" : "s") in flight may end within \(String(format: "%g", grace))s; "
-                          + "a second Ctrl-C cancels \(running == 1 ? "it" : "them") now")
+        ErrorOutput.print(SignalStop.stoppingLine(running: running, grace: grace, hurry: "a second Ctrl-C"))
         DispatchQueue.global().asyncAfter(deadline: .now() + grace) { [self] in cancelEverything() }
     }
 }

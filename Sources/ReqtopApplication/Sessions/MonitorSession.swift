@@ -14,20 +14,17 @@ package final class MonitorSession: Sendable {
     private let tracker: OperationTracker
     private let screen: MonitorScreen
     private let quitting = Mutex(false)
-    /// Called at `q` before what runs is cancelled: a proxy stops taking requests, so none
-    /// comes in after the cancel to run on (and be waited for) while the monitor is gone.
-    private let stopTaking: (@Sendable () -> Void)?
-    /// How long, after `q`, what a proxy has in flight may end by itself before it is
-    /// cancelled: an answer streaming to its client reaches it whole, and is recorded as it was.
-    private let grace: TimeInterval
+    /// What `q` does before what runs is cancelled: a proxy's drain stops taking requests (none
+    /// comes in after the cancel to run on while the monitor is gone) and lets what is in
+    /// flight end for its grace (an answer streaming to its client reaches it whole, and is
+    /// recorded as it was).
+    private let onQuit: SignalStop
 
     /// Secrets out of what the screen shows (it may be shared or recorded); nil with --no-redact.
     private let redactor: StreamRedactor?
 
-    package init(queue: RequestQueue, source: String, color: Bool, redactor: Redactor?, stopTaking: (@Sendable () -> Void)? = nil,
-                 grace: TimeInterval = 0) throws {
-        self.stopTaking = stopTaking
-        self.grace = grace
+    package init(queue: RequestQueue, source: String, color: Bool, redactor: Redactor?, onQuit: SignalStop = .cancel) throws {
+        self.onQuit = onQuit
         self.redactor = redactor.map(StreamRedactor.init)
         self.queue = queue
         self.tracker = OperationTracker(hub: queue.events)
@@ -65,8 +62,8 @@ package final class MonitorSession: Sendable {
         subscription.cancel()
         // Wait for `body` to see the quit, so that it adds nothing after the sweep below.
         bodyDone.wait()
-        stopTaking?()
-        letInFlightEnd()
+        onQuit.stopsTaking?()
+        letInFlightEnd(within: onQuit.grace)
         tracker.cancelRunning(by: "quit")
         // And what the session did not add itself (a token refresh).
         queue.cancelAll(by: "quit")
@@ -74,13 +71,12 @@ package final class MonitorSession: Sendable {
         return tracker.summary
     }
 
-    /// Waits up to ``grace`` for what is in flight to end by itself, saying so on the terminal
+    /// Waits up to `grace` for what is in flight to end by itself, saying so on the terminal
     /// the monitor just gave back; Ctrl-C ends the wait (and the rest is cancelled).
-    private func letInFlightEnd() {
+    private func letInFlightEnd(within grace: TimeInterval) {
         let running = queue.operations.count { $0.result == nil }
         guard grace > 0, running > 0 else { return }
-        ErrorOutput.print("reqtop: stopping: \(running) request\(running == 1 ? "" : "s") in flight may end within \(String(format: "%g", grace))s; "
-                          + "Ctrl-C cancels \(running == 1 ? "it" : "them") now")
+        ErrorOutput.print(SignalStop.stoppingLine(running: running, grace: grace, hurry: "Ctrl-C"))
         let hurry = DispatchSemaphore(value: 0)
         let interrupt = SignalCenter.handle(SIGINT) { hurry.signal() }
         defer { interrupt.cancel() }

@@ -17,7 +17,7 @@ package enum QueueSession: Sendable {
                              onSignal: SignalStop = .cancel) throws -> QueueSession {
         switch mode {
         case .monitor(let color): .monitor(try MonitorSession(queue: queue, source: source, color: color, redactor: redactor,
-                                                              stopTaking: onSignal.stopsTaking, grace: onSignal.grace))
+                                                              onQuit: onSignal))
         case .headless: .headless(HeadlessSession(queue: queue, redactor: redactor, onSignal: onSignal))
         }
     }

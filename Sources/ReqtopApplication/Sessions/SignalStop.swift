@@ -15,6 +15,13 @@ package enum SignalStop: Sendable {
         return 0
     }
 
+    /// What a draining stop says as it begins: how many may end, within what, and how to
+    /// cancel them sooner (`hurry`: the key that does).
+    static func stoppingLine(running: Int, grace: TimeInterval, hurry: String) -> String {
+        "reqtop: stopping: \(running) request\(running == 1 ? "" : "s") in flight may end within \(String(format: "%g", grace))s; "
+            + "\(hurry) cancels \(running == 1 ? "it" : "them") now"
+    }
+
     /// What stops new work, if this stop has such a step.
     var stopsTaking: (@Sendable () -> Void)? {
         if case .drain(_, let begin) = self { return begin }
