@@ -36,6 +36,26 @@ struct RedirectSchemeTests {
         }
     }
 
+    /// Redirects not followed (the proxy's policy): the 3xx is the answer, whatever scheme its
+    /// `Location` names: nothing is followed, so nothing local is chosen, and the client
+    /// (an app waiting for `com.example.app://oauth?code=…`) sees what the server said.
+    @Test(arguments: TransportKind.allCases)
+    func withRedirectsNotFollowedAnyLocationIsTheAnswer(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(maxConcurrentRequests: 2, transport: kind.make(), earlyRetry: nil)
+        let locations = ["file:///etc/passwd", "com.example.app://oauth?code=abc", "http+unix://%2Fvar%2Frun%2Fx.sock/", "/status/200"]
+        for (index, location) in locations.enumerated() {
+            let before = server.counters.totalHits
+            var options = RequestOptions(retryPolicy: .never, validator: StandardResponseValidator(acceptableStatusCodes: Set(200..<400)))
+            options.redirects = .none
+            let result = try await queue.response(for: URLRequest(url: redirect(on: server, to: location)), id: "n\(index)", options: options)
+            #expect(result.status == 302, "\(kind) \(location)")
+            #expect(result.headers.first { $0.key.lowercased() == "location" }?.value == location, "\(kind) \(location)")
+            #expect(server.counters.totalHits == before + 1, "\(kind) \(location): only the redirect itself reached the server")
+        }
+    }
+
     @Test(arguments: TransportKind.allCases)
     func aRedirectWhoseLocationCannotBeReadFailsWithItsStatus(_ kind: TransportKind) async throws {
         let server = try ResponseFramingTests.RawServer([

@@ -48,6 +48,14 @@ final class ProxyHTTPTests: XCTestCase {
         let proxy = try startProxy()
         let redirect = try run(curl, ["-s", "-i", "-x", proxy.url, upstream.baseURL.absoluteString + "/redirect/2"])
         XCTAssertTrue(redirect.stdout.hasPrefix("HTTP/1.1 302"), "the client follows a redirect, not the proxy: \(redirect.stdout)")
+        // Wherever it points: an app's own scheme (an OAuth answer) or `file:` reach the client
+        // as the server wrote them; the proxy follows none, so none chooses anything here.
+        for location in ["com.example.app://oauth?code=abc", "file:///etc/passwd"] {
+            let query = location.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let other = try run(curl, ["-s", "-i", "-x", proxy.url, upstream.baseURL.absoluteString + "/redirect-to?url=" + query])
+            XCTAssertTrue(other.stdout.hasPrefix("HTTP/1.1 302"), "\(location): \(other.stdout)")
+            XCTAssertTrue(other.stdout.contains("Location: \(location)\r\n"), "\(location): \(other.stdout)")
+        }
         // A gzip answer reaches the client as gzip, its length true to the bytes, and decodes
         // to what the upstream encoded.
         let head = try run(curl, ["-s", "-D", "-", "-o", "/dev/null", "-x", proxy.url, upstream.baseURL.absoluteString + "/gzip/5000"])

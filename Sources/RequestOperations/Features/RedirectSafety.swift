@@ -137,7 +137,8 @@ public struct RedirectPolicy: Sendable {
         RedirectPolicy(max: max, allowsDowngrade: allowsDowngrade)
     }
 
-    /// No redirect is followed: the 3xx is the answer.
+    /// No redirect is followed: the 3xx is the answer, wherever its `Location` points (being
+    /// followed nowhere, a `file:` or an app's own scheme is passed on, not refused).
     public static let none = RedirectPolicy(max: 0)
 
     /// What the policy makes of the `number`th redirect of an attempt (from 1), from `from`.

@@ -20,6 +20,14 @@ extension RequestOperation {
             guard let copy = state.machine.copy(task) else { return nil }
             let attempt = state.number(of: copy)
             let byLead = attempt == nil
+            // Redirects not followed (the proxy's policy): the 3xx is the answer wherever it
+            // points. Nothing is followed, so a `Location` naming `file:` or an app's own
+            // scheme (`com.example.app://oauth?code=…`) chooses nothing here, and its client
+            // must see it as the server sent it (it was a 502).
+            if operation.options.redirects.max == 0 {
+                operation.publish(&state, .redirect(status: response.statusCode, location: location, refused: "redirects are not followed"), attempt: attempt)
+                return .stop
+            }
             let sent = state.sent ?? state.outgoing ?? state.request
             var verdict = RedirectSafety.judge(request, original: state.sent?.url, status: response.statusCode,
                                                location: response.headerDictionary.value(forHTTPHeader: "Location"),
