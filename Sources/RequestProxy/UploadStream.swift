@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import RequestOperations
+import RequestTransportNIO
 
 /// A client's request body as it arrives, handed to the upstream leg as the request's
 /// body (``BodyStream``). The NIO transport asks for its parts as ``BodyParts`` and is answered
@@ -36,7 +37,7 @@ final class UploadStream: InputStream, BodyPartsStream {
 ///
 /// `@unchecked Sendable`: used from the client's event loop (appends) and the transport's
 /// threads (reads); every field below is read and written only under `condition`.
-final class UploadBuffer: BodyParts, @unchecked Sendable {
+final class UploadBuffer: ByteBufferParts, @unchecked Sendable {
     let capacity: Int
     private let condition = NSCondition()
     private var parts: [ByteBuffer] = []
@@ -46,8 +47,8 @@ final class UploadBuffer: BodyParts, @unchecked Sendable {
     private var status: Stream.Status = .notOpen
     /// Set while the client is held back; called once when the reader made room.
     private var onRoom: (@Sendable () -> Void)?
-    /// An ask of ``nextPart(maxLength:_:)`` waiting for a part.
-    private var waiting: (maxLength: Int, deliver: @Sendable (BodyPart) -> Void)?
+    /// An ask of ``nextBuffer(maxLength:_:)`` (or ``nextPart(maxLength:_:)``) waiting for a part.
+    private var waiting: (maxLength: Int, deliver: @Sendable (ByteBufferPart) -> Void)?
     /// The body's first ``keepLimit`` bytes and how many came in all, for the `requestBody`
     /// event: a streamed upload is seen as it went, and no more than the limit is held.
     private let keepLimit: Int
@@ -115,6 +116,17 @@ final class UploadBuffer: BodyParts, @unchecked Sendable {
     // MARK: - Read without waiting (BodyParts)
 
     func nextPart(maxLength: Int, _ deliver: @escaping @Sendable (BodyPart) -> Void) {
+        nextBuffer(maxLength: maxLength) { part in
+            switch part {
+            case .buffer(let slice): slice.withUnsafeReadableBytes { deliver(.bytes($0)) }
+            case .end: deliver(.end)
+            case .failed(let error): deliver(.failed(error))
+            }
+        }
+    }
+
+    /// The next part as the client's connection read it (a slice of its buffer, no copy).
+    func nextBuffer(maxLength: Int, _ deliver: @escaping @Sendable (ByteBufferPart) -> Void) {
         condition.lock()
         waiting = (maxLength, deliver)
         let answer = takeForWaitingAsk()
@@ -141,14 +153,14 @@ final class UploadBuffer: BodyParts, @unchecked Sendable {
             waiting = nil
             let room = madeRoom()
             return {
-                slice.withUnsafeReadableBytes { ask.deliver(.bytes($0)) }
+                ask.deliver(.buffer(slice))
                 room?()
             }
         }
         guard ended || status == .closed else { return nil }
         waiting = nil
         let failure = self.failure
-        return { ask.deliver(failure.map { BodyPart.failed($0) } ?? BodyPart.end) }
+        return { ask.deliver(failure.map { ByteBufferPart.failed($0) } ?? ByteBufferPart.end) }
     }
 
     /// The client's resumption, once less than half of ``capacity`` waits (under the lock).

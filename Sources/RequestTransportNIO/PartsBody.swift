@@ -6,8 +6,13 @@ import Synchronization
 
 /// A request body from ``BodyParts`` (a proxy client's upload), sent as its parts come: each
 /// is asked for, and delivered when it is there, so no thread waits on the source. Up to
-/// ``StreamedBody/window`` parts are written ahead of the socket, as for a stream.
+/// ``StreamedBody/window`` parts are written ahead of the socket, as for a stream. Parts
+/// that are NIO buffers already (``ByteBufferParts``) are written as they are.
 final class PartsBody: Sendable {
+    /// The most asked of ``ByteBufferParts`` at once: their parts are in memory already (as
+    /// the source read them, up to 1 MiB), and slicing them to ``StreamedBody/partSize``
+    /// only made sixteen writes of one read.
+    static let partSize = 1 << 20
     private let parts: any BodyParts
     private let pump = Mutex(Pump())
     private let writer: HTTPClient.Body.StreamWriter
@@ -53,13 +58,22 @@ final class PartsBody: Sendable {
             return true
         }
         guard ask else { return }
-        parts.nextPart(maxLength: StreamedBody.partSize) { [self] part in received(part) }
+        if let buffers = parts as? any ByteBufferParts {
+            buffers.nextBuffer(maxLength: Self.partSize) { [self] part in received(part) }
+        } else {
+            parts.nextPart(maxLength: StreamedBody.partSize) { [self] part in
+                switch part {
+                case .bytes(let bytes): received(.buffer(ByteBufferAllocator().buffer(bytes: bytes)))
+                case .end: received(.end)
+                case .failed(let error): received(.failed(error))
+                }
+            }
+        }
     }
 
-    private func received(_ part: BodyPart) {
+    private func received(_ part: ByteBufferPart) {
         switch part {
-        case .bytes(let bytes):
-            let buffer = ByteBufferAllocator().buffer(bytes: bytes)
+        case .buffer(let buffer):
             let stop = pump.withLock { pump -> Bool in
                 pump.asking = false
                 guard !pump.completed else { return true }
