@@ -8,6 +8,7 @@ import NIOFoundationCompat
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
 import RequestOperations
+import RequestTransportNIO
 import Synchronization
 
 /// One client request, run as one operation on the proxy's queue, and its answer written
@@ -262,7 +263,9 @@ final class ProxyExchange: ResponseStreamReceiver {
             let written = channel.eventLoop.makePromise(of: Void.self)
             let count = data.count
             written.futureResult.whenComplete { _ in self.wrote(count) }
-            channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(data: data))), promise: written)
+            // The buffer the upstream's connection read, when the transport lent it (no copy).
+            let buffer = LentBuffers.buffer(for: data) ?? ByteBuffer(data: data)
+            channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: written)
         case .end(let result):
             onLoop.value.stage = .answered
             if writing.began {

@@ -39,12 +39,12 @@ final class NIOHopDelegate: HTTPClientResponseDelegate, Sendable {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        // A large part is handed over without a copy (the Data keeps the buffer's storage);
-        // a small one is copied, so a trickle of tiny parts held in a stream cannot each pin
-        // a larger read buffer. Data's generic init from the buffer's view first tried
-        // dynamic casts (half its cost).
-        let strategy: ByteBuffer.ByteTransferStrategy = buffer.readableBytes >= 16 << 10 ? .noCopy : .copy
-        let data = Data(buffer: buffer, byteTransferStrategy: strategy)
+        // A large part is lent without a copy (``LentBuffers``: a proxy writes the buffer on
+        // as it came); a small one is copied, so a trickle of tiny parts held in a stream
+        // cannot each pin a larger read buffer. Data's generic init from the buffer's view
+        // first tried dynamic casts (half its cost).
+        let data = buffer.readableBytes >= LentBuffers.minimumLent
+            ? LentBuffers.data(lending: buffer) : Data(buffer: buffer, byteTransferStrategy: .copy)
         return exchange.received(data, hop: hop, on: task.eventLoop) ?? task.eventLoop.makeSucceededVoidFuture()
     }
 
