@@ -112,6 +112,27 @@ struct ResponseStreamReceiverTests {
         #expect(calls.count > 3, "in parts, not whole")
     }
 
+    /// A finished operation stays in its queue's recent ones, and lets go of its receiver (a
+    /// proxy's holds its client's connection and the buffers it read an upload into).
+    @Test(arguments: TransportKind.allCases)
+    func aFinishedOperationLetsGoOfItsReceiver(_ kind: TransportKind) async throws {
+        let server = try FaultServer.start()
+        defer { server.stop() }
+        let queue = RequestQueue(transport: kind.make(), earlyRetry: nil)
+        weak var released: Recorder?
+        let operation: RequestOperation
+        do {
+            let recorder = Recorder()
+            released = recorder
+            operation = queue.stream(for: URLRequest(url: server.url("/bytes/100000?seed=1")), id: "held", to: recorder)
+            _ = await recorder.ended
+        }
+        // Told the end on the transport's thread, it is let go of as that call returns.
+        for _ in 0..<200 where released != nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(operation.result?.outcome == .success)
+        #expect(released == nil, "\(kind): the finished operation still holds its receiver")
+    }
+
     @Test(arguments: TransportKind.allCases)
     func failuresBeforeTheAnswerAreRetriedAndReachTheReceiverOnlyAsTheEnd(_ kind: TransportKind) async throws {
         let server = try FaultServer.start()

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HTTPTypes
 
 /// Takes a streamed answer as the transport reads it, on the transport's own thread, with no
@@ -66,22 +67,37 @@ extension ResponseStreamReceiver {
     }
 }
 
-/// A ``ResponseStreamReceiver`` as the operation's sink.
-struct ReceiverSink: StreamedAnswerSink {
-    let receiver: any ResponseStreamReceiver
+/// A ``ResponseStreamReceiver`` as the operation's sink, let go of once it is told the end.
+///
+/// A finished operation stays in its queue's recent ones (2,000, for commands that find one
+/// by id) with its options, and this sink is one of them; a receiver may hold much — a
+/// proxy's holds its client's connection, and so the buffers that connection read an upload
+/// into (up to 4 MiB): 1 GiB uploads through the proxy grew it by ~5 MiB each.
+final class ReceiverSink: StreamedAnswerSink {
+    private let held: Mutex<(any ResponseStreamReceiver)?>
+
+    init(receiver: any ResponseStreamReceiver) {
+        held = Mutex(receiver)
+    }
+
+    private var receiver: (any ResponseStreamReceiver)? { held.withLock { $0 } }
 
     func deliverHead(status: Int, headers: [String: String], repeated: [String: [String]], fields: HTTPFields?) {
-        receiver.answerBegan(status: status, headers: headers, repeatedHeaders: repeated, fields: fields)
+        receiver?.answerBegan(status: status, headers: headers, repeatedHeaders: repeated, fields: fields)
     }
 
     func push(_ data: Data, whenRoom: (@Sendable () -> Void)?, wakeLater: ResponseBodyStream.WakeScheduler?) -> Bool {
-        receiver.answerPart(data, resume: whenRoom ?? {})
+        receiver?.answerPart(data, resume: whenRoom ?? {}) ?? true
     }
 
     /// The receiver holds what it was given, and says so by its answers.
     var buffered: Int { 0 }
 
     func finish(after result: RequestResult) {
-        receiver.answerEnded(result)
+        let receiver = held.withLock { held -> (any ResponseStreamReceiver)? in
+            defer { held = nil }
+            return held
+        }
+        receiver?.answerEnded(result)
     }
 }
