@@ -68,6 +68,8 @@ let package = Package(
             name: "CNCurses",
             providers: [.apt(["libncurses-dev"])]
         ),
+        // glibc's mallopt, for the proxy's bulk transfers (ProxyCommand+Memory.swift).
+        .systemLibrary(name: "CMallocTuning"),
         .target(name: "RequestMonitor", dependencies: ["RequestOperations", "RequestEventFormat", "RequestArchive", "ProcessSignals", "CNCurses",
                                                        .product(name: "HTTPTypes", package: "swift-http-types")]),
         .target(name: "RequestArchive", dependencies: ["RequestOperations", "RequestEventFormat", .product(name: "HTTPTypes", package: "swift-http-types")]),
@@ -158,6 +160,7 @@ let package = Package(
             name: "ReqtopCLI",
             dependencies: ["ReqtopApplication"] + applicationModules + [
                 "RequestProxy",
+                "CMallocTuning",
                 "RequestTracing",
                 "RequestMetrics",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -102,6 +102,7 @@ struct ProxyCommand: ParsableCommand, RunsASession {
     func run() throws {
         let folder = caFolder ?? LocalCertificateAuthority.defaultFolder
         if showCA { return try printAuthority(folder: folder) }
+        ProxyMemory.keepFreedMemoryForReuse()
         let settings = try config.map(ProxyConfig.load)
         var faultRules = settings?.faults ?? []
         if let faults {
