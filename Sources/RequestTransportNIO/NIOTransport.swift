@@ -58,6 +58,12 @@ public final class NIOTransport: RequestTransport {
     /// 463 MiB against 86 (docs/benchmarks.md).
     static let receiveAllocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 256 << 10)
     static let readsPerWakeUp: UInt = 1
+
+    /// ``receiveAllocator`` and ``readsPerWakeUp`` on a connection (HTTP/1.1 or HTTP/2) as it opens.
+    private static func sizeReads(of channel: Channel) -> EventLoopFuture<Void> {
+        channel.setOption(.recvAllocator, value: receiveAllocator)
+            .flatMap { channel.setOption(.maxMessagesPerRead, value: readsPerWakeUp) }
+    }
     private let nextIdentifier = Mutex(0)
     private let connections = ConnectionLedger()
     /// The exchanges whose answers' trailers a ``TrailerTap`` hands over (a proxy's requests).
@@ -103,8 +109,7 @@ public final class NIOTransport: RequestTransport {
         let trailers = TrailerRegistry()
         self.trailers = trailers
         configuration.http1_1ConnectionDebugInitializer = { channel in
-            let guarded = channel.setOption(.recvAllocator, value: Self.receiveAllocator)
-                .flatMap { channel.setOption(.maxMessagesPerRead, value: Self.readsPerWakeUp) }
+            let guarded = Self.sizeReads(of: channel)
                 .flatMap { ResponseStatusGuard.install(on: channel) }
                 .flatMap { TrailerTap.install(on: channel, registry: trailers) }
             guard let callersInitializer else { return guarded }
@@ -112,8 +117,7 @@ public final class NIOTransport: RequestTransport {
         }
         let callersHTTP2Initializer = configuration.http2ConnectionDebugInitializer
         configuration.http2ConnectionDebugInitializer = { channel in
-            let sized = channel.setOption(.recvAllocator, value: Self.receiveAllocator)
-                .flatMap { channel.setOption(.maxMessagesPerRead, value: Self.readsPerWakeUp) }
+            let sized = Self.sizeReads(of: channel)
             guard let callersHTTP2Initializer else { return sized }
             return sized.flatMap { callersHTTP2Initializer(channel) }
         }

@@ -14,6 +14,8 @@ final class PartsBody: Sendable {
     /// only made sixteen writes of one read.
     static let partSize = 1 << 20
     private let parts: any BodyParts
+    /// `parts` when they are NIO buffers already (asked once, not at every part).
+    private let buffers: (any ByteBufferParts)?
     private let pump = Mutex(Pump())
     private let writer: HTTPClient.Body.StreamWriter
     private let done: EventLoopPromise<Void>
@@ -30,6 +32,7 @@ final class PartsBody: Sendable {
 
     private init(parts: any BodyParts, writer: HTTPClient.Body.StreamWriter, done: EventLoopPromise<Void>) {
         self.parts = parts
+        buffers = parts as? any ByteBufferParts
         self.writer = writer
         self.done = done
     }
@@ -58,7 +61,7 @@ final class PartsBody: Sendable {
             return true
         }
         guard ask else { return }
-        if let buffers = parts as? any ByteBufferParts {
+        if let buffers {
             buffers.nextBuffer(maxLength: Self.partSize) { [self] part in received(part) }
         } else {
             parts.nextPart(maxLength: StreamedBody.partSize) { [self] part in

@@ -150,8 +150,11 @@ public struct RedirectPolicy: Sendable {
         case fail(URLError.Code, String)
     }
 
+    /// No redirect is followed: whatever a 3xx points at, it is the answer.
+    var followsNone: Bool { max == 0 }
+
     func judge(number: Int, from: URL?, to: URL?) -> Verdict {
-        guard max > 0 else { return .stop }
+        guard !followsNone else { return .stop }
         guard number <= max else { return .fail(.httpTooManyRedirects, "more than \(max) redirects") }
         if !allowsDowngrade, from?.scheme?.lowercased() == "https", to?.scheme?.lowercased() == "http" {
             return .fail(.unsupportedURL, "redirect from https to http refused (the request does not allow it)")

@@ -24,7 +24,7 @@ extension RequestOperation {
             // points. Nothing is followed, so a `Location` naming `file:` or an app's own
             // scheme (`com.example.app://oauth?code=…`) chooses nothing here, and its client
             // must see it as the server sent it (it was a 502).
-            if operation.options.redirects.max == 0 {
+            if operation.options.redirects.followsNone {
                 operation.publish(&state, .redirect(status: response.statusCode, location: location, refused: "redirects are not followed"), attempt: attempt)
                 return .stop
             }
