@@ -133,9 +133,10 @@ enum ClientProgram {
     #if os(Linux)
     /// The client socket's inode and owner's uid, from one exact `sock_diag` query.
     private static func socketInode(client: (address: [UInt8], port: Int), server: (address: [UInt8], port: Int)) -> (UInt32, UInt32)? {
-        let fd = socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue), 4 /* NETLINK_SOCK_DIAG */)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        guard let fd = DiagnosticSockets.take() else { return nil }
+        var clean = false
+        defer { clean ? DiagnosticSockets.giveBack(fd) : DiagnosticSockets.discard(fd) }
+        let sequence = DiagnosticSockets.nextSequence()
         // The 72-byte request written in place (appended piece by piece it was a dozen small
         // arrays, and an 8 KiB answer buffer was zeroed for an answer of ~100 bytes: a
         // quarter of the lookup's instructions, once a connection, #58).
@@ -147,7 +148,7 @@ enum ClientProgram {
         func port(_ value: Int) { u8(UInt8(value >> 8 & 0xff)); u8(UInt8(value & 0xff)) }  // network order
         func address(_ bytes: [UInt8]) { for index in 0..<16 { u8(index < bytes.count ? bytes[index] : 0) } }
         // nlmsghdr: length, SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, sequence, port id.
-        u32(72); u16(20); u16(1); u32(1); u32(0)
+        u32(72); u16(20); u16(1); u32(sequence); u32(0)
         // inet_diag_req_v2: family, TCP, no extensions, pad, every state.
         u8(UInt8(client.address.count == 4 ? AF_INET : AF_INET6)); u8(UInt8(IPPROTO_TCP)); u8(0); u8(0)
         u32(0xffff_ffff)
@@ -165,17 +166,23 @@ enum ClientProgram {
         // sender's call), so the answer is there already and this runs on the event loop
         // without waiting. Should it ever not be, wait at most 200 ms for it.
         var count = recv(fd, &answer, answer.count, Int32(MSG_DONTWAIT))
+        var waited = false
         if count < 0, errno == EAGAIN || errno == EWOULDBLOCK {
             var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             count = recv(fd, &answer, answer.count, 0)
+            waited = true
         }
-        // nlmsghdr (16), then inet_diag_msg: family, state, timer, retrans (4), the sockid
-        // (48), expires, rqueue, wqueue (12), uid at 80, inode at 84. NLMSG_ERROR (2): none.
-        guard count >= 88, answer[4] == 20 else { return nil }
         func read32(_ offset: Int) -> UInt32 {
             UInt32(answer[offset]) | UInt32(answer[offset + 1]) << 8 | UInt32(answer[offset + 2]) << 16 | UInt32(answer[offset + 3]) << 24
         }
+        // The answer to this query (an exact query has one), read at once: the socket is
+        // clean for the next. One that made us wait is not kept (it has a receive timeout).
+        guard count >= 16, read32(8) == sequence else { return nil }
+        clean = !waited
+        // nlmsghdr (16), then inet_diag_msg: family, state, timer, retrans (4), the sockid
+        // (48), expires, rqueue, wqueue (12), uid at 80, inode at 84. NLMSG_ERROR (2): none.
+        guard count >= 88, answer[4] == 20 else { return nil }
         let inode = read32(84)
         return inode == 0 ? nil : (inode, read32(80))
     }

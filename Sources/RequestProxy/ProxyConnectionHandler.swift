@@ -79,7 +79,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         let handler = ProxyConnectionHandler(proxy: context, connection: connection, origin: origin, client: client, headTimer: headTimer,
                                              codec: ClientCodec(decoder: decoder, others: [headTimer, errors, pipelining, encoder]))
         let sync = channel.pipeline.syncOperations
-        if idle { try sync.addHandler(IdleStateHandler(allTimeout: .milliseconds(Int64(context.options.idleTimeout * 1000)))) }
+        if idle { try sync.addHandler(IdleWatch(timeout: .milliseconds(Int64(context.options.idleTimeout * 1000)))) }
         try sync.addHandler(encoder)
         try sync.addHandler(headTimer)
         try sync.addHandler(decoder)

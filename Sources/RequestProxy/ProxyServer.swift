@@ -35,15 +35,9 @@ public final class ProxyServer: Sendable {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(NoDelay.option, value: 1)
-            // Reads of up to 1 MiB (NIO's default stops at 64 KiB): a 1 GiB upload through the
-            // proxy took 0.82-1.09 s against 1.09-1.65 s, alternated in one run. One read a
-            // wake-up: a connection keeps a buffer for each read a wake-up may make (four by
-            // default), and an upload's grow to 1 MiB.
-            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 1 << 20))
-            .childChannelOption(.maxMessagesPerRead, value: 1)
             .childChannelInitializer { channel in
                 guard context.admit() else { return channel.close() }
+                do { try ClientConnectionOptions.apply(to: channel) } catch { return channel.close() }
                 channel.closeFuture.whenComplete { _ in context.left() }
                 // One query for the client's socket: whose it is (served or not) and, later,
                 // which program holds it (the PROGRAM column).
@@ -124,6 +118,9 @@ final class ProxyContext: Sendable {
         }
     }
 
+    /// This process's user, read once (``refusal(of:)`` asks at every connection).
+    private static let ownUser = getuid()
+
     /// What a connection from another user of this machine is told before it is closed, when
     /// the proxy takes no credentials: a proxy on loopback is its own user's, as a Unix socket
     /// would be — another user's program would otherwise send through it with this user's
@@ -138,7 +135,7 @@ final class ProxyContext: Sendable {
             return ProxyFailureAnswer(status: 403, errorType: "proxy_internal_response",
                                       message: "this proxy serves its own user only (uid \(getuid())), and the kernel did not say whose this connection is").bytes
         }
-        guard socket.uid != getuid() else { return nil }
+        guard socket.uid != Self.ownUser else { return nil }
         return ProxyFailureAnswer(status: 403, errorType: "proxy_internal_response",
                                   message: "this proxy serves its own user only (uid \(getuid())), not uid \(socket.uid); start it with --auth to let others in").bytes
     }

@@ -69,10 +69,33 @@ final class ClientProgramLookupTests: XCTestCase {
         // thread is woken for the lookup, and the first request never waits for one.
         let quick = ClientProgram.quickLookups.load(ordering: .relaxed) - quickBefore
         XCTAssertGreaterThanOrEqual(quick, 160, "found on the loop: \(quick) of \(lookups)")
+        // The kernel's answers came on kept sockets: after 320 queries a few are open, not
+        // one a query (made and closed each time) nor one leaked for each.
+        let diagnostics = Self.openSockDiagSockets()
+        XCTAssertGreaterThanOrEqual(diagnostics, 1, "a socket kept for the next query")
+        XCTAssertLessThanOrEqual(diagnostics, DiagnosticSockets.kept)
         #else
         throw XCTSkip("the program lookup is Linux only")
         #endif
     }
+
+    #if os(Linux)
+    /// This process's open `NETLINK_SOCK_DIAG` sockets: its descriptors' socket inodes that
+    /// `/proc/net/netlink` lists with protocol 4.
+    private static func openSockDiagSockets() -> Int {
+        let folder = "/proc/self/fd"
+        let inodes = Set(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).compactMap { name -> String? in
+            guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + name), link.hasPrefix("socket:[") else { return nil }
+            return String(link.dropFirst("socket:[".count).dropLast())
+        })
+        let table = (try? String(contentsOfFile: "/proc/net/netlink", encoding: .utf8)) ?? ""
+        // sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode
+        return table.split(separator: "\n").dropFirst().filter { row in
+            let fields = row.split(separator: " ")
+            return fields.count >= 10 && fields[1] == "4" && inodes.contains(String(fields[9]))
+        }.count
+    }
+    #endif
 }
 
 /// A process's output, a line at a time (blocking).

@@ -42,6 +42,28 @@ final class ProxyKeepAliveTests: XCTestCase {
         XCTAssertTrue(lengths.contains("HTTP/1.0 201"), "the kept connection served the next request: \(lengths)")
     }
 
+    /// A kept-alive connection with nothing under way is closed at the proxy's idle limit, not
+    /// left open; an answer that takes longer than the limit is not cut.
+    func testAnIdleKeptConnectionIsClosedAtTheIdleLimit() throws {
+        let upstream = try startFaultServer()
+        var options = ProxyOptions()
+        options.idleTimeout = 1
+        let proxy = try startProxy(options)
+        let url = upstream.baseURL.absoluteString
+        var started = Date()
+        let answer = rawExchange(port: proxy.server.port, Array("GET \(url)/status/200 HTTP/1.1\r\nHost: x\r\n\r\n".utf8), wait: 20)
+        XCTAssertTrue(answer.hasPrefix("HTTP/1.1 200"), answer)
+        XCTAssertFalse(answer.contains("Connection: close"), "kept alive: \(answer)")
+        XCTAssertGreaterThan(Date().timeIntervalSince(started), 0.9, "not before the limit")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "closed at the limit (1 s), not left open")
+        // 2.5 s for the answer, twice the limit: relayed whole, then the close a second after.
+        started = Date()
+        let slow = rawExchange(port: proxy.server.port, Array("GET \(url)/delay/2500 HTTP/1.1\r\nHost: x\r\n\r\n".utf8), wait: 20)
+        XCTAssertTrue(slow.hasPrefix("HTTP/1.1 200"), slow)
+        XCTAssertGreaterThan(Date().timeIntervalSince(started), 3.3, "the idle limit counted from the answer")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 12)
+    }
+
     /// A finished request's operation and exchange are let go (the exchange held its
     /// operation, which holds the exchange as its answer's receiver: every request's pair was
     /// kept, 3.8 KiB each, all day): once the queue's recent table has dropped it, nothing holds it.
