@@ -31,6 +31,8 @@ enum ClientProgram {
     static let lookups = Atomic<Int>(0)
     /// Of those, found by ``findQuickly(_:)`` on the connection's event loop.
     static let quickLookups = Atomic<Int>(0)
+    /// Program names read from `/proc` (``label(_:)``).
+    static let namesRead = Atomic<Int>(0)
 
     /// A client's socket as the kernel knows it: its inode and its owner.
     struct Socket: Sendable {
@@ -234,10 +236,24 @@ enum ClientProgram {
         return nil
     }
 
-    /// `curl 4242`.
+    /// `curl 4242`: read from `/proc` at most once a second for a program (a client that opens
+    /// a connection a request had its name read at every one: an open, a read and a close of
+    /// the ~30 system calls of such a request, #58). A name a program takes later (an `exec`)
+    /// shows within the second; a process id is given again only after the kernel has gone
+    /// round all of them (32,768 at least), not within a second.
     private static func label(_ place: Place) -> String {
-        "\(name(of: place.pid)) \(place.pid)"
+        let now = ContinuousClock.now
+        if let known = labels.withLock({ $0[place.pid] }), known.at.duration(to: now) < .seconds(1) { return known.label }
+        let label = "\(name(of: place.pid)) \(place.pid)"
+        labels.withLock { labels in
+            if labels.count >= 64 { labels.removeAll(keepingCapacity: true) }
+            labels[place.pid] = (label, now)
+        }
+        return label
     }
+
+    /// Labels read lately, by process id, and when (``label(_:)``).
+    private static let labels = Mutex<[Int32: (label: String, at: ContinuousClock.Instant)]>([:])
 
     /// Puts `pid` first among the recent programs, `descriptor` first among its places.
     private static func remember(_ pid: Int32, _ descriptor: Int32) -> Place {
@@ -323,6 +339,7 @@ enum ClientProgram {
 
     /// The program's name as the kernel keeps it (`comm`, up to 15 bytes and a newline).
     private static func name(of pid: Int32) -> String {
+        namesRead.add(1, ordering: .relaxed)
         let file = open("/proc/\(pid)/comm", O_RDONLY | O_CLOEXEC)
         guard file >= 0 else { return "?" }
         defer { close(file) }

@@ -37,7 +37,9 @@ public final class ProxyServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 guard context.admit() else { return channel.close() }
-                do { try ClientConnectionOptions.apply(to: channel) } catch { return channel.close() }
+                // A failed future, not a close: NIO then closes the connection itself and
+                // goes no further with it (a channel closed here would still be registered).
+                do { try ClientConnectionOptions.apply(to: channel) } catch { return channel.eventLoop.makeFailedFuture(error) }
                 channel.closeFuture.whenComplete { _ in context.left() }
                 // One query for the client's socket: whose it is (served or not) and, later,
                 // which program holds it (the PROGRAM column).

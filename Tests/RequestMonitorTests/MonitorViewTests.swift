@@ -222,6 +222,28 @@ final class MonitorViewTests: XCTestCase {
         XCTAssertFalse(text.contains("budget"), text)
     }
 
+    /// A redirect the proxy passes on reads as its answer in the Events tab, not as a refusal;
+    /// one refused (a scheme not followed) still says refused.
+    func testARedirectPassedOnReadsAsTheAnswerNotARefusal() {
+        var model = QueueModel(source: "proxy")
+        model.apply(RequestEvent(time: 0, operationID: "c1-r1", attempt: 1,
+                                 payload: .queued(method: "GET", url: "http://api.test/login", headers: [:], maxAttempts: 1)))
+        model.apply(RequestEvent(time: 0.1, operationID: "c1-r1", attempt: 1,
+                                 payload: .redirect(status: 302, location: "com.example.app://oauth", dropped: [], refused: RedirectPolicy.notFollowed)))
+        model.apply(RequestEvent(time: 0.1, operationID: "lib", attempt: 1,
+                                 payload: .queued(method: "GET", url: "http://api.test/go", headers: [:], maxAttempts: 1)))
+        model.apply(RequestEvent(time: 0.2, operationID: "lib", attempt: 1,
+                                 payload: .redirect(status: 302, location: "file:///etc/passwd", dropped: [], refused: "only http and https redirects are followed")))
+        var state = MonitorState()
+        state.screen = .detail(id: "c1-r1", tab: .events)
+        var grid = render(model, state: state, now: 1)
+        XCTAssert(line(grid, containing: "com.example.app").contains("the answer, passed on (redirects are not followed)"), grid.text)
+        XCTAssertFalse(grid.text.contains("refused"), grid.text)
+        state.screen = .detail(id: "lib", tab: .events)
+        grid = render(model, state: state, now: 1)
+        XCTAssert(line(grid, containing: "file:///etc/passwd").contains("refused: only http and https"), grid.text)
+    }
+
     /// The Request tab shows the recorded body and options, and a dependent request as built.
     func testTheRequestTabShowsBodyOptionsAndTheBuiltRequest() {
         var model = QueueModel(source: "bodies")

@@ -47,6 +47,8 @@ final class ClientProgramLookupTests: XCTestCase {
         let readBefore = ClientProgram.descriptorsRead.load(ordering: .relaxed)
         let lookupsBefore = ClientProgram.lookups.load(ordering: .relaxed)
         let quickBefore = ClientProgram.quickLookups.load(ordering: .relaxed)
+        let namesBefore = ClientProgram.namesRead.load(ordering: .relaxed)
+        let started = ContinuousClock.now
         input.fileHandleForWriting.write(Data("go\n".utf8))
         XCTAssertEqual(lines.next(), "320")
         python.waitUntilExit()
@@ -69,6 +71,11 @@ final class ClientProgramLookupTests: XCTestCase {
         // thread is woken for the lookup, and the first request never waits for one.
         let quick = ClientProgram.quickLookups.load(ordering: .relaxed) - quickBefore
         XCTAssertGreaterThanOrEqual(quick, 160, "found on the loop: \(quick) of \(lookups)")
+        // The program's name read from /proc about once a second (by each of the eight
+        // lookups that may miss at once), not at each of the 320 connections.
+        let seconds = Double(started.duration(to: .now).components.seconds) + 1
+        let names = ClientProgram.namesRead.load(ordering: .relaxed) - namesBefore
+        XCTAssertLessThanOrEqual(Double(names), 8 * (seconds + 1), "names read: \(names) in under \(seconds) s, for \(lookups) lookups")
         // The kernel's answers came on kept sockets: after 320 queries a few are open, not
         // one a query (made and closed each time) nor one leaked for each.
         let diagnostics = Self.openSockDiagSockets()

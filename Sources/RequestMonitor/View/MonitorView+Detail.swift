@@ -177,7 +177,7 @@ extension MonitorView {
         case .taskCreated(let task, _, let insecure): "task \(task)" + (insecure ? " · TLS NOT VERIFIED (--insecure)" : "")
         case .redirect(let status, let location, let dropped, let refused):
             "\(status) \(theme.arrow) \(location)" + (dropped.isEmpty ? "" : " (another origin: dropped \(dropped.joined(separator: ", ")))")
-                + (refused.map { " refused: \($0)" } ?? "")
+                + (refused.map { $0 == RedirectPolicy.notFollowed ? " · the answer, passed on (\($0))" : " refused: \($0)" } ?? "")
         case .response(let status, _, let expected, let version):
             "status \(status)" + (version.map { " over \($0)" } ?? "")
                 + (expected.map { $0 < 1000 ? ", \($0) bytes expected" : ", \(Format.bytes($0)) (\($0) bytes) expected" } ?? "")

@@ -153,6 +153,11 @@ public struct RedirectPolicy: Sendable {
     /// No redirect is followed: whatever a 3xx points at, it is the answer.
     var followsNone: Bool { max == 0 }
 
+    /// The `refused` of a `redirect` event whose 3xx is the answer because the policy follows
+    /// none (the proxy's): the client gets it as sent. A reader can tell it from a refusal
+    /// that failed the attempt (`-1002`, too many, a downgrade) by this text.
+    public static let notFollowed = "redirects are not followed"
+
     func judge(number: Int, from: URL?, to: URL?) -> Verdict {
         guard !followsNone else { return .stop }
         guard number <= max else { return .fail(.httpTooManyRedirects, "more than \(max) redirects") }

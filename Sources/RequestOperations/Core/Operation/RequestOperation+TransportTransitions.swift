@@ -25,7 +25,7 @@ extension RequestOperation {
             // scheme (`com.example.app://oauth?code=…`) chooses nothing here, and its client
             // must see it as the server sent it (it was a 502).
             if operation.options.redirects.followsNone {
-                operation.publish(&state, .redirect(status: response.statusCode, location: location, refused: "redirects are not followed"), attempt: attempt)
+                operation.publish(&state, .redirect(status: response.statusCode, location: location, refused: RedirectPolicy.notFollowed), attempt: attempt)
                 return .stop
             }
             let sent = state.sent ?? state.outgoing ?? state.request
@@ -39,7 +39,7 @@ extension RequestOperation {
                 case .follow:
                     break
                 case .stop:
-                    operation.publish(&state, .redirect(status: response.statusCode, location: location, refused: "redirects are not followed"), attempt: attempt)
+                    operation.publish(&state, .redirect(status: response.statusCode, location: location, refused: RedirectPolicy.notFollowed), attempt: attempt)
                     return .stop
                 case .fail(let code, let reason):
                     verdict = .refuse(code: code, reason: reason)
