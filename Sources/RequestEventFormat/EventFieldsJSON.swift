@@ -10,7 +10,7 @@ struct JSONFieldWriter: EventFieldWriter {
     private mutating func key(_ key: String) {
         out.bytes.append(UInt8(ascii: ","))
         out.bytes.append(UInt8(ascii: "\""))
-        out.raw(key)
+        out.raw(text: key)
         out.bytes.append(UInt8(ascii: "\""))
         out.bytes.append(UInt8(ascii: ":"))
     }

@@ -33,8 +33,13 @@ package final class JSONLinesOutput: Sendable {
         let subscription = hub.subscribe(label: "reqtop.stdout", delay: Self.gathering) { [self] batch in
             var bytes: [UInt8] = []
             bytes.reserveCapacity(batch.count * 160)
-            for event in batch {
-                EventLog.append(redactor?.redact(event) ?? event, to: &bytes)
+            // By index: `for event in` made a copy of each event before the redactor made its own.
+            for index in batch.indices {
+                if let redactor {
+                    EventLog.append(redactor.redact(batch[index]), to: &bytes)
+                } else {
+                    EventLog.append(batch[index], to: &bytes)
+                }
                 bytes.append(UInt8(ascii: "\n"))
             }
             StandardOutput.write(bytes: bytes)

@@ -36,20 +36,22 @@ package struct SessionTally: Sendable, Equatable {
     }
 
     package mutating func add(_ events: [RequestEvent]) {
-        for event in events {
+        // By index, each event read where it is: `for event in` copied every event (its
+        // payload's strings and tables retained and released), for the few fields read here.
+        for index in events.indices {
             // Host-level events (`op` empty) are no operation's.
-            guard !event.operationID.isEmpty else { continue }
-            if event.operationID != lastSeen {
-                see(event.operationID)
-                lastSeen = event.operationID
+            guard !events[index].operationID.isEmpty else { continue }
+            if events[index].operationID != lastSeen {
+                see(events[index].operationID)
+                lastSeen = events[index].operationID
             }
-            switch event.payload {
-            case .finished(let outcome, _, _, _, _): finish(event.operationID, outcome)
+            switch events[index].payload {
+            case .finished(let outcome, _, _, _, _): finish(events[index].operationID, outcome)
             // A hedge is an attempt sent alongside another (no `started` of its own).
             case .started, .hedged: attempts += 1
             default: break
             }
-            latest = max(latest, event.time)
+            latest = max(latest, events[index].time)
         }
     }
 
