@@ -196,7 +196,7 @@ enum ClientProgram {
     private static func owner(of inode: UInt32) -> Place? {
         lookups.add(1, ordering: .relaxed)
         if let place = recentOwner(of: inode, budget: .max) { return place }
-        let link = Array("socket:[\(inode)]".utf8)
+        let link = socketLink(inode)
         let lately = recent.withLock { $0 }
         for program in lately {
             if let descriptor = descriptor(of: program.pid, linkingTo: link, skipping: program.descriptors) {
@@ -220,7 +220,7 @@ enum ClientProgram {
         if let found = seen.withLock({ $0.removeValue(forKey: inode) }), found.at.duration(to: .now) < .seconds(2) {
             return remember(found.place.pid, found.place.descriptor)
         }
-        let link = Array("socket:[\(inode)]".utf8)
+        let link = socketLink(inode)
         var left = budget
         // Those no connection here holds first (the latest freed first), then the held ones
         // lowest first: a close the client made may not have reached us yet, and the kernel
@@ -286,7 +286,9 @@ enum ClientProgram {
     private static func links(_ pid: Int32, _ descriptor: Int32, to link: [UInt8]) -> Bool {
         descriptorsRead.add(1, ordering: .relaxed)
         let other: UInt32? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
-            let length = buffer.withMemoryRebound(to: CChar.self) { readlink("/proc/\(pid)/fd/\(descriptor)", $0.baseAddress!, $0.count) }
+            let length = buffer.withMemoryRebound(to: CChar.self) { target in
+                withDescriptorPath(pid, descriptor) { readlink($0, target.baseAddress!, target.count) }
+            }
             guard length > 0 else { return nil }
             let read = UnsafeBufferPointer(rebasing: buffer[..<length])
             if read.elementsEqual(link) { return 0 }
@@ -302,6 +304,42 @@ enum ClientProgram {
             seen[other] = (Place(pid: pid, descriptor: descriptor), now)
         }
         return false
+    }
+
+    /// `socket:[N]`, the link a descriptor of socket `inode` reads as.
+    private static func socketLink(_ inode: UInt32) -> [UInt8] {
+        var link = Array("socket:[".utf8)
+        link.reserveCapacity(20)
+        appendDigits(of: UInt64(inode), to: &link)
+        link.append(UInt8(ascii: "]"))
+        return link
+    }
+
+    /// Calls `body` with `/proc/PID/fd/N` as a C string, its digits written into one buffer
+    /// (by interpolation, a string grown piece by piece and two numbers described, at every
+    /// `readlink` of a lookup, #58).
+    private static func withDescriptorPath<Result>(_ pid: Int32, _ descriptor: Int32, _ body: (UnsafePointer<CChar>) -> Result) -> Result {
+        var path: [UInt8] = []
+        path.reserveCapacity(40)
+        path.append(contentsOf: "/proc/".utf8)
+        appendDigits(of: UInt64(UInt32(bitPattern: pid)), to: &path)
+        path.append(contentsOf: "/fd/".utf8)
+        appendDigits(of: UInt64(UInt32(bitPattern: descriptor)), to: &path)
+        path.append(0)
+        return path.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
+        }
+    }
+
+    /// `value` in decimal.
+    private static func appendDigits(of value: UInt64, to bytes: inout [UInt8]) {
+        let start = bytes.count
+        var rest = value
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        bytes[start...].reverse()
     }
 
     /// N of a link `socket:[N]`.
