@@ -5,13 +5,19 @@
 # TCP relay (the ceiling of any proxy here), with the proxy's peak RSS growth. Prints the tables
 # docs/benchmarks.md holds.
 #   bash scripts/proxy-bench.sh [requests-per-run]
+#   REQTOP=BUILD/reqtop bash scripts/proxy-bench.sh   # a release build made elsewhere (a worktree)
 # Needs ab (apache2-utils), tinyproxy, curl; mitmdump from $MITMDUMP or PATH (pip install
 # mitmproxy) or its column is left out. Binds to 127.0.0.1 only; every loop is bounded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-4000}
-swift build -c release --product reqtop > /dev/null
-reqtop="$(swift build -c release --show-bin-path)/reqtop"
+if [ -n "${REQTOP:-}" ]; then
+  [ -x "$REQTOP" ] || { echo "proxy-bench: REQTOP=$REQTOP is not an executable" >&2; exit 2; }
+  reqtop="$REQTOP"
+else
+  swift build -c release --product reqtop > /dev/null
+  reqtop="$(swift build -c release --show-bin-path)/reqtop"
+fi
 work="$(mktemp -d)"
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }

@@ -59,11 +59,7 @@ final class IdleWatch: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func arm(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(deadline: deadline) {
-            let (watch, context) = loopBound.value
-            watch.fired(context)
-        }
+        timer = context.schedule(at: deadline) { [self] context in fired(context) }
     }
 
     private func fired(_ context: ChannelHandlerContext) {

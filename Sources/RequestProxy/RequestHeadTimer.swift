@@ -77,11 +77,7 @@ final class RequestHeadTimer: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func scheduleBodyCheck(_ context: ChannelHandlerContext, at when: NIODeadline) {
-        let loop = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        bodyDeadline = context.eventLoop.scheduleTask(deadline: when) {
-            let (timer, context) = loop.value
-            timer.checkBody(context)
-        }
+        bodyDeadline = context.schedule(at: when) { [self] context in checkBody(context) }
     }
 
     private func checkBody(_ context: ChannelHandlerContext) {
