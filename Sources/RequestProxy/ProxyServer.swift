@@ -37,10 +37,10 @@ public final class ProxyServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 guard context.admit() else { return channel.close() }
-                // A failed future, not a close: NIO then closes the connection itself and
-                // goes no further with it (a channel closed here would still be registered).
-                do { try ClientConnectionOptions.apply(to: channel) } catch { return channel.eventLoop.makeFailedFuture(error) }
                 channel.closeFuture.whenComplete { _ in context.left() }
+                // A failed future, not a close: NIO then closes the connection itself and
+                // goes no further with it.
+                do { try ClientConnectionOptions.apply(to: channel) } catch { return channel.eventLoop.makeFailedFuture(error) }
                 // One query for the client's socket: whose it is (served or not) and, later,
                 // which program holds it (the PROGRAM column).
                 let socket = ClientProgram.clientSocket(of: channel)
@@ -135,11 +135,11 @@ final class ProxyContext: Sendable {
             // that failed): refused, not served to whoever it was.
             guard ownersTold.load(ordering: .relaxed) else { return nil }
             return ProxyFailureAnswer(status: 403, errorType: "proxy_internal_response",
-                                      message: "this proxy serves its own user only (uid \(getuid())), and the kernel did not say whose this connection is").bytes
+                                      message: "this proxy serves its own user only (uid \(Self.ownUser)), and the kernel did not say whose this connection is").bytes
         }
         guard socket.uid != Self.ownUser else { return nil }
         return ProxyFailureAnswer(status: 403, errorType: "proxy_internal_response",
-                                  message: "this proxy serves its own user only (uid \(getuid())), not uid \(socket.uid); start it with --auth to let others in").bytes
+                                  message: "this proxy serves its own user only (uid \(Self.ownUser)), not uid \(socket.uid); start it with --auth to let others in").bytes
     }
 
     /// A client refused the proxy's certificate for `host`: told the first time only (a
