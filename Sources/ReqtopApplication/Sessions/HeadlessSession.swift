@@ -14,7 +14,7 @@ package final class HeadlessSession: Sendable {
     package let queue: RequestQueue
     private let output: JSONLinesOutput
     private let tracker: OperationTracker
-    private let interrupted = Mutex(false)
+    private let interrupted = StopFlag()
     private let onSignal: SignalStop
 
     package init(queue: RequestQueue, redactor: Redactor?, onSignal: SignalStop = .cancel) {
@@ -24,7 +24,10 @@ package final class HeadlessSession: Sendable {
         self.output = JSONLinesOutput(hub: queue.events, redactor: redactor, insecure: !queue.environment.transport.verifiesCertificates)
     }
 
-    package var wasInterrupted: Bool { interrupted.withLock { $0 } }
+    package var wasInterrupted: Bool { interrupted.isRaised }
+
+    /// Returns when a signal stops the session.
+    package func waitUntilInterrupted() { interrupted.wait() }
 
     package func track(_ operation: RequestOperation) {
         tracker.track(operation)
@@ -38,10 +41,7 @@ package final class HeadlessSession: Sendable {
         output.start()
         let signals = [SIGINT, SIGTERM, SIGHUP].map { number in
             SignalCenter.handle(number) { [self] in
-                let first = interrupted.withLock { interrupted in
-                    defer { interrupted = true }
-                    return !interrupted
-                }
+                let first = interrupted.raise()
                 if first, case .drain(let grace, let begin) = onSignal {
                     drain(within: grace, begin: begin)
                 } else {

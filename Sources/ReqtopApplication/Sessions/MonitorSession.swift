@@ -13,7 +13,7 @@ package final class MonitorSession: Sendable {
     package let commands: LiveQueueCommands
     private let tracker: OperationTracker
     private let screen: MonitorScreen
-    private let quitting = Mutex(false)
+    private let quitting = StopFlag()
     /// What `q` does before what runs is cancelled: a proxy's drain stops taking requests (none
     /// comes in after the cancel to run on while the monitor is gone) and lets what is in
     /// flight end for its grace (an answer streaming to its client reaches it whole, and is
@@ -37,7 +37,10 @@ package final class MonitorSession: Sendable {
         screen = try MonitorScreen(options: options, commands: commands)
     }
 
-    package var hasQuit: Bool { quitting.withLock { $0 } }
+    package var hasQuit: Bool { quitting.isRaised }
+
+    /// Returns when the person quits.
+    package func waitUntilQuit() { quitting.wait() }
 
     package func track(_ operation: RequestOperation) {
         tracker.track(operation)
@@ -58,7 +61,7 @@ package final class MonitorSession: Sendable {
         }
         worker.start()
         screen.run()
-        quitting.withLock { $0 = true }
+        quitting.raise()
         subscription.cancel()
         // Wait for `body` to see the quit, so that it adds nothing after the sweep below.
         bodyDone.wait()

@@ -35,6 +35,15 @@ package enum QueueSession: Sendable {
         }
     }
 
+    /// Returns when the session begins to stop (``isStopping``): for a `body` with nothing to
+    /// add, which serves until then.
+    package func waitUntilStopping() {
+        switch self {
+        case .monitor(let session): session.waitUntilQuit()
+        case .headless(let session): session.waitUntilInterrupted()
+        }
+    }
+
     /// Counts `operation` in the summary, and cancels it with the rest when the session stops.
     package func track(_ operation: RequestOperation) {
         switch self {

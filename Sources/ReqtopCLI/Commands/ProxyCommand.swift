@@ -207,7 +207,7 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         // whole must not find it recorded as cancelled), for a moment; then it is cancelled.
         let session = try QueueSession.open(queue, mode: output, source: source, redactor: recording.redactor,
                                             onSignal: .drain(within: Self.stopGrace, begin: { server.drain() }))
-        summary = session.run { while !session.isStopping { Thread.sleep(forTimeInterval: 0.1) } }
+        summary = session.run { session.waitUntilStopping() }
         // Held while the monitor had the screen; said as it came without one.
         refusals.taken().forEach(ReqtopMain.printError)
         // A proxy that was stopped did its job: its clients' failures are not its exit status.
