@@ -18,7 +18,7 @@ final class IdleWatch: ChannelDuplexHandler, RemovableChannelHandler {
 
     let timeout: TimeAmount
     private var lastActivity = NIODeadline.uptimeNanoseconds(0)
-    private var timer: Scheduled<Void>?
+    private var timer: HandlerTimer?
 
     init(timeout: TimeAmount) {
         self.timeout = timeout

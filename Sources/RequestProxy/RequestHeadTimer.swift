@@ -18,10 +18,10 @@ final class RequestHeadTimer: ChannelInboundHandler, RemovableChannelHandler {
     private let bodyTimeout: TimeAmount
     /// Waiting for a head: the timer starts with the first byte (or at once, at the start).
     private var watching = true
-    private var deadline: Scheduled<Void>?
+    private var deadline: HandlerTimer?
     /// Waiting for the rest of a body: when its last byte came.
     private var bodyProgress: NIODeadline?
-    private var bodyDeadline: Scheduled<Void>?
+    private var bodyDeadline: HandlerTimer?
     private var context: ChannelHandlerContext?
 
     init(timeout: TimeAmount, bodyTimeout: TimeAmount) {
@@ -59,8 +59,7 @@ final class RequestHeadTimer: ChannelInboundHandler, RemovableChannelHandler {
 
     private func start(_ context: ChannelHandlerContext) {
         guard deadline == nil else { return }
-        let channel = context.channel
-        deadline = context.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        deadline = context.schedule(at: .now() + timeout) { context in context.channel.close(promise: nil) }
     }
 
     /// A request's head came whole: no deadline until the next request begins.
