@@ -22,8 +22,9 @@ enum ClientProgram {
     private static let recent = Mutex<[Recent]>([])
     /// Client sockets read on the way to another (inode → where, when): lookups run at once
     /// for connections opened at once, each reading the descriptors its client freed, so one
-    /// lookup's read is often another's answer. Taken once; kept 2 s, at most 256.
-    private static let seen = Mutex<[UInt32: (place: Place, at: ContinuousClock.Instant)]>([:])
+    /// lookup's read is often another's answer. Taken once; kept 2 s, at most 256 (a scan of
+    /// every process reads all their sockets).
+    private static let seen = ShortMemory<UInt32, Place>(lifetime: .seconds(2), capacity: 256)
 
     /// Descriptors looked at (`readlink`s) and lookups made, since the process started: what
     /// the lookup costs, for the tests (ClientProgramLookupTests).
@@ -217,8 +218,8 @@ enum ClientProgram {
     /// socket, or at a descriptor a program found lately had one at, reading at most
     /// `budget` of them.
     private static func recentOwner(of inode: UInt32, budget: Int) -> Place? {
-        if let found = seen.withLock({ $0.removeValue(forKey: inode) }), found.at.duration(to: .now) < .seconds(2) {
-            return remember(found.place.pid, found.place.descriptor)
+        if let found = seen.value(for: inode, taking: true) {
+            return remember(found.pid, found.descriptor)
         }
         let link = socketLink(inode)
         var left = budget
@@ -242,18 +243,14 @@ enum ClientProgram {
     /// shows within the second; a process id is given again only after the kernel has gone
     /// round all of them (32,768 at least), not within a second.
     private static func label(_ place: Place) -> String {
-        let now = ContinuousClock.now
-        if let known = labels.withLock({ $0[place.pid] }), known.at.duration(to: now) < .seconds(1) { return known.label }
+        if let known = labels.value(for: place.pid) { return known }
         let label = "\(name(of: place.pid)) \(place.pid)"
-        labels.withLock { labels in
-            if labels.count >= 64 { labels.removeAll(keepingCapacity: true) }
-            labels[place.pid] = (label, now)
-        }
+        labels.put(label, for: place.pid)
         return label
     }
 
     /// Labels read lately, by process id, and when (``label(_:)``).
-    private static let labels = Mutex<[Int32: (label: String, at: ContinuousClock.Instant)]>([:])
+    private static let labels = ShortMemory<Int32, String>(lifetime: .seconds(1), capacity: 64)
 
     /// Puts `pid` first among the recent programs, `descriptor` first among its places.
     private static func remember(_ pid: Int32, _ descriptor: Int32) -> Place {
@@ -296,13 +293,7 @@ enum ClientProgram {
         }
         guard let other else { return false }
         if other == 0 { return true }
-        let now = ContinuousClock.now
-        seen.withLock { seen in
-            // Full (a scan of every process reads all their sockets): started again, rather
-            // than sifted at every read of the scan.
-            if seen.count >= 256 { seen.removeAll(keepingCapacity: true) }
-            seen[other] = (Place(pid: pid, descriptor: descriptor), now)
-        }
+        seen.put(Place(pid: pid, descriptor: descriptor), for: other)
         return false
     }
 
