@@ -20,4 +20,21 @@ final class FormatTests: XCTestCase {
             value *= 2
         }
     }
+
+    /// A request's time, under a second in milliseconds (a proxy's are mostly a few), within
+    /// the DUR column; from a second on as before.
+    func testDurationsUnderASecondReadInMilliseconds() {
+        let cases: [(TimeInterval, String)] = [
+            (0, "<1ms"), (0.0004, "<1ms"), (0.0005, "1ms"), (0.0021, "2ms"), (0.0405, "41ms"), (0.245, "245ms"),
+            (0.9994, "999ms"), (0.9995, "1.0s"), (1.25, "1.2s"), (12.34, "12.3s"), (123, "2m03s"), (-0.001, "<1ms"),
+        ]
+        for (value, text) in cases {
+            XCTAssertEqual(Format.duration(value), text, "\(value)")
+        }
+        var value = 0.0001
+        while value < 3600 {
+            XCTAssertLessThanOrEqual(Format.duration(value).count, 6, "\(value)")
+            value *= 1.37
+        }
+    }
 }

@@ -52,7 +52,7 @@ final class HostsViewTests: XCTestCase {
             XCTAssert(title.contains(column), "\(column) in \(title)")
         }
         let legacy = lines.first { $0.contains("legacy.test") } ?? ""
-        XCTAssertEqual(legacy.split(separator: " ").map(String.init), ["legacy.test", "0", "0", "closed", "-", "3", "1", "-", "3", "0", "3", "100%", "0.6s", "1.0s"], grid.text)
+        XCTAssertEqual(legacy.split(separator: " ").map(String.init), ["legacy.test", "0", "0", "closed", "-", "3", "1", "-", "3", "0", "3", "100%", "600ms", "1.0s"], grid.text)
         XCTAssert(grid.text.contains("Esc Back") || grid.text.contains("EscBack"), grid.text)
         _ = MonitorUpdate.update(&state, .back, context)
         XCTAssertEqual(state.screen, .table, "Esc goes back to the table")

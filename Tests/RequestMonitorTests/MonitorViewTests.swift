@@ -293,6 +293,25 @@ final class MonitorViewTests: XCTestCase {
         XCTAssert(text.contains("attempt 1: send 1.0ms · wait 50.0ms · receive 10.0ms"), text)
     }
 
+    /// A request of 62 ms reads `62ms` in the table's DUR and in the detail, not `0.1s`.
+    func testAFastRequestsTimeReadsInMilliseconds() {
+        var model = QueueModel(source: "proxy")
+        func event(_ t: TimeInterval, _ payload: RequestEvent.Payload) {
+            model.apply(RequestEvent(time: t, operationID: "fast", attempt: 1, payload: payload))
+        }
+        event(0, .queued(method: "GET", url: "http://api.test/x", headers: [:], maxAttempts: 1))
+        event(0, .started)
+        event(0.062, .finished(outcome: .success, status: 200, attempts: 1, duration: 0.062, reason: nil))
+        let table = render(model, now: 5).text
+        let row = table.split(separator: "\n").first { $0.contains("fast") }.map(String.init) ?? ""
+        XCTAssert(row.contains(" 62ms "), row)
+        var state = MonitorState()
+        state.screen = .detail(id: "fast", tab: .events)
+        let detail = render(model, state: state, now: 5).text
+        XCTAssert(detail.contains("attempt 1/1  62ms"), detail)
+        XCTAssert(detail.contains("success, status 200, 1 attempt, 62ms"), detail)
+    }
+
     /// With `connection` events the Timing tab says which connection, and whether the time
     /// before it was connecting (new) or waiting for a free one (reused); Events names it.
     func testTheTimingTabSaysWhetherTheConnectionWasNew() {

@@ -12,7 +12,7 @@ extension MonitorView {
         x = grid.put("\(theme.glyph(row.state)) \(theme.word(row.state))", x: x, y: 2, style: theme.style(row.state))
         let attempts = row.maxAttempts.map { "\(row.attempt)/\($0)" } ?? "\(row.attempt)"
         let transfer = row.transfer(at: now).map { "  \($0.text)" } ?? ""
-        let tail = "  status \(row.status.map(String.init) ?? "-")\(transfer)  attempt \(attempts)  \(Format.seconds(row.elapsed(at: now)))"
+        let tail = "  status \(row.status.map(String.init) ?? "-")\(transfer)  attempt \(attempts)  \(Format.duration(row.elapsed(at: now)))"
         // The URL gives way, not what follows it: at 120 columns a long URL cut a running
         // download's `↓ 225K of 977K` to `↓ 225K of 9`.
         let urlRoom = max(12, grid.width - x - row.method.count - 3 - tail.count)
@@ -125,7 +125,7 @@ extension MonitorView {
                 case .attempt(let number): "attempt \(number)"
                 case .wait: "backoff"
                 }
-                let duration = Format.seconds((segment.end ?? now) - segment.start)
+                let duration = Format.duration((segment.end ?? now) - segment.start)
                 return ("\(fit(label, 10)) \(fit(bar, barWidth))  \(String(format: "%.3f", segment.start - start))  \(duration)",
                         segment.kind == .wait ? theme.style(.backoff) : .plain)
             }
@@ -214,7 +214,7 @@ extension MonitorView {
         case .requeued(let by, let reason): "by \(by): \(reason)"
         case .cancelled(let by): "by \(by)"
         case .finished(let outcome, let status, let attempts, let duration, let reason):
-            "\(outcome.rawValue), status \(status.map(String.init) ?? "-"), \(attempts) attempt\(attempts == 1 ? "" : "s"), \(Format.seconds(duration))"
+            "\(outcome.rawValue), status \(status.map(String.init) ?? "-"), \(attempts) attempt\(attempts == 1 ? "" : "s"), \(Format.duration(duration))"
                 + (reason.map { ": \($0)" } ?? "")
         }
     }

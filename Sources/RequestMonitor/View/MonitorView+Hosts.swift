@@ -21,8 +21,8 @@ extension MonitorView {
         HostColumn(title: "OK", width: 7) { s, _ in "\(s.succeeded)" },
         HostColumn(title: "FAILED", width: 7) { s, _ in "\(s.failed)" },
         HostColumn(title: "FAIL %", width: 6) { s, _ in s.failureRatio.map { String(format: "%.0f%%", $0 * 100) } ?? "-" },
-        HostColumn(title: "P50", width: 6) { s, _ in s.p50.map(Format.seconds) ?? "-" },
-        HostColumn(title: "P95", width: 6) { s, _ in s.p95.map(Format.seconds) ?? "-" },
+        HostColumn(title: "P50", width: 6) { s, _ in s.p50.map(Format.duration) ?? "-" },
+        HostColumn(title: "P95", width: 6) { s, _ in s.p95.map(Format.duration) ?? "-" },
         HostColumn(title: "INJECTED", width: 8) { s, _ in s.injected == 0 ? "-" : "\(s.injected)" },
     ]
 

@@ -257,7 +257,7 @@ public struct MonitorView {
             case .wait:
                 text = Format.right(row.countdown(at: now).map(Self.countdown) ?? row.heldByShort.map { fit($0, width, ellipsis: theme.ellipsis) } ?? "", width)
                 style = CellGrid.Style(color: theme.color ? .yellow : .normal, bold: true)
-            case .duration: text = Format.right(Format.seconds(row.elapsed(at: now)), width)
+            case .duration: text = Format.right(Format.duration(row.elapsed(at: now)), width)
             case .size: text = Format.right(Self.size(of: row, at: now), width)
             case .timeline:
                 drawTimeline(&grid, row: row, x: x, y: y, width: width)
