@@ -9,15 +9,13 @@ extension MonitorViewTests {
     /// (events need not be in time order) trapped the Timing tab ("Negative count not
     /// allowed"), and the table drew that bar left of the TIMELINE column.
     func testAnAttemptBeforeItsQueueTimeIsDrawnInsideItsColumns() {
-        var model = QueueModel(source: "odd recording")
-        func event(_ t: TimeInterval, _ payload: RequestEvent.Payload) {
-            model.apply(RequestEvent(time: t, operationID: "odd", attempt: 1, payload: payload))
-        }
-        event(5, .queued(method: "GET", url: "http://api.test/x", headers: [:], maxAttempts: 3))
-        event(1, .started)
-        event(1, .taskCreated(taskIdentifier: 1, url: "http://api.test/x"))
-        event(6, .taskCompleted(error: nil))
-        event(6, .finished(outcome: .success, status: 200, attempts: 1, duration: 1, reason: nil))
+        let model = QueueModel.oneOperation("odd", source: "odd recording", [
+            (5, .queued(method: "GET", url: "http://api.test/x", headers: [:], maxAttempts: 3)),
+            (1, .started),
+            (1, .taskCreated(taskIdentifier: 1, url: "http://api.test/x")),
+            (6, .taskCompleted(error: nil)),
+            (6, .finished(outcome: .success, status: 200, attempts: 1, duration: 1, reason: nil)),
+        ])
         let table = render(model)
         let row = line(table, containing: "odd")
         let header = line(table, containing: "TIMELINE")

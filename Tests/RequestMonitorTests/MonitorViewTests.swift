@@ -275,18 +275,16 @@ final class MonitorViewTests: XCTestCase {
 
     /// With a `sent` event (the NIO transport) the Timing tab splits each attempt.
     func testTheTimingTabSplitsAnAttemptWhenTheTransportSaidWhenItWasSent() {
-        var model = QueueModel(source: "nio")
-        func event(_ t: TimeInterval, _ payload: RequestEvent.Payload) {
-            model.apply(RequestEvent(time: t, operationID: "timed", attempt: 1, payload: payload))
-        }
-        event(0, .queued(method: "GET", url: "http://api.test/x", headers: [:], maxAttempts: 1))
-        event(0, .started)
-        event(0.001, .taskCreated(taskIdentifier: 1, url: "http://api.test/x"))
-        event(0.002, .sent)
-        event(0.052, .response(status: 200, headers: [:], expectedBytes: 10))
-        event(0.062, .data(bytes: 10))
-        event(0.062, .taskCompleted(error: nil))
-        event(0.062, .finished(outcome: .success, status: 200, attempts: 1, duration: 0.062, reason: nil))
+        let model = QueueModel.oneOperation("timed", source: "nio", [
+            (0, .queued(method: "GET", url: "http://api.test/x", headers: [:], maxAttempts: 1)),
+            (0, .started),
+            (0.001, .taskCreated(taskIdentifier: 1, url: "http://api.test/x")),
+            (0.002, .sent),
+            (0.052, .response(status: 200, headers: [:], expectedBytes: 10)),
+            (0.062, .data(bytes: 10)),
+            (0.062, .taskCompleted(error: nil)),
+            (0.062, .finished(outcome: .success, status: 200, attempts: 1, duration: 0.062, reason: nil)),
+        ])
         var state = MonitorState()
         state.screen = .detail(id: "timed", tab: .timing)
         let text = render(model, state: state, now: 1).text
@@ -295,13 +293,11 @@ final class MonitorViewTests: XCTestCase {
 
     /// A request of 62 ms reads `62ms` in the table's DUR and in the detail, not `0.1s`.
     func testAFastRequestsTimeReadsInMilliseconds() {
-        var model = QueueModel(source: "proxy")
-        func event(_ t: TimeInterval, _ payload: RequestEvent.Payload) {
-            model.apply(RequestEvent(time: t, operationID: "fast", attempt: 1, payload: payload))
-        }
-        event(0, .queued(method: "GET", url: "http://api.test/x", headers: [:], maxAttempts: 1))
-        event(0, .started)
-        event(0.062, .finished(outcome: .success, status: 200, attempts: 1, duration: 0.062, reason: nil))
+        let model = QueueModel.oneOperation("fast", source: "proxy", [
+            (0, .queued(method: "GET", url: "http://api.test/x", headers: [:], maxAttempts: 1)),
+            (0, .started),
+            (0.062, .finished(outcome: .success, status: 200, attempts: 1, duration: 0.062, reason: nil)),
+        ])
         let table = render(model, now: 5).text
         let row = table.split(separator: "\n").first { $0.contains("fast") }.map(String.init) ?? ""
         XCTAssert(row.contains(" 62ms "), row)
