@@ -21,9 +21,10 @@ public enum CurlCommand {
             words += method == "HEAD" ? ["--head"] : ["-X", method]
         }
         words.append(quote(url))
-        for (name, value) in headers.sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
-            // curl sets these itself from what it sends.
-            if ["content-length", "host"].contains(name.lowercased()) { continue }
+        // curl writes these itself from what it sends; a `Host` naming another host than the
+        // URL's (a virtual host on an address) is the request's own and goes with it.
+        for (name, value) in HostAddress.withoutDerivedHost(headers, url: url).sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
+            if name.lowercased() == "content-length" { continue }
             if name.lowercased() == "accept-encoding", ["gzip", "br", "deflate"].contains(where: value.lowercased().contains) {
                 words.append("--compressed")
                 continue

@@ -127,6 +127,10 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
                                              message: "the transfer coding \(codings.joined(separator: ", ").prefix(100)) is not supported (only chunked)"),
                           context: context, close: true)
         }
+        if HostField.isRepeated(in: head.headers) {
+            return refuse(ProxyFailureAnswer(status: 400, errorType: "http_request_error", message: "more than one Host field"),
+                          context: context, close: true)
+        }
         let target: ProxyTarget
         switch ProxyTarget.parse(method: head.method.rawValue, target: head.uri, origin: origin) {
         case .failure(let problem):
@@ -160,14 +164,15 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     private func start(_ head: HTTPRequestHead, url: URL, id: String, context: ChannelHandlerContext) {
         var headers = HTTPHeaders(HopByHopHeaders.removed(from: head.headers))
         if streamID != nil { headers = ProxyHTTP2.joiningCookies(headers) }
-        // The URL names the host; the client's Expect is answered here, not sent on.
-        headers.remove(name: "Host")
+        // The client's Expect is answered here, not sent on.
         let expectsContinue = headers.first(name: "Expect")?.lowercased() == "100-continue"
         headers.remove(name: "Expect")
         // The fields as the client wrote them (order, repeats, spelling): the engine carries
-        // them so, and the NIO transport sends them so.
-        var request = RequestMessage(method: head.method.rawValue, url: url,
-                                     headerFields: FieldMerge.fields(headers.lazy.map { ($0.name, $0.value) }))
+        // them so, and the NIO transport sends them so. `Host` where it stood, naming the target.
+        var request = RequestMessage(method: head.method.rawValue, url: url, headerFields: FieldMerge.fields(headers.lazy.map { field in
+            guard HostField.isHost(field.name), !HostAddress.names(field.value, url: url) else { return (field.name, field.value) }
+            return (field.name, HostAddress.hostField(for: url))
+        }))
         let length = head.headers.first(name: "Content-Length").flatMap(Int.init)
         let chunked = head.headers[canonicalForm: "Transfer-Encoding"].contains { $0.lowercased() == "chunked" }
         // An HTTP/2 stream ends with its answer, never the connection.

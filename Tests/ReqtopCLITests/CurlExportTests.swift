@@ -95,13 +95,14 @@ final class CurlExportTests: XCTestCase {
           {"id": "nul", "method": "POST", "url": "\(base)/echo/nul", "headers": {"Content-Type": "text/plain"}, "body": "a\\u0000b\\u0001c%d\\\\n"},
           {"id": "empty", "url": "\(base)/echo/empty", "headers": {"X-Empty": ""}},
           {"id": "untyped", "method": "POST", "url": "\(base)/echo/untyped", "body": "k=v&x"},
-          {"id": "upload", "method": "PUT", "url": "\(base)/echo/upload", "bodyFile": "upload.bin", "headers": {"Content-Type": "application/octet-stream"}}
+          {"id": "upload", "method": "PUT", "url": "\(base)/echo/upload", "bodyFile": "upload.bin", "headers": {"Content-Type": "application/octet-stream"}},
+          {"id": "vhost", "url": "\(base)/echo/vhost", "headers": {"Host": "shop.example"}}
         ]}
         """.write(toFile: plan, atomically: true, encoding: .utf8)
         let run = try reqtop(["run", plan, "--no-tui", "--no-redact", "--record", recording])
         XCTAssertEqual(run.status, 0, run.stderr)
         let ignored: Set<String> = ["user-agent", "accept", "host", "connection", "accept-encoding", "content-length", "accept-language", "expect"]
-        for id in ["nul", "empty", "untyped", "upload"] {
+        for id in ["nul", "empty", "untyped", "upload", "vhost"] {
             let original = try XCTUnwrap(server.counters.requests("/echo/\(id)").last, id)
             let export = try reqtop(["export", recording, "--curl", id])
             XCTAssertEqual(export.status, 0, export.stderr)
@@ -118,6 +119,10 @@ final class CurlExportTests: XCTestCase {
         XCTAssertEqual(Array(server.counters.requests("/echo/upload").last?.body ?? Data()), Array(upload))
         XCTAssertEqual(server.counters.requests("/echo/empty").last?.headers["x-empty"], "")
         XCTAssertNil(server.counters.requests("/echo/untyped").last?.headers["content-type"])
+        // A `Host` naming another host than the URL's (a virtual host on an address) is the
+        // request's own: the line carries it; one naming the URL is left to curl.
+        XCTAssertEqual(server.counters.requests("/echo/vhost").map { $0.headers["host"] }, ["shop.example", "shop.example"])
+        XCTAssertFalse(try reqtop(["export", recording, "--curl", "nul"]).stdout.lowercased().contains("host:"))
         XCTAssert(try reqtop(["export", recording, "--curl", "upload"]).stdout.contains("# the body was read from"))
 
         // A header a transport would not send but a recording (or a HAR) can hold: the line

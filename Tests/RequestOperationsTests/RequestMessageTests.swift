@@ -55,6 +55,30 @@ struct RequestMessageTests {
         #expect(message.body.stream?.take() == nil, "taken once")
     }
 
+    /// A `Host` naming the URL (as a proxied request carries its client's) follows an edit of
+    /// the URL where it stood, whether the edit kept it or left it out (a copy leaves it to the
+    /// URL); one naming another host (a virtual host on an address), or changed by the edit, stays.
+    @Test func aHostNamingTheURLFollowsItsEditWhereItStood() {
+        let fields = FieldMerge.fields([("X-First", "1"), ("hOsT", "Shop.example"), ("Accept", "*/*")])
+        let message = RequestMessage(url: URL(string: "http://shop.example/cart")!, headerFields: fields)
+        var moved = message.foundationHead
+        moved.url = URL(string: "http://staging.example:8080/cart")
+        #expect(lines(message.updated(by: moved).headerFields) == ["X-First: 1", "hOsT: staging.example:8080", "Accept: */*"])
+        moved.setValue(nil, forHTTPHeaderField: "Host")
+        #expect(lines(message.updated(by: moved).headerFields) == ["X-First: 1", "hOsT: staging.example:8080", "Accept: */*"])
+        var samePlace = message.foundationHead
+        samePlace.url = URL(string: "http://shop.example/checkout")
+        #expect(lines(message.updated(by: samePlace).headerFields) == lines(fields), "the client's spelling kept")
+        var chosen = message.foundationHead
+        chosen.url = URL(string: "http://10.0.0.7/cart")
+        chosen.setValue("shop.example", forHTTPHeaderField: "Host")
+        #expect(message.updated(by: chosen).value(forField: "Host") == "shop.example")
+        let virtual = RequestMessage(url: URL(string: "http://10.0.0.7/")!, headerFields: FieldMerge.fields([("Host", "shop.example")]))
+        var elsewhere = virtual.foundationHead
+        elsewhere.url = URL(string: "http://10.0.0.8/")
+        #expect(virtual.updated(by: elsewhere).value(forField: "Host") == "shop.example")
+    }
+
     @Test func settingAValueReplacesEveryFieldOfTheNameWhereTheFirstStood() {
         var message = RequestMessage(url: URL(string: "http://h.test/")!, headerFields: written)
         message.setValue("c", forField: "x-dup")

@@ -53,6 +53,34 @@ final class ProxyFidelityTests: XCTestCase {
         XCTAssertEqual(heads.last?.1, ["X-Zeta: z", "Set-Cookie: a=1", "x-MiXed-Answer: m", "Set-Cookie: b=2", "X-Alpha: a"])
     }
 
+    /// `Host` goes where the client put it and as it spelt it; the value the request's target
+    /// names, whatever the client's said (RFC 9112 §3.2.2); the events record it so. Two of them
+    /// are refused: the upstream would pick one, not necessarily the one anything before it read.
+    func testTheHostGoesWhereItStoodNamingTheTarget() throws {
+        let upstream = try startHeadEchoServer()
+        let proxy = try startProxy()
+        func upstreamRead(_ host: String) -> [String] {
+            let request = "GET http://127.0.0.1:\(upstream)/fields HTTP/1.1\r\nX-Zeta: 1\r\n\(host)\r\nX-Alpha: 2\r\nConnection: close\r\n\r\n"
+            let answer = rawExchange(port: Int(proxy.server.port), Array(request.utf8))
+            return answer.components(separatedBy: "\r\n\r\n").last!.split(separator: "\n").map(String.init)
+                .filter { $0.hasPrefix("X-") || $0.lowercased().hasPrefix("host:") }
+        }
+        XCTAssertEqual(upstreamRead("hOsT: 127.0.0.1:\(upstream)"), ["X-Zeta: 1", "hOsT: 127.0.0.1:\(upstream)", "X-Alpha: 2"])
+        XCTAssertEqual(upstreamRead("Host: elsewhere.example"), ["X-Zeta: 1", "Host: 127.0.0.1:\(upstream)", "X-Alpha: 2"],
+                       "the target's host, in the client's place")
+        let id = try XCTUnwrap(proxy.events.firstOperation())
+        let recorded = proxy.events.finished(id).compactMap { event -> [String]? in
+            guard case .headerFields(.request, let fields) = event.payload else { return nil }
+            return fields.map { "\($0.name.rawName): \($0.value)" }.filter { !$0.hasPrefix("Connection") }
+        }
+        XCTAssertEqual(recorded.first, ["X-Zeta: 1", "hOsT: 127.0.0.1:\(upstream)", "X-Alpha: 2"])
+
+        let twice = "GET http://127.0.0.1:\(upstream)/fields HTTP/1.1\r\nHost: 127.0.0.1:\(upstream)\r\nhost: other.example\r\n\r\n"
+        let refused = rawExchange(port: Int(proxy.server.port), Array(twice.utf8))
+        XCTAssertTrue(refused.hasPrefix("HTTP/1.1 400"), refused)
+        XCTAssertTrue(refused.contains("more than one Host field"), refused)
+    }
+
     /// An answer a person types at a breakpoint reaches the client, and its body is in the
     /// row's `responseBody` (a relayed answer's body said only "streamed to the caller").
     /// An answer the proxy's settings judge a failure (a 503 where answers are not all relayed)

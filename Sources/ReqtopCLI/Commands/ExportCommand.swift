@@ -133,7 +133,8 @@ struct ExportCommand: ParsableCommand {
         case nil:
             break
         }
-        print(RequestEntry(id: id, method: request.method, url: request.url, headers: request.headers, body: body,
+        print(RequestEntry(id: id, method: request.method, url: request.url,
+                           headers: HostAddress.withoutDerivedHost(request.headers, url: request.url), body: body,
                            timeout: request.options?.attemptTimeout, deadline: request.options?.deadline).json, terminator: "")
     }
 

@@ -41,7 +41,9 @@ enum CopiedRequest {
         case nil:
             break
         }
-        return .success(RequestEntry(id: row.id, method: row.method, url: row.url, headers: row.requestHeaders, body: body,
+        // A `Host` the URL says already is left to it, so an edit of the URL takes it along.
+        return .success(RequestEntry(id: row.id, method: row.method, url: row.url,
+                                     headers: HostAddress.withoutDerivedHost(row.requestHeaders, url: row.url), body: body,
                                      timeout: row.requestOptions?.attemptTimeout, deadline: row.requestOptions?.deadline))
     }
 }

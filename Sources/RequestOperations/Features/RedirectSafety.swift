@@ -44,7 +44,8 @@ struct Origin: Equatable {
 ///   (`http+unix://` reaches a local socket on AsyncHTTPClient, `file:`, `ftp:`) is refused,
 ///   and the attempt fails. A server's answer never chooses a local resource.
 /// - On a change of origin every credential header (``CredentialHeaders``) is dropped, and
-///   the `redirect` event names them.
+///   the `redirect` event names them; a `Host` field is dropped too, for the transport to
+///   write the new origin's.
 /// - A 307 or 308 must send the same body again: a body given as a stream (`httpBodyStream`,
 ///   read once) cannot be, nor can any body on a transport that leaves it out
 ///   (FoundationNetworking), so the attempt ends with -1021 and that reason, never with an
@@ -87,6 +88,9 @@ enum RedirectSafety {
         }
         guard let target = Origin(next.url), target != Origin(original) else { return .follow(next, dropped: []) }
         var request = next
+        // A `Host` field named the first origin (or a virtual host on it): the transport writes
+        // the new one's, as curl does with a `Host` of one's own.
+        request.headerFields[.hostField] = nil
         let credentials = Set(next.headerFields.lazy.map(\.name).filter { CredentialHeaders.contains($0.canonicalName) })
         for name in credentials { request.headerFields[name] = nil }
         return .follow(request, dropped: credentials.map(\.canonicalName).sorted())

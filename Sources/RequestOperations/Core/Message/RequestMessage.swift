@@ -58,7 +58,9 @@ public struct RequestMessage: Sendable {
         get { box.parts.url }
         set { parts.url = newValue }
     }
-    /// The header fields in their order. The `Host` is the URL's.
+    /// The header fields in their order. A `Host` field given is sent as given, where it stands
+    /// (a proxied request's as its client spelt it); without one the transport writes the
+    /// URL's. A redirect to another origin drops it (``RedirectPolicy``).
     public var headerFields: HTTPFields {
         get { box.parts.headerFields }
         set { parts.headerFields = newValue }
@@ -127,7 +129,8 @@ public struct RequestMessage: Sendable {
         message.method = edited.httpMethod ?? "GET"
         if let url = edited.url { message.url = url }
         message.timeoutInterval = edited.timeoutInterval
-        let headers = edited.allHTTPHeaderFields ?? [:]
+        var headers = edited.allHTTPHeaderFields ?? [:]
+        Self.hostFollowingTheURL(from: headerFields[.hostField], url: url, in: &headers, to: message.url)
         message.headerFields = FieldMerge.merged(headerFields, with: headers.lazy.map { ($0.key, $0.value) })
         message.unsendableHeader = HTTPFieldCheck.problem(in: headers)
         if let stream = edited.httpBodyStream {
@@ -138,6 +141,16 @@ public struct RequestMessage: Sendable {
             message.body = .none
         }
         return message
+    }
+
+    /// A `Host` that named the URL goes on naming it, where it stood: left out of an edit (a
+    /// copy leaves it to the URL) or left as it was while the URL changed. One the code changed
+    /// itself, or one that named another host, is the code's.
+    private static func hostFollowingTheURL(from host: String?, url: URL, in headers: inout [String: String], to next: URL) {
+        guard let host, HostAddress.names(host, url: url) else { return }
+        let key = headers.keys.first { $0.lowercased() == "host" }
+        guard key.map({ headers[$0] == host }) ?? true else { return }
+        headers[key ?? "Host"] = HostAddress.names(host, url: next) ? host : HostAddress.hostField(for: next)
     }
 
     // MARK: - Fields by name
@@ -209,4 +222,10 @@ public struct RequestMessage: Sendable {
         if let stream = request.httpBodyStream { return .stream(BodyStream(stream)) }
         return .none
     }
+}
+
+extension HTTPField.Name {
+    /// `Host`: swift-http-types marks its own `.host` unavailable (HTTP/2's `:authority` carries
+    /// it there), and a request given to an HTTP/1 transport may carry one of its own.
+    static let hostField = HTTPField.Name("Host")!
 }
