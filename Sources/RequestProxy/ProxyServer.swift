@@ -27,7 +27,10 @@ public final class ProxyServer: Sendable {
     }
 
     /// Listens on `options.host:options.port` and serves until ``stop()``.
-    public static func start(queue: RequestQueue, options: ProxyOptions) throws -> ProxyServer {
+    /// - Parameter accepting: false to take no connection until ``accept()``: the port is bound
+    ///   (and named) at once, a client connecting meanwhile waits in the kernel's backlog, and
+    ///   no request is served before whatever records or shows it has begun to listen.
+    public static func start(queue: RequestQueue, options: ProxyOptions, accepting: Bool = true) throws -> ProxyServer {
         // A pipe's reader gone must not end the process (NIO sends with MSG_NOSIGNAL; this
         // covers everything else the process writes).
         signal(SIGPIPE, SIG_IGN)
@@ -35,6 +38,7 @@ public final class ProxyServer: Sendable {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(.autoRead, value: accepting)
             .childChannelInitializer { channel in
                 guard context.admit() else { return channel.close() }
                 channel.closeFuture.whenComplete { _ in context.left() }
@@ -59,6 +63,12 @@ public final class ProxyServer: Sendable {
         context.ownersTold.store(ClientProgram.tellsOwners(listeningAt: channel.localAddress), ordering: .relaxed)
         context.listening.withLock { $0 = ProxySelf(host: options.host, port: port) }
         return ProxyServer(channel: channel, context: context, host: options.host, port: port)
+    }
+
+    /// Begins taking connections, of a server started not ``start(queue:options:accepting:)``
+    /// accepting; those waiting in the backlog first.
+    public func accept() {
+        channel.setOption(.autoRead, value: true).whenFailure { _ in }
     }
 
     /// Stops taking requests and lets the ones in flight end: no new connection is taken, and

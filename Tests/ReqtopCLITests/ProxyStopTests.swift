@@ -20,8 +20,12 @@ final class ProxyStopTests: XCTestCase {
         let hanging = curlInBackground(["-x", proxy.address, "-o", "/dev/null", "-w", "%{http_code}", base + "/hang"])
         // Both sent upstream, and the drip's first piece relayed.
         let sent = Date().addingTimeInterval(15)
-        while Date() < sent, let text = try? String(contentsOfFile: recording, encoding: .utf8),
-              text.components(separatedBy: "\"event\":\"sent\"").count < 3 || !text.contains("\"event\":\"data\"") {
+        // The recording may not be there yet when the proxy first takes a connection: waited
+        // for too (a `let` in the loop's condition ended the wait at once, and the stop came
+        // before curl connected, on a loaded machine).
+        while Date() < sent {
+            let text = (try? String(contentsOfFile: recording, encoding: .utf8)) ?? ""
+            if text.components(separatedBy: "\"event\":\"sent\"").count >= 3 && text.contains("\"event\":\"data\"") { break }
             usleep(20_000)
         }
         let signalled = Date()

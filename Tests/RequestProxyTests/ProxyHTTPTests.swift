@@ -43,6 +43,30 @@ final class ProxyHTTPTests: XCTestCase {
         XCTAssertTrue(finished.allSatisfy { $0.2 == 1 }, "\(finished)")
     }
 
+    /// `reqtop proxy` binds its port before its recording and its session listen and accepts
+    /// once they do: a client that connects in between waits in the backlog and is served
+    /// then, its request an operation like any other (it was served before anything listened,
+    /// and went unrecorded).
+    func testAClientConnectingBeforeTheProxyAcceptsWaitsAndIsServed() throws {
+        let fault = try startFaultServer()
+        let proxy = try startProxy(accepting: false)
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        curl.arguments = ["-s", "--max-time", "20", "-o", "/dev/null", "-w", "%{http_code}", "-x", proxy.url, fault.baseURL.absoluteString + "/status/200"]
+        let out = Pipe()
+        curl.standardOutput = out
+        try curl.run()
+        usleep(500_000)
+        XCTAssertTrue(curl.isRunning, "not served before accept()")
+        XCTAssertTrue(proxy.events.events.isEmpty)
+        proxy.server.accept()
+        let code = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        curl.waitUntilExit()
+        XCTAssertEqual(code, "200")
+        let id = try XCTUnwrap(proxy.events.firstOperation())
+        XCTAssertTrue(proxy.events.finished(id).contains { if case .finished = $0.payload { true } else { false } })
+    }
+
     func testRedirectsAndEncodedBodiesPassAsTheyCame() throws {
         let upstream = try startFaultServer()
         let proxy = try startProxy()

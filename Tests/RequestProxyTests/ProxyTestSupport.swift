@@ -65,7 +65,7 @@ final class SendableBox<Value: Sendable>: @unchecked Sendable {
 
 extension XCTestCase {
     /// Starts a proxy with `options` (its port picked now) whose upstream leg trusts `caFile`.
-    func startProxy(_ options: ProxyOptions = ProxyOptions(), trusting caFile: String? = nil) throws -> ProxyUnderTest {
+    func startProxy(_ options: ProxyOptions = ProxyOptions(), trusting caFile: String? = nil, accepting: Bool = true) throws -> ProxyUnderTest {
         var options = options
         options.port = 0
         options.upstreamTLS = try TLSOptions(caFile: caFile).clientConfiguration()
@@ -73,7 +73,7 @@ extension XCTestCase {
         let queue = RequestQueue(maxConcurrentRequests: options.maxConnections, transport: transport, earlyRetry: nil, retryBudget: nil,
                                  circuitBreaker: nil, rateLimits: false, cookies: nil)
         let events = EventRecorder(queue.events)
-        let server = try ProxyServer.start(queue: queue, options: options)
+        let server = try ProxyServer.start(queue: queue, options: options, accepting: accepting)
         addTeardownBlock {
             server.stop()
             queue.cancelAll()

@@ -174,7 +174,9 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         }
         let server: ProxyServer
         do {
-            server = try ProxyServer.start(queue: queue, options: options)
+            // Bound now, taking connections once the recording and the session listen: a
+            // client that connects at once (a program retrying) must not be served unrecorded.
+            server = try ProxyServer.start(queue: queue, options: options, accepting: false)
         } catch {
             throw InputError(message: "cannot listen on \(bind):\(port) (\(error))")
         }
@@ -207,7 +209,10 @@ struct ProxyCommand: ParsableCommand, RunsASession {
         // whole must not find it recorded as cancelled), for a moment; then it is cancelled.
         let session = try QueueSession.open(queue, mode: output, source: source, redactor: recording.redactor,
                                             onSignal: .drain(within: Self.stopGrace, begin: { server.drain() }))
-        summary = session.run { session.waitUntilStopping() }
+        summary = session.run {
+            server.accept()
+            session.waitUntilStopping()
+        }
         // Held while the monitor had the screen; said as it came without one.
         refusals.taken().forEach(ReqtopMain.printError)
         // A proxy that was stopped did its job: its clients' failures are not its exit status.
