@@ -43,28 +43,35 @@ extension HostAddress {
     /// a proxy passes on as its client spelt it. A value naming another host is deliberate (a
     /// virtual host on an address) or, at a proxy, overruled by the request's target.
     public static func names(_ value: String, url: URL) -> Bool {
-        guard let urlHost = url.host?.lowercased() else { return false }
-        let text = value.trimmingCharacters(in: .whitespaces)
-        var host: Substring
-        var port: Substring?
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { return false }
+        // Bytes and no Foundation: the proxy asks this of every request it relays (#58).
+        guard let urlHost = url.host?.utf8 else { return false }
+        var text = Substring(value).utf8
+        while let first = text.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { text = text.dropFirst() }
+        while let last = text.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { text = text.dropLast() }
+        var host = text
+        var port: Substring.UTF8View?
+        if text.first == UInt8(ascii: "[") {
+            guard let close = text.firstIndex(of: UInt8(ascii: "]")) else { return false }
             host = text[text.index(after: text.startIndex)..<close]
             let rest = text[text.index(after: close)...]
             if !rest.isEmpty {
-                guard rest.hasPrefix(":") else { return false }
+                guard rest.first == UInt8(ascii: ":") else { return false }
                 port = rest.dropFirst()
             }
-        } else if let colon = text.lastIndex(of: ":") {
+        } else if let colon = text.lastIndex(of: UInt8(ascii: ":")) {
             host = text[..<colon]
             port = text[text.index(after: colon)...]
-        } else {
-            host = Substring(text)
         }
-        let bare = urlHost.hasPrefix("[") && urlHost.hasSuffix("]") ? String(urlHost.dropFirst().dropLast()) : urlHost
-        guard host.lowercased() == bare else { return false }
-        let named = port.map { Int($0) } ?? defaultPort(of: url)
+        var bare = Substring(url.host ?? "").utf8
+        if urlHost.first == UInt8(ascii: "["), urlHost.last == UInt8(ascii: "]") { bare = bare.dropFirst().dropLast() }
+        guard host.count == bare.count, zip(host, bare).allSatisfy({ lowerASCII($0) == lowerASCII($1) }) else { return false }
+        let named = port.map { Int(Substring($0)) } ?? defaultPort(of: url)
         return named != nil && named == (url.port ?? defaultPort(of: url))
+    }
+
+    @inline(__always)
+    private static func lowerASCII(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 
     /// `headers` without a `Host` that names `url` (``names(_:url:)``): what a copy of a
