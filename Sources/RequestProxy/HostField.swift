@@ -1,4 +1,6 @@
+import Foundation
 import NIOHTTP1
+import RequestOperations
 
 /// The client's `Host` field on its way upstream. A proxy must send the host its request's
 /// target names, whatever the `Host` said (RFC 9112 §3.2.2); this one keeps the field where
@@ -11,6 +13,12 @@ enum HostField {
     @inline(__always)
     static func isHost(_ name: String) -> Bool {
         name.utf8.count == 4 && name.lowercased() == "host"
+    }
+
+    /// The value a `Host` field the client `sent` goes on with to `url`: its own when it names
+    /// the target, the target's otherwise.
+    static func value(_ sent: String, for url: URL) -> String {
+        HostAddress.names(sent, url: url) ? sent : HostAddress.hostField(for: url)
     }
 
     /// More than one `Host` field: a server must refuse it (RFC 9112 §3.2), and a proxy passing

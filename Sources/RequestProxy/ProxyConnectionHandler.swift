@@ -170,8 +170,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         // The fields as the client wrote them (order, repeats, spelling): the engine carries
         // them so, and the NIO transport sends them so. `Host` where it stood, naming the target.
         var request = RequestMessage(method: head.method.rawValue, url: url, headerFields: FieldMerge.fields(headers.lazy.map { field in
-            guard HostField.isHost(field.name), !HostAddress.names(field.value, url: url) else { return (field.name, field.value) }
-            return (field.name, HostAddress.hostField(for: url))
+            HostField.isHost(field.name) ? (field.name, HostField.value(field.value, for: url)) : (field.name, field.value)
         }))
         let length = head.headers.first(name: "Content-Length").flatMap(Int.init)
         let chunked = head.headers[canonicalForm: "Transfer-Encoding"].contains { $0.lowercased() == "chunked" }

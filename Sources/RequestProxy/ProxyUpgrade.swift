@@ -94,7 +94,8 @@ enum ProxyUpgrade {
 
     /// The head as the upstream takes it: origin-form target, the client's headers in their
     /// order and spelling less the proxy's own (`Proxy-*`), `Upgrade` and `Connection` kept
-    /// (they are what is asked).
+    /// (they are what is asked); `Host` where it stood, naming the target (``HostField``), or
+    /// the target's after the rest when the client sent none.
     static func outgoing(_ head: HTTPRequestHead, url: URL) -> HTTPRequestHead {
         // As sent, percent-encoded: `url.path` decodes `%0d%0a`, which would end the request
         // line and let a client write headers of its own choosing to the upstream.
@@ -102,7 +103,11 @@ enum ProxyUpgrade {
         var target = components?.percentEncodedPath ?? "/"
         if target.isEmpty { target = "/" }
         if let query = components?.percentEncodedQuery { target += "?" + query }
-        let headers = HTTPHeaders(head.headers.filter { !$0.name.lowercased().hasPrefix("proxy-") })
+        var headers = HTTPHeaders(head.headers.compactMap { field -> (String, String)? in
+            if field.name.lowercased().hasPrefix("proxy-") { return nil }
+            return HostField.isHost(field.name) ? (field.name, HostField.value(field.value, for: url)) : (field.name, field.value)
+        })
+        if !headers.contains(name: "Host") { headers.add(name: "Host", value: HostAddress.hostField(for: url)) }
         return HTTPRequestHead(version: .http1_1, method: head.method, uri: target, headers: headers)
     }
 }

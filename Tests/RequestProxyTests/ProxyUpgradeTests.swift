@@ -22,6 +22,7 @@ final class ProxyUpgradeTests: XCTestCase {
         head = b""
         while b"\\r\\n\\r\\n" not in head: head += connection.recv(4096)
         sys.stderr.write("upstream saw: " + head.decode().split("\\r\\n")[0] + "\\n")
+        sys.stderr.write("upstream host: " + ",".join(l for l in head.decode().split("\\r\\n") if l.lower().startswith("host:")) + f" (port {port})\\n")
         connection.sendall(b"HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n\\r\\n")
         while True:
             data = connection.recv(4096)
@@ -73,6 +74,9 @@ final class ProxyUpgradeTests: XCTestCase {
         let result = try upgrade("ws")
         XCTAssertEqual(result.stdout, "HTTP/1.1 101 Switching Protocols\nhello through the tunnel\n", result.stderr)
         XCTAssertTrue(result.stderr.contains("upstream saw: GET /chat?room=1 HTTP/1.1"), "origin-form to the upstream: \(result.stderr)")
+        // The client's `Host: localhost` for a request to 127.0.0.1: the target's, in its place.
+        let port = try XCTUnwrap(result.stderr.firstMatch(of: /\(port (\d+)\)/)?.1)
+        XCTAssertTrue(result.stderr.contains("upstream host: Host: 127.0.0.1:\(port) ("), result.stderr)
         // The upgrade is a row: its request, and the bytes each way (24 echoed, plus the 101).
         let row = result.proxy.events.finished("c1-r1")
         guard case .queued(let method, let url, let headers, _, _, _)? = row.first?.payload else { return XCTFail("\(row)") }
@@ -87,6 +91,8 @@ final class ProxyUpgradeTests: XCTestCase {
         let result = try upgrade("wss")
         XCTAssertEqual(result.stdout, "HTTP/1.1 101 Switching Protocols\nhello through the tunnel\n", result.stderr)
         XCTAssertTrue(result.stderr.contains("upstream saw: GET /chat?room=1 HTTP/1.1"), result.stderr)
+        let port = try XCTUnwrap(result.stderr.firstMatch(of: /\(port (\d+)\)/)?.1)
+        XCTAssertTrue(result.stderr.contains("upstream host: Host: localhost:\(port) ("), "the client's, naming the tunnel's host: \(result.stderr)")
     }
 
     func testAnUpgradeToAnUpstreamWhoseCertificateIsRefusedIsA502NamingIt() throws {
