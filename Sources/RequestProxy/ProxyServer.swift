@@ -39,6 +39,9 @@ public final class ProxyServer: Sendable {
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.autoRead, value: accepting)
+            // NIO's default too, said here as each client's connection relies on it: an accepted
+            // socket inherits it (ProxyServerSocketTests), and small writes then go at once.
+            .serverChannelOption(NoDelay.option, value: 1)
             .childChannelInitializer { channel in
                 guard context.admit() else { return channel.close() }
                 channel.closeFuture.whenComplete { _ in context.left() }
