@@ -12,7 +12,10 @@ enum HostField {
     /// Whether `name` is `Host` in any case: by length first, as most names are not.
     @inline(__always)
     static func isHost(_ name: String) -> Bool {
-        name.utf8.count == 4 && name.lowercased() == "host"
+        // `b | 0x20` is `h` only for `H` and `h` (and so for each letter): no lower-cased copy.
+        let utf8 = name.utf8
+        guard utf8.count == 4, let first = utf8.first, first | 0x20 == UInt8(ascii: "h") else { return false }
+        return utf8.elementsEqual("host".utf8) { $0 | 0x20 == $1 }
     }
 
     /// The value a `Host` field the client `sent` goes on with to `url`: its own when it names

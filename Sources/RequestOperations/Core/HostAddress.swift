@@ -43,30 +43,46 @@ extension HostAddress {
     /// a proxy passes on as its client spelt it. A value naming another host is deliberate (a
     /// virtual host on an address) or, at a proxy, overruled by the request's target.
     public static func names(_ value: String, url: URL) -> Bool {
-        // Bytes and no Foundation: the proxy asks this of every request it relays (#58).
-        guard let urlHost = url.host?.utf8 else { return false }
-        var text = Substring(value).utf8
-        while let first = text.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { text = text.dropFirst() }
-        while let last = text.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { text = text.dropLast() }
-        var host = text
-        var port: Substring.UTF8View?
-        if text.first == UInt8(ascii: "[") {
-            guard let close = text.firstIndex(of: UInt8(ascii: "]")) else { return false }
-            host = text[text.index(after: text.startIndex)..<close]
-            let rest = text[text.index(after: close)...]
-            if !rest.isEmpty {
-                guard rest.first == UInt8(ascii: ":") else { return false }
-                port = rest.dropFirst()
+        // Bytes in place, the URL's host read once and not decoded: the proxy asks this of
+        // every request it relays (#58).
+        guard var host = url.host(percentEncoded: true) else { return false }
+        let ownPort = defaultPort(of: url)
+        let port = url.port ?? ownPort
+        var value = value
+        return value.withUTF8 { sent in host.withUTF8 { host in names(sent, host: host, port: port, ownPort: ownPort) } }
+    }
+
+    private static func names(_ sent: UnsafeBufferPointer<UInt8>, host: UnsafeBufferPointer<UInt8>, port: Int?, ownPort: Int?) -> Bool {
+        let colon = UInt8(ascii: ":")
+        var start = 0, end = sent.count
+        while start < end, sent[start] == UInt8(ascii: " ") || sent[start] == UInt8(ascii: "\t") { start += 1 }
+        while end > start, sent[end - 1] == UInt8(ascii: " ") || sent[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+        var (hostStart, hostEnd, portStart) = (start, end, Int?.none)
+        if start < end, sent[start] == UInt8(ascii: "[") {
+            guard let close = (start..<end).first(where: { sent[$0] == UInt8(ascii: "]") }) else { return false }
+            (hostStart, hostEnd) = (start + 1, close)
+            if close + 1 < end {
+                guard sent[close + 1] == colon else { return false }
+                portStart = close + 2
             }
-        } else if let colon = text.lastIndex(of: UInt8(ascii: ":")) {
-            host = text[..<colon]
-            port = text[text.index(after: colon)...]
+        } else if let at = (start..<end).last(where: { sent[$0] == colon }) {
+            (hostEnd, portStart) = (at, at + 1)
         }
-        var bare = Substring(url.host ?? "").utf8
-        if urlHost.first == UInt8(ascii: "["), urlHost.last == UInt8(ascii: "]") { bare = bare.dropFirst().dropLast() }
-        guard host.count == bare.count, zip(host, bare).allSatisfy({ lowerASCII($0) == lowerASCII($1) }) else { return false }
-        let named = port.map { Int(Substring($0)) } ?? defaultPort(of: url)
-        return named != nil && named == (url.port ?? defaultPort(of: url))
+        var (urlStart, urlEnd) = (0, host.count)
+        if urlEnd >= 2, host[0] == UInt8(ascii: "["), host[urlEnd - 1] == UInt8(ascii: "]") { (urlStart, urlEnd) = (1, urlEnd - 1) }
+        guard hostEnd - hostStart == urlEnd - urlStart else { return false }
+        for offset in 0..<(hostEnd - hostStart) where lowerASCII(sent[hostStart + offset]) != lowerASCII(host[urlStart + offset]) {
+            return false
+        }
+        guard let portStart else { return ownPort != nil && ownPort == port }
+        guard portStart < end, end - portStart <= 5 else { return false }
+        var named = 0
+        for index in portStart..<end {
+            let digit = sent[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return false }
+            named = named * 10 + Int(digit)
+        }
+        return named == port
     }
 
     @inline(__always)
