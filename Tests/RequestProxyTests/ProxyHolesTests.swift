@@ -131,7 +131,8 @@ final class ProxyHolesTests: XCTestCase {
         let answer = rawExchange(port: proxy.server.port, Array((first + second).utf8), wait: 10)
         XCTAssertTrue(answer.hasPrefix("HTTP/1.1 403"), answer)
         XCTAssertTrue(answer.contains("Connection: close"), answer)
-        XCTAssertTrue(answer.contains("GET /chat HTTP/1.1;Host: x;Upgrade: websocket;Connection: Upgrade;X-Zeta: 1;Content-Length: 5|hello"),
+        // As sent, but for the `Host` naming another host than the target: the target's, in its place.
+        XCTAssertTrue(answer.contains("GET /chat HTTP/1.1;Host: 127.0.0.1:\(upstream);Upgrade: websocket;Connection: Upgrade;X-Zeta: 1;Content-Length: 5|hello"),
                       "the request as sent, its body too: \(answer)")
         XCTAssertFalse(answer.contains("LEAKED"), answer)
         XCTAssertFalse(answer.contains("Proxy-Authorization"), answer)
