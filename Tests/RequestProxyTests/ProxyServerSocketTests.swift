@@ -10,16 +10,8 @@ final class ProxyServerSocketTests: XCTestCase {
     func testAnAcceptedConnectionHasNoDelay() throws {
         let proxy = try startProxy()
         let port = Int(proxy.server.port)
-        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let client = try XCTUnwrap(connectedSocket(port: port))
         defer { close(client) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        XCTAssertTrue(connected)
         var accepted: [Int32] = []
         let deadline = Date().addingTimeInterval(5)
         while accepted.isEmpty, Date() < deadline {

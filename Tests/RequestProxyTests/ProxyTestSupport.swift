@@ -171,11 +171,9 @@ extension XCTestCase {
 
     var curl: String { "/usr/bin/curl" }
 
-    /// Bytes sent on a raw connection to `port`, and all that came back until the peer closed
-    /// it (or `wait` seconds passed).
-    func rawExchange(port: Int, _ bytes: [UInt8], wait: TimeInterval = 5) -> String {
+    /// A TCP socket connected to 127.0.0.1:`port` (the caller closes it), or nil.
+    func connectedSocket(port: Int) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -183,7 +181,18 @@ extension XCTestCase {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
-        guard connected else { return "<cannot connect>" }
+        guard connected else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// Bytes sent on a raw connection to `port`, and all that came back until the peer closed
+    /// it (or `wait` seconds passed).
+    func rawExchange(port: Int, _ bytes: [UInt8], wait: TimeInterval = 5) -> String {
+        guard let fd = connectedSocket(port: port) else { return "<cannot connect>" }
+        defer { close(fd) }
         var timeout = timeval(tv_sec: Int(wait), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
