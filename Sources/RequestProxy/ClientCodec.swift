@@ -5,8 +5,8 @@ import NIOCore
 /// stays until what replaces the codec is in, so bytes it read past the head go on to that.
 struct ClientCodec {
     let decoder: RemovableChannelHandler
-    /// Taken out at once: the head timer, the protocol-error and pipelining handlers, the
-    /// encoder, and the proxy's handler of the connection.
+    /// Taken out at once: the head timer, the pipelining handler, the encoder, and the
+    /// proxy's handler of the connection.
     let others: [RemovableChannelHandler]
 
     init(decoder: RemovableChannelHandler, others: [RemovableChannelHandler]) {

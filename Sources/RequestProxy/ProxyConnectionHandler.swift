@@ -72,19 +72,17 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         let encoder = HTTPResponseEncoder()
         let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
         let pipelining = HTTPServerPipelineHandler()
-        let errors = HTTPServerProtocolErrorHandler()
         let headTimer = RequestHeadTimer(timeout: .milliseconds(Int64(context.options.requestHeadTimeout * 1000)),
                                          bodyTimeout: .milliseconds(Int64(context.options.requestBodyTimeout * 1000)))
         // The timer before the decoder (it counts bytes); taken out with the codec for a tunnel.
         let handler = ProxyConnectionHandler(proxy: context, connection: connection, origin: origin, client: client, headTimer: headTimer,
-                                             codec: ClientCodec(decoder: decoder, others: [headTimer, errors, pipelining, encoder]))
+                                             codec: ClientCodec(decoder: decoder, others: [headTimer, pipelining, encoder]))
         let sync = channel.pipeline.syncOperations
         if idle { try sync.addHandler(IdleWatch(timeout: .milliseconds(Int64(context.options.idleTimeout * 1000)))) }
         try sync.addHandler(encoder)
         try sync.addHandler(headTimer)
         try sync.addHandler(decoder)
         try sync.addHandler(pipelining)
-        try sync.addHandler(errors)
         try sync.addHandler(handler)
         context.track(channel)
     }
@@ -314,8 +312,14 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        // A malformed request was answered 400 by HTTPServerProtocolErrorHandler (the
-        // exchange under way writes nothing more); TLS garbage and resets end the connection.
+        // A malformed request is answered here, saying what was wrong, unless an answer is
+        // half written (a body that broke off after the upstream began to answer): NIO's
+        // HTTPServerProtocolErrorHandler answered a bare 400, and was one handler more on
+        // every connection. The pipelining handler holds a parse error back until the answer
+        // before it has ended. TLS garbage and resets end the connection.
+        if let malformed = error as? HTTPParserError, exchange?.answerIsHalfWritten != true {
+            ProxyFailureAnswer(malformed: malformed).send(on: context.channel, closing: true)
+        }
         exchange?.requestBroken()
         if case .streaming(_, let upload) = receiving { upload.finish(error) }
         receiving = .refused

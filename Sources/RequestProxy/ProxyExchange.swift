@@ -82,6 +82,11 @@ final class ProxyExchange: ResponseStreamReceiver {
     /// Whether the request is still being answered (the connection is not idle).
     var isUnderWay: Bool { onLoop.value.stage.isUnderWay }
 
+    /// Its answer's head was written to the client and its end not yet.
+    var answerIsHalfWritten: Bool {
+        if case .answering(let writing) = onLoop.value.stage { writing.began } else { false }
+    }
+
     /// Keeps `request` until its body has come (``startPrepared(body:)``).
     func prepare(_ request: RequestMessage) {
         onLoop.value.stage = .collecting(request)
