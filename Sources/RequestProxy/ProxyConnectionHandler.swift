@@ -141,11 +141,9 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         case .connect(let host, let port):
             if listening.isReached(host: host, port: port) { return refuseLoop(context: context) }
             receiving = .connect(host: host, port: port, id: id)
-        case .url(let url):
+        case .url(let url, let host, let port):
             // Inside a tunnel too: an absolute URL there may name the proxy as well.
-            if let host = url.host, listening.isReached(host: host, port: url.port ?? (url.scheme == "https" ? 443 : 80)) {
-                return refuseLoop(context: context)
-            }
+            if listening.isReached(host: host, port: port) { return refuseLoop(context: context) }
             if head.headers.contains(name: "Upgrade") {
                 // HTTP/2 has no Upgrade (swift-nio-http2 refuses the field before it gets here).
                 guard streamID == nil else {
@@ -155,11 +153,11 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
                 receiving = .upgrade(head, url, id: id, body: context.channel.allocator.buffer(capacity: 0))
                 return
             }
-            start(head, url: url, id: id, context: context)
+            start(head, url: url, host: host, id: id, context: context)
         }
     }
 
-    private func start(_ head: HTTPRequestHead, url: URL, id: String, context: ChannelHandlerContext) {
+    private func start(_ head: HTTPRequestHead, url: URL, host: String, id: String, context: ChannelHandlerContext) {
         var headers = HTTPHeaders(HopByHopHeaders.removed(from: head.headers))
         if streamID != nil { headers = ProxyHTTP2.joiningCookies(headers) }
         // The client's Expect is answered here, not sent on.
@@ -175,7 +173,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         // An HTTP/2 stream ends with its answer, never the connection.
         let exchange = ProxyExchange(id: id, channel: context.channel, proxy: proxy, client: client, version: head.version,
                                      keepAlive: head.version.major >= 2 || head.isKeepAlive, isHead: head.method == .HEAD,
-                                     host: url.host)
+                                     host: host)
         self.exchange = exchange
         if expectsContinue, chunked || (length ?? 0) > 0 {
             context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)

@@ -27,7 +27,8 @@ final class ProxyExchange: ResponseStreamReceiver {
     private let version: HTTPVersion
     private let keepAlive: Bool
     private let isHead: Bool
-    /// The request's host, for the words of a failure through a chained proxy.
+    /// The request's host: the options set for it, and the words of a failure through a
+    /// chained proxy. Read once from its URL (each `URL.host` decodes it again).
     private let host: String?
     /// What only the client's event loop touches.
     private let onLoop: NIOLoopBoundBox<LoopState>
@@ -136,7 +137,7 @@ final class ProxyExchange: ResponseStreamReceiver {
 
     private func run(_ request: RequestMessage, origin: String?) {
         if case .abandoned(clientGone: true) = onLoop.value.stage { return }
-        var options = Self.options(proxy.options.operation(for: request.url.host), for: request)
+        var options = Self.options(proxy.options.operation(for: host), for: request)
         options.origin = origin
         options.clientHTTPVersion = "HTTP/\(version.major).\(version.minor)"
         options.relaysFieldsAsWritten = true
