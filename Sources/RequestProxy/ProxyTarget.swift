@@ -1,4 +1,5 @@
 import Foundation
+import RequestOperations
 
 /// Where a client's request is to go, read from its request line: an absolute-form URL for a
 /// plain proxied request, an authority (`host:port`) for `CONNECT`, or a path when the request
@@ -52,9 +53,10 @@ enum ProxyTarget: Equatable {
         return .success(.url(url, host: host, port: port ?? defaultPort(of: scheme)))
     }
 
-    /// 443 for https, 80 for http (the only two schemes a target may have).
+    /// 443 for https, 80 for http: the only two schemes a target may have (a tunnel's origin
+    /// is one of them too).
     private static func defaultPort(of scheme: String?) -> Int {
-        scheme?.lowercased() == "https" ? 443 : 80
+        HostAddress.defaultPort(scheme: scheme) ?? 80
     }
 
     /// `host:port` (`[v6]:port` for an IPv6 address), or nil.

@@ -98,7 +98,13 @@ extension HostAddress {
     }
 
     private static func defaultPort(of url: URL) -> Int? {
-        switch url.scheme?.lowercased() {
+        defaultPort(scheme: url.scheme)
+    }
+
+    /// The port a URL of `scheme` means when it names none: 443 for https (and wss), 80 for
+    /// http (and ws), nil for any other scheme.
+    public static func defaultPort(scheme: String?) -> Int? {
+        switch scheme?.lowercased() {
         case "https", "wss": 443
         case "http", "ws": 80
         default: nil
