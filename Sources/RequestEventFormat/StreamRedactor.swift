@@ -49,6 +49,10 @@ public final class StreamRedactor: Sendable {
     }
 
     public func redact(_ event: RequestEvent) -> RequestEvent {
+        // Half a proxied request's events carry no text (`started`, `sent`, `data`, a
+        // `connection`): given back as they are, with no copy made by the rules, no look-up of
+        // the operation's secrets and no lock taken for the answers' (#58).
+        guard Self.mayHoldText(event.payload) else { return event }
         switch event.payload {
         case .queued(_, let url, let headers, _, let body, _), .built(_, let url, let headers, let body):
             learn(secrets(url: url, headers: headers) + rules.secretValues(body: body, headers: headers), for: event.operationID)
@@ -76,6 +80,19 @@ public final class StreamRedactor: Sendable {
             redacted.payload = Self.scrub(redacted.payload, of: known)
         }
         return redacted
+    }
+
+    /// Whether the rules or the scrub may change `payload`, or it is one the redactor learns
+    /// from or forgets at (`finished`). Only the kinds that neither ``Redactor/redact(_:)`` nor
+    /// ``scrub(_:of:)`` touches are listed: a kind added later goes the whole way by default.
+    static func mayHoldText(_ payload: RequestEvent.Payload) -> Bool {
+        switch payload {
+        case .started, .sent, .data, .uploaded, .messages, .connection, .taskCompleted(error: nil), .hedged, .missed,
+             .breakpointRemoved:
+            return false
+        default:
+            return true
+        }
     }
 
     private func learn(_ values: [String], for operation: String) {

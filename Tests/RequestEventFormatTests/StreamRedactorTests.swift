@@ -60,4 +60,41 @@ final class StreamRedactorTests: XCTestCase {
         XCTAssertEqual((4...10).compactMap { keys.append($0) }, [1, 2, 3, 4, 5, 6, 7])
         XCTAssertEqual(keys.count, 3)
     }
+
+    /// The kinds passed on untouched (no copy, no look-up) are exactly ones the rules and the
+    /// scrub leave as they are, even with a learnt secret in every string they hold; and every
+    /// kind that holds text a secret could be in goes the whole way.
+    func testKindsPassedOnUntouchedAreOnesNothingWouldChange() {
+        let secret = "SEKRET-12345"
+        let untouched: [RequestEvent.Payload] = [
+            .started, .sent, .data(bytes: 5), .uploaded(bytes: 1, totalBytes: 2), .messages(fromClient: 1, toClient: 2),
+            .connection(id: 3, reused: true, proxy: "proxy-\(secret):8080"), .taskCompleted(error: nil),
+            .hedged(racing: 2, after: 0.1), .missed(count: 3), .breakpointRemoved(id: 1),
+        ]
+        for payload in untouched {
+            XCTAssertFalse(StreamRedactor.mayHoldText(payload), "\(payload)")
+            XCTAssertEqual(Redactor().redact(event("a", payload)).payload, payload)
+            XCTAssertEqual(StreamRedactor.scrub(payload, of: [secret]), payload)
+        }
+        let error = TransportError(code: -1, message: "echo \(secret)", tls: nil, timeout: nil, cancelledByHedge: false)
+        let textual: [RequestEvent.Payload] = [
+            .queued(method: "GET", url: "https://h/?q=\(secret)", headers: [:], maxAttempts: nil),
+            .built(method: "GET", url: "https://h/", headers: ["X": secret], body: nil),
+            .taskCreated(taskIdentifier: 1, url: "https://h/\(secret)"), .taskCompleted(error: error),
+            .response(status: 200, headers: ["X": secret], expectedBytes: nil), .redirect(status: 302, location: "https://h/\(secret)"),
+            .responseBody(body: .bytes(Data(secret.utf8)), totalBytes: 12, truncated: false, mediaType: "text/plain"),
+            .validationFailed(reason: secret), .retryScheduled(delay: 1, reason: secret), .retryDenied(reason: secret),
+            .preparationFailed(reason: secret), .finished(outcome: .failure, status: nil, attempts: 1, duration: 1, reason: secret),
+        ]
+        for payload in textual {
+            XCTAssertTrue(StreamRedactor.mayHoldText(payload), "\(payload)")
+        }
+        // And through the fast path a learnt secret still goes from the kinds that hold text.
+        let redactor = StreamRedactor()
+        _ = redactor.redact(event("b", .queued(method: "GET", url: "https://h/", headers: ["Authorization": "Bearer \(secret)"], maxAttempts: nil)))
+        _ = redactor.redact(event("b", .started))
+        let failed = redactor.redact(event("b", .taskCompleted(error: error)))
+        XCTAssertEqual(failed.payload, .taskCompleted(error: TransportError(code: -1, message: "echo [redacted]", tls: nil, timeout: nil,
+                                                                             cancelledByHedge: false)))
+    }
 }
