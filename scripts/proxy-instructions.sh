@@ -52,7 +52,9 @@ for binary in "${builds[@]}"; do
   ab -q -n "$n" -c 8 -X "127.0.0.1:$port" "$upstream/status/200" > "$work/ab.$index" 2>&1
   failed=$(awk '/Failed requests/ {print $3}' "$work/ab.$index")
   callgrind_control -d "$proxy" > /dev/null 2>&1
-  kill -INT "$proxy"; wait "$proxy" 2>/dev/null
+  kill -INT "$proxy"
+  for _ in $(seq 100); do kill -0 "$proxy" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$proxy" 2>/dev/null; wait "$proxy" 2>/dev/null
   dump=$(ls -t "$out".* 2>/dev/null | head -1)
   [ -n "$dump" ] || { echo "proxy-instructions: no profile for $binary" >&2; exit 1; }
   total=$(awk '/^summary:|^totals:/ {print $2; exit}' "$dump")
