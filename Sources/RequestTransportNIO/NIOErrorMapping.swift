@@ -60,7 +60,24 @@ public enum NIOErrorMapping {
             if rest.hasPrefix(":") { rest = rest.dropFirst().drop { $0.isNumber } }
             text = rest
         }
-        return kept + text
+        return withoutNIOsStrayParenthesis(kept + text)
+    }
+
+    /// NIO's `IOError` reads `reason: strerror) (errno: N)`, one `)` too many (its
+    /// `reasonForError`), which reached 502 bodies as `… Connection refused) (errno: 111))`. A
+    /// `)` straight before ` (errno: ` with no `(` since the `: ` before it is that one: left out.
+    static func withoutNIOsStrayParenthesis(_ text: String) -> String {
+        var out = ""
+        var rest = Substring(text)
+        while let marker = rest.range(of: ") (errno: ") {
+            let before = rest[..<marker.lowerBound]
+            let segment = before.range(of: ": ", options: .backwards).map { before[$0.upperBound...] } ?? before
+            out += before
+            if segment.contains("(") { out += ")" }
+            out += " (errno: "
+            rest = rest[marker.upperBound...]
+        }
+        return out + rest
     }
 
     /// Which limit a timeout from the client or the channel was.

@@ -1,5 +1,6 @@
 import FaultServer
 import Foundation
+import NIOCore
 import RequestOperations
 @testable import RequestProxy
 @testable import RequestTransportNIO
@@ -165,6 +166,10 @@ final class ProxyHolesTests: XCTestCase {
         XCTAssertEqual(NIOErrorMapping.words(of: error),
                        "handshakeFailed(NIOSSL.BoringSSLError.sslError([Error: 268435581 error:1000007d:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED]))")
         XCTAssertEqual(NIOErrorMapping.words(of: Described(description: "connection reset (errno: 104)")), "connection reset (errno: 104)")
+        // NIO's IOError has a `)` too many after the system's words; a bracket of the text's own is kept.
+        XCTAssertEqual(NIOErrorMapping.words(of: IOError(errnoCode: ECONNREFUSED, reason: "connection reset (error set)")),
+                       "connection reset (error set): Connection refused (errno: \(ECONNREFUSED))")
+        XCTAssertEqual(NIOErrorMapping.words(of: Described(description: "connect (to 10.0.0.1) (errno: 111)")), "connect (to 10.0.0.1) (errno: 111)")
         // A long message is cut at a word and marked, in the Proxy-Status header.
         let long = String(repeating: "word ", count: 100)
         let quoted = ProxyFailureAnswer.quoted(long)
