@@ -50,16 +50,13 @@ public final class NIOTransport: RequestTransport {
         return { start in loop.execute(start) }
     }
     /// How much a connection reads at once: from 2 KiB, growing while reads fill it, up to
-    /// 1 MiB, one read a wake-up. NIO's default stops at 64 KiB: a 1 GiB answer came in
-    /// ~25,000 reads of ~42 KiB, each carried through the client, the engine and (in a proxy) a
-    /// write of its own. A connection keeps the buffer it read into for its next reads (one
-    /// for each read a wake-up may make; NIO's default: four of 64 KiB), grown to its largest
-    /// read, until it closes — a pooled connection at the pool's idle timeout. 1 GiB down
-    /// through the proxy, two alternated runs: 256 KiB at 0.66–0.89 of a bare relay's rate,
-    /// 512 KiB 0.83–1.08, 1 MiB 0.94–1.11 (the relay's own reads are 1 MiB). After 100
-    /// downloads at once the proxy held 178 MiB (256 KiB: 95) until the pool closed its idle
-    /// connections, then 95. With four buffers kept, 100 downloads at once peaked at 463 MiB
-    /// (docs/benchmarks.md).
+    /// 1 MiB (as a bare relay reads), one read a wake-up. NIO's default stops at 64 KiB: a 1 GiB
+    /// answer came in ~25,000 reads of ~42 KiB, each carried through the client, the engine and
+    /// (in a proxy) a write of its own; with 256 KiB the proxy moved it at 0.66–0.89 of a bare
+    /// relay's rate, with 1 MiB at 0.94–1.11. A connection keeps the buffer it read into, grown to
+    /// its largest read, until it closes (a pooled one at the pool's idle timeout): after 100
+    /// downloads at once the proxy held 174 MiB, 86 once the pool closed them. Four buffers kept
+    /// a connection peaked at 463 MiB; one is (docs/benchmarks.md, "1 GiB each way").
     static let receiveAllocator = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: 1 << 20)
     static let readsPerWakeUp: UInt = 1
 
