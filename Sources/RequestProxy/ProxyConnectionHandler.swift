@@ -165,9 +165,11 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         headers.remove(name: "Expect")
         // The fields as the client wrote them (order, repeats, spelling): the engine carries
         // them so, and the NIO transport sends them so. `Host` where it stood, naming the target.
+        // Upstream in the version the client chose: HTTP/2 (offered by ALPN) only for a client
+        // that spoke it, so a server hears HTTP/1.1 from an HTTP/1.1 client, as it would direct.
         var request = RequestMessage(method: head.method.rawValue, url: url, headerFields: FieldMerge.fields(headers.lazy.map { field in
             HostField.isHost(field.name) ? (field.name, HostField.value(field.value, for: url)) : (field.name, field.value)
-        }))
+        }), allowsHTTP2: head.version.major >= 2)
         let length = head.headers.first(name: "Content-Length").flatMap(Int.init)
         let chunked = head.headers[canonicalForm: "Transfer-Encoding"].contains { $0.lowercased() == "chunked" }
         // An HTTP/2 stream ends with its answer, never the connection.

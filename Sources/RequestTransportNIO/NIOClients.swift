@@ -2,14 +2,22 @@ import AsyncHTTPClient
 import Foundation
 import Synchronization
 
-/// The NIO transport's clients: one that goes direct, and one per proxy in use (made when a
-/// request first needs it). AsyncHTTPClient takes one proxy per client, for every request,
-/// so `NO_PROXY` and separate http and https proxies need a client each.
+/// The NIO transport's clients: one that goes direct and may speak HTTP/2, made at once; and,
+/// made when a request first needs one, one per proxy in use and one per way a request may go
+/// that is kept to HTTP/1.1 (``RequestMessage/allowsHTTP2``). AsyncHTTPClient takes one proxy
+/// and one choice of HTTP version per client, for every request, so `NO_PROXY`, separate http
+/// and https proxies and requests held to HTTP/1.1 need a client each.
 final class NIOClients: Sendable {
     let direct: HTTPClient
     let proxies: ProxySettings
     private let configuration: HTTPClient.Configuration
-    private let proxied = Mutex<[URL: HTTPClient]>([:])
+    private let others = Mutex<[Route: HTTPClient]>([:])
+
+    /// How a client's requests go: through which proxy (nil: direct), and whether HTTP/2 is off.
+    private struct Route: Hashable {
+        let proxy: URL?
+        let http1Only: Bool
+    }
 
     /// Whether TLS handshakes offer a client certificate (`--cert`).
     let sendsClientCertificate: Bool
@@ -28,24 +36,29 @@ final class NIOClients: Sendable {
         direct = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    /// The client for a request to `url`.
-    func client(for url: URL) -> HTTPClient {
-        // No proxy at all (the usual case): no URL parsing on the request's path.
-        guard usesProxies else { return direct }
-        guard let proxy = proxies.proxy(for: url), let host = proxy.host else { return direct }
-        return proxied.withLock { clients in
-            if let client = clients[proxy] { return client }
+    /// The client for a request to `url`; kept to HTTP/1.1 unless `allowsHTTP2`.
+    func client(for url: URL, allowsHTTP2: Bool = true) -> HTTPClient {
+        let http1Only = !allowsHTTP2 && configuration.httpVersion != .http1Only
+        // No proxy and no change of version (the library's usual case): no URL parsing, no lock.
+        let proxy = usesProxies ? proxies.proxy(for: url).flatMap { $0.host == nil ? nil : $0 } : nil
+        guard proxy != nil || http1Only else { return direct }
+        let route = Route(proxy: proxy, http1Only: http1Only)
+        return others.withLock { clients in
+            if let client = clients[route] { return client }
             var configuration = configuration
-            let port = proxy.port ?? 80
-            if let user = proxy.user {
-                let password = proxy.password ?? ""
-                configuration.proxy = .server(host: host, port: port, authorization: .basic(username: user.removingPercentEncoding ?? user,
-                                                                                            password: password.removingPercentEncoding ?? password))
-            } else {
-                configuration.proxy = .server(host: host, port: port)
+            if http1Only { configuration.httpVersion = .http1Only }
+            if let proxy, let host = proxy.host {
+                let port = proxy.port ?? 80
+                if let user = proxy.user {
+                    let password = proxy.password ?? ""
+                    configuration.proxy = .server(host: host, port: port, authorization: .basic(username: user.removingPercentEncoding ?? user,
+                                                                                                password: password.removingPercentEncoding ?? password))
+                } else {
+                    configuration.proxy = .server(host: host, port: port)
+                }
             }
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-            clients[proxy] = client
+            clients[route] = client
             return client
         }
     }
@@ -58,11 +71,11 @@ final class NIOClients: Sendable {
 
     /// Whether a request to `url` connects to its host itself (no proxy).
     func goesDirect(to url: URL) -> Bool {
-        client(for: url) === direct
+        proxyName(for: url) == nil
     }
 
     func shutdown() async throws {
-        let all = proxied.withLock { clients in
+        let all = others.withLock { clients in
             defer { clients = [:] }
             return Array(clients.values)
         }

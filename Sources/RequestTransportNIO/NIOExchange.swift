@@ -122,7 +122,7 @@ final class NIOExchange: Sendable {
         let logger = Logger(label: "reqtop.nio") { _ in
             ConnectionReportingLogHandler { connection in self.usedConnection(connection, hop: hop) }
         }
-        let task = clients.client(for: request.url).execute(request: outgoing, delegate: delegate, logger: logger)
+        let task = clients.client(for: request.url, allowsHTTP2: request.allowsHTTP2).execute(request: outgoing, delegate: delegate, logger: logger)
         let cancelledMeanwhile = state.withLock { state -> Bool in
             guard state.hop == hop else { return true }
             state.running = task

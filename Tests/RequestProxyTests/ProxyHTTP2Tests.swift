@@ -96,6 +96,36 @@ final class ProxyHTTP2Tests: XCTestCase {
         XCTAssertTrue(sent.first?.contains("x-zeta,x-alpha") == true, "\(sent)")
     }
 
+    /// The upstream hears the version the client chose: an HTTP/1.1 client's request goes
+    /// out over HTTP/1.1 to a server that offers h2 (as it would with no proxy), an HTTP/2
+    /// client's over HTTP/2, through one proxy, in turn and at once.
+    func testTheUpstreamHearsTheVersionTheClientSpoke() throws {
+        let (pki, _, options) = try httpsUpstream()
+        let upstream = try startFaultServer(tls: pki, http2: true)
+        let proxy = try startProxy(options, trusting: pki.caFile)
+        let url = "https://localhost:\(upstream.port)/bytes/100"
+        func get(_ version: String, _ tag: String) throws -> String {
+            try run(curl, ["-s", version, "--cacert", options.authority!.certificateFile, "-x", proxy.url, "-o", "/dev/null",
+                           "-w", "%{http_version} %{http_code}", url + "?as=" + tag]).stdout
+        }
+        XCTAssertEqual(try get("--http1.1", "one"), "1.1 200")
+        XCTAssertEqual(try get("--http2", "two"), "2 200")
+        XCTAssertEqual(try get("--http1.1", "three"), "1.1 200", "after an h2 connection to the server is open")
+        proxy.queue.waitUntilAllOperationsAreFinished()
+        proxy.queue.events.waitUntilDelivered()
+        func upstreamVersion(_ tag: String) throws -> String? {
+            let id = try XCTUnwrap(queued(proxy).first { $0.value.url == url + "?as=" + tag }?.key, tag)
+            return proxy.events.finished(id).lazy.compactMap { event -> String? in
+                if case .response(_, _, _, let version) = event.payload { return version }
+                return nil
+            }.first
+        }
+        XCTAssertEqual(try upstreamVersion("one"), "HTTP/1.1", "an HTTP/1.1 client: HTTP/1.1 upstream")
+        XCTAssertEqual(try upstreamVersion("two"), "HTTP/2.0", "an HTTP/2 client: h2 upstream, as the server offers")
+        XCTAssertEqual(try upstreamVersion("three"), "HTTP/1.1")
+        XCTAssertEqual(queued(proxy).first { $0.value.url == url + "?as=one" }?.value.options?.clientHTTPVersion, "HTTP/1.1")
+    }
+
     func testStreamsOnOneConnectionRunSideBySideAndAResetCancelsOnlyItsOwn() throws {
         let (pki, upstream, options) = try httpsUpstream()
         let proxy = try startProxy(options, trusting: pki.caFile)

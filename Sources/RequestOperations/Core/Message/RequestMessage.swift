@@ -30,6 +30,7 @@ public struct RequestMessage: Sendable {
         var body: RequestBody
         var timeoutInterval: TimeInterval
         var unsendableHeader: String?
+        var allowsHTTP2 = true
     }
 
     /// Immutable, so sharing it between copies and threads is safe.
@@ -75,6 +76,15 @@ public struct RequestMessage: Sendable {
         get { box.parts.timeoutInterval }
         set { parts.timeoutInterval = newValue }
     }
+    /// Whether the transport may speak HTTP/2 for this request where the server offers it (by
+    /// ALPN): true by default. False keeps it to HTTP/1.1 — what `reqtop proxy` asks for a
+    /// client that spoke HTTP/1.1, so the server hears the version the client chose, as it
+    /// would with no proxy between them (mitmproxy mirrors its client's ALPN the same way). Read
+    /// by the NIO transport; URLSession's chooses for itself.
+    public var allowsHTTP2: Bool {
+        get { box.parts.allowsHTTP2 }
+        set { parts.allowsHTTP2 = newValue }
+    }
     /// Why a header of the `URLRequest` this was made from cannot be a field (a name that is
     /// not a token, a value holding CR, LF or NUL): ``HTTPFieldCheck`` refuses to send the
     /// message with these words, rather than let the header vanish or go out changed.
@@ -84,8 +94,9 @@ public struct RequestMessage: Sendable {
     }
 
     public init(method: String = "GET", url: URL, headerFields: HTTPFields = [:], body: RequestBody = .none,
-                timeoutInterval: TimeInterval = 60) {
-        box = Box(Parts(method: method, url: url, headerFields: headerFields, body: body, timeoutInterval: timeoutInterval))
+                timeoutInterval: TimeInterval = 60, allowsHTTP2: Bool = true) {
+        box = Box(Parts(method: method, url: url, headerFields: headerFields, body: body, timeoutInterval: timeoutInterval,
+                        allowsHTTP2: allowsHTTP2))
     }
 
     /// `request`'s method, URL, headers (in the dictionary's order: a `URLRequest` keeps none)
