@@ -2,10 +2,16 @@
 # Two builds of reqtop as a proxy, alternated round by round under `ab -X` (8 clients, small
 # GETs to a `reqtop serve` upstream), each round beside tinyproxy: what a change cost, in one
 # run, as ratios, and the proxy's CPU a request (its utime + stime from /proc over the run). Build each with `swift build -c release --product reqtop` in a git worktree.
-#   bash scripts/proxy-ab-compare.sh BEFORE/reqtop AFTER/reqtop [requests-per-run] [rounds]
+#   bash scripts/proxy-ab-compare.sh BEFORE/reqtop AFTER/reqtop [requests-per-run] [rounds] [--keep-alive]
+# --keep-alive: `ab -k`, each client keeping its connection as browsers, requests' sessions, pip
+# and git do (reqtop keeps it; tinyproxy closes each after one request, as it does for all).
 # Needs ab (apache2-utils) and tinyproxy. Loopback only; every loop is bounded.
 set -uo pipefail
-[ $# -ge 2 ] || { echo "usage: proxy-ab-compare.sh BEFORE/reqtop AFTER/reqtop [requests] [rounds]" >&2; exit 2; }
+keep=()
+args=()
+for arg in "$@"; do if [ "$arg" = --keep-alive ]; then keep=(-k); else args+=("$arg"); fi; done
+set -- "${args[@]}"
+[ $# -ge 2 ] || { echo "usage: proxy-ab-compare.sh BEFORE/reqtop AFTER/reqtop [requests] [rounds] [--keep-alive]" >&2; exit 2; }
 for binary in "$1" "$2"; do [ -x "$binary" ] || { echo "proxy-ab-compare: $binary is not an executable" >&2; exit 2; }; done
 before="$1" after="$2" n=${3:-4000} rounds=${4:-6}
 work=$(mktemp -d); pids=()
@@ -16,7 +22,7 @@ http="$(head -1 "$work/http.out" | grep -o 'http://[^ ]*')"
 printf 'Port 18281\nListen 127.0.0.1\nTimeout 30\nMaxClients 100\nAllow 127.0.0.1\n' > "$work/tinyproxy.conf"
 "$(command -v tinyproxy || echo /usr/sbin/tinyproxy)" -d -c "$work/tinyproxy.conf" > /dev/null 2>&1 & pids+=($!)
 sleep 0.5
-rate() { ab -q -n "$n" -c 8 -X "127.0.0.1:$1" "$http/status/200" 2>/dev/null | awk '/Requests per second/ {printf "%.0f", $4}'; }
+rate() { ab -q "${keep[@]}" -n "$n" -c 8 -X "127.0.0.1:$1" "$http/status/200" 2>/dev/null | awk '/Requests per second/ {printf "%.0f", $4}'; }
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }   # clock ticks
 tick=$(getconf CLK_TCK)
 echo "| round | build | reqtop req/s | tinyproxy req/s | reqtop ÷ tinyproxy | reqtop CPU a request (µs) |"

@@ -7,19 +7,22 @@
 # instructions of those N over N. valgrind 3.19 cannot read this toolchain's debug
 # information, so each binary is profiled from a copy after `strip -g`; the profile is kept
 # (callgrind_annotate reads it) when --keep DIR is given.
-#   bash scripts/proxy-instructions.sh BUILD/reqtop [BUILD2/reqtop ...] [-n N] [--keep DIR]
+#   bash scripts/proxy-instructions.sh BUILD/reqtop [BUILD2/reqtop ...] [-n N] [--keep DIR] [--keep-alive]
+# --keep-alive: `ab -k`, the 8 clients keeping their connections (the difference from a run
+# without it is what a connection costs: accepting it, its handlers, closing it).
 # Build each with `swift build -c release --product reqtop` in a git worktree.
 # Needs valgrind, ab (apache2-utils). Loopback only; every wait is bounded.
 set -uo pipefail
-n=1000 keep="" builds=()
+n=1000 keep="" alive=() builds=()
 while [ $# -gt 0 ]; do
   case $1 in
     -n) n=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
+    --keep-alive) alive=(-k); shift ;;
     *) builds+=("$1"); shift ;;
   esac
 done
-[ ${#builds[@]} -ge 1 ] || { echo "usage: proxy-instructions.sh BUILD/reqtop [BUILD2 ...] [-n N] [--keep DIR]" >&2; exit 2; }
+[ ${#builds[@]} -ge 1 ] || { echo "usage: proxy-instructions.sh BUILD/reqtop [BUILD2 ...] [-n N] [--keep DIR] [--keep-alive]" >&2; exit 2; }
 for tool in valgrind callgrind_control ab; do
   command -v "$tool" > /dev/null || { echo "proxy-instructions: needs $tool" >&2; exit 2; }
 done
@@ -47,9 +50,9 @@ for binary in "${builds[@]}"; do
     "$copy" proxy --port "$port" --no-tui > /dev/null 2> "$work/valgrind.$index" & proxy=$!
   pids+=($proxy)
   for _ in $(seq 600); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
-  ab -q -n 200 -c 8 -X "127.0.0.1:$port" "$upstream/status/200" > /dev/null 2>&1
+  ab -q "${alive[@]}" -n 200 -c 8 -X "127.0.0.1:$port" "$upstream/status/200" > /dev/null 2>&1
   callgrind_control -z "$proxy" > /dev/null 2>&1
-  ab -q -n "$n" -c 8 -X "127.0.0.1:$port" "$upstream/status/200" > "$work/ab.$index" 2>&1
+  ab -q "${alive[@]}" -n "$n" -c 8 -X "127.0.0.1:$port" "$upstream/status/200" > "$work/ab.$index" 2>&1
   failed=$(awk '/Failed requests/ {print $3}' "$work/ab.$index")
   callgrind_control -d "$proxy" > /dev/null 2>&1
   kill -INT "$proxy"
