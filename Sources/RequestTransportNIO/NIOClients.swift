@@ -40,7 +40,7 @@ final class NIOClients: Sendable {
     func client(for url: URL, allowsHTTP2: Bool = true) -> HTTPClient {
         let http1Only = !allowsHTTP2 && configuration.httpVersion != .http1Only
         // No proxy and no change of version (the library's usual case): no URL parsing, no lock.
-        let proxy = usesProxies ? proxies.proxy(for: url).flatMap { $0.host == nil ? nil : $0 } : nil
+        let proxy = self.proxy(for: url)
         guard proxy != nil || http1Only else { return direct }
         let route = Route(proxy: proxy, http1Only: http1Only)
         return others.withLock { clients in
@@ -63,15 +63,21 @@ final class NIOClients: Sendable {
         }
     }
 
+    /// The proxy a request to `url` goes through (one with a host), or nil: direct.
+    private func proxy(for url: URL) -> URL? {
+        guard usesProxies, let proxy = proxies.proxy(for: url), proxy.host != nil else { return nil }
+        return proxy
+    }
+
     /// The proxy a request to `url` goes through, as `host:port` (never its credentials).
     func proxyName(for url: URL) -> String? {
-        guard usesProxies, let proxy = proxies.proxy(for: url), let host = proxy.host else { return nil }
+        guard let proxy = proxy(for: url), let host = proxy.host else { return nil }
         return "\(host):\(proxy.port ?? 80)"
     }
 
     /// Whether a request to `url` connects to its host itself (no proxy).
     func goesDirect(to url: URL) -> Bool {
-        proxyName(for: url) == nil
+        proxy(for: url) == nil
     }
 
     func shutdown() async throws {
