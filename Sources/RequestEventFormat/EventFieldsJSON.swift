@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import RequestOperations
 
 /// Appends an event's fields to a line as `,"key":value` pairs, into one byte buffer.
@@ -21,6 +22,20 @@ struct JSONFieldWriter: EventFieldWriter {
     mutating func headers(_ key: String, _ value: [String: String]) { self.key(key); out.object(value) }
     mutating func null(_ key: String) { self.key(key); out.raw("null") }
     mutating func bool(_ key: String, _ value: Bool) { self.key(key); out.raw(value ? "true" : "false") }
+
+    /// The lines written as they go, each piece escaped as `quoted` would escape the joined
+    /// string (the same bytes: no piece ends inside another's UTF-8 sequence).
+    mutating func fieldLines(_ key: String, _ value: HTTPFields) {
+        self.key(key)
+        out.bytes.append(UInt8(ascii: "\""))
+        for (index, field) in value.enumerated() {
+            if index > 0 { out.raw("\\n") }
+            out.escaped(field.name.rawName)
+            out.raw(": ")
+            out.escaped(field.value)
+        }
+        out.bytes.append(UInt8(ascii: "\""))
+    }
 
     mutating func error(_ key: String, _ value: TransportError?) {
         guard let value else { return null(key) }

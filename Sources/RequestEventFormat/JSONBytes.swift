@@ -30,6 +30,12 @@ struct JSONBytes {
     /// meet a raw control character.
     mutating func quoted(_ string: String) {
         bytes.append(UInt8(ascii: "\""))
+        escaped(string)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// What goes between a JSON string literal's quotes (``quoted(_:)``).
+    mutating func escaped(_ string: String) {
         var string = string
         string.withUTF8 { utf8 in
             let count = utf8.count
@@ -64,7 +70,6 @@ struct JSONBytes {
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<count]))
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     /// Whether any of the eight bytes in `word` is one `quoted` escapes or must read with its

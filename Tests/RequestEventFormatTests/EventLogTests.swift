@@ -1,4 +1,5 @@
 @testable import RequestEventFormat
+import HTTPTypes
 import RequestOperations
 import XCTest
 
@@ -238,6 +239,24 @@ final class EventLogTests: XCTestCase {
 
     func testStringsAreEscaped() {
         XCTAssertEqual(JSONText.quote("a\"b\\c\nd\u{1}é"), #""a\"b\\c\nd\u0001é""#)
+    }
+
+    /// The JSON writer writes a head's lines as it goes; what it writes must be the joined
+    /// string quoted, escapes and all (a quote, a backslash, a tab, a C1 control, non-ASCII).
+    func testHeaderFieldLinesAreTheJoinedStringQuoted() throws {
+        let fields = FieldMerge.fields([("X-Quote", "say \"hi\""), ("X-Back", "a\\b"), ("X-Tab", "a\tb"), ("X-C1", "a\u{85}b"),
+                                        ("X-Name", "Zoë 12345678901234567890"), ("x-Empty", ""), ("X-Dup", "1"), ("X-Dup", "2")])
+        XCTAssertEqual(fields.count, 8)
+        let cases: [(RequestEvent.Payload, HTTPFields)] = [(.headerFields(side: .request, fields: fields), fields),
+                                                           (.trailers(side: .response, fields: fields), fields),
+                                                           (.headerFields(side: .response, fields: HTTPFields()), HTTPFields())]
+        for (payload, written) in cases {
+            let line = EventLog.line(for: RequestEvent(time: 1, operationID: "op-1", attempt: 1, payload: payload))
+            XCTAssertTrue(line.hasSuffix(",\"fields\":" + JSONText.quote(RequestEvent.Payload.lines(of: written)) + "}"), line)
+            XCTAssertEqual(try EventLog.parse(line: line, lineNumber: 1)?.payload, payload)
+        }
+        XCTAssertTrue(EventLog.line(for: RequestEvent(time: 1, operationID: "op-1", attempt: 1, payload: .headerFields(side: .request, fields: fields)))
+            .contains(#""fields":"X-Quote: say \"hi\"\nX-Back: a\\b\nX-Tab: a\tb\nX-C1: a\u0085b\nX-Name: Zoë"#))
     }
 
     func testNumbersHaveMicrosecondsAndNoExponent() {
