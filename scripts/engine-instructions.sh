@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Instructions a request, counted by callgrind (valgrind): deterministic where CPU time on
-# this shared 2-core machine moves by a third between runs, so a change of 1 % shows. For
-# each build of reqtop-bench given: request operations on the NIO transport, 8 (or -c) chains of
-# GETs to the embedded fault server; for the first build also the floor (raw AsyncHTTPClient
+# Instructions a request, counted by callgrind (valgrind): repeatable to ~0.5 % on a quiet
+# machine, where CPU time on this shared 2-core machine moves by a third between runs, so a
+# change of 1 % shows. For each build of reqtop-bench given: request operations on the NIO
+# transport, 8 (or -c) chains of GETs to the embedded fault server; for the first build also the floor (raw AsyncHTTPClient
 # GETs each in an `OperationQueue` operation). Each figure is the difference between a run of
 # 5N and one of N requests, over 4N, so start-up cancels out. Under valgrind threads take
 # turns and the process runs ~100× slower, so work batched by time (event delivery every

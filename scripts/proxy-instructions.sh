@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Instructions a proxied request, counted by callgrind (valgrind): deterministic where CPU time
-# on this shared 2-core machine moves by a third between runs, so a change of 1 % shows.
+# Instructions a proxied request, counted by callgrind (valgrind): repeatable to ~0.2 % on a
+# quiet machine (work batched by time runs more or less often as threads are scheduled: up to
+# ~1 % apart beside a compile), where CPU time on this shared 2-core machine moves by a third
+# between runs, so a change of 1 % shows. Compare builds in one run, twice.
 # For each build given: `reqtop proxy --no-tui` (its event lines to /dev/null) under callgrind,
 # `ab -X` through it to a `reqtop serve` upstream — 200 requests to warm it, the counters
 # zeroed, then N requests (8 clients, a new connection each, small GETs) — and the
