@@ -191,7 +191,7 @@ enum ClientProgram {
     }
 
     /// The process that holds socket `inode`: where the programs found lately had their
-    /// sockets, then the rest of their descriptors, then every process. Read with `readdir`
+    /// sockets, then the rest of their descriptors, then every process, the newest first. Read with `readdir`
     /// and `readlink` alone: through FileManager the lookup was a twentieth of the proxy's
     /// CPU under a client that opens a connection a request.
     private static func owner(of inode: UInt32) -> Place? {
@@ -199,19 +199,45 @@ enum ClientProgram {
         if let place = recentOwner(of: inode, budget: .max) { return place }
         let link = socketLink(inode)
         let lately = recent.withLock { $0 }
+        var ended: [Int32] = []
+        defer { forget(ended) }
         for program in lately {
-            if let descriptor = descriptor(of: program.pid, linkingTo: link, skipping: program.descriptors) {
-                return remember(program.pid, descriptor)
+            switch descriptor(of: program.pid, linkingTo: link, skipping: program.descriptors) {
+            case .at(let descriptor): return remember(program.pid, descriptor)
+            case .ended: ended.append(program.pid)
+            case .notThere: break
             }
         }
         let own = getpid()
-        var found: (pid: Int32, descriptor: Int32)?
-        forEachNumber(in: "/proc") { pid in
-            guard pid != own, !lately.contains(where: { $0.pid == pid }), let descriptor = descriptor(of: pid, linkingTo: link) else { return true }
-            found = (pid, descriptor)
-            return false
+        for pid in processesNewestFirst() where pid != own && !lately.contains(where: { $0.pid == pid }) {
+            if case .at(let descriptor) = descriptor(of: pid, linkingTo: link) { return remember(pid, descriptor) }
         }
-        return found.map { remember($0.pid, $0.descriptor) }
+        return nil
+    }
+
+    /// Takes programs whose processes have ended off the list of those found lately: a `curl`
+    /// a request left sixteen ended ones there, whose descriptors every lookup tried again
+    /// (~40 failed `readlink`s and `open`s a connection, #58).
+    private static func forget(_ ended: [Int32]) {
+        guard !ended.isEmpty else { return }
+        recent.withLock { list in list.removeAll { ended.contains($0.pid) } }
+    }
+
+    /// Every process under `/proc`, the newest first. A program's first connection most often
+    /// comes in its first moments (a `curl` a request in a loop, a script started for one call),
+    /// and process ids grow as processes start, so the one looked for is among the first read.
+    /// In the order `/proc` lists them, the oldest first, it came last, after every descriptor
+    /// of every other process: ~1.5 ms of the proxy's CPU a request for a new `curl` each, on
+    /// a machine of 70 processes (#58). Once the ids wrap round, a new one is low again, and
+    /// found as late as before.
+    private static func processesNewestFirst() -> [Int32] {
+        var pids: [Int32] = []
+        forEachNumber(in: "/proc") { pid in
+            pids.append(pid)
+            return true
+        }
+        pids.sort(by: >)
+        return pids
     }
 
     /// The holder of socket `inode` if it is where one was lately: read on the way to another
@@ -267,15 +293,25 @@ enum ClientProgram {
         return Place(pid: pid, descriptor: descriptor)
     }
 
+    /// Where a process's descriptors were looked through for a socket.
+    private enum Search {
+        case at(Int32)
+        case notThere
+        /// The process has ended (its `/proc` folder is gone).
+        case ended
+    }
+
     /// The descriptor of `pid` that links to `link`, if any, not looking again at `skipping`.
-    private static func descriptor(of pid: Int32, linkingTo link: [UInt8], skipping: [Int32] = []) -> Int32? {
+    private static func descriptor(of pid: Int32, linkingTo link: [UInt8], skipping: [Int32] = []) -> Search {
         var found: Int32?
-        forEachNumber(in: "/proc/\(pid)/fd") { descriptor in
+        let failure = forEachNumber(in: "/proc/\(pid)/fd") { descriptor in
             guard !skipping.contains(descriptor), links(pid, descriptor, to: link) else { return true }
             found = descriptor
             return false
         }
-        return found
+        if let found { return .at(found) }
+        // ENOENT: no such process. EACCES (another user's) and the rest: it may be there.
+        return failure == ENOENT ? .ended : .notThere
     }
 
     /// Whether `/proc/pid/fd/descriptor` is a link to `link`; another socket read there is
@@ -348,9 +384,11 @@ enum ClientProgram {
         return inode == 0 ? nil : inode
     }
 
-    /// Calls `body` with each entry of `folder` whose name is a number, until it says stop.
-    private static func forEachNumber(in folder: String, _ body: (Int32) -> Bool) {
-        guard let directory = opendir(folder) else { return }
+    /// Calls `body` with each entry of `folder` whose name is a number, until it says stop;
+    /// the `errno` of the folder's opening when it cannot be opened, nil when it was.
+    @discardableResult
+    private static func forEachNumber(in folder: String, _ body: (Int32) -> Bool) -> Int32? {
+        guard let directory = opendir(folder) else { return errno }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
             let number = withUnsafeBytes(of: entry.pointee.d_name) { name -> Int32? in
@@ -362,8 +400,9 @@ enum ClientProgram {
                 }
                 return name.first == 0 ? nil : value
             }
-            if let number, !body(number) { return }
+            if let number, !body(number) { return nil }
         }
+        return nil
     }
 
     /// The program's name as the kernel keeps it (`comm`, up to 15 bytes and a newline).

@@ -86,6 +86,59 @@ final class ClientProgramLookupTests: XCTestCase {
         #endif
     }
 
+    /// A program that makes one request and ends (`curl` in a shell loop): each is a new
+    /// process, found by reading every process's descriptors. The newest are read first, so
+    /// an older process holding many descriptors is not read for each new `curl` (in
+    /// `/proc`'s own order, the oldest first, it was: ~1.5 ms of CPU a request, #58).
+    func testANewProgramIsLookedForAmongTheNewestProcessesFirst() throws {
+        #if os(Linux)
+        let upstream = try startFaultServer()
+        let proxy = try startProxy()
+        // Older than every curl below: 300 descriptors open, none of them the client's socket.
+        let decoy = Process()
+        decoy.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        decoy.arguments = ["-c", "import os, sys\nfds = [os.open('/dev/null', os.O_RDONLY) for _ in range(300)]\nprint('ready', flush=True)\nsys.stdin.readline()"]
+        let decoyInput = Pipe(), decoyOutput = Pipe()
+        decoy.standardInput = decoyInput
+        decoy.standardOutput = decoyOutput
+        try decoy.run()
+        defer { if decoy.isRunning { decoy.terminate() } }
+        XCTAssertEqual(LineReader(decoyOutput.fileHandleForReading).next(), "ready")
+        let readBefore = ClientProgram.descriptorsRead.load(ordering: .relaxed)
+        let lookupsBefore = ClientProgram.lookups.load(ordering: .relaxed)
+        let runs = 5
+        for _ in 0..<runs {
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            curl.arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20", "-x", "http://127.0.0.1:\(proxy.server.port)",
+                              upstream.baseURL.absoluteString + "/status/200"]
+            let output = Pipe()
+            curl.standardOutput = output
+            try curl.run()
+            curl.waitUntilExit()
+            XCTAssertEqual(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self), "200")
+        }
+        proxy.queue.waitUntilAllOperationsAreFinished()
+        proxy.queue.events.waitUntilDelivered()
+        let origins = proxy.events.events.compactMap { event -> String? in
+            if case .queued(_, _, _, _, _, let options) = event.payload { return options?.origin ?? "none" }
+            return nil
+        }
+        XCTAssertEqual(origins.count, runs)
+        XCTAssertTrue(origins.allSatisfy { $0.hasPrefix("curl ") }, "\(origins)")
+        XCTAssertEqual(Set(origins).count, runs, "each curl its own process: \(origins)")
+        let read = ClientProgram.descriptorsRead.load(ordering: .relaxed) - readBefore
+        let lookups = ClientProgram.lookups.load(ordering: .relaxed) - lookupsBefore
+        XCTAssertEqual(lookups, runs)
+        // A curl's own few descriptors, and the places the curls before it had theirs (gone
+        // with them); the decoy's 300 would be read before the curl's in /proc's order.
+        XCTAssertLessThan(read / runs, 60, "descriptors read a lookup: \(read) for \(lookups)")
+        decoyInput.fileHandleForWriting.write(Data("done\n".utf8))
+        #else
+        throw XCTSkip("the program lookup is Linux only")
+        #endif
+    }
+
     #if os(Linux)
     /// This process's open `NETLINK_SOCK_DIAG` sockets: its descriptors' socket inodes that
     /// `/proc/net/netlink` lists with protocol 4.
