@@ -216,7 +216,7 @@ let package = Package(
         .testTarget(name: "RequestMetricsTests", dependencies: ["RequestMetrics", "RequestOperations", "FaultServer",
                                                                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                                                                 .product(name: "CoreMetrics", package: "swift-metrics")]),
-        .testTarget(name: "RequestProxyTests", dependencies: ["RequestProxy", "RequestOperations", "RequestTransportNIO", "FaultServer",
+        .testTarget(name: "RequestProxyTests", dependencies: ["RequestProxy", "RequestOperations", "RequestEventFormat", "RequestTransportNIO", "FaultServer",
                                                                   .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(name: "RequestEndpointTests", dependencies: ["RequestEndpoint", "RequestEventFormat", "RequestOperations", "FaultServer"]),
     ],

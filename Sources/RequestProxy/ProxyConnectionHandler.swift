@@ -112,42 +112,44 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         let id = streamID.map { "c\(connection)-s\($0)" } ?? "c\(connection)-r\(requests)"
         if proxy.draining.load(ordering: .relaxed) {
             return refuse(ProxyFailureAnswer(status: 503, errorType: "proxy_internal_response", message: "the proxy is stopping; this request was not sent"),
-                          context: context, close: true)
+                          head: head, id: id, context: context, close: true)
         }
         if origin == nil, let credentials = proxy.options.credentials,
            !credentials.accepts(head.headers.first(name: "Proxy-Authorization")) {
             return refuse(ProxyFailureAnswer(status: 407, errorType: "proxy_internal_response", message: "proxy credentials required"),
-                          extra: [("Proxy-Authenticate", "Basic realm=\"reqtop\"")], context: context, close: false)
+                          extra: [("Proxy-Authenticate", "Basic realm=\"reqtop\"")], head: head, id: id, context: context, close: false)
         }
         let codings = HopByHopHeaders.otherTransferCodings(in: head.headers[canonicalForm: "Transfer-Encoding"].map(String.init))
         if !codings.isEmpty {
             return refuse(ProxyFailureAnswer(status: 501, errorType: "http_request_error",
                                              message: "the transfer coding \(codings.joined(separator: ", ").prefix(100)) is not supported (only chunked)"),
-                          context: context, close: true)
+                          head: head, id: id, context: context, close: true)
         }
         if HostField.isRepeated(in: head.headers) {
             return refuse(ProxyFailureAnswer(status: 400, errorType: "http_request_error", message: "more than one Host field"),
-                          context: context, close: true)
+                          head: head, id: id, context: context, close: true)
         }
         let target: ProxyTarget
         switch ProxyTarget.parse(method: head.method.rawValue, target: head.uri, origin: origin) {
         case .failure(let problem):
-            return refuse(ProxyFailureAnswer(status: 400, errorType: "http_request_error", message: problem.message), context: context, close: true)
+            return refuse(ProxyFailureAnswer(status: 400, errorType: "http_request_error", message: problem.message), head: head, id: id,
+                          context: context, close: true)
         case .success(let parsed):
             target = parsed
         }
         let listening = proxy.listening.withLock { $0 }
         switch target {
         case .connect(let host, let port):
-            if listening.isReached(host: host, port: port) { return refuseLoop(context: context) }
+            if listening.isReached(host: host, port: port) { return refuseLoop(head, id: id, context: context) }
             receiving = .connect(host: host, port: port, id: id)
         case .url(let url, let host, let port):
             // Inside a tunnel too: an absolute URL there may name the proxy as well.
-            if listening.isReached(host: host, port: port) { return refuseLoop(context: context) }
+            if listening.isReached(host: host, port: port) { return refuseLoop(head, id: id, context: context) }
             if head.headers.contains(name: "Upgrade") {
                 // HTTP/2 has no Upgrade (swift-nio-http2 refuses the field before it gets here).
                 guard streamID == nil else {
-                    return refuse(ProxyFailureAnswer(status: 400, errorType: "http_request_error", message: "Upgrade is not an HTTP/2 field"), context: context, close: true)
+                    return refuse(ProxyFailureAnswer(status: 400, errorType: "http_request_error", message: "Upgrade is not an HTTP/2 field"),
+                                  head: head, id: id, context: context, close: true)
                 }
                 headTimer?.bodyBegan()
                 receiving = .upgrade(head, url, id: id, body: context.channel.allocator.buffer(capacity: 0))
@@ -223,7 +225,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
             receiving = .idle
             guard body.readableBytes + part.readableBytes <= Self.wholeBodyLimit else {
                 return refuse(ProxyFailureAnswer(status: 413, errorType: "http_request_error",
-                                                 message: "an upgrade request's body is kept whole, up to \(Self.wholeBodyLimit) bytes"), context: context, close: true)
+                                                 message: "an upgrade request's body is kept whole, up to \(Self.wholeBodyLimit) bytes"),
+                          head: head, id: id, context: context, close: true)
             }
             var part = part
             body.writeBuffer(&part)
@@ -283,14 +286,28 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
 
     // MARK: - Answers of the proxy's own
 
-    private func refuseLoop(context: ChannelHandlerContext) {
+    private func refuseLoop(_ head: HTTPRequestHead, id: String, context: ChannelHandlerContext) {
         refuse(ProxyFailureAnswer(status: 508, errorType: "proxy_loop_detected", message: "the request is aimed at this proxy itself"),
-               context: context, close: true)
+               head: head, id: id, context: context, close: true)
     }
 
-    private func refuse(_ answer: ProxyFailureAnswer, extra: [(String, String)] = [], context: ChannelHandlerContext, close: Bool) {
+    /// Answers the request `head` (row `id`) with the proxy's own `answer`, sends nothing on,
+    /// and shows it as a row of its own (``ProxyRefusalRow``).
+    private func refuse(_ answer: ProxyFailureAnswer, extra: [(String, String)] = [], head: HTTPRequestHead, id: String,
+                        context: ChannelHandlerContext, close: Bool) {
         receiving = .refused
-        answer.send(on: context.channel, extra: extra, closing: close)
+        let (channel, request, events) = (context.channel, ProxyRefusalRow.Request(head, origin: origin), proxy.queue.events)
+        // Answered once the program is known, as a request is sent once it is: a client told
+        // at once (a `curl` given its 407) may be gone before the lookup names it. Most often
+        // it is known already, and this runs here and now.
+        client.whenFound { program in
+            if channel.eventLoop.inEventLoop {
+                answer.send(on: channel, extra: extra, closing: close)
+            } else {
+                channel.eventLoop.execute { answer.send(on: channel, extra: extra, closing: close) }
+            }
+            ProxyRefusalRow.publish(id: id, request: request, answer: answer, extra: extra, closing: close, program: program, events: events)
+        }
     }
 
     // MARK: - The connection
@@ -318,7 +335,20 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
         // every connection. The pipelining handler holds a parse error back until the answer
         // before it has ended. TLS garbage and resets end the connection.
         if let malformed = error as? HTTPParserError, exchange?.answerIsHalfWritten != true {
-            ProxyFailureAnswer(malformed: malformed).send(on: context.channel, closing: true)
+            let answer = ProxyFailureAnswer(malformed: malformed)
+            let open = context.channel.isActive
+            answer.send(on: context.channel, closing: true)
+            // Between requests, it was the head of a new one that could not be read: a row of
+            // its own. In a request's body, that request's row tells it (its upload broke). A
+            // head cut short by the connection's end (the client left, or the head's deadline
+            // closed it) had no answer and is no row.
+            if case .idle = receiving, open {
+                requests += 1
+                let (id, events) = ("c\(connection)-r\(requests)", proxy.queue.events)
+                client.whenFound { program in
+                    ProxyRefusalRow.publish(id: id, request: .unread, answer: answer, extra: [], closing: true, program: program, events: events)
+                }
+            }
         }
         exchange?.requestBroken()
         if case .streaming(_, let upload) = receiving { upload.finish(error) }

@@ -83,7 +83,13 @@ final class ProxyStopTests: XCTestCase {
         let ended = proxy.waitForEnd()
         XCTAssertEqual(ended.status, 0, ended.stderr)
         let finished = ended.events.filter { $0["event"] as? String == "finished" }
-        XCTAssertEqual(finished.compactMap { $0["outcome"] as? String }, ["success", "success"], "the late request was no operation")
+        // The late request was not sent: its row says the proxy refused it (ProxyRefusalRowTests).
+        XCTAssertEqual(finished.compactMap { $0["outcome"] as? String }.sorted(), ["failure", "success", "success"], ended.stdout)
+        let refused = try XCTUnwrap(finished.first { $0["outcome"] as? String == "failure" }, ended.stdout)
+        XCTAssertEqual(refused["status"] as? Int, 503)
+        XCTAssertEqual(refused["reason"] as? String, "refused by the proxy: the proxy is stopping; this request was not sent")
+        let sent = ended.events.filter { $0["event"] as? String == "sent" }.compactMap { $0["op"] as? String }
+        XCTAssertFalse(sent.contains(refused["op"] as? String ?? ""), "the late request was not sent")
     }
 
     private func curlInBackground(_ arguments: [String]) -> () -> String {

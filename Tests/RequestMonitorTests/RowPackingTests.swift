@@ -101,6 +101,11 @@ final class RowPackingTests: XCTestCase {
             model.apply(RequestEvent(time: 1, operationID: "op", attempt: 1, payload: .built(method: "GET", url: "http://b.test/other", headers: [:], body: nil)))
             XCTAssertEqual(model.row("op")?.path, "/other", "case \(index): a built request's path")
         }
+        // No URL at all (a request the proxy could not read): no path, not `/`.
+        var model = QueueModel(source: "test")
+        model.apply(RequestEvent(time: 0, operationID: "unread", attempt: 1, payload: .queued(method: "", url: "", headers: [:], maxAttempts: 1)))
+        XCTAssertEqual(model.row("unread")?.path, "")
+        XCTAssertEqual(model.row("unread")?.host, "")
     }
 
     static func randomPayload(_ index: Int, _ generator: inout SystemRandomNumberGenerator) -> RequestEvent.Payload {

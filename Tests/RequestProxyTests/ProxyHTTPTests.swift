@@ -118,7 +118,12 @@ final class ProxyHTTPTests: XCTestCase {
         XCTAssertFalse(right.stdout.lowercased().contains("proxy-authorization"), right.stdout)
         proxy.queue.waitUntilAllOperationsAreFinished()
         proxy.queue.events.waitUntilDelivered()
-        XCTAssertEqual(proxy.events.operations().count, 1, "refused requests make no operation")
+        // The two refused are rows that say so (ProxyRefusalRowTests); only the third was sent.
+        XCTAssertEqual(proxy.events.operations().count, 3)
+        let sent = Set(proxy.events.events.filter { if case .sent = $0.payload { true } else { false } }.map(\.operationID))
+        XCTAssertEqual(sent.count, 1, "refused requests are not sent")
+        let refused = proxy.events.events.filter { if case .finished(_, 407, _, _, "refused by the proxy: proxy credentials required") = $0.payload { true } else { false } }
+        XCTAssertEqual(refused.count, 2)
     }
 
     func testHopByHopHeadersStayOnTheirHop() throws {

@@ -42,14 +42,20 @@ final class ProxyMalformedRequestTests: XCTestCase {
         XCTAssertEqual(parts.count, 3, pipelined)
         XCTAssertTrue(parts.dropFirst().first?.hasPrefix("200 OK") == true && parts[1].hasSuffix("status 200\n"), pipelined)
         XCTAssertTrue(parts.last?.hasPrefix("400 Bad Request") == true, pipelined)
-        // No malformed head became an operation: the good one did, and the one whose body broke
-        // may have (its head came whole; it was cancelled, nothing answered).
+        // No malformed head was sent on: each is a row with no method or target that says the
+        // proxy refused it (ProxyRefusalRowTests), seven here and the pipelined one. The good
+        // one was sent, and the one whose body broke may have been (its head came whole; it
+        // was cancelled, nothing answered).
         proxy.queue.waitUntilAllOperationsAreFinished()
         proxy.queue.events.waitUntilDelivered()
         let queued = proxy.events.events.compactMap { event -> String? in
             if case .queued(_, let url, _, _, _, _) = event.payload { url } else { nil }
         }
         XCTAssertTrue(queued.contains(target + "/status/200?first"), "\(queued)")
-        XCTAssertEqual(Set(queued).subtracting([target + "/status/200?first", target + "/echo?chunks"]), [], "\(queued)")
+        XCTAssertEqual(Set(queued).subtracting([target + "/status/200?first", target + "/echo?chunks", ""]), [], "\(queued)")
+        XCTAssertEqual(queued.filter(\.isEmpty).count, 8, "\(queued)")
+        let sent = Set(proxy.events.events.filter { if case .sent = $0.payload { true } else { false } }.map(\.operationID))
+        let unread = Set(proxy.events.events.filter { if case .queued(_, "", _, _, _, _) = $0.payload { true } else { false } }.map(\.operationID))
+        XCTAssertTrue(sent.isDisjoint(with: unread), "a request the proxy could not read is never sent")
     }
 }

@@ -221,7 +221,8 @@ extension OperationRow {
         let parsed = URLComponents(string: url)
         host = Self.exact(parsed?.host.map { host in parsed?.port.map { "\(host):\($0)" } ?? host } ?? "")
         var path = (parsed?.percentEncodedPath ?? "") + (parsed?.percentEncodedQuery.map { "?" + $0 } ?? "")
-        if path.isEmpty { path = "/" }
+        // No path is `/`; no URL at all (a request the proxy could not read) shows none.
+        if path.isEmpty, !url.isEmpty { path = "/" }
         // Usually the URL ends with it: then only where it starts is kept.
         let (urlBytes, pathBytes) = (url.utf8.count, path.utf8.count)
         if urlBytes >= pathBytes, urlBytes - pathBytes <= Int(Int32.max),

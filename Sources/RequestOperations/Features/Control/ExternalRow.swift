@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// A row a queue's events show that is not one of its operations — a proxy's tunnel, which
-/// carries bytes, not requests — told in the same sequence of events an operation's are, so
+/// carries bytes, not requests; a request the proxy refused itself, never sent — told in the same sequence of events an operation's are, so
 /// every reader (the monitor, a recording, HAR, metrics, traces) sees a well-formed row:
 /// `queued`, `started`, `taskCreated` when it opens; `response`, `uploaded`, `data` and any
 /// other event while it lasts; `taskCompleted` and `finished` (after `cancelled`, when a
@@ -66,6 +66,18 @@ public struct ExternalRow: Sendable {
         events.publish(operation: id, attempt: 1, .taskCompleted(error: failure))
         events.publish(operation: id, attempt: 1, .finished(outcome: failure == nil ? .success : .failure, status: status,
                                                             attempts: 1, duration: events.elapsed() - openedAt, reason: reason))
+    }
+
+    /// The row ends failed by the answer it got (its `response`), not for want of one — a
+    /// request a proxy refused itself: `taskCompleted` without an error (an answer came whole)
+    /// and `finished` a failure, with the answer's status and `reason` as its words, as an
+    /// operation whose answer failed validation ends.
+    public mutating func fail(reason: String) {
+        guard !hasEnded else { return }
+        hasEnded = true
+        events.publish(operation: id, attempt: 1, .taskCompleted(error: nil))
+        events.publish(operation: id, attempt: 1, .finished(outcome: .failure, status: status, attempts: 1,
+                                                            duration: events.elapsed() - openedAt, reason: reason))
     }
 
     /// A person (`who`) cancelled the row: it ends cancelled, with `reason`.
