@@ -66,6 +66,7 @@ enum PackedStrings {
         "Content-Type", "Content-Length", "Accept", "Authorization", "application/json", "[redacted]",
         "dropped", "refused", "insecure", "totalBytes", "truncated", "mediaType", "fault", "rule", "httpVersion",
         "side", "fields", "request", "response", "fromClient", "toClient", "maxRedirects", "relaysEveryAnswer", "relayed", "clientHTTPVersion",
+        "refusedByProxy",
     ]
     static let positions: [String: Int] = Dictionary(known.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
     static let longest = known.map(\.utf8.count).max() ?? 0

@@ -56,7 +56,9 @@ enum ProxyRefusalRow {
         for field in request.fields {
             headers[field.name.rawName] = headers[field.name.rawName].map { "\($0), \(field.value)" } ?? field.value
         }
-        var row = ExternalRow(id: id, method: request.method, url: request.target, headers: headers, origin: program, events: events)
+        var options = RecordedOptions()
+        (options.origin, options.refusedByProxy) = (program, true)
+        var row = ExternalRow(id: id, method: request.method, url: request.target, headers: headers, options: options, events: events)
         if !request.fields.isEmpty { row.publish(.headerFields(side: .request, fields: request.fields)) }
         let answerHeaders = answer.headers + extra + (closing ? [("Connection", "close")] : [])
         row.publish(.response(status: answer.status, headers: Dictionary(answerHeaders, uniquingKeysWith: { first, _ in first }),

@@ -34,4 +34,22 @@ final class ResendTests: XCTestCase {
                        ["X-Zeta: 1", "X-Dup: a", "x-MiXeD: 2", "X-Dup: b"])
         XCTAssertEqual(plan.requests.last?.request.value(forField: "x-dup"), "a, b")
     }
+
+    /// A request a proxy refused and answered itself never reached a server: neither sent again
+    /// nor compared (`reqtop whatif`), as a tunnel's bytes are not; a request beside it is.
+    func testARequestTheProxyRefusedIsNotSentAgain() {
+        var refused = RecordedOptions()
+        (refused.origin, refused.refusedByProxy) = ("curl 4242", true)
+        let events = [
+            RequestEvent(time: 0, operationID: "c1-r1", attempt: 1, payload: .queued(method: "GET", url: "http://api.test/x", headers: [:], maxAttempts: 1,
+                                                                                    options: refused)),
+            RequestEvent(time: 0, operationID: "c2-r1", attempt: 1, payload: .queued(method: "CONNECT", url: "https://api.test:443", headers: [:], maxAttempts: 1)),
+            RequestEvent(time: 0, operationID: "c3-r1", attempt: 1, payload: .queued(method: "GET", url: "http://api.test/y", headers: [:], maxAttempts: 1)),
+        ]
+        let plan = Resend(events: events, target: nil)
+        XCTAssertEqual(plan.requests.map { $0.request.url.absoluteString }, ["http://api.test/y"])
+        XCTAssertEqual(plan.skipped.map(\.id), ["c1-r1", "c2-r1"])
+        XCTAssertEqual(plan.skipped.first?.reason, "the proxy refused it and answered itself; it was never sent")
+        XCTAssertEqual(Resend.rowsNotSent(in: events), ["c1-r1", "c2-r1"])
+    }
 }

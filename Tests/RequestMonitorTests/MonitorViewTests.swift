@@ -222,6 +222,20 @@ final class MonitorViewTests: XCTestCase {
         XCTAssertFalse(text.contains("budget"), text)
     }
 
+    /// A request the proxy refused says so in its Request tab, not a retry policy it never had.
+    func testARefusedRowsRequestTabSaysTheProxyAnsweredIt() {
+        var model = QueueModel(source: "proxy")
+        var options = RecordedOptions()
+        (options.origin, options.refusedByProxy) = ("curl 4242", true)
+        model.apply(RequestEvent(time: 0, operationID: "c1-r1", attempt: 1,
+                                 payload: .queued(method: "GET", url: "http://api.test/", headers: [:], maxAttempts: 1, options: options)))
+        var state = MonitorState()
+        state.screen = .detail(id: "c1-r1", tab: .request)
+        let text = render(model, state: state, now: 1).text
+        XCTAssert(text.contains("refused by the proxy: answered by it, never sent"), text)
+        XCTAssertFalse(text.contains("retry"), text)
+    }
+
     /// A redirect the proxy passes on reads as its answer in the Events tab, not as a refusal;
     /// one refused (a scheme not followed) still says refused.
     func testARedirectPassedOnReadsAsTheAnswerNotARefusal() {

@@ -36,6 +36,11 @@ final class ProxyRefusalRowTests: XCTestCase {
                                             "refused by the proxy: more than one Host field"])
         for row in rows {
             XCTAssertEqual(row.events.compactMap(\.payload.kind), Self.rowKinds, row.url)
+            // Marked in the format (`refusedByProxy`), read back as written: whatif and replay leave it out.
+            let line = EventLog.line(for: row.events[0])
+            XCTAssertTrue(line.contains("\"refusedByProxy\":true"), line)
+            guard case .queued(_, _, _, _, _, let options)? = try EventLog.parse(line: line, lineNumber: 1)?.payload else { return XCTFail(line) }
+            XCTAssertEqual(options?.refusedByProxy, true, line)
             XCTAssertEqual(row.method, "GET")
             // Its answer as the client had it: the words in the body and in Proxy-Status.
             let body = row.events.compactMap { event -> String? in
@@ -66,6 +71,7 @@ final class ProxyRefusalRowTests: XCTestCase {
             if case .queued(_, let url, _, _, _, _) = event.payload { url.hasSuffix("?served") } else { false }
         }
         XCTAssertEqual(served.count, 1)
+        if case .queued(_, _, _, _, _, let options)? = served.first?.payload { XCTAssertEqual(options?.refusedByProxy, false) }
     }
 
     /// A request NIO's parser could not read has no method or target to show: its row has none,

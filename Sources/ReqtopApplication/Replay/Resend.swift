@@ -116,10 +116,12 @@ package struct Resend {
         method == "CONNECT" || headers.keys.contains { $0.lowercased() == "upgrade" }
     }
 
-    /// The ids of the tunnel rows among `events`.
-    package static func tunnels(in events: [RequestEvent]) -> Set<String> {
+    /// The ids of the rows among `events` that no server answered as a request: a proxy's
+    /// tunnels (bytes relayed) and the requests it refused itself (``RecordedOptions/refusedByProxy``).
+    package static func rowsNotSent(in events: [RequestEvent]) -> Set<String> {
         Set(events.compactMap { event in
-            guard case .queued(let method, _, let headers, _, _, _) = event.payload, isTunnel(method: method, headers: headers) else { return nil }
+            guard case .queued(let method, _, let headers, _, _, let options) = event.payload,
+                  isTunnel(method: method, headers: headers) || options?.refusedByProxy == true else { return nil }
             return event.operationID
         })
     }
@@ -128,6 +130,10 @@ package struct Resend {
         // A proxy's tunnel row: bytes relayed, not a request anything can send again.
         if isTunnel(method: recorded.method, headers: recorded.headers) {
             throw NotSent("a tunnel (\(recorded.method == "CONNECT" ? "CONNECT" : "an upgrade")): its bytes were relayed as they came, and cannot be sent again")
+        }
+        // What the proxy answered itself: the client's request never reached a server.
+        if recorded.options?.refusedByProxy == true {
+            throw NotSent("the proxy refused it and answered itself; it was never sent")
         }
         let redactedHeaders = recorded.headers.filter { $0.value == Redactor.placeholder }.map(\.key).sorted()
         guard redactedAllowed || redactedHeaders.isEmpty else { throw NotSent("its \(redactedHeaders.joined(separator: ", ")) value was redacted") }

@@ -60,9 +60,9 @@ struct WhatIfCommand: ParsableCommand {
         let (after, skipped, origins) = try run.run(upstream: upstream, transport: try transport.make(carrier), output: output, input: recording,
                                                     recordedOrigins: recordedOrigins)
         for item in skipped { ReqtopMain.printError("reqtop: \(item.id) not sent again: \(item.reason)") }
-        // A proxy's tunnels are bytes, not requests: not re-run, so not compared.
-        let tunnels = Resend.tunnels(in: events)
-        let compared = tunnels.isEmpty ? events : events.filter { !tunnels.contains($0.operationID) }
+        // A proxy's tunnels are bytes and its refusals were never sent: not re-run, so not compared.
+        let notSent = Resend.rowsNotSent(in: events)
+        let compared = notSent.isEmpty ? events : events.filter { !notSent.contains($0.operationID) }
         let diff = RunDiff(a: RunDigest(events: compared, origins: recordedOrigins), b: RunDigest(events: after, origins: origins),
                            notResent: Set(skipped.map(\.id)))
         try diff.print(json: json, files: (recording, output))

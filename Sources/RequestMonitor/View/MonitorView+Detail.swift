@@ -271,6 +271,8 @@ extension MonitorView {
             if text.hasSuffix(".") { text.removeLast() }
             return text + "s"
         }
+        // A request the proxy answered itself: no setting of a request's applied to it.
+        if options.refusedByProxy { return "refused by the proxy: answered by it, never sent" }
         var parts: [String] = []
         let once = (options.retry?.maxAttempts ?? maxAttempts) == 1
         if options.relaysEveryAnswer, once, options.maxRedirects == 0, options.hedge == nil {

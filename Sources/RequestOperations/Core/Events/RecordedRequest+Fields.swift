@@ -13,7 +13,8 @@ import Foundation
 ///   (added), who asked for the request when it was not the program itself (a proxy's client);
 ///   `maxRedirects` (added, when not 10) and `relaysEveryAnswer` (added, only when true), a
 ///   transparent proxy's settings; `clientHTTPVersion` (added), the version a proxy's client
-///   spoke (`HTTP/1.1`, `HTTP/2.0`).
+///   spoke (`HTTP/1.1`, `HTTP/2.0`); `refusedByProxy` (added, only when true), a request a
+///   proxy answered itself and never sent on.
 extension RequestEvent.Payload {
     static func write<W: EventFieldWriter>(body: RecordedBody?, to w: inout W) {
         switch body {
@@ -47,6 +48,7 @@ extension RequestEvent.Payload {
         if let maxRedirects = options.maxRedirects { w.int("maxRedirects", maxRedirects) }
         if options.relaysEveryAnswer { w.bool("relaysEveryAnswer", true) }
         if let version = options.clientHTTPVersion { w.string("clientHTTPVersion", version) }
+        if options.refusedByProxy { w.bool("refusedByProxy", true) }
         if let retry = options.retry {
             w.double("retryBaseDelay", retry.baseDelay)
             w.double("retryMultiplier", retry.multiplier)
@@ -107,11 +109,13 @@ extension RequestEvent.Payload {
         }
         let relays = try r.optionalBool("relaysEveryAnswer") ?? false
         let clientVersion = r.optionalString("clientHTTPVersion")
+        let refused = try r.optionalBool("refusedByProxy") ?? false
         guard timeout != nil || deadline != nil || earlyRetry != nil || retry != nil || hedge != nil || saveTo != nil || bodyFile != nil
-                || !parents.isEmpty || origin != nil || maxRedirects != nil || relays || clientVersion != nil else { return nil }
+                || !parents.isEmpty || origin != nil || maxRedirects != nil || relays || clientVersion != nil || refused else { return nil }
         var options = RecordedOptions(attemptTimeout: timeout, deadline: deadline, retry: retry, earlyRetry: earlyRetry ?? true, hedge: hedge)
         (options.saveTo, options.bodyFile, options.parents, options.origin) = (saveTo, bodyFile, parents, origin)
         (options.maxRedirects, options.relaysEveryAnswer, options.clientHTTPVersion) = (maxRedirects, relays, clientVersion)
+        options.refusedByProxy = refused
         return options
     }
 

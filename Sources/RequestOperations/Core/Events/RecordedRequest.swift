@@ -76,6 +76,11 @@ public struct RecordedOptions: Sendable, Equatable {
     /// ``RequestOptions/clientHTTPVersion`` (`clientHTTPVersion`, added: written only for a
     /// proxy's client's request): the version the client spoke to the proxy.
     public var clientHTTPVersion: String?
+    /// `refusedByProxy` (added: written only when true): a proxy answered the request itself
+    /// (a `407`, a `400` for a request it could not read, a `508` loop) and sent nothing on.
+    /// Such a row is not a request that reached a server: `reqtop whatif` and `replay --send`
+    /// leave it out, as they do a tunnel's.
+    public var refusedByProxy = false
 
     public init(attemptTimeout: TimeInterval? = nil, deadline: TimeInterval? = nil, retry: RetrySettings? = nil, earlyRetry: Bool = true,
                 hedge: HedgePolicy? = nil) {

@@ -27,10 +27,16 @@ public struct ExternalRow: Sendable {
     /// Opens row `id` (publishes `queued`, `started` and `taskCreated`): `method` and `url` as
     /// the client asked (`CONNECT https://host:port`, an upgrade's request).
     public init(id: String, method: String, url: String, headers: [String: String], origin: String?, events: EventHub) {
-        self.id = id
-        self.events = events
         var options = RecordedOptions()
         options.origin = origin
+        self.init(id: id, method: method, url: url, headers: headers, options: options, events: events)
+    }
+
+    /// Opens row `id` with `options` as its `queued` event's (``RecordedOptions/origin``, who
+    /// asked; ``RecordedOptions/refusedByProxy`` for a request a proxy refused).
+    public init(id: String, method: String, url: String, headers: [String: String], options: RecordedOptions, events: EventHub) {
+        self.id = id
+        self.events = events
         openedAt = events.publish(operation: id, attempt: 1, .queued(method: method, url: url, headers: headers, maxAttempts: 1, options: options)).time
         events.publish(operation: id, attempt: 1, .started)
         events.publish(operation: id, attempt: 1, .taskCreated(taskIdentifier: 0, url: url))
