@@ -10,12 +10,13 @@ import RequestOperations
 /// beside the requests that went through. Before, such a request left no trace but the answer
 /// the client got.
 ///
-/// An ``ExternalRow`` (the engine never ran it; `replay --send` sends it as it was asked):
-/// `queued` with the method, target and headers as the client sent them (redacted on the way
-/// out, as every row's), `headerFields` (the request's fields as said: a repeated `Host` shows
+/// An ``ExternalRow`` (the engine never ran it): `queued` with the method, target and headers
+/// as the client sent them (redacted on the way out, as every row's) and
+/// ``RecordedOptions/refusedByProxy`` (so `whatif` and `replay --send` leave it out: it reached
+/// no server), `headerFields` (the request's fields as said: a repeated `Host` shows
 /// twice), `started`, `taskCreated`, `response` (the proxy's status and headers),
-/// `data` and `responseBody` (its one line of words), `taskCompleted` and `finished` — a failure with the
-/// answer's status, its reason `refused by the proxy: …`.
+/// `data` and `responseBody` (its one line of words), `taskCompleted` and `finished` — a
+/// failure with the answer's status, its reason `refused by the proxy: …`.
 ///
 /// A request NIO's parser could not read has no method or target to show: its row has an
 /// empty method and target and says what was wrong.
