@@ -207,16 +207,11 @@ final class MonitorViewTests: XCTestCase {
     /// A transparent proxy's row says so in its Request tab, not retry and budget settings the
     /// session does not use.
     func testATransparentRowsRequestTabSaysItIsTransparent() {
-        var model = QueueModel(source: "proxy")
         var options = RecordedOptions(retry: RetrySettings(maxAttempts: 1, baseDelay: 0.5, multiplier: 2, maxDelay: 30, jitter: .equal,
                                                            retryNonIdempotent: false, retryBudget: nil), earlyRetry: false)
         options.maxRedirects = 0
         options.relaysEveryAnswer = true
-        model.apply(RequestEvent(time: 0, operationID: "c1-r1", attempt: 1,
-                                 payload: .queued(method: "GET", url: "http://api.test/", headers: [:], maxAttempts: 1, options: options)))
-        var state = MonitorState()
-        state.screen = .detail(id: "c1-r1", tab: .request)
-        let text = render(model, state: state, now: 1).text
+        let text = requestTab(ofAProxyRowWith: options)
         XCTAssert(text.contains("transparent: one attempt, no redirect followed, every answer relayed as it came"), text)
         XCTAssertFalse(text.contains("jitter"), text)
         XCTAssertFalse(text.contains("budget"), text)
@@ -224,16 +219,21 @@ final class MonitorViewTests: XCTestCase {
 
     /// A request the proxy refused says so in its Request tab, not a retry policy it never had.
     func testARefusedRowsRequestTabSaysTheProxyAnsweredIt() {
-        var model = QueueModel(source: "proxy")
         var options = RecordedOptions()
         (options.origin, options.refusedByProxy) = ("curl 4242", true)
+        let text = requestTab(ofAProxyRowWith: options)
+        XCTAssert(text.contains("refused by the proxy: answered by it, never sent"), text)
+        XCTAssertFalse(text.contains("retry"), text)
+    }
+
+    /// The Request tab of a proxy's one-attempt GET whose `queued` carries `options`, as text.
+    private func requestTab(ofAProxyRowWith options: RecordedOptions) -> String {
+        var model = QueueModel(source: "proxy")
         model.apply(RequestEvent(time: 0, operationID: "c1-r1", attempt: 1,
                                  payload: .queued(method: "GET", url: "http://api.test/", headers: [:], maxAttempts: 1, options: options)))
         var state = MonitorState()
         state.screen = .detail(id: "c1-r1", tab: .request)
-        let text = render(model, state: state, now: 1).text
-        XCTAssert(text.contains("refused by the proxy: answered by it, never sent"), text)
-        XCTAssertFalse(text.contains("retry"), text)
+        return render(model, state: state, now: 1).text
     }
 
     /// A redirect the proxy passes on reads as its answer in the Events tab, not as a refusal;

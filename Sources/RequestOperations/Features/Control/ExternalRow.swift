@@ -4,10 +4,10 @@ import FoundationNetworking
 #endif
 
 /// A row a queue's events show that is not one of its operations — a proxy's tunnel, which
-/// carries bytes, not requests; a request the proxy refused itself, never sent — told in the same sequence of events an operation's are, so
-/// every reader (the monitor, a recording, HAR, metrics, traces) sees a well-formed row:
-/// `queued`, `started`, `taskCreated` when it opens; `response`, `uploaded`, `data` and any
-/// other event while it lasts; `taskCompleted` and `finished` (after `cancelled`, when a
+/// carries bytes, not requests; a request the proxy refused itself, never sent — told in the
+/// same sequence of events an operation's are, so every reader (the monitor, a recording, HAR,
+/// metrics, traces) sees a well-formed row: `queued`, `started`, `taskCreated` when it opens;
+/// `response`, `uploaded`, `data` and any other event while it lasts; `taskCompleted` and `finished` (after `cancelled`, when a
 /// person cancelled it) when it ends, once.
 ///
 /// The engine makes none itself; whoever opens one owns it (one thread or event loop at a
