@@ -297,6 +297,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
                         context: ChannelHandlerContext, close: Bool) {
         receiving = .refused
         let (channel, request, events) = (context.channel, ProxyRefusalRow.Request(head, origin: origin), proxy.queue.events)
+        let leftOut = proxy.takeRefusalRow()
         // Answered once the program is known, as a request is sent once it is: a client told
         // at once (a `curl` given its 407) may be gone before the lookup names it. Most often
         // it is known already, and this runs here and now.
@@ -306,7 +307,9 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
             } else {
                 channel.eventLoop.execute { answer.send(on: channel, extra: extra, closing: close) }
             }
-            ProxyRefusalRow.publish(id: id, request: request, answer: answer, extra: extra, closing: close, program: program, events: events)
+            guard let leftOut else { return }
+            ProxyRefusalRow.publish(id: id, request: request, answer: answer, extra: extra, closing: close, leftOut: leftOut, program: program,
+                                    events: events)
         }
     }
 
@@ -342,11 +345,12 @@ final class ProxyConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
             // its own. In a request's body, that request's row tells it (its upload broke). A
             // head cut short by the connection's end (the client left, or the head's deadline
             // closed it) had no answer and is no row.
-            if case .idle = receiving, open {
+            if case .idle = receiving, open, let leftOut = proxy.takeRefusalRow() {
                 requests += 1
                 let (id, events) = ("c\(connection)-r\(requests)", proxy.queue.events)
                 client.whenFound { program in
-                    ProxyRefusalRow.publish(id: id, request: .unread, answer: answer, extra: [], closing: true, program: program, events: events)
+                    ProxyRefusalRow.publish(id: id, request: .unread, answer: answer, extra: [], closing: true, leftOut: leftOut, program: program,
+                                            events: events)
                 }
             }
         }

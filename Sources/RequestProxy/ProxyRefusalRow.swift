@@ -25,6 +25,8 @@ enum ProxyRefusalRow {
     struct Request {
         let method: String
         let target: String
+        /// One value per name, as every row's `queued` has them.
+        let headers: [String: String]
         let fields: HTTPFields
 
         /// `head` as the client sent it; `origin`: the host a tunnel's requests go to (their
@@ -39,27 +41,25 @@ enum ProxyRefusalRow {
             }
             // Every field as it came, `Host` too (NIO's HTTPFields(_:splitCookie:) leaves it out).
             fields = FieldMerge.fields(head.headers.lazy.map { ($0.name, $0.value) })
+            headers = head.headers.joinedByName()
         }
 
         /// A request whose head could not be read.
-        static let unread = Request(method: "", target: "", fields: HTTPFields())
+        static let unread = Request(method: "", target: "", headers: [:], fields: HTTPFields())
 
-        private init(method: String, target: String, fields: HTTPFields) {
-            (self.method, self.target, self.fields) = (method, target, fields)
+        private init(method: String, target: String, headers: [String: String], fields: HTTPFields) {
+            (self.method, self.target, self.headers, self.fields) = (method, target, headers, fields)
         }
     }
 
     /// Publishes row `id` for `request`, refused with `answer` (sent with `extra` headers, and
-    /// `Connection: close` when `closing`), asked by `program` (the PROGRAM column: who was refused).
-    static func publish(id: String, request: Request, answer: ProxyFailureAnswer, extra: [(String, String)], closing: Bool, program: String?,
-                        events: EventHub) {
-        var headers: [String: String] = [:]
-        for field in request.fields {
-            headers[field.name.rawName] = headers[field.name.rawName].map { "\($0), \(field.value)" } ?? field.value
-        }
+    /// `Connection: close` when `closing`), asked by `program` (the PROGRAM column: who was
+    /// refused); `leftOut`: the refusals before it shown by no row (``RefusalRowBudget``).
+    static func publish(id: String, request: Request, answer: ProxyFailureAnswer, extra: [(String, String)], closing: Bool, leftOut: Int,
+                        program: String?, events: EventHub) {
         var options = RecordedOptions()
         (options.origin, options.refusedByProxy) = (program, true)
-        var row = ExternalRow(id: id, method: request.method, url: request.target, headers: headers, options: options, events: events)
+        var row = ExternalRow(id: id, method: request.method, url: request.target, headers: request.headers, options: options, events: events)
         if !request.fields.isEmpty { row.publish(.headerFields(side: .request, fields: request.fields)) }
         let answerHeaders = answer.headers + extra + (closing ? [("Connection", "close")] : [])
         row.publish(.response(status: answer.status, headers: Dictionary(answerHeaders, uniquingKeysWith: { first, _ in first }),
@@ -67,6 +67,7 @@ enum ProxyRefusalRow {
         row.progress(sent: 0, received: answer.body.utf8.count)
         row.publish(.responseBody(body: .bytes(Data(answer.body.utf8)), totalBytes: answer.body.utf8.count, truncated: false,
                                   mediaType: "text/plain; charset=utf-8"))
-        row.fail(reason: "refused by the proxy: \(answer.message)")
+        let flood = leftOut == 0 ? "" : " (and \(leftOut) refused before it with no row: more than \(RefusalRowBudget.defaultPerSecond) a second)"
+        row.fail(reason: "refused by the proxy: \(answer.message)" + flood)
     }
 }

@@ -116,6 +116,8 @@ final class ProxyContext: Sendable {
     private let upstreamContext = Mutex<NIOSSLContext?>(nil)
     /// Hosts whose refusal by a client was told (``ProxyOptions/onClientRefusal``): once each.
     private let refusedHosts = Mutex<Set<String>>([])
+    /// How many refused requests become rows (``RefusalRowBudget``).
+    private let refusalRows = Mutex(RefusalRowBudget())
 
     init(queue: RequestQueue, options: ProxyOptions) {
         self.queue = queue
@@ -166,6 +168,12 @@ final class ProxyContext: Sendable {
     }
 
     /// Counts a new connection in, unless as many as allowed are open.
+    /// Whether a request refused now gets a row: nil if not (a flood is counted, not shown);
+    /// else how many refusals before it were left out, for its row to say.
+    func takeRefusalRow() -> Int? {
+        refusalRows.withLock { $0.take(at: DispatchTime.now().uptimeNanoseconds) }
+    }
+
     func admit() -> Bool {
         open.withLock { open in
             guard open.count < options.maxConnections else { return false }
